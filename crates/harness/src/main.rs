@@ -1,0 +1,233 @@
+//! `gapbench`: how far online GPU-datacenter schedulers are from exact optima.
+
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use gapbench::run::{run_seeds, write_outputs, RunSettings, RunSummary};
+use gapbench::summary::Sample;
+use gapbench::workload::Workload;
+use gapbench_model::{CpuPowerProfile, NodeOrder, TaskOrder};
+use gapbench_online::PolicySpec;
+
+#[derive(Parser)]
+#[command(
+    name = "gapbench",
+    version,
+    about = "How far online GPU-datacenter scheduling heuristics are from exact optima, in power and GPU fragmentation"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one policy on one workload (an arrival sweep) and write its curves.
+    ///
+    /// Without --nodes/--tasks it uses the embedded openb-like default: the 1,213-node
+    /// openb GPU cluster and the task shapes of the openb `default` trace.
+    Run(RunArgs),
+}
+
+#[derive(Args)]
+struct WorkloadArgs {
+    /// Node list CSV in the openb format (sn,cpu_milli,memory_mib,gpu,model). Default: the embedded openb-like cluster.
+    #[arg(long, value_name = "FILE")]
+    nodes: Option<PathBuf>,
+    /// Task list CSV in the openb format (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,…]). Default: the embedded openb-like workload.
+    #[arg(long, value_name = "FILE")]
+    tasks: Option<PathBuf>,
+    /// Policy: a name (random, dotprod, clustering, packing, bestfit, fgd, pwr) or a weighted mix such as `pwr:200,fgd:800`.
+    #[arg(long, value_name = "SPEC", default_value = "fgd")]
+    policy: String,
+    /// Tune total GPU demand to RATIO × cluster GPU capacity (cloning or dropping random tasks); `none` keeps the workload as is.
+    #[arg(long, value_name = "RATIO", default_value = "1.3")]
+    tune: String,
+    /// The seed of the run's random choices (arrival order, tuning, node tie-break order).
+    #[arg(long, value_name = "N", default_value_t = 42, conflicts_with = "seeds")]
+    seed: u64,
+    /// Several seeds, e.g. `42..51` (inclusive): runs them in parallel and writes means too.
+    #[arg(long, value_name = "A..B", value_parser = parse_seed_range)]
+    seeds: Option<RangeInclusive<u64>>,
+    /// Arrival order: `shuffled` (sort by name, seeded shuffle, then tune — the reference's) or `as-listed` (file order, no shuffle, no tuning).
+    #[arg(long, value_enum, default_value_t = TaskOrderArg::Shuffled)]
+    task_order: TaskOrderArg,
+    /// Who wins a tie between equal top scores: `random` (a seeded node priority order — the reference's) or `as-listed` (the node listed first).
+    #[arg(long, value_enum, default_value_t = NodeOrderArg::Random)]
+    node_order: NodeOrderArg,
+    /// CPU power profile: `reference` (every node a Xeon E5-2682 v4, as the reference) or `by-gpu-model` (CPU model guessed from the GPU model).
+    #[arg(long, value_enum, default_value_t = CpuPowerArg::Reference)]
+    cpu_power: CpuPowerArg,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Output folder. Default: `results/run-<policy>`.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TaskOrderArg {
+    Shuffled,
+    AsListed,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum NodeOrderArg {
+    Random,
+    AsListed,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CpuPowerArg {
+    Reference,
+    ByGpuModel,
+}
+
+fn parse_seed_range(text: &str) -> Result<RangeInclusive<u64>, String> {
+    let (a, b) = text
+        .split_once("..")
+        .ok_or_else(|| format!("`{text}` is not a range like 42..51"))?;
+    let parse = |s: &str| {
+        s.trim()
+            .trim_start_matches('=')
+            .parse::<u64>()
+            .map_err(|_| format!("`{s}` is not a seed"))
+    };
+    let (a, b) = (parse(a)?, parse(b)?);
+    if a > b {
+        return Err(format!("empty seed range {text}"));
+    }
+    Ok(a..=b)
+}
+
+impl WorkloadArgs {
+    fn seeds(&self) -> Vec<u64> {
+        match &self.seeds {
+            Some(range) => range.clone().collect(),
+            None => vec![self.seed],
+        }
+    }
+
+    fn settings(&self) -> Result<RunSettings> {
+        let policy: PolicySpec = self.policy.parse().map_err(anyhow::Error::msg)?;
+        let tune = match self.tune.trim() {
+            "none" => None,
+            text => match text.parse::<f64>() {
+                Ok(ratio) if ratio.is_finite() && ratio > 0.0 => Some(ratio),
+                _ => bail!("--tune takes a positive ratio such as 1.3, or `none`; got `{text}`"),
+            },
+        };
+        let task_order = match self.task_order {
+            TaskOrderArg::Shuffled => TaskOrder::Shuffled,
+            TaskOrderArg::AsListed => TaskOrder::AsListed,
+        };
+        let node_order = match self.node_order {
+            NodeOrderArg::Random => NodeOrder::Random,
+            NodeOrderArg::AsListed => NodeOrder::AsListed,
+        };
+        Ok(RunSettings::new(policy, tune, task_order, node_order))
+    }
+
+    fn load(&self) -> Result<Workload> {
+        let cpu_power = match self.cpu_power {
+            CpuPowerArg::Reference => CpuPowerProfile::Reference,
+            CpuPowerArg::ByGpuModel => CpuPowerProfile::ByGpuModel,
+        };
+        Workload::load(self.nodes.as_deref(), self.tasks.as_deref(), cpu_power)
+    }
+}
+
+fn run(args: RunArgs) -> Result<()> {
+    let settings = args.workload.settings()?;
+    let workload = args.workload.load()?;
+    let seeds = args.workload.seeds();
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from(format!("results/run-{}", settings.policy_spec.slug())));
+    println!(
+        "gapbench run: policy {} on {}",
+        settings.policy,
+        workload.describe()
+    );
+    let start = Instant::now();
+    let runs = run_seeds(&workload, &settings, &seeds);
+    let elapsed = start.elapsed();
+    let summary = write_outputs(
+        &out,
+        &workload,
+        &settings,
+        &runs,
+        args.workload.seeds.is_some(),
+    )?;
+    print_summary(&summary);
+    let per_run: Vec<f64> = runs.iter().map(|r| r.elapsed.as_secs_f64()).collect();
+    println!(
+        "{} run(s) in {:.2} s wall ({:.3} s per run on average); results in {}",
+        runs.len(),
+        elapsed.as_secs_f64(),
+        per_run.iter().sum::<f64>() / per_run.len() as f64,
+        out.display()
+    );
+    Ok(())
+}
+
+fn print_summary(summary: &RunSummary) {
+    let (grid, final_sample, label) = match &summary.mean {
+        Some(mean) => (
+            &mean.grid,
+            mean.final_sample,
+            format!("mean of {} seeds", summary.seeds.len()),
+        ),
+        None => (
+            &summary.runs[0].grid,
+            summary.runs[0].final_sample,
+            format!("seed {}", summary.seeds[0]),
+        ),
+    };
+    println!("\n{label}: values when arrived GPU demand reaches a share of cluster GPU capacity");
+    println!(
+        "{:>10} {:>9} {:>11} {:>12} {:>8}",
+        "arrived %", "alloc %", "frag ratio", "power kW", "failed"
+    );
+    let row = |s: &Sample| {
+        println!(
+            "{:>10.1} {:>9.2} {:>10.2}% {:>12.1} {:>8.0}",
+            s.arrived_pct,
+            s.alloc_pct,
+            s.frag_ratio_pct,
+            s.power_total_w / 1000.0,
+            s.failed_tasks
+        )
+    };
+    for a in [25, 50, 80, 100] {
+        if let Some(sample) = grid.get(a) {
+            row(sample);
+        }
+    }
+    row(&final_sample);
+    let failed: usize = summary.runs.iter().map(|r| r.failed).sum();
+    let events: usize = summary.runs.iter().map(|r| r.events).sum();
+    println!("{failed} of {events} task events failed (never retried)\n");
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

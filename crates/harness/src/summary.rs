@@ -1,0 +1,194 @@
+//! From event records to what users read: the per-event curve, the integer-percent grid,
+//! and means over seeds.
+
+use std::fmt::Write as _;
+
+use gapbench_model::{Cluster, ClusterMetrics, PreparedWorkload};
+use gapbench_online::{EventRecord, SweepResult};
+use serde::Serialize;
+
+/// Percent of cluster GPU capacity.
+fn pct(milli: f64, capacity_milli: u64) -> f64 {
+    100.0 * milli / capacity_milli as f64
+}
+
+/// The header of `curve.csv`: one row per task event.
+pub const CURVE_HEADER: &str = "event,task,outcome,node,devices,arrived_gpu_milli,arrived_pct,used_gpu_milli,alloc_pct,frag_gpu_milli,frag_ratio_pct,q124_pct,idle_gpu_milli,power_cpu_w,power_gpu_w,power_total_w,used_nodes,used_gpus,arrived_cpu_milli,used_cpu_milli,failed_tasks";
+
+/// `curve.csv` of one run, as text (deterministic formatting: fixed decimals).
+pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepResult) -> String {
+    let capacity = cluster.gpu_capacity_milli();
+    let mut out = String::with_capacity(160 * (result.records.len() + 1));
+    out.push_str(CURVE_HEADER);
+    out.push('\n');
+    for (event, record) in result.records.iter().enumerate() {
+        let m = &record.metrics;
+        let task = &prepared.events[record.task as usize];
+        let (outcome, node, devices) = match record.placement {
+            Some(p) => (
+                "placed",
+                cluster.nodes[p.node as usize].name.as_str(),
+                p.devices
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join("|"),
+            ),
+            None => ("failed", "", String::new()),
+        };
+        let idle = m.idle_gpu_milli();
+        let q124_pct = if idle > 0.0 {
+            100.0 * m.q124_gpu_milli() / idle
+        } else {
+            0.0
+        };
+        writeln!(
+            out,
+            "{event},{},{outcome},{node},{devices},{},{:.4},{},{:.4},{:.2},{:.4},{:.4},{:.2},{},{},{},{},{},{},{},{}",
+            task.name,
+            record.arrived_gpu_milli,
+            pct(record.arrived_gpu_milli as f64, capacity),
+            m.used_gpu_milli,
+            pct(m.used_gpu_milli as f64, capacity),
+            m.frag_gpu_milli(),
+            m.frag_ratio_pct(),
+            q124_pct,
+            idle,
+            m.power.cpu_watts,
+            m.power.gpu_watts,
+            m.power.total_watts(),
+            m.used_nodes,
+            m.used_gpus,
+            record.arrived_cpu_milli,
+            m.used_cpu_milli,
+            record.failed_tasks,
+        )
+        .expect("writing to a String cannot fail");
+    }
+    out
+}
+
+/// The cluster's values at one point of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Sample {
+    pub arrived_pct: f64,
+    pub alloc_pct: f64,
+    pub frag_gpu_milli: f64,
+    pub frag_ratio_pct: f64,
+    pub power_cpu_w: f64,
+    pub power_gpu_w: f64,
+    pub power_total_w: f64,
+    pub used_nodes: f64,
+    pub failed_tasks: f64,
+}
+
+pub const SAMPLE_COLUMNS: &str = "arrived_pct,alloc_pct,frag_gpu_milli,frag_ratio_pct,power_cpu_w,power_gpu_w,power_total_w,used_nodes,failed_tasks";
+
+impl Sample {
+    fn of(metrics: &ClusterMetrics, arrived_pct: f64, failed_tasks: u32, capacity: u64) -> Self {
+        Sample {
+            arrived_pct,
+            alloc_pct: pct(metrics.used_gpu_milli as f64, capacity),
+            frag_gpu_milli: metrics.frag_gpu_milli(),
+            frag_ratio_pct: metrics.frag_ratio_pct(),
+            power_cpu_w: metrics.power.cpu_watts as f64,
+            power_gpu_w: metrics.power.gpu_watts as f64,
+            power_total_w: metrics.power.total_watts() as f64,
+            used_nodes: f64::from(metrics.used_nodes),
+            failed_tasks: f64::from(failed_tasks),
+        }
+    }
+
+    fn csv_row(&self) -> String {
+        format!(
+            "{:.0},{:.4},{:.2},{:.4},{:.2},{:.2},{:.2},{:.2},{:.2}",
+            self.arrived_pct,
+            self.alloc_pct,
+            self.frag_gpu_milli,
+            self.frag_ratio_pct,
+            self.power_cpu_w,
+            self.power_gpu_w,
+            self.power_total_w,
+            self.used_nodes,
+            self.failed_tasks
+        )
+    }
+
+    fn mean(samples: &[Sample]) -> Sample {
+        let n = samples.len() as f64;
+        let avg = |f: fn(&Sample) -> f64| samples.iter().map(f).sum::<f64>() / n;
+        Sample {
+            arrived_pct: avg(|s| s.arrived_pct),
+            alloc_pct: avg(|s| s.alloc_pct),
+            frag_gpu_milli: avg(|s| s.frag_gpu_milli),
+            frag_ratio_pct: avg(|s| s.frag_ratio_pct),
+            power_cpu_w: avg(|s| s.power_cpu_w),
+            power_gpu_w: avg(|s| s.power_gpu_w),
+            power_total_w: avg(|s| s.power_total_w),
+            used_nodes: avg(|s| s.used_nodes),
+            failed_tasks: avg(|s| s.failed_tasks),
+        }
+    }
+}
+
+/// For every integer `a` from 0 up to the largest arrived percent reached, the values after
+/// the last event with `arrived_pct ≤ a` (the empty cluster before any such event).
+pub fn integer_grid(
+    cluster: &Cluster,
+    empty: &ClusterMetrics,
+    records: &[EventRecord],
+) -> Vec<Sample> {
+    let capacity = cluster.gpu_capacity_milli();
+    let Some(last) = records.last() else {
+        return vec![Sample::of(empty, 0.0, 0, capacity)];
+    };
+    let top = last.arrived_gpu_milli * 100 / capacity;
+    let mut grid = Vec::with_capacity(top as usize + 1);
+    let mut current = (*empty, 0u32);
+    let mut next = 0;
+    for a in 0..=top {
+        while next < records.len() && records[next].arrived_gpu_milli * 100 <= a * capacity {
+            current = (records[next].metrics, records[next].failed_tasks);
+            next += 1;
+        }
+        grid.push(Sample::of(&current.0, a as f64, current.1, capacity));
+    }
+    grid
+}
+
+/// The values after the last event.
+pub fn final_sample(cluster: &Cluster, empty: &ClusterMetrics, records: &[EventRecord]) -> Sample {
+    let capacity = cluster.gpu_capacity_milli();
+    match records.last() {
+        Some(r) => Sample::of(
+            &r.metrics,
+            pct(r.arrived_gpu_milli as f64, capacity),
+            r.failed_tasks,
+            capacity,
+        ),
+        None => Sample::of(empty, 0.0, 0, capacity),
+    }
+}
+
+/// The pointwise mean of several grids over the percents all of them reach.
+pub fn mean_grid(grids: &[Vec<Sample>]) -> Vec<Sample> {
+    let len = grids.iter().map(Vec::len).min().unwrap_or(0);
+    (0..len)
+        .map(|i| Sample::mean(&grids.iter().map(|g| g[i]).collect::<Vec<_>>()))
+        .collect()
+}
+
+pub fn mean_sample(samples: &[Sample]) -> Sample {
+    Sample::mean(samples)
+}
+
+/// A grid as CSV text with [`SAMPLE_COLUMNS`].
+pub fn grid_csv(grid: &[Sample]) -> String {
+    let mut out = String::from(SAMPLE_COLUMNS);
+    out.push('\n');
+    for sample in grid {
+        out.push_str(&sample.csv_row());
+        out.push('\n');
+    }
+    out
+}

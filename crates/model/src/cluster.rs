@@ -1,0 +1,148 @@
+//! The cluster: nodes and their (deduplicated) node types.
+
+use crate::gpu::GpuModel;
+use crate::power::{gpu_power_profile, CpuPowerProfile, PowerModel};
+
+pub type NodeId = u32;
+pub type NodeTypeId = u16;
+
+/// What a node is made of. Nodes with equal types behave identically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeType {
+    /// `None` for CPU-only nodes.
+    pub gpu_model: Option<GpuModel>,
+    pub gpu_count: u8,
+    pub cpu_milli: u32,
+    pub memory_mib: u64,
+}
+
+impl NodeType {
+    pub fn gpu_milli(&self) -> u32 {
+        u32::from(self.gpu_count) * crate::MILLI_GPU_PER_GPU
+    }
+
+    /// Short human label, e.g. `8xG2/96c/384G`.
+    pub fn label(&self) -> String {
+        let gpus = match self.gpu_model {
+            Some(model) => format!("{}x{}", self.gpu_count, model),
+            None => "cpu-only".to_string(),
+        };
+        format!(
+            "{gpus}/{}c/{}G",
+            self.cpu_milli / 1000,
+            self.memory_mib / 1024
+        )
+    }
+}
+
+/// One node of the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    pub type_id: NodeTypeId,
+}
+
+/// A set of nodes, their types and the power model of each type.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub nodes: Vec<Node>,
+    pub node_types: Vec<NodeType>,
+    pub power_models: Vec<PowerModel>,
+    pub cpu_power_profile: CpuPowerProfile,
+}
+
+impl Cluster {
+    /// Builds a cluster; node types are numbered in order of first appearance.
+    ///
+    /// Errors name the node when its GPU model has no power profile or it has more GPUs
+    /// than a device set can hold.
+    pub fn new(
+        nodes: impl IntoIterator<Item = (String, NodeType)>,
+        cpu_power_profile: CpuPowerProfile,
+    ) -> Result<Self, String> {
+        let mut cluster = Cluster {
+            nodes: Vec::new(),
+            node_types: Vec::new(),
+            power_models: Vec::new(),
+            cpu_power_profile,
+        };
+        for (name, node_type) in nodes {
+            if usize::from(node_type.gpu_count) > crate::MAX_GPUS_PER_NODE {
+                return Err(format!(
+                    "node `{name}` has {} GPUs; at most {} per node are supported",
+                    node_type.gpu_count,
+                    crate::MAX_GPUS_PER_NODE
+                ));
+            }
+            if node_type.gpu_count > 0 && node_type.gpu_model.is_none() {
+                return Err(format!("node `{name}` has GPUs but no GPU model"));
+            }
+            let type_id = match cluster.node_types.iter().position(|t| *t == node_type) {
+                Some(index) => index as NodeTypeId,
+                None => {
+                    let gpu = match node_type.gpu_model {
+                        None => None,
+                        Some(model) => Some(gpu_power_profile(model).ok_or_else(|| {
+                            format!("node `{name}`: GPU model {model} has no power profile")
+                        })?),
+                    };
+                    let socket = cpu_power_profile.socket_for(node_type.gpu_model);
+                    cluster.node_types.push(node_type);
+                    cluster
+                        .power_models
+                        .push(PowerModel::new(socket, gpu, node_type.cpu_milli));
+                    (cluster.node_types.len() - 1) as NodeTypeId
+                }
+            };
+            cluster.nodes.push(Node { name, type_id });
+        }
+        Ok(cluster)
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn node_type(&self, node: NodeId) -> &NodeType {
+        &self.node_types[usize::from(self.nodes[node as usize].type_id)]
+    }
+
+    pub fn power_model(&self, node: NodeId) -> &PowerModel {
+        &self.power_models[usize::from(self.nodes[node as usize].type_id)]
+    }
+
+    /// Total GPU capacity in milli-GPU (the denominator of every `%` curve).
+    pub fn gpu_capacity_milli(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| u64::from(self.node_types[usize::from(n.type_id)].gpu_milli()))
+            .sum()
+    }
+
+    pub fn gpu_count(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| u64::from(self.node_types[usize::from(n.type_id)].gpu_count))
+            .sum()
+    }
+
+    pub fn cpu_capacity_milli(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| u64::from(self.node_types[usize::from(n.type_id)].cpu_milli))
+            .sum()
+    }
+
+    /// Node count per node type, in type order.
+    pub fn type_counts(&self) -> Vec<usize> {
+        let mut counts = vec![0; self.node_types.len()];
+        for node in &self.nodes {
+            counts[usize::from(node.type_id)] += 1;
+        }
+        counts
+    }
+}

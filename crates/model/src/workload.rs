@@ -1,0 +1,345 @@
+//! Loading clusters and task lists: the openb CSV formats, and the embedded "openb-like"
+//! default built from published facts of the Alibaba trace (`workloads/openb-like/`).
+
+use std::path::{Path, PathBuf};
+
+use crate::cluster::{Cluster, NodeType};
+use crate::error::InputError;
+use crate::gpu::{known_models, GpuModel, GpuModelSet};
+use crate::power::CpuPowerProfile;
+use crate::task::Task;
+
+/// Node types of the openb GPU cluster and how many nodes of each (1,213 nodes).
+pub const OPENB_LIKE_NODE_TYPES: &str =
+    include_str!("../../../workloads/openb-like/node-types.csv");
+/// Resource shapes of the openb `default` trace and how many tasks have each (8,152 tasks).
+pub const OPENB_LIKE_TASK_SHAPES: &str =
+    include_str!("../../../workloads/openb-like/task-shapes.csv");
+const NODE_TYPES_NAME: &str = "<embedded>/workloads/openb-like/node-types.csv";
+const TASK_SHAPES_NAME: &str = "<embedded>/workloads/openb-like/task-shapes.csv";
+
+/// A CSV table read into memory, with typed field access that reports file, line and column.
+struct Table {
+    file: PathBuf,
+    headers: Vec<String>,
+    rows: Vec<(u64, csv::StringRecord)>,
+}
+
+impl Table {
+    fn parse(file: &Path, text: &[u8]) -> Result<Table, InputError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .trim(csv::Trim::All)
+            .from_reader(text);
+        let err = |e: csv::Error| {
+            let line = e.position().map(|p| p.line());
+            let mut error = InputError::new(file, format!("malformed CSV: {e}"));
+            error.line = line;
+            error
+        };
+        let headers: Vec<String> = reader
+            .headers()
+            .map_err(err)?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        if headers.iter().all(|h| h.is_empty()) {
+            return Err(InputError::new(
+                file,
+                "empty file: expected a CSV header line",
+            ));
+        }
+        let mut rows = Vec::new();
+        for record in reader.records() {
+            let record = record.map_err(err)?;
+            let line = record.position().map_or(0, |p| p.line());
+            if record.iter().all(str::is_empty) {
+                continue;
+            }
+            rows.push((line, record));
+        }
+        Ok(Table {
+            file: file.to_path_buf(),
+            headers,
+            rows,
+        })
+    }
+
+    fn column(&self, name: &str) -> Result<usize, InputError> {
+        self.headers.iter().position(|h| h == name).ok_or_else(|| {
+            InputError::new(
+                &self.file,
+                format!(
+                    "missing column `{name}` (header: {})",
+                    self.headers.join(",")
+                ),
+            )
+            .at_line(1)
+        })
+    }
+
+    fn optional_column(&self, name: &str) -> Option<usize> {
+        self.headers.iter().position(|h| h == name)
+    }
+
+    fn error(&self, line: u64, column: usize, message: impl Into<String>) -> InputError {
+        InputError::new(&self.file, message)
+            .at_line(line)
+            .in_column(self.headers[column].clone())
+    }
+
+    fn text<'r>(
+        &self,
+        line: u64,
+        record: &'r csv::StringRecord,
+        column: usize,
+    ) -> Result<&'r str, InputError> {
+        record.get(column).ok_or_else(|| {
+            self.error(
+                line,
+                column,
+                format!(
+                    "row has {} fields, expected {}",
+                    record.len(),
+                    self.headers.len()
+                ),
+            )
+        })
+    }
+
+    fn integer(
+        &self,
+        line: u64,
+        record: &csv::StringRecord,
+        column: usize,
+    ) -> Result<i64, InputError> {
+        let text = self.text(line, record, column)?;
+        text.parse::<i64>()
+            .map_err(|_| self.error(line, column, format!("expected an integer, found `{text}`")))
+    }
+
+    fn bounded(
+        &self,
+        line: u64,
+        record: &csv::StringRecord,
+        column: usize,
+        min: i64,
+        max: i64,
+    ) -> Result<i64, InputError> {
+        let value = self.integer(line, record, column)?;
+        if value < min || value > max {
+            return Err(self.error(
+                line,
+                column,
+                format!("{value} is out of range {min}..={max}"),
+            ));
+        }
+        Ok(value)
+    }
+
+    fn optional_time(
+        &self,
+        line: u64,
+        record: &csv::StringRecord,
+        column: Option<usize>,
+    ) -> Result<Option<u64>, InputError> {
+        match column {
+            None => Ok(None),
+            Some(c) if self.text(line, record, c)?.is_empty() => Ok(None),
+            Some(c) => self
+                .bounded(line, record, c, 0, i64::MAX)
+                .map(|v| Some(v as u64)),
+        }
+    }
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
+    std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))
+}
+
+/// One node row's type, shared by the openb node list and the embedded node-type table.
+fn node_type_of(
+    table: &Table,
+    line: u64,
+    record: &csv::StringRecord,
+    columns: [usize; 4],
+) -> Result<NodeType, InputError> {
+    let [cpu, memory, gpus, model] = columns;
+    let cpu_milli = table.bounded(line, record, cpu, 1, i64::from(u32::MAX))? as u32;
+    let memory_mib = table.bounded(line, record, memory, 0, i64::MAX)? as u64;
+    let gpu_count = table.bounded(line, record, gpus, 0, crate::MAX_GPUS_PER_NODE as i64)? as u8;
+    let model_text = table.text(line, record, model)?;
+    let gpu_model = if model_text.is_empty() {
+        None
+    } else {
+        Some(GpuModel::parse(model_text).ok_or_else(|| {
+            table.error(
+                line,
+                model,
+                format!(
+                    "unknown GPU model `{model_text}` (known: {})",
+                    known_models()
+                ),
+            )
+        })?)
+    };
+    if gpu_count > 0 && gpu_model.is_none() {
+        return Err(table.error(line, model, "a node with GPUs needs a GPU model"));
+    }
+    if let Some(model_name) = gpu_model {
+        if crate::power::gpu_power_profile(model_name).is_none() {
+            return Err(table.error(
+                line,
+                model,
+                format!("GPU model {model_name} has no power profile in the reference power model"),
+            ));
+        }
+    }
+    Ok(NodeType {
+        gpu_model: if gpu_count == 0 { None } else { gpu_model },
+        gpu_count,
+        cpu_milli,
+        memory_mib,
+    })
+}
+
+fn build_cluster(
+    file: &Path,
+    nodes: Vec<(String, NodeType)>,
+    profile: CpuPowerProfile,
+) -> Result<Cluster, InputError> {
+    if nodes.is_empty() {
+        return Err(InputError::new(
+            file,
+            "no nodes: the file has a header but no rows",
+        ));
+    }
+    Cluster::new(nodes, profile).map_err(|message| InputError::new(file, message))
+}
+
+/// Parses an openb node list (`sn,cpu_milli,memory_mib,gpu,model`).
+pub fn parse_nodes_csv(
+    file: &Path,
+    text: &[u8],
+    profile: CpuPowerProfile,
+) -> Result<Cluster, InputError> {
+    let table = Table::parse(file, text)?;
+    let name = table.column("sn")?;
+    let columns = [
+        table.column("cpu_milli")?,
+        table.column("memory_mib")?,
+        table.column("gpu")?,
+        table.column("model")?,
+    ];
+    let mut nodes = Vec::with_capacity(table.rows.len());
+    for (line, record) in &table.rows {
+        let node_name = table.text(*line, record, name)?.to_string();
+        nodes.push((node_name, node_type_of(&table, *line, record, columns)?));
+    }
+    build_cluster(file, nodes, profile)
+}
+
+pub fn load_nodes_csv(path: &Path, profile: CpuPowerProfile) -> Result<Cluster, InputError> {
+    parse_nodes_csv(path, &read_file(path)?, profile)
+}
+
+/// Parses an openb task list. Columns `name, cpu_milli, memory_mib, num_gpu, gpu_milli` are
+/// required; `gpu_spec`, `creation_time` and `deletion_time` are read when present (the
+/// multigpu traces lack them); other columns are ignored. Every row is one task, in file
+/// order, with the reference's conversion rules (reference-semantics §1.2):
+/// GPU milli above 1000 becomes 1000; a task with no GPU count or no GPU milli is CPU-only.
+pub fn parse_tasks_csv(file: &Path, text: &[u8]) -> Result<Vec<Task>, InputError> {
+    let table = Table::parse(file, text)?;
+    let name = table.column("name")?;
+    let cpu = table.column("cpu_milli")?;
+    let memory = table.column("memory_mib")?;
+    let gpus = table.column("num_gpu")?;
+    let milli = table.column("gpu_milli")?;
+    let spec = table.optional_column("gpu_spec");
+    let (created, deleted) = (
+        table.optional_column("creation_time"),
+        table.optional_column("deletion_time"),
+    );
+    let mut tasks = Vec::with_capacity(table.rows.len());
+    for (line, record) in &table.rows {
+        let line = *line;
+        let gpu_count = table.bounded(line, record, gpus, 0, i64::from(u8::MAX))? as u8;
+        let gpu_milli = table.integer(line, record, milli)?.clamp(0, 1000) as u16;
+        let mut task = Task::new(
+            table.text(line, record, name)?,
+            table.bounded(line, record, cpu, 0, i64::from(u32::MAX))? as u32,
+            table.bounded(line, record, memory, 0, i64::MAX)? as u64,
+            gpu_count,
+            gpu_milli,
+        );
+        if task.gpu_count > 1 && task.gpu_milli < 1000 {
+            return Err(table.error(line, milli, format!("a {gpu_count}-GPU task must request whole GPUs (gpu_milli 1000), found {gpu_milli}")));
+        }
+        if let Some(spec) = spec {
+            if !task.is_cpu_only() {
+                task.gpu_models = GpuModelSet::parse(table.text(line, record, spec)?)
+                    .map_err(|m| table.error(line, spec, m))?;
+            }
+        }
+        task.creation_time_s = table.optional_time(line, record, created)?;
+        task.deletion_time_s = table.optional_time(line, record, deleted)?;
+        tasks.push(task);
+    }
+    if tasks.is_empty() {
+        return Err(InputError::new(
+            file,
+            "no tasks: the file has a header but no rows",
+        ));
+    }
+    Ok(tasks)
+}
+
+pub fn load_tasks_csv(path: &Path) -> Result<Vec<Task>, InputError> {
+    parse_tasks_csv(path, &read_file(path)?)
+}
+
+/// The embedded openb-like cluster: the 15 GPU node types of the openb GPU cluster with
+/// their node counts (1,213 nodes, 6,212 GPUs), nodes numbered in table order.
+pub fn openb_like_cluster(profile: CpuPowerProfile) -> Cluster {
+    let file = Path::new(NODE_TYPES_NAME);
+    let table =
+        Table::parse(file, OPENB_LIKE_NODE_TYPES.as_bytes()).expect("embedded table parses");
+    let columns = ["cpu_milli", "memory_mib", "gpus", "model"]
+        .map(|c| table.column(c).expect("embedded column"));
+    let count = table.column("count").expect("embedded column");
+    let mut nodes = Vec::new();
+    for (line, record) in &table.rows {
+        let node_type = node_type_of(&table, *line, record, columns).expect("embedded row parses");
+        for _ in 0..table.integer(*line, record, count).expect("embedded count") {
+            nodes.push((format!("openb-like-node-{:04}", nodes.len()), node_type));
+        }
+    }
+    build_cluster(file, nodes, profile).expect("embedded cluster is valid")
+}
+
+/// The embedded openb-like workload: every resource shape of the openb `default` trace,
+/// repeated as often as it occurs there (8,152 tasks), named in table order. Arrival order is
+/// then decided by the seeded shuffle, exactly as for the real trace.
+pub fn openb_like_tasks() -> Vec<Task> {
+    let file = Path::new(TASK_SHAPES_NAME);
+    let table =
+        Table::parse(file, OPENB_LIKE_TASK_SHAPES.as_bytes()).expect("embedded table parses");
+    let [cpu, memory, gpus, milli, count] =
+        ["cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "count"]
+            .map(|c| table.column(c).expect("embedded column"));
+    let mut tasks = Vec::new();
+    for (line, record) in &table.rows {
+        let field = |c| table.integer(*line, record, c).expect("embedded integer");
+        for _ in 0..field(count) {
+            let name = format!("openb-like-task-{:04}", tasks.len());
+            tasks.push(Task::new(
+                name,
+                field(cpu) as u32,
+                field(memory) as u64,
+                field(gpus) as u8,
+                field(milli) as u16,
+            ));
+        }
+    }
+    tasks
+}

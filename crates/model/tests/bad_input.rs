@@ -1,0 +1,102 @@
+//! Bad input gets an error that names the file, line and column — never a panic.
+
+use std::path::Path;
+
+use gapbench_model::workload::{load_tasks_csv, parse_nodes_csv, parse_tasks_csv};
+use gapbench_model::CpuPowerProfile;
+
+const TASK_HEADER: &str = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n";
+
+fn task_error(body: &str) -> String {
+    parse_tasks_csv(
+        Path::new("tasks.csv"),
+        format!("{TASK_HEADER}{body}").as_bytes(),
+    )
+    .unwrap_err()
+    .to_string()
+}
+
+#[test]
+fn a_non_integer_field_is_located() {
+    let error = task_error("a,1000,10,1,500,\nb,12x,10,1,500,\n");
+    assert_eq!(
+        error,
+        "tasks.csv:3 (column `cpu_milli`): expected an integer, found `12x`"
+    );
+}
+
+#[test]
+fn an_unknown_gpu_model_is_located() {
+    let error = task_error("a,1000,10,1,500,T4|H100\n");
+    assert!(
+        error.starts_with("tasks.csv:2 (column `gpu_spec`): unknown GPU model `H100`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn negative_and_partial_multi_gpu_requests_are_rejected() {
+    assert!(task_error("a,-5,10,1,500,\n").contains("column `cpu_milli`"));
+    assert!(task_error("a,1000,10,2,500,\n").contains("must request whole GPUs"));
+    assert!(task_error("a,1000,10,300,1000,\n").contains("out of range"));
+}
+
+#[test]
+fn reference_conversion_rules_apply() {
+    let tasks = parse_tasks_csv(Path::new("t.csv"), format!("{TASK_HEADER}a,1000,10,1,1500,\nb,1000,10,0,500,T4\nc,1000,10,1,0,\nd,1,1,1,10,|T4||G2|\n").as_bytes()).unwrap();
+    assert_eq!((tasks[0].gpu_count, tasks[0].gpu_milli), (1, 1000));
+    assert!(tasks[1].is_cpu_only() && tasks[1].gpu_models.is_any());
+    assert!(tasks[2].is_cpu_only());
+    assert_eq!(tasks[3].gpu_models.spec(), "T4|G2");
+}
+
+#[test]
+fn short_rows_missing_columns_and_empty_files_are_reported() {
+    let error = parse_tasks_csv(Path::new("t.csv"), b"name,cpu_milli\na,1\n")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("missing column `memory_mib`"), "{error}");
+    let error = task_error("a,1000,10\n");
+    assert!(error.starts_with("t") && error.contains(":2"), "{error}");
+    assert!(parse_tasks_csv(Path::new("t.csv"), b"")
+        .unwrap_err()
+        .to_string()
+        .contains("empty file"));
+    assert!(parse_tasks_csv(Path::new("t.csv"), TASK_HEADER.as_bytes())
+        .unwrap_err()
+        .to_string()
+        .contains("no tasks"));
+    assert!(load_tasks_csv(Path::new("no/such/file.csv"))
+        .unwrap_err()
+        .to_string()
+        .starts_with("no/such/file.csv: cannot read"));
+}
+
+#[test]
+fn node_lists_are_validated() {
+    let parse = |body: &str| {
+        parse_nodes_csv(
+            Path::new("nodes.csv"),
+            format!("sn,cpu_milli,memory_mib,gpu,model\n{body}").as_bytes(),
+            CpuPowerProfile::Reference,
+        )
+    };
+    assert!(parse("n0,1000,10,2,X9\n")
+        .unwrap_err()
+        .to_string()
+        .starts_with("nodes.csv:2 (column `model`): unknown GPU model `X9`"));
+    assert!(parse("n0,1000,10,2,\n")
+        .unwrap_err()
+        .to_string()
+        .contains("needs a GPU model"));
+    assert!(parse("n0,1000,10,16,T4\n")
+        .unwrap_err()
+        .to_string()
+        .contains("column `gpu`"));
+    assert!(parse("n0,1000,10,1,G1\n")
+        .unwrap_err()
+        .to_string()
+        .contains("no power profile"));
+    let cluster = parse("n0,1000,10,0,\nn1,8000,10,2,T4\n").unwrap();
+    assert_eq!(cluster.len(), 2);
+}

@@ -1,0 +1,16 @@
+//! Online scheduling: the [`Policy`] trait, every online policy (one file each under
+//! `policies/`), the scheduler that combines weighted policies (filter → score → normalise →
+//! pick node → pick GPUs), and the arrival-sweep engine.
+
+pub mod engine;
+pub mod memo;
+pub mod policies;
+pub mod policy;
+pub mod scheduler;
+pub mod selection;
+pub mod spec;
+
+pub use engine::{run_arrival_sweep, EventRecord, SweepResult};
+pub use policy::{GpuSelection, Normalization, Policy, ScoreContext};
+pub use scheduler::Scheduler;
+pub use spec::{PolicyKind, PolicySpec};
