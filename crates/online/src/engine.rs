@@ -48,9 +48,19 @@ pub fn run_arrival_sweep(
     prepared: &PreparedWorkload,
     spec: &PolicySpec,
 ) -> SweepResult {
+    let scheduler = Scheduler::new(spec, cluster, &ClusterState::empty(cluster));
+    run_arrival_sweep_with(cluster, prepared, scheduler)
+}
+
+/// [`run_arrival_sweep`] with a scheduler built by the caller (e.g. without memoisation).
+/// The scheduler must be fresh: built for the empty state of `cluster`.
+pub fn run_arrival_sweep_with(
+    cluster: &Cluster,
+    prepared: &PreparedWorkload,
+    mut scheduler: Scheduler,
+) -> SweepResult {
     let mut state = ClusterState::empty(cluster);
     let mut tracker = MetricsTracker::new(cluster, &state, &prepared.typical);
-    let mut scheduler = Scheduler::new(spec, cluster, &state);
     let mut rng = prepared.rng.clone();
     let mut records = Vec::with_capacity(prepared.events.len());
     let (mut arrived_gpu_milli, mut arrived_cpu_milli, mut failed_tasks) = (0u64, 0u64, 0u32);

@@ -10,7 +10,8 @@ pub mod scheduler;
 pub mod selection;
 pub mod spec;
 
-pub use engine::{run_arrival_sweep, EventRecord, SweepResult};
+pub use engine::{run_arrival_sweep, run_arrival_sweep_with, EventRecord, SweepResult};
+pub use policies::new_policy;
 pub use policy::{GpuSelection, Normalization, Policy, ScoreContext};
 pub use scheduler::Scheduler;
 pub use spec::{PolicyKind, PolicySpec};
