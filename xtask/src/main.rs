@@ -1,1 +1,57 @@
-fn main() {}
+//! Developer workflows as plain Rust (`cargo xtask <command>`), in the manner of
+//! rust-analyzer's xtask. It has no heavy dependencies, so it builds before HiGHS does and
+//! can install what the HiGHS build needs.
+//!
+//! Commands:
+//! - `run [ARGS…]`   — `gapbench run ARGS…` (default: the embedded openb-like workload)
+//! - `test`          — the whole test suite, release profile (what CI runs)
+//! - `prerequisites` — only check and install the build prerequisites
+
+mod prerequisites;
+
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+fn main() -> Result<()> {
+    let mut args = std::env::args().skip(1);
+    let command = args.next().unwrap_or_else(|| "help".to_string());
+    let rest: Vec<String> = args.collect();
+    match command.as_str() {
+        "run" => {
+            let env = prerequisites::ensure()?;
+            cargo(&env, &["run", "--release", "--quiet", "--package", "gapbench", "--", "run"], &rest)
+        }
+        "test" => {
+            let env = prerequisites::ensure()?;
+            cargo(&env, &["test", "--release", "--workspace"], &rest)
+        }
+        "prerequisites" => prerequisites::ensure().map(|_| ()),
+        "help" | "--help" | "-h" => {
+            println!("usage: cargo xtask <run [ARGS…] | test [ARGS…] | prerequisites>");
+            Ok(())
+        }
+        other => bail!("unknown xtask command `{other}` (try `cargo xtask help`)"),
+    }
+}
+
+/// Runs cargo with `args` then `extra`, in the workspace root, with `env` set; fails when
+/// cargo fails.
+fn cargo(env: &[(String, String)], args: &[&str], extra: &[String]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(cargo)
+        .args(args)
+        .args(extra)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(workspace_root())
+        .status()
+        .context("cannot start cargo")?;
+    if !status.success() {
+        bail!("`cargo {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+fn workspace_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}

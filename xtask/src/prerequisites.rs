@@ -1,0 +1,102 @@
+//! What building HiGHS from source needs, installed when missing: `cmake` (HiGHS's build)
+//! and `libclang` (bindgen, for the C bindings). Without libclang the build fails only after
+//! its ten-minute C++ compile, so this runs first.
+//!
+//! As root, Debian packages are installed with apt; otherwise user-level PyPI wheels
+//! (`cmake`, `libclang`), with `LIBCLANG_PATH` pointed at the wheel's library.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+/// Makes sure the prerequisites are there; returns environment variables cargo needs.
+pub fn ensure() -> Result<Vec<(String, String)>> {
+    let mut env = Vec::new();
+    let have_cmake = succeeds("cmake", &["--version"]);
+    let libclang = find_libclang();
+    if have_cmake && libclang.is_some() {
+        return Ok(env);
+    }
+    let missing = [(!have_cmake).then_some("cmake"), libclang.is_none().then_some("libclang")].into_iter().flatten().collect::<Vec<_>>();
+    eprintln!("xtask: installing build prerequisites: {}", missing.join(", "));
+    if is_root() && succeeds("apt-get", &["--version"]) {
+        run("apt-get", &["update", "-qq"])?;
+        let mut packages = Vec::new();
+        if !have_cmake {
+            packages.push("cmake");
+        }
+        if libclang.is_none() {
+            packages.push("libclang1-14");
+        }
+        let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
+        args.extend(&packages);
+        if run("apt-get", &args).is_err() && libclang.is_none() {
+            // Other Debian releases name the package differently; libclang-dev depends on it.
+            run("apt-get", &["install", "-y", "-qq", "--no-install-recommends", "libclang-dev"])?;
+        }
+    } else {
+        let python = if succeeds("python3", &["--version"]) { "python3" } else { "python" };
+        run(python, &["-m", "pip", "install", "--user", "--quiet", "cmake", "libclang"])?;
+        if let Some(dir) = pip_libclang_dir(python) {
+            env.push(("LIBCLANG_PATH".to_string(), dir.display().to_string()));
+        }
+        if let Some(bin) = user_bin_dir(python) {
+            let path = std::env::var("PATH").unwrap_or_default();
+            env.push(("PATH".to_string(), format!("{}:{path}", bin.display())));
+        }
+    }
+    if find_libclang().is_none() && !env.iter().any(|(k, _)| k == "LIBCLANG_PATH") {
+        bail!("libclang is still missing after installing it; set LIBCLANG_PATH to the folder holding libclang.so");
+    }
+    Ok(env)
+}
+
+fn succeeds(program: &str, args: &[&str]) -> bool {
+    Command::new(program).args(args).output().is_ok_and(|o| o.status.success())
+}
+
+fn run(program: &str, args: &[&str]) -> Result<()> {
+    let status = Command::new(program).args(args).status().with_context(|| format!("cannot start {program}"))?;
+    if !status.success() {
+        bail!("`{program} {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// A folder holding `libclang*.so`: `LIBCLANG_PATH`, then the usual system folders.
+fn find_libclang() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("LIBCLANG_PATH").map(PathBuf::from).into_iter().collect();
+    dirs.extend(["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"].map(PathBuf::from));
+    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
+        dirs.extend(entries.flatten().map(|e| e.path().join("lib")).filter(|p| p.to_string_lossy().contains("llvm")));
+    }
+    dirs.into_iter().find(|dir| has_libclang(dir))
+}
+
+fn has_libclang(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("libclang") && name.contains(".so") && !name.starts_with("libclang-cpp")
+        })
+    })
+}
+
+fn python_output(python: &str, code: &str) -> Option<PathBuf> {
+    let output = Command::new(python).args(["-c", code]).output().ok().filter(|o| o.status.success())?;
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (!text.is_empty()).then(|| PathBuf::from(text))
+}
+
+fn pip_libclang_dir(python: &str) -> Option<PathBuf> {
+    python_output(python, "import clang, os; print(os.path.join(os.path.dirname(clang.__file__), 'native'))").filter(|d| has_libclang(d))
+}
+
+fn user_bin_dir(python: &str) -> Option<PathBuf> {
+    python_output(python, "import site, os; print(os.path.join(site.getuserbase(), 'bin'))")
+}
