@@ -31,6 +31,82 @@ enum Command {
     /// Without --nodes/--tasks it uses the embedded openb-like default: the 1,213-node
     /// openb GPU cluster and the task shapes of the openb `default` trace.
     Run(RunArgs),
+    /// Run an experiment matrix (workloads/*.toml): traces × policies × seeds, in parallel,
+    /// resumable, and aggregate it into tidy CSVs, figures and REPORT.md.
+    Bench(BenchArgs),
+    /// Join the results folders of `bench --shard` runs and aggregate them.
+    Merge(MergeArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// The experiment spec. Default: workloads/paper.toml (workloads/quick.toml with --quick).
+    #[arg(long, value_name = "FILE")]
+    spec: Option<PathBuf>,
+    /// Use workloads/quick.toml: default trace, 3 seeds, four policies, a small gap study.
+    #[arg(long, conflicts_with = "spec")]
+    quick: bool,
+    /// Folder of the openb CSVs. Default: $GAPBENCH_TRACES or ../shared/traces/openb; without them the embedded default stands in.
+    #[arg(long, value_name = "DIR")]
+    traces: Option<PathBuf>,
+    /// Worker threads (default: all cores). Runs are parallel; each run is sequential and deterministic.
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Run only this share of the cells: `I/N` takes cells i with i mod N = I (0-based), e.g. a Slurm array index.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<(usize, usize)>,
+    /// Results folder. Default: results/<spec name>-<UTC date>.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct MergeArgs {
+    /// The merged results folder.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Results folders of the shards.
+    #[arg(required = true, value_name = "SHARD_DIR")]
+    shards: Vec<PathBuf>,
+}
+
+fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+    let (index, count) = text.split_once('/').ok_or_else(|| format!("`{text}` is not I/N"))?;
+    let (index, count): (usize, usize) = (index.trim().parse().map_err(|_| format!("`{index}` is not a number"))?, count.trim().parse().map_err(|_| format!("`{count}` is not a number"))?);
+    if count == 0 || index >= count {
+        return Err(format!("shard {text}: need 0 <= I < N"));
+    }
+    Ok((index, count))
+}
+
+fn bench(args: BenchArgs) -> Result<()> {
+    let spec = args.spec.unwrap_or_else(|| PathBuf::from(if args.quick { "workloads/quick.toml" } else { "workloads/paper.toml" }));
+    let options = gapbench::bench::BenchOptions { spec, traces_dir: args.traces, out: args.out, jobs: args.jobs, shard: args.shard, progress: true };
+    let outcome = gapbench::bench::run_bench(&options)?;
+    report_outcome(&outcome)
+}
+
+fn merge(args: MergeArgs) -> Result<()> {
+    let outcome = gapbench::bench::merge(&args.out, &args.shards)?;
+    report_outcome(&outcome)
+}
+
+fn report_outcome(outcome: &gapbench::bench::BenchOutcome) -> Result<()> {
+    if outcome.matrix.stand_in {
+        println!("note: the real traces were not found; the embedded openb-like workload stood in");
+    }
+    println!(
+        "{} of {} runs done now ({} already finished) in {:.1} s; results in {}",
+        outcome.cells_run,
+        outcome.cells_total,
+        outcome.cells_skipped,
+        outcome.sweep_seconds,
+        outcome.out.display()
+    );
+    if !outcome.complete {
+        println!("the matrix is not complete yet: run the other shards, then `gapbench merge`");
+    }
+    Ok(())
 }
 
 #[derive(Args)]
@@ -222,6 +298,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run(args),
+        Command::Bench(args) => bench(args),
+        Command::Merge(args) => merge(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,12 +4,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use gapbench_model::{
+use gapbench_model::{Cluster, 
     prepare, ClusterState, MetricsTracker, NodeOrder, PreparedWorkload, TaskOrder,
 };
 use gapbench_online::{run_arrival_sweep, PolicySpec, SweepResult};
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::io::{write_atomic, write_json};
 use crate::manifest::Manifest;
@@ -96,7 +96,7 @@ pub fn run_seeds(workload: &Workload, settings: &RunSettings, seeds: &[u64]) -> 
         .collect()
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SeedSummary {
     pub seed: u64,
     pub events: usize,
@@ -130,31 +130,26 @@ pub struct RunSummary {
     pub mean: Option<MeanSummary>,
 }
 
+/// The summary of one seed's run.
+pub fn seed_summary(cluster: &Cluster, run: &SeedRun) -> SeedSummary {
+    let empty = MetricsTracker::new(cluster, &ClusterState::empty(cluster), &run.prepared.typical).totals();
+    let records = &run.result.records;
+    let failed = records.last().map_or(0, |r| r.failed_tasks as usize);
+    SeedSummary {
+        seed: run.seed,
+        events: records.len(),
+        placed: records.len() - failed,
+        failed,
+        cloned_tasks: run.prepared.cloned_tasks,
+        removed_tasks: run.prepared.removed_tasks,
+        final_sample: final_sample(cluster, &empty, records),
+        grid: integer_grid(cluster, &empty, records),
+    }
+}
+
 pub fn summarize(workload: &Workload, settings: &RunSettings, runs: &[SeedRun]) -> RunSummary {
     let cluster = &workload.cluster;
-    let per_seed: Vec<SeedSummary> = runs
-        .iter()
-        .map(|run| {
-            let empty = MetricsTracker::new(
-                cluster,
-                &ClusterState::empty(cluster),
-                &run.prepared.typical,
-            )
-            .totals();
-            let records = &run.result.records;
-            let failed = records.last().map_or(0, |r| r.failed_tasks as usize);
-            SeedSummary {
-                seed: run.seed,
-                events: records.len(),
-                placed: records.len() - failed,
-                failed,
-                cloned_tasks: run.prepared.cloned_tasks,
-                removed_tasks: run.prepared.removed_tasks,
-                final_sample: final_sample(cluster, &empty, records),
-                grid: integer_grid(cluster, &empty, records),
-            }
-        })
-        .collect();
+    let per_seed: Vec<SeedSummary> = runs.iter().map(|run| seed_summary(cluster, run)).collect();
     let mean = (per_seed.len() > 1).then(|| MeanSummary {
         final_sample: mean_sample(&per_seed.iter().map(|s| s.final_sample).collect::<Vec<_>>()),
         grid: mean_grid(&per_seed.iter().map(|s| s.grid.clone()).collect::<Vec<_>>()),

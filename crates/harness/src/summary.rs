@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use gapbench_model::{Cluster, ClusterMetrics, PreparedWorkload};
 use gapbench_online::{EventRecord, SweepResult};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Percent of cluster GPU capacity.
 fn pct(milli: f64, capacity_milli: u64) -> f64 {
@@ -69,7 +69,7 @@ pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepR
 }
 
 /// The cluster's values at one point of a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     pub arrived_pct: f64,
     pub alloc_pct: f64,
@@ -99,7 +99,8 @@ impl Sample {
         }
     }
 
-    fn csv_row(&self) -> String {
+    /// One CSV row with [`SAMPLE_COLUMNS`] (fixed decimals, so output is deterministic).
+    pub fn csv_row(&self) -> String {
         format!(
             "{:.0},{:.4},{:.2},{:.4},{:.2},{:.2},{:.2},{:.2},{:.2}",
             self.arrived_pct,

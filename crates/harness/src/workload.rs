@@ -9,7 +9,7 @@ use gapbench_model::workload::{
     OPENB_LIKE_TASK_SHAPES,
 };
 use gapbench_model::{Cluster, CpuPowerProfile, Task};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// A cluster and a task list, with where each came from.
@@ -21,7 +21,7 @@ pub struct Workload {
 }
 
 /// One input, named and hashed so a result can be traced to exactly what produced it.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct InputFingerprint {
     pub role: String,
     /// A file path as given, or `embedded:openb-like/…`.

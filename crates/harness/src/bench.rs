@@ -1,0 +1,300 @@
+//! `gapbench bench`: the experiment matrix of a spec, run in parallel, resumable and
+//! shardable, aggregated into tidy CSVs.
+//!
+//! Layout of a results folder:
+//! - `matrix.json` — the spec and the resolved inputs (traces and their hashes);
+//! - `cells/<trace>/<policy>/seed-<n>.json` — one finished arrival sweep each, keyed by a
+//!   hash of everything that determines it; a cell whose file exists with the same key is
+//!   skipped, so an interrupted bench resumes where it stopped;
+//! - `grid.csv`, `mean_grid.csv`, `runs.csv` — aggregated from the cells, in spec order;
+//! - `timings.json` — wall-clock times (the one file that differs between runs).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use gapbench_model::{CpuPowerProfile, NodeOrder, TaskOrder};
+use gapbench_online::PolicySpec;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::bench_spec::{parse_policies, trace_family, BenchSpec};
+use crate::io::{write_atomic, write_json};
+use crate::run::{run_seed, seed_summary, RunSettings, SeedSummary};
+use crate::summary::{mean_grid, SAMPLE_COLUMNS};
+use crate::workload::{InputFingerprint, Workload};
+
+/// The embedded workload's trace name, used when the real traces are absent.
+pub const STAND_IN_TRACE: &str = "openb-like";
+
+/// How to run a bench.
+#[derive(Debug, Clone, Default)]
+pub struct BenchOptions {
+    pub spec: PathBuf,
+    /// Folder of the openb CSVs; `None` = `$GAPBENCH_TRACES` or `../shared/traces/openb`.
+    pub traces_dir: Option<PathBuf>,
+    /// Results folder; `None` = `results/<spec name>-<UTC date>`.
+    pub out: Option<PathBuf>,
+    /// Worker threads; `None` = all cores.
+    pub jobs: Option<usize>,
+    /// Run only cells `i` with `i % count == index` (0-based `index/count`).
+    pub shard: Option<(usize, usize)>,
+    pub progress: bool,
+}
+
+/// The resolved matrix: what a results folder was produced from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Matrix {
+    pub spec: BenchSpec,
+    /// The traces actually run (the embedded stand-in when the real ones are absent).
+    pub traces: Vec<String>,
+    pub gap_traces: Vec<String>,
+    /// True when the embedded openb-like workload stood in for missing traces.
+    pub stand_in: bool,
+    pub inputs: BTreeMap<String, Vec<InputFingerprint>>,
+}
+
+/// One arrival sweep of the matrix.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub trace: String,
+    pub policy: PolicySpec,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct CellRecord {
+    key: String,
+    trace: String,
+    policy: String,
+    summary: SeedSummary,
+}
+
+impl Matrix {
+    /// Resolves a spec against a traces folder; without the real traces the embedded default
+    /// stands in (and the report says so).
+    pub fn resolve(spec: BenchSpec, traces_dir: Option<&Path>) -> Result<(Matrix, BTreeMap<String, Workload>)> {
+        let available = traces_dir.filter(|dir| {
+            dir.join(&spec.nodes).is_file() && spec.traces.iter().all(|t| dir.join(trace_file(t)).is_file())
+        });
+        let (traces, gap_traces, stand_in) = match available {
+            Some(_) => (spec.traces.clone(), spec.gaps.as_ref().map(|g| g.traces.clone()).unwrap_or_default(), false),
+            None => (vec![STAND_IN_TRACE.to_string()], spec.gaps.as_ref().map(|_| vec![STAND_IN_TRACE.to_string()]).unwrap_or_default(), true),
+        };
+        let mut workloads = BTreeMap::new();
+        for trace in traces.iter().chain(&gap_traces) {
+            if workloads.contains_key(trace) {
+                continue;
+            }
+            let workload = match available {
+                Some(dir) => {
+                    let tasks = dir.join(trace_file(trace));
+                    if !tasks.is_file() {
+                        bail!("trace `{trace}`: {} does not exist", tasks.display());
+                    }
+                    Workload::load(Some(&dir.join(&spec.nodes)), Some(&tasks), CpuPowerProfile::Reference)?
+                }
+                None => Workload::load(None, None, CpuPowerProfile::Reference)?,
+            };
+            workloads.insert(trace.clone(), workload);
+        }
+        let inputs = workloads.iter().map(|(t, w)| (t.clone(), w.inputs.clone())).collect();
+        Ok((Matrix { spec, traces, gap_traces, stand_in, inputs }, workloads))
+    }
+
+    /// Every arrival-sweep cell, in spec order (trace, then policy, then seed).
+    pub fn cells(&self) -> Result<Vec<Cell>> {
+        let policies = parse_policies(&self.spec.policies)?;
+        let seeds = self.spec.seeds.expand()?;
+        let mut cells = Vec::new();
+        for trace in &self.traces {
+            for policy in &policies {
+                for &seed in &seeds {
+                    cells.push(Cell { trace: trace.clone(), policy: policy.clone(), seed });
+                }
+            }
+        }
+        Ok(cells)
+    }
+
+    /// A hash of everything that determines a cell's result.
+    fn cell_key(&self, cell: &Cell) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(format!("gapbench-cell-v1|{}|{}|{}|{}|", env!("CARGO_PKG_VERSION"), cell.policy, cell.seed, self.spec.tune));
+        for input in &self.inputs[&cell.trace] {
+            hasher.update(&input.sha256);
+        }
+        hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+fn trace_file(trace: &str) -> String {
+    format!("openb_pod_list_{trace}.csv")
+}
+
+fn cell_path(out: &Path, cell: &Cell) -> PathBuf {
+    out.join("cells").join(&cell.trace).join(cell.policy.slug()).join(format!("seed-{}.json", cell.seed))
+}
+
+/// The finished record of `cell` in `out`, if there is one with the right key.
+fn finished(out: &Path, matrix: &Matrix, cell: &Cell) -> Option<CellRecord> {
+    let text = std::fs::read_to_string(cell_path(out, cell)).ok()?;
+    let record: CellRecord = serde_json::from_str(&text).ok()?;
+    (record.key == matrix.cell_key(cell)).then_some(record)
+}
+
+/// What a bench did.
+#[derive(Debug, Clone)]
+pub struct BenchOutcome {
+    pub out: PathBuf,
+    pub matrix: Matrix,
+    pub cells_total: usize,
+    pub cells_run: usize,
+    pub cells_skipped: usize,
+    pub sweep_seconds: f64,
+    /// False for a shard that left cells to others.
+    pub complete: bool,
+}
+
+/// Runs (the remaining cells of) a bench and, when every cell is done, aggregates.
+pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
+    let spec = BenchSpec::load(&options.spec)?;
+    let traces_dir = options.traces_dir.clone().or_else(crate::workload::default_traces_dir);
+    let (matrix, workloads) = Matrix::resolve(spec, traces_dir.as_deref())?;
+    let out = options.out.clone().unwrap_or_else(|| PathBuf::from(format!("results/{}-{}", matrix.spec.name, utc_date())));
+    write_json(&out.join("matrix.json"), &matrix)?;
+
+    let cells = matrix.cells()?;
+    let mine: Vec<&Cell> = match options.shard {
+        Some((index, count)) => cells.iter().enumerate().filter(|(i, _)| i % count == index).map(|(_, c)| c).collect(),
+        None => cells.iter().collect(),
+    };
+    let todo: Vec<&Cell> = mine.iter().copied().filter(|cell| finished(&out, &matrix, cell).is_none()).collect();
+    let progress = if options.progress { ProgressBar::new(todo.len() as u64) } else { ProgressBar::hidden() };
+    progress.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} runs, ETA {eta} {msg}").expect("valid template").progress_chars("=> "),
+    );
+    let start = Instant::now();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(options.jobs.unwrap_or(0)).build()?;
+    pool.install(|| {
+        todo.par_iter().try_for_each(|cell| -> Result<()> {
+            let workload = &workloads[&cell.trace];
+            let settings = RunSettings::new(cell.policy.clone(), Some(matrix.spec.tune), TaskOrder::Shuffled, NodeOrder::Random);
+            let run = run_seed(workload, &settings, cell.seed);
+            let record = CellRecord { key: matrix.cell_key(cell), trace: cell.trace.clone(), policy: cell.policy.to_string(), summary: seed_summary(&workload.cluster, &run) };
+            write_json(&cell_path(&out, cell), &record)?;
+            progress.inc(1);
+            Ok(())
+        })
+    })?;
+    progress.finish_and_clear();
+    let sweep_seconds = start.elapsed().as_secs_f64();
+    let complete = cells.iter().all(|cell| finished(&out, &matrix, cell).is_some());
+    if complete {
+        aggregate(&out, &matrix, &cells)?;
+    }
+    Ok(BenchOutcome {
+        out,
+        cells_total: cells.len(),
+        cells_run: todo.len(),
+        cells_skipped: mine.len() - todo.len(),
+        sweep_seconds,
+        complete,
+        matrix,
+    })
+}
+
+/// Joins the cells of shard folders into `out` (checking they ran the same matrix), then
+/// aggregates when every cell is present.
+pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
+    let mut matrix: Option<Matrix> = None;
+    for shard in shards {
+        let path = shard.join("matrix.json");
+        let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let shard_matrix: Matrix = serde_json::from_str(&text).with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+        match &matrix {
+            Some(m) if *m != shard_matrix => bail!("{} ran a different matrix than {}", shard.display(), shards[0].display()),
+            _ => matrix = Some(shard_matrix),
+        }
+    }
+    let matrix = matrix.context("merge needs at least one shard folder")?;
+    write_json(&out.join("matrix.json"), &matrix)?;
+    let cells = matrix.cells()?;
+    let mut missing = 0;
+    for cell in &cells {
+        if finished(out, &matrix, cell).is_some() {
+            continue;
+        }
+        match shards.iter().find_map(|shard| finished(shard, &matrix, cell)) {
+            Some(record) => write_json(&cell_path(out, cell), &record)?,
+            None => missing += 1,
+        }
+    }
+    if missing == 0 {
+        aggregate(out, &matrix, &cells)?;
+    }
+    Ok(BenchOutcome { out: out.to_path_buf(), cells_total: cells.len(), cells_run: 0, cells_skipped: cells.len() - missing, sweep_seconds: 0.0, complete: missing == 0, matrix })
+}
+
+/// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order.
+fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
+    let mut grid = format!("trace,family,policy,seed,{SAMPLE_COLUMNS}\n");
+    let mut runs = String::from("trace,family,policy,seed,events,placed,failed,cloned_tasks,removed_tasks,final_arrived_pct,final_alloc_pct,final_frag_ratio_pct,final_power_total_w\n");
+    let mut mean = format!("trace,family,policy,seeds,{SAMPLE_COLUMNS}\n");
+    let mut group: Vec<SeedSummary> = Vec::new();
+    for (i, cell) in cells.iter().enumerate() {
+        let record = finished(out, matrix, cell).with_context(|| format!("cell {} {} seed {} is missing", cell.trace, cell.policy, cell.seed))?;
+        let (family, policy) = (trace_family(&cell.trace), csv_field(&record.policy));
+        let s = &record.summary;
+        for sample in &s.grid {
+            writeln!(grid, "{},{family},{policy},{},{}", cell.trace, cell.seed, sample.csv_row())?;
+        }
+        let f = &s.final_sample;
+        writeln!(
+            runs,
+            "{},{family},{policy},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.2}",
+            cell.trace, cell.seed, s.events, s.placed, s.failed, s.cloned_tasks, s.removed_tasks, f.arrived_pct, f.alloc_pct, f.frag_ratio_pct, f.power_total_w
+        )?;
+        group.push(record.summary);
+        let last_of_group = cells.get(i + 1).is_none_or(|next| next.trace != cell.trace || next.policy != cell.policy);
+        if last_of_group {
+            let grids: Vec<_> = group.iter().map(|s| s.grid.clone()).collect();
+            for sample in mean_grid(&grids) {
+                writeln!(mean, "{},{family},{policy},{},{}", cell.trace, group.len(), sample.csv_row())?;
+            }
+            group.clear();
+        }
+    }
+    write_atomic(&out.join("grid.csv"), grid.as_bytes())?;
+    write_atomic(&out.join("runs.csv"), runs.as_bytes())?;
+    write_atomic(&out.join("mean_grid.csv"), mean.as_bytes())?;
+    Ok(())
+}
+
+/// Quotes a CSV field that holds a comma (policy mixes such as `pwr:200,fgd:800`).
+pub fn csv_field(text: &str) -> String {
+    if text.contains([',', '"']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// Today's UTC date as `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).
+pub fn utc_date() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64 + 719_468;
+    let era = days.div_euclid(146_097);
+    let day_of_era = days.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
