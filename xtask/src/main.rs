@@ -3,10 +3,17 @@
 //! can install what the HiGHS build needs.
 //!
 //! Commands:
-//! - `run [ARGS…]`   — `gapbench run ARGS…` (default: the embedded openb-like workload)
-//! - `test`          — the whole test suite, release profile (what CI runs)
-//! - `prerequisites` — only check and install the build prerequisites
+//! - `bench [ARGS…]`   — `gapbench bench ARGS…`: the paper matrix (`--quick` for a small one)
+//! - `figures DIR`     — redraw a results folder's figures and report from its CSVs
+//! - `merge ARGS…`     — `gapbench merge ARGS…`: join shard results
+//! - `perf [--save]`   — benchmarks vs the committed baseline (see `perf.rs`)
+//! - `run [ARGS…]`     — `gapbench run ARGS…` (default: the embedded openb-like workload)
+//! - `test [ARGS…]`    — the whole test suite, release profile (what CI runs)
+//! - `prerequisites`   — only check and install the build prerequisites
+//!
+//! Everything builds in the release profile, so HiGHS compiles once for all of them.
 
+mod perf;
 mod prerequisites;
 
 use std::process::Command;
@@ -16,11 +23,16 @@ use anyhow::{bail, Context, Result};
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let command = args.next().unwrap_or_else(|| "help".to_string());
-    let rest: Vec<String> = args.collect();
+    // `cargo xtask run -- --policy pwr` and `cargo xtask run --policy pwr` mean the same.
+    let rest: Vec<String> = args.skip_while(|a| a == "--").collect();
     match command.as_str() {
-        "run" => {
+        "run" | "bench" | "merge" | "figures" => {
             let env = prerequisites::ensure()?;
-            cargo(&env, &["run", "--release", "--quiet", "--package", "gapbench", "--", "run"], &rest)
+            cargo(&env, &["run", "--release", "--quiet", "--package", "gapbench", "--", &command], &rest)
+        }
+        "perf" => {
+            let env = prerequisites::ensure()?;
+            perf::perf(&env, &workspace_root(), rest.iter().any(|a| a == "--save"))
         }
         "test" => {
             let env = prerequisites::ensure()?;
@@ -28,7 +40,7 @@ fn main() -> Result<()> {
         }
         "prerequisites" => prerequisites::ensure().map(|_| ()),
         "help" | "--help" | "-h" => {
-            println!("usage: cargo xtask <run [ARGS…] | test [ARGS…] | prerequisites>");
+            println!("usage: cargo xtask <bench [ARGS…] | figures DIR | merge ARGS… | perf [--save] | run [ARGS…] | test [ARGS…] | prerequisites>");
             Ok(())
         }
         other => bail!("unknown xtask command `{other}` (try `cargo xtask help`)"),

@@ -44,6 +44,8 @@ pub struct BenchOptions {
     /// Run only cells `i` with `i % count == index` (0-based `index/count`).
     pub shard: Option<(usize, usize)>,
     pub progress: bool,
+    /// The command line that reproduces the results, for the report.
+    pub command: String,
 }
 
 /// The resolved matrix: what a results folder was produced from.
@@ -196,6 +198,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let complete = cells.iter().all(|cell| finished(&out, &matrix, cell).is_some());
     if complete {
         aggregate(&out, &matrix, &cells)?;
+        crate::report::write_report(&out, &matrix, &options.command)?;
     }
     Ok(BenchOutcome {
         out,
@@ -236,6 +239,8 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
     }
     if missing == 0 {
         aggregate(out, &matrix, &cells)?;
+        let command = format!("gapbench merge --out {} {}", out.display(), shards.iter().map(|s| s.display().to_string()).collect::<Vec<_>>().join(" "));
+        crate::report::write_report(out, &matrix, &command)?;
     }
     Ok(BenchOutcome { out: out.to_path_buf(), cells_total: cells.len(), cells_run: 0, cells_skipped: cells.len() - missing, sweep_seconds: 0.0, complete: missing == 0, matrix })
 }

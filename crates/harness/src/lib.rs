@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bench_spec;
 pub mod io;
 pub mod manifest;
+pub mod report;
 pub mod run;
 pub mod summary;
 pub mod workload;

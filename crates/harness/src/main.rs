@@ -36,6 +36,80 @@ enum Command {
     Bench(BenchArgs),
     /// Join the results folders of `bench --shard` runs and aggregate them.
     Merge(MergeArgs),
+    /// Heuristic vs exact on the same snapshots: at each checkpoint of the policy's arrival
+    /// sweep, solve power, allocation and fragmentation exactly (HiGHS) and report each gap
+    /// with its status and proven bound.
+    Gap(GapArgs),
+}
+
+#[derive(Args)]
+struct GapArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Checkpoints: arrived GPU demand in % of the (sub-)cluster's GPU capacity.
+    #[arg(long, value_name = "PCTS", value_delimiter = ',', default_value = "50,80,100,130")]
+    checkpoints: Vec<f64>,
+    /// Objectives to solve: power (min total power), alloc (max allocated GPU), frag (min FGD fragmentation).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "power,alloc,frag")]
+    objectives: Vec<String>,
+    /// Draw a sub-cluster of N nodes with the cluster's node-type mix (seeded) and run the policy on a proportionally scaled workload.
+    #[arg(long, value_name = "N")]
+    sample_nodes: Option<usize>,
+    /// Time limit per solve, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    time_limit: f64,
+    /// Stop a solve at this relative gap between incumbent and bound (0 = prove optimality).
+    #[arg(long, value_name = "REL", default_value_t = 0.0)]
+    mip_gap: f64,
+    /// Points of the power–fragmentation Pareto front per checkpoint (0 = none).
+    #[arg(long, value_name = "K", default_value_t = 5)]
+    pareto_points: usize,
+    /// HiGHS threads per solve (default: HiGHS's choice).
+    #[arg(long, value_name = "N")]
+    threads: Option<u32>,
+    /// Largest cluster solved with the exact per-node model; larger clusters get relaxation bounds (power, alloc).
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    exact_max_nodes: usize,
+    /// Output folder (gaps.csv, pareto.csv, manifest.json).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+fn gap(args: GapArgs) -> Result<()> {
+    use gapbench::gap::{format_row, gap_study, parse_objectives, write_gap_outputs, GapSettings, TABLE_HEADER};
+    let run = args.workload.settings()?;
+    let workload = args.workload.load()?;
+    let seeds = args.workload.seeds();
+    let settings = GapSettings {
+        checkpoints: args.checkpoints,
+        objectives: parse_objectives(&args.objectives)?,
+        sample_nodes: args.sample_nodes,
+        time_limit_s: args.time_limit,
+        mip_rel_gap: args.mip_gap,
+        threads: args.threads,
+        pareto_points: args.pareto_points,
+        exact_max_nodes: args.exact_max_nodes,
+    };
+    settings.validate()?;
+    println!("gapbench gap: policy {} on {}", run.policy, workload.describe());
+    let (mut rows, mut pareto) = (Vec::new(), Vec::new());
+    for &seed in &seeds {
+        let cluster = gapbench::gap::study_cluster(&workload, &settings, seed)?;
+        println!(
+            "\nseed {seed}: {} nodes ({} GPUs){}",
+            cluster.len(),
+            cluster.gpu_count(),
+            if cluster.len() > settings.exact_max_nodes { " — relaxation bounds only" } else { "" }
+        );
+        println!("{TABLE_HEADER}");
+        let (seed_rows, seed_pareto) = gap_study(&workload, &run, &settings, seed, &mut |row| println!("{}", format_row(row)))?;
+        rows.extend(seed_rows);
+        pareto.extend(seed_pareto);
+    }
+    write_gap_outputs(&args.out, &workload, &run, &settings, &seeds, &rows, &pareto)?;
+    println!("\npower and frag gaps: % of the optimum (total power incl. idle; whole Σ F(n)); alloc: percentage points of GPU capacity");
+    println!("results in {}", args.out.display());
+    Ok(())
 }
 
 #[derive(Args)]
@@ -81,9 +155,15 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 
 fn bench(args: BenchArgs) -> Result<()> {
     let spec = args.spec.unwrap_or_else(|| PathBuf::from(if args.quick { "workloads/quick.toml" } else { "workloads/paper.toml" }));
-    let options = gapbench::bench::BenchOptions { spec, traces_dir: args.traces, out: args.out, jobs: args.jobs, shard: args.shard, progress: true };
+    let options = gapbench::bench::BenchOptions { spec, traces_dir: args.traces, out: args.out, jobs: args.jobs, shard: args.shard, progress: true, command: reproduce_command() };
     let outcome = gapbench::bench::run_bench(&options)?;
     report_outcome(&outcome)
+}
+
+/// This invocation as a command a user can paste.
+fn reproduce_command() -> String {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    format!("gapbench {}", args.join(" "))
 }
 
 fn merge(args: MergeArgs) -> Result<()> {
@@ -300,6 +380,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Bench(args) => bench(args),
         Command::Merge(args) => merge(args),
+        Command::Gap(args) => gap(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

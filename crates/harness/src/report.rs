@@ -1,0 +1,235 @@
+//! `REPORT.md` of a results folder: what ran, the headline tables, the figures, and how to
+//! reproduce — written from the folder's CSVs and `matrix.json` alone.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+use crate::bench::Matrix;
+use crate::io::write_atomic;
+
+/// The FGD authors' published means (tune 1.3, seeds 42–51, default trace): allocated GPU %
+/// at 100 % / 130 % arrived (reference-semantics §9).
+const REFERENCE_ALLOCATION: [(&str, f64, f64); 6] = [
+    ("random", 86.30, 87.47),
+    ("dotprod", 90.62, 90.85),
+    ("clustering", 91.65, 91.88),
+    ("packing", 91.78, 92.00),
+    ("bestfit", 92.86, 93.08),
+    ("fgd", 95.23, 95.39),
+];
+
+#[derive(Debug, Deserialize)]
+struct MeanRow {
+    trace: String,
+    policy: String,
+    seeds: usize,
+    arrived_pct: f64,
+    alloc_pct: f64,
+    frag_ratio_pct: f64,
+    power_total_w: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct RunRow {
+    trace: String,
+    policy: String,
+    final_alloc_pct: f64,
+}
+
+/// Mean final allocation (after the last event, ≈ 130 % arrived) per (trace, policy).
+fn final_allocation(rows: &[RunRow]) -> BTreeMap<(String, String), f64> {
+    let mut sums: BTreeMap<(String, String), (f64, usize)> = BTreeMap::new();
+    for row in rows {
+        let entry = sums.entry((row.trace.clone(), row.policy.clone())).or_default();
+        entry.0 += row.final_alloc_pct;
+        entry.1 += 1;
+    }
+    sums.into_iter().map(|(k, (sum, n))| (k, sum / n as f64)).collect()
+}
+
+#[derive(Debug, Deserialize)]
+struct GapRow {
+    trace: String,
+    checkpoint_pct: f64,
+    objective: String,
+    policy: String,
+    nodes: usize,
+    tasks: usize,
+    heuristic_value: f64,
+    incumbent: Option<f64>,
+    bound: Option<f64>,
+    status: String,
+    gap_low_pct: Option<f64>,
+    gap_high_pct: Option<f64>,
+    solve_s: f64,
+}
+
+fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
+    let mut reader = csv::Reader::from_path(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut rows = Vec::new();
+    for row in reader.deserialize() {
+        rows.push(row.with_context(|| format!("{}: malformed row", path.display()))?);
+    }
+    Ok(rows)
+}
+
+/// Mean values per (trace, policy) at each integer arrived percent, in file order.
+type Curves = BTreeMap<String, Vec<(String, Vec<MeanRow>)>>;
+
+fn curves(rows: Vec<MeanRow>) -> Curves {
+    let mut by_trace: Curves = BTreeMap::new();
+    for row in rows {
+        let policies = by_trace.entry(row.trace.clone()).or_default();
+        match policies.iter_mut().find(|(p, _)| *p == row.policy) {
+            Some((_, points)) => points.push(row),
+            None => policies.push((row.policy.clone(), vec![row])),
+        }
+    }
+    by_trace
+}
+
+/// The value at integer percent `a` (the last grid point when the curve stops short).
+fn at(points: &[MeanRow], a: usize) -> &MeanRow {
+    points.iter().find(|p| p.arrived_pct.round() as usize == a).unwrap_or_else(|| points.last().expect("curves are non-empty"))
+}
+
+/// Writes `REPORT.md` into `dir` and returns its text.
+pub fn write_report(dir: &Path, matrix: &Matrix, command: &str) -> Result<String> {
+    let mut out = String::new();
+    let spec = &matrix.spec;
+    writeln!(out, "# gapbench report: {}\n", spec.name)?;
+    writeln!(out, "{}\n", spec.description)?;
+    if matrix.stand_in {
+        writeln!(out, "> **The real openb traces were not found: the embedded openb-like workload (the openb GPU cluster's node types and the default trace's task shapes) stood in for every trace.** Point `--traces` at the openb CSVs for the real matrix.\n")?;
+    }
+    let seeds = spec.seeds.expand()?;
+    writeln!(out, "## What ran\n")?;
+    writeln!(out, "- traces: {}", matrix.traces.join(", "))?;
+    writeln!(out, "- policies: {}", spec.policies.join("; "))?;
+    writeln!(out, "- seeds: {} ({} per policy and trace); tune {} × cluster GPU capacity", seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), seeds.len(), spec.tune)?;
+    writeln!(out, "- runs: {}", matrix.traces.len() * spec.policies.len() * seeds.len())?;
+    writeln!(out, "- inputs (SHA-256):")?;
+    for (trace, inputs) in &matrix.inputs {
+        for input in inputs {
+            writeln!(out, "  - {trace} {}: `{}` {}", input.role, input.source, &input.sha256[..16])?;
+        }
+    }
+    writeln!(out, "\nReproduce: `{command}` (finished runs are reused; delete `cells/` to recompute).\n")?;
+
+    let curves = curves(read_csv(&dir.join("mean_grid.csv"))?);
+    let finals = final_allocation(&read_csv(&dir.join("runs.csv"))?);
+    allocation_section(&mut out, &curves, &finals)?;
+    power_section(&mut out, &curves)?;
+    let gaps_path = dir.join("gaps.csv");
+    if gaps_path.is_file() {
+        gaps_section(&mut out, &read_csv(&gaps_path)?)?;
+    }
+    figures_section(&mut out, dir)?;
+    write_atomic(&dir.join("REPORT.md"), out.as_bytes())?;
+    Ok(out)
+}
+
+fn allocation_section(out: &mut String, curves: &Curves, finals: &BTreeMap<(String, String), f64>) -> Result<()> {
+    writeln!(out, "## GPU allocation\n")?;
+    writeln!(out, "Allocated GPU (% of cluster capacity) when arrived demand reaches 100 % and at the end (≈ 130 %), mean over seeds. Higher is better; the FGD paper's main comparison.\n")?;
+    for (trace, policies) in curves {
+        writeln!(out, "### {trace}\n")?;
+        writeln!(out, "| policy | alloc % at 100 % | alloc % at 130 % | frag ratio % at 100 % | seeds |")?;
+        writeln!(out, "|---|---|---|---|---|")?;
+        let mut ranked: Vec<(&String, f64)> = Vec::new();
+        for (policy, points) in policies {
+            let p100 = at(points, 100);
+            let end = finals[&(trace.clone(), policy.clone())];
+            writeln!(out, "| {policy} | {:.2} | {end:.2} | {:.2} | {} |", p100.alloc_pct, p100.frag_ratio_pct, p100.seeds)?;
+            ranked.push((policy, p100.alloc_pct));
+        }
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        writeln!(out, "\nRanking at 100 %: {}\n", ranked.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" > "))?;
+        if trace == "default" || trace == "openb-like" {
+            writeln!(out, "Against the FGD authors' published means (same trace, tune 1.3, seeds 42–51):\n")?;
+            writeln!(out, "| policy | reference 100 % / 130 % | gapbench 100 % / 130 % | difference (pp) |")?;
+            writeln!(out, "|---|---|---|---|")?;
+            for (policy, reference_100, reference_130) in REFERENCE_ALLOCATION {
+                if let Some((_, points)) = policies.iter().find(|(p, _)| p == policy) {
+                    let (ours_100, ours_130) = (at(points, 100).alloc_pct, finals[&(trace.clone(), policy.to_string())]);
+                    writeln!(out, "| {policy} | {reference_100:.2} / {reference_130:.2} | {ours_100:.2} / {ours_130:.2} | {:+.2} / {:+.2} |", ours_100 - reference_100, ours_130 - reference_130)?;
+                }
+            }
+            writeln!(out)?;
+        }
+    }
+    Ok(())
+}
+
+fn power_section(out: &mut String, curves: &Curves) -> Result<()> {
+    writeln!(out, "## Power\n")?;
+    writeln!(out, "Power saving vs FGD, `(P_fgd − P_x) / P_fgd`, on the mean total power when arrived demand reaches 50 / 80 / 100 % of capacity (the PWR paper's comparison), with allocation at 100 % for the trade-off.\n")?;
+    for (trace, policies) in curves {
+        let Some((_, fgd)) = policies.iter().find(|(p, _)| p == "fgd") else { continue };
+        writeln!(out, "### {trace}\n")?;
+        writeln!(out, "| policy | power kW at 50 % | saving at 50 % | saving at 80 % | saving at 100 % | alloc % at 100 % |")?;
+        writeln!(out, "|---|---|---|---|---|---|")?;
+        for (policy, points) in policies {
+            let saving = |a| 100.0 * (at(fgd, a).power_total_w - at(points, a).power_total_w) / at(fgd, a).power_total_w;
+            writeln!(
+                out,
+                "| {policy} | {:.1} | {:+.2} % | {:+.2} % | {:+.2} % | {:.2} |",
+                at(points, 50).power_total_w / 1000.0,
+                saving(50),
+                saving(80),
+                saving(100),
+                at(points, 100).alloc_pct
+            )?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn gaps_section(out: &mut String, rows: &[GapRow]) -> Result<()> {
+    writeln!(out, "## Exact gaps\n")?;
+    writeln!(out, "For the very tasks each heuristic faced at a checkpoint, the best any placement could do (HiGHS). Power and fragmentation gaps are `(heuristic − optimum) / optimum` in %; the allocation gap is `optimum − heuristic` in percentage points of GPU capacity. The true gap lies in [low, high]: `low` against the solver's best placement, `high` against its proven bound; they are equal when the status is `optimal`. A `time_limit` or `relaxation` row is an interval, never a fake optimum.\n")?;
+    writeln!(out, "| trace | checkpoint | objective | policy | nodes | tasks | heuristic | incumbent | bound | status | gap low | gap high | solve s |")?;
+    writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")?;
+    let number = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.2}"));
+    for row in rows {
+        writeln!(
+            out,
+            "| {} | {:.0} % | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {:.2} |",
+            row.trace,
+            row.checkpoint_pct,
+            row.objective,
+            row.policy,
+            row.nodes,
+            row.tasks,
+            row.heuristic_value,
+            number(row.incumbent),
+            number(row.bound),
+            row.status,
+            number(row.gap_low_pct),
+            number(row.gap_high_pct),
+            row.solve_s
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn figures_section(out: &mut String, dir: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir.join("figures")) else { return Ok(()) };
+    let mut pngs: Vec<String> = entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".png")).collect();
+    if pngs.is_empty() {
+        return Ok(());
+    }
+    pngs.sort();
+    writeln!(out, "## Figures\n")?;
+    writeln!(out, "Each as PNG (shown) and SVG beside it; redraw with `cargo xtask figures DIR`.\n")?;
+    for png in pngs {
+        writeln!(out, "![{}](figures/{png})\n", png.trim_end_matches(".png"))?;
+    }
+    Ok(())
+}

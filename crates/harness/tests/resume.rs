@@ -1,0 +1,100 @@
+//! An interrupted bench, re-run, finishes only the remaining runs and ends with files
+//! byte-identical to an uninterrupted bench.
+
+use std::path::{Path, PathBuf};
+
+use gapbench::bench::{merge, run_bench, BenchOptions};
+
+const SPEC: &str = r#"
+name = "resume-test"
+description = "two policies, two seeds, on the embedded workload"
+traces = ["default"]
+policies = ["bestfit", "pwr:200,fgd:800"]
+seeds = "42..43"
+tune = 1.3
+"#;
+
+fn options(dir: &Path, out: &Path, shard: Option<(usize, usize)>) -> BenchOptions {
+    BenchOptions {
+        spec: dir.join("spec.toml"),
+        // No traces here: the embedded openb-like workload stands in.
+        traces_dir: Some(dir.join("no-traces")),
+        out: Some(out.to_path_buf()),
+        jobs: Some(2),
+        shard,
+        progress: false,
+        command: "gapbench bench --spec spec.toml".to_string(),
+    }
+}
+
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push((path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn assert_same_files(a: &Path, b: &Path) {
+    let (fa, fb) = (files_under(a), files_under(b));
+    let names = |f: &[(PathBuf, Vec<u8>)]| f.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&fa), names(&fb));
+    for ((name, x), (_, y)) in fa.iter().zip(&fb) {
+        assert!(x == y, "{} differs", name.display());
+    }
+}
+
+#[test]
+fn an_interrupted_bench_resumes_to_identical_outputs() {
+    let dir = std::env::temp_dir().join(format!("gapbench-resume-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("spec.toml"), SPEC).unwrap();
+
+    let whole = dir.join("whole");
+    let outcome = run_bench(&options(&dir, &whole, None)).unwrap();
+    assert!(outcome.complete && outcome.matrix.stand_in);
+    assert_eq!((outcome.cells_total, outcome.cells_run), (4, 4));
+    for file in ["grid.csv", "mean_grid.csv", "runs.csv", "REPORT.md", "matrix.json"] {
+        assert!(whole.join(file).is_file(), "{file} missing");
+    }
+    assert!(std::fs::read_to_string(whole.join("REPORT.md")).unwrap().contains("stood in"));
+
+    // "Interrupt": only some runs finished, one cell file was cut short mid-write, and a temp
+    // file was left behind.
+    let interrupted = dir.join("interrupted");
+    let partial = run_bench(&options(&dir, &interrupted, Some((0, 2)))).unwrap();
+    assert!(!partial.complete && !interrupted.join("grid.csv").exists());
+    let cell = interrupted.join("cells/openb-like/bestfit/seed-42.json");
+    let text = std::fs::read_to_string(&cell).unwrap();
+    std::fs::write(&cell, &text[..text.len() / 2]).unwrap();
+    let stray = cell.with_file_name(".seed-43.json.999.tmp");
+    std::fs::write(&stray, "partial").unwrap();
+
+    let resumed = run_bench(&options(&dir, &interrupted, None)).unwrap();
+    assert!(resumed.complete);
+    assert_eq!((resumed.cells_run, resumed.cells_skipped), (3, 1), "only the unfinished and the damaged runs are redone");
+    std::fs::remove_file(&stray).unwrap();
+    assert_same_files(&whole, &interrupted);
+
+    // Shards merged elsewhere give the same files too.
+    let (shard0, shard1, merged) = (dir.join("s0"), dir.join("s1"), dir.join("merged"));
+    run_bench(&options(&dir, &shard0, Some((0, 2)))).unwrap();
+    run_bench(&options(&dir, &shard1, Some((1, 2)))).unwrap();
+    let outcome = merge(&merged, &[shard0, shard1]).unwrap();
+    assert!(outcome.complete);
+    let report = |d: &Path| std::fs::read_to_string(d.join("REPORT.md")).unwrap();
+    assert_eq!(report(&merged).lines().filter(|l| !l.starts_with("Reproduce")).collect::<Vec<_>>(), report(&whole).lines().filter(|l| !l.starts_with("Reproduce")).collect::<Vec<_>>());
+    for file in ["grid.csv", "mean_grid.csv", "runs.csv", "matrix.json"] {
+        assert_eq!(std::fs::read(merged.join(file)).unwrap(), std::fs::read(whole.join(file)).unwrap(), "{file}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
