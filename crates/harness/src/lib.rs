@@ -3,9 +3,11 @@
 
 pub mod bench;
 pub mod bench_spec;
+pub mod gap;
 pub mod io;
 pub mod manifest;
 pub mod report;
 pub mod run;
 pub mod summary;
 pub mod workload;
+pub mod figures;

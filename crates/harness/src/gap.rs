@@ -1,0 +1,417 @@
+//! `gapbench gap`: heuristic vs exact on the same snapshots.
+//!
+//! One policy, one seed: optionally draw a sub-cluster with the full cluster's node-type
+//! mix, prepare the workload for *that* cluster (tuning targets the same ratio of the
+//! sub-cluster's GPU capacity, so tune-down scales the task list proportionally), run the
+//! arrival sweep, and at every checkpoint solve each objective on the very task set the
+//! policy faced. Clusters up to `exact_max_nodes` get the exact per-node formulations;
+//! larger ones (the full cluster) get the by-type relaxation bound for power and
+//! allocation, labelled as such.
+//!
+//! Gaps (see `gapbench_ilp::gap`): power and fragmentation in percent of the exact value
+//! (totals: idle power and the whole Σ F(n) included), allocation in percentage points of the
+//! (sub-)cluster's GPU capacity, always as the interval `[gap_low, gap_high]` against the
+//! incumbent and the proven bound, and always next to the solve's status.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use gapbench_ilp::{
+    gap_interval, heuristic_value, pareto_front, relaxed_max_alloc, relaxed_min_power,
+    sample_sub_cluster, solve_exact, Objective, SolveOptions, SolveReport, SolveStatus, Snapshot,
+};
+use gapbench_model::{prepare, Cluster};
+use gapbench_online::run_arrival_sweep;
+use serde::Serialize;
+
+use crate::io::{write_atomic, write_json};
+use crate::manifest::Manifest;
+use crate::run::RunSettings;
+use crate::workload::Workload;
+
+/// Everything that decides a gap study besides the workload, the run settings and the seed.
+#[derive(Debug, Clone, Serialize)]
+pub struct GapSettings {
+    /// Arrived GPU demand, in % of the (sub-)cluster's GPU capacity.
+    pub checkpoints: Vec<f64>,
+    #[serde(serialize_with = "objective_names")]
+    pub objectives: Vec<Objective>,
+    /// Draw a sub-cluster of this many nodes (same node-type mix; seeded by the run seed).
+    pub sample_nodes: Option<usize>,
+    pub time_limit_s: f64,
+    pub mip_rel_gap: f64,
+    pub threads: Option<u32>,
+    /// Points of the power–fragmentation front per checkpoint (0: none).
+    pub pareto_points: usize,
+    /// Largest cluster solved with the exact per-node model; larger ones get relaxation bounds.
+    pub exact_max_nodes: usize,
+}
+
+fn objective_names<S: serde::Serializer>(objectives: &[Objective], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(objectives.iter().map(|o| o.name()))
+}
+
+impl GapSettings {
+    pub fn solve_options(&self) -> SolveOptions {
+        SolveOptions {
+            time_limit_s: self.time_limit_s,
+            mip_rel_gap: self.mip_rel_gap,
+            threads: self.threads,
+            ..SolveOptions::default()
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.checkpoints.is_empty() {
+            bail!("no checkpoints given");
+        }
+        if let Some(bad) = self.checkpoints.iter().find(|c| !(c.is_finite() && **c >= 0.0)) {
+            bail!("checkpoint {bad} is not a non-negative percentage");
+        }
+        if self.objectives.is_empty() {
+            bail!("no objectives given (power, alloc, frag)");
+        }
+        if self.sample_nodes == Some(0) {
+            bail!("--sample-nodes must be at least 1");
+        }
+        self.solve_options().validate().map_err(anyhow::Error::msg)
+    }
+}
+
+/// Parses `power,alloc,frag`.
+pub fn parse_objectives(names: &[String]) -> Result<Vec<Objective>> {
+    let mut objectives = Vec::new();
+    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        let objective = Objective::parse(name)
+            .ok_or_else(|| anyhow::anyhow!("unknown objective `{name}` (known: power, alloc, frag)"))?;
+        if !objectives.contains(&objective) {
+            objectives.push(objective);
+        }
+    }
+    Ok(objectives)
+}
+
+/// One line of `gaps.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GapRow {
+    pub checkpoint_pct: f64,
+    pub objective: &'static str,
+    pub policy: String,
+    pub seed: u64,
+    /// Nodes of the (sub-)cluster.
+    pub nodes: usize,
+    /// Tasks the solver decided about: the heuristic's placed tasks for power and
+    /// fragmentation, every arrived task for allocation.
+    pub tasks: usize,
+    /// Watts (power), milli-GPU allocated (alloc) or Σ F(n) in milli-GPU (frag).
+    pub heuristic_value: f64,
+    pub incumbent: Option<f64>,
+    pub bound: Option<f64>,
+    pub status: String,
+    pub gap_low_pct: Option<f64>,
+    pub gap_high_pct: Option<f64>,
+    pub solve_s: f64,
+    /// The (sub-)cluster's GPU capacity (allocation gaps are in its percentage points).
+    #[serde(skip)]
+    pub gpu_capacity_milli: u64,
+}
+
+/// One line of `pareto.csv`: a point of the front, or the heuristic itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParetoRow {
+    pub checkpoint_pct: f64,
+    pub policy: String,
+    pub seed: u64,
+    pub nodes: usize,
+    pub tasks: usize,
+    /// `heuristic`, `min_power`, `eps_<k>` or `min_frag`.
+    pub point: String,
+    pub power_cap_watts: Option<f64>,
+    pub power_watts: f64,
+    pub frag_milli: f64,
+    pub frag_bound_milli: Option<f64>,
+    pub status: String,
+    pub solve_s: f64,
+}
+
+pub const GAPS_HEADER: &str = "checkpoint_pct,objective,policy,seed,nodes,tasks,heuristic_value,incumbent,bound,status,gap_low_pct,gap_high_pct,solve_s";
+pub const PARETO_HEADER: &str = "checkpoint_pct,policy,seed,nodes,tasks,point,power_cap_watts,power_watts,frag_milli,frag_bound_milli,status,solve_s";
+
+/// The cluster a study runs on: the workload's, or a sampled sub-cluster.
+pub fn study_cluster(workload: &Workload, settings: &GapSettings, seed: u64) -> Result<Cluster> {
+    match settings.sample_nodes {
+        None => Ok(workload.cluster.clone()),
+        Some(nodes) => sample_sub_cluster(&workload.cluster, nodes, seed)
+            .map(|(cluster, _)| cluster)
+            .map_err(|e| anyhow::anyhow!("--sample-nodes {nodes}: {e}")),
+    }
+}
+
+/// One policy and seed: sweep, then every checkpoint × objective (and the front). Calls
+/// `on_row` as each gap row is ready, for progress output.
+pub fn gap_study(
+    workload: &Workload,
+    run: &RunSettings,
+    settings: &GapSettings,
+    seed: u64,
+    on_row: &mut dyn FnMut(&GapRow),
+) -> Result<(Vec<GapRow>, Vec<ParetoRow>)> {
+    settings.validate()?;
+    let cluster = study_cluster(workload, settings, seed)?;
+    let prepared = prepare(
+        &workload.tasks,
+        &cluster,
+        run.task_order_value,
+        run.tune_ratio,
+        run.node_order_value,
+        seed,
+    );
+    let sweep = run_arrival_sweep(&cluster, &prepared, &run.policy_spec);
+    let options = settings.solve_options();
+    let exact = cluster.len() <= settings.exact_max_nodes;
+    let capacity = cluster.gpu_capacity_milli();
+    let mut rows = Vec::new();
+    let mut pareto = Vec::new();
+    for &checkpoint in &settings.checkpoints {
+        let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint)
+            .map_err(anyhow::Error::msg)?;
+        let placed = snapshot.placed_tasks().len();
+        for &objective in &settings.objectives {
+            let report = match (exact, objective) {
+                (true, _) => solve_exact(&snapshot, objective, &options),
+                (false, Objective::Power) => relaxed_min_power(&snapshot, &options),
+                (false, Objective::Alloc) => relaxed_max_alloc(&snapshot, &options),
+                (false, Objective::Frag) => SolveReport {
+                    objective,
+                    status: SolveStatus::Error(format!(
+                        "no fragmentation bound beyond {} nodes; use --sample-nodes",
+                        settings.exact_max_nodes
+                    )),
+                    incumbent: None,
+                    bound: None,
+                    mip_gap: None,
+                    solve_seconds: 0.0,
+                    placement: Vec::new(),
+                    secondary_power_watts: None,
+                },
+            };
+            let heuristic = heuristic_value(&snapshot, objective);
+            let gap = gap_interval(&report, heuristic, capacity);
+            let row = GapRow {
+                checkpoint_pct: checkpoint,
+                objective: objective.name(),
+                policy: run.policy.clone(),
+                seed,
+                nodes: cluster.len(),
+                tasks: if objective == Objective::Alloc {
+                    snapshot.tasks.len()
+                } else {
+                    placed
+                },
+                heuristic_value: heuristic,
+                incumbent: report.incumbent,
+                bound: report.bound,
+                status: report.status.label(),
+                gap_low_pct: gap.map(|g| g.low_pct),
+                gap_high_pct: gap.and_then(|g| g.high_pct),
+                solve_s: report.solve_seconds,
+                gpu_capacity_milli: capacity,
+            };
+            on_row(&row);
+            rows.push(row);
+        }
+        if exact && settings.pareto_points >= 2 {
+            let row = |point: String, cap, power, frag, bound, status: String, seconds| ParetoRow {
+                checkpoint_pct: checkpoint,
+                policy: run.policy.clone(),
+                seed,
+                nodes: cluster.len(),
+                tasks: placed,
+                point,
+                power_cap_watts: cap,
+                power_watts: power,
+                frag_milli: frag,
+                frag_bound_milli: bound,
+                status,
+                solve_s: seconds,
+            };
+            pareto.push(row(
+                "heuristic".into(),
+                None,
+                heuristic_value(&snapshot, Objective::Power),
+                heuristic_value(&snapshot, Objective::Frag),
+                None,
+                "heuristic".into(),
+                0.0,
+            ));
+            match pareto_front(&snapshot, settings.pareto_points, &options) {
+                Ok(front) => {
+                    let last = front.len() - 1;
+                    for (k, p) in front.into_iter().enumerate() {
+                        let name = match k {
+                            0 => "min_power".to_string(),
+                            k if k == last => "min_frag".to_string(),
+                            k => format!("eps_{k}"),
+                        };
+                        pareto.push(row(
+                            name,
+                            p.power_cap_watts,
+                            p.power_watts,
+                            p.frag_milli,
+                            p.frag_bound_milli,
+                            p.status.label(),
+                            p.solve_seconds,
+                        ));
+                    }
+                }
+                Err(e) => pareto.push(row(
+                    "front".into(),
+                    None,
+                    f64::NAN,
+                    f64::NAN,
+                    None,
+                    SolveStatus::Error(e).label(),
+                    0.0,
+                )),
+            }
+        }
+    }
+    Ok((rows, pareto))
+}
+
+fn opt(value: Option<f64>, decimals: usize) -> String {
+    value.map_or(String::new(), |v| num(v, decimals))
+}
+
+fn num(value: f64, decimals: usize) -> String {
+    if value.is_infinite() {
+        if value > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else if value.is_nan() {
+        "nan".to_string()
+    } else {
+        format!("{value:.decimals$}")
+    }
+}
+
+/// A CSV field, quoted when it holds a comma or quote (policy mixes, error messages).
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// Decimals per objective: whole watts and milli for power and allocation.
+fn decimals(objective: &str) -> usize {
+    if objective == "frag" {
+        3
+    } else {
+        0
+    }
+}
+
+pub fn gaps_csv(rows: &[GapRow]) -> String {
+    let mut out = String::from(GAPS_HEADER);
+    out.push('\n');
+    for r in rows {
+        let d = decimals(r.objective);
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{:.3}",
+            num(r.checkpoint_pct, 1),
+            r.objective,
+            field(&r.policy),
+            r.seed,
+            r.nodes,
+            r.tasks,
+            num(r.heuristic_value, d),
+            opt(r.incumbent, d),
+            opt(r.bound, d),
+            field(&r.status),
+            opt(r.gap_low_pct, 4),
+            opt(r.gap_high_pct, 4),
+            r.solve_s
+        )
+        .expect("writing to a String cannot fail");
+    }
+    out
+}
+
+pub fn pareto_csv(rows: &[ParetoRow]) -> String {
+    let mut out = String::from(PARETO_HEADER);
+    out.push('\n');
+    for r in rows {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{:.3}",
+            num(r.checkpoint_pct, 1),
+            field(&r.policy),
+            r.seed,
+            r.nodes,
+            r.tasks,
+            r.point,
+            opt(r.power_cap_watts, 0),
+            num(r.power_watts, 0),
+            num(r.frag_milli, 3),
+            opt(r.frag_bound_milli, 3),
+            field(&r.status),
+            r.solve_s
+        )
+        .expect("writing to a String cannot fail");
+    }
+    out
+}
+
+/// Writes `gaps.csv`, `pareto.csv` and `manifest.json` under `out`.
+pub fn write_gap_outputs(
+    out: &Path,
+    workload: &Workload,
+    run: &RunSettings,
+    settings: &GapSettings,
+    seeds: &[u64],
+    rows: &[GapRow],
+    pareto: &[ParetoRow],
+) -> Result<()> {
+    write_atomic(&out.join("gaps.csv"), gaps_csv(rows).as_bytes())?;
+    write_atomic(&out.join("pareto.csv"), pareto_csv(pareto).as_bytes())?;
+    let manifest = Manifest::new(
+        workload.inputs.clone(),
+        seeds.to_vec(),
+        serde_json::json!({ "run": run, "gap": settings }),
+    );
+    write_json(&out.join("manifest.json"), &manifest)
+}
+
+/// The gap of a row as people read it, never without its status: `2.31 % (optimal)`,
+/// `[1.20, 3.40] % (time_limit)`; allocation in percentage points (`pp`).
+pub fn describe_gap(row: &GapRow) -> String {
+    let unit = if row.objective == "alloc" { "pp" } else { "%" };
+    let gap = match (row.gap_low_pct, row.gap_high_pct) {
+        (Some(low), Some(high)) if low == high => format!("{} {unit}", num(low, 2)),
+        (Some(low), Some(high)) => format!("[{}, {}] {unit}", num(low, 2), num(high, 2)),
+        (Some(low), None) => format!("≥ {} {unit}", num(low, 2)),
+        _ => "—".to_string(),
+    };
+    format!("{gap} ({})", row.status)
+}
+
+/// One terminal line per row (see [`TABLE_HEADER`]).
+pub fn format_row(row: &GapRow) -> String {
+    let d = decimals(row.objective);
+    let value = |v: Option<f64>| v.map_or("—".to_string(), |v| num(v, d));
+    format!(
+        "{:>6} {:>6} {:>5} {:>14} {:>14} {:>14} {:>7.1}  {}",
+        num(row.checkpoint_pct, 0),
+        row.objective,
+        row.tasks,
+        num(row.heuristic_value, d),
+        value(row.incumbent),
+        value(row.bound),
+        row.solve_s,
+        describe_gap(row)
+    )
+}
+
+pub const TABLE_HEADER: &str = "  chk% object tasks      heuristic      incumbent          bound  solve s  gap (status)";

@@ -1,0 +1,363 @@
+//! Figures from synthetic results CSVs: the expected files exist, PNGs are real PNGs of the
+//! SVGs' size, SVGs carry their axis labels and legends, output is deterministic, and bad
+//! CSVs are errors naming the file and line.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use gapbench::figures::draw_all;
+
+/// A fresh, empty folder under the system temp folder.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gapbench-figures-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const POLICIES: [&str; 5] = ["random", "packing", "fgd", "pwr", "pwr:200,fgd:800"];
+
+/// Curves that saturate at a policy-specific allocation and draw policy-specific power.
+fn mean_grid_csv() -> String {
+    let mut out = String::from(
+        "trace,family,policy,seeds,arrived_pct,alloc_pct,frag_gpu_milli,frag_ratio_pct,power_cpu_w,power_gpu_w,power_total_w,used_nodes,failed_tasks\n",
+    );
+    let traces = [("default", "default"), ("gpushare20", "gpushare"), ("gpushare100", "gpushare"), ("gpushare40", "gpushare")];
+    for (t, (trace, family)) in traces.iter().enumerate() {
+        for (p, policy) in POLICIES.iter().enumerate() {
+            let saturation_pct = 84.0 + 3.0 * p as f64 + t as f64;
+            let watts_per_pct = 1000.0 - 40.0 * p as f64;
+            for arrived in 0..=130 {
+                let a = f64::from(arrived);
+                let alloc = a.min(saturation_pct);
+                let frag_ratio = (a / 130.0) * (20.0 + 5.0 * p as f64);
+                let gpu_w = 10.0 * watts_per_pct * alloc / 10.0;
+                let cpu_w = 200_000.0 + 300.0 * alloc;
+                let field = if policy.contains(',') { format!("\"{policy}\"") } else { policy.to_string() };
+                writeln!(
+                    out,
+                    "{trace},{family},{field},3,{arrived},{alloc:.4},{:.2},{frag_ratio:.4},{cpu_w:.2},{gpu_w:.2},{:.2},{:.2},{}",
+                    frag_ratio * 50.0,
+                    cpu_w + gpu_w,
+                    alloc * 10.0,
+                    if a > saturation_pct { arrived - 84 } else { 0 },
+                )
+                .unwrap();
+            }
+        }
+    }
+    out
+}
+
+const GAPS_CSV: &str = "\
+trace,checkpoint_pct,objective,policy,seed,nodes,tasks,heuristic_value,incumbent,bound,status,gap_low_pct,gap_high_pct,solve_s
+default,90,power,fgd,42,20,80,1500,1400,1400,optimal,7.1429,7.1429,1.5
+default,90,power,fgd,43,20,80,1510,1400,1390,time_limit,7.8571,8.6331,60.0
+default,90,power,pwr,42,20,80,1450,1400,1400,optimal,3.5714,3.5714,1.2
+default,90,power,\"pwr:200,fgd:800\",42,20,80,1420,1400,1400,optimal,0,0,1.0
+default,110,power,fgd,42,20,95,1600,1450,1300,relaxation,10.3448,23.0769,0.2
+default,110,power,pwr,42,20,95,,,,infeasible,,,0.3
+default,110,power,random,42,20,95,1900,1500,1200,time_limit,26.6667,inf,60.0
+default,90,alloc,fgd,42,20,80,88.5,90.0,90.0,optimal,1.5,1.5,2.0
+default,90,alloc,pwr,42,20,80,87.0,90.0,91.0,time_limit,3.0,4.0,60.0
+";
+
+const PARETO_CSV: &str = "\
+trace,checkpoint_pct,seed,kind,label,power_w,frag_gpu_milli,status
+default,90,42,front,0,1400000,52000,optimal
+default,90,42,front,1,1450000,31000,optimal
+default,90,42,front,2,1520000,18000,time_limit
+default,90,42,front,3,1600000,12000,optimal
+default,90,42,front,4,,,infeasible
+default,90,42,policy,fgd,1580000,21000,
+default,90,42,policy,pwr,1470000,43000,
+default,90,42,policy,pwr:200,fgd:800,1500000,30000,
+";
+
+/// The pareto CSV with its policy mix quoted (it contains a comma).
+fn pareto_csv() -> String {
+    PARETO_CSV.replace("policy,pwr:200,fgd:800,", "policy,\"pwr:200,fgd:800\",")
+}
+
+fn write_all_inputs(dir: &Path) {
+    fs::write(dir.join("mean_grid.csv"), mean_grid_csv()).unwrap();
+    fs::write(dir.join("gaps.csv"), GAPS_CSV).unwrap();
+    fs::write(dir.join("pareto.csv"), pareto_csv()).unwrap();
+}
+
+/// Width and height from a PNG's IHDR chunk, after checking the signature.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.len() > 33, "PNG too short");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG signature");
+    assert_eq!(&bytes[12..16], b"IHDR", "first chunk is not IHDR");
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    (be(&bytes[16..20]), be(&bytes[20..24]))
+}
+
+/// Width and height attributes of an SVG's root element.
+fn svg_size(svg: &str) -> (u32, u32) {
+    let start = svg.find("<svg").expect("no <svg> element");
+    let tag = &svg[start..start + svg[start..].find('>').unwrap()];
+    let attr = |name: &str| -> u32 {
+        let key = format!(" {name}=\"");
+        let at = tag.find(&key).unwrap_or_else(|| panic!("no {name} in {tag}")) + key.len();
+        tag[at..at + tag[at..].find('"').unwrap()].parse().unwrap()
+    };
+    (attr("width"), attr("height"))
+}
+
+/// Whether the SVG draws `text` as a whole text element.
+fn has_text(svg: &str, text: &str) -> bool {
+    svg.contains(&format!(">{text}</text>"))
+}
+
+fn read_svg(dir: &Path, stem: &str) -> String {
+    fs::read_to_string(dir.join("figures").join(format!("{stem}.svg"))).unwrap()
+}
+
+const FIGURES: [&str; 13] = [
+    "alloc_vs_arrived_default",
+    "alloc_vs_arrived_default_zoom",
+    "power_vs_arrived_default",
+    "power_saving_vs_fgd_default",
+    "frag_ratio_vs_arrived_default",
+    "alloc_vs_arrived_gpushare",
+    "alloc_vs_arrived_gpushare_zoom",
+    "power_vs_arrived_gpushare",
+    "power_saving_vs_fgd_gpushare",
+    "frag_ratio_vs_arrived_gpushare",
+    "gaps_default_power",
+    "gaps_default_alloc",
+    "pareto_default_90",
+];
+
+#[test]
+fn draws_every_figure_as_svg_and_png() {
+    let dir = temp_dir("all");
+    write_all_inputs(&dir);
+    let written = draw_all(&dir).unwrap();
+
+    let mut expected: Vec<PathBuf> = FIGURES
+        .iter()
+        .flat_map(|stem| ["svg", "png"].map(|ext| dir.join("figures").join(format!("{stem}.{ext}"))))
+        .collect();
+    expected.sort();
+    let mut got = written.clone();
+    got.sort();
+    assert_eq!(got, expected);
+
+    for stem in FIGURES {
+        let svg = read_svg(&dir, stem);
+        let png = fs::read(dir.join("figures").join(format!("{stem}.png"))).unwrap();
+        let (w, h) = png_size(&png);
+        assert_eq!((w, h), svg_size(&svg), "{stem}: PNG and SVG sizes differ");
+        assert!((900..=4000).contains(&w) && (600..=3000).contains(&h), "{stem}: odd size {w}x{h}");
+        // A PNG of text and lines compresses well but is never tiny.
+        assert!(png.len() > 10_000, "{stem}: PNG suspiciously small ({} bytes)", png.len());
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn line_figures_label_axes_panels_and_policies() {
+    let dir = temp_dir("lines");
+    write_all_inputs(&dir);
+    draw_all(&dir).unwrap();
+
+    let alloc = read_svg(&dir, "alloc_vs_arrived_gpushare");
+    for text in [
+        "arrived workload (% of cluster GPU capacity)",
+        "allocated GPU (% of capacity)",
+        "trace gpushare20",
+        "trace gpushare40",
+        "trace gpushare100",
+        "policy",
+        "random",
+        "packing",
+        "fgd",
+        "pwr",
+        "pwr:200,fgd:800",
+        "mean over 3 seeds per policy",
+    ] {
+        assert!(has_text(&alloc, text), "alloc figure lacks {text:?}");
+    }
+    // Panels in natural trace order: 20, 40, 100.
+    let at = |t: &str| alloc.find(&format!(">trace {t}</text>")).unwrap();
+    assert!(at("gpushare20") < at("gpushare40") && at("gpushare40") < at("gpushare100"));
+    // The default family has only its own trace.
+    assert!(!read_svg(&dir, "alloc_vs_arrived_default").contains("gpushare"));
+
+    let zoom = read_svg(&dir, "alloc_vs_arrived_default_zoom");
+    assert!(has_text(&zoom, "80") && has_text(&zoom, "130"));
+    assert!(!has_text(&zoom, "20"), "zoomed x axis must start at 80");
+
+    assert!(has_text(&read_svg(&dir, "power_vs_arrived_default"), "total power (kW)"));
+    assert!(has_text(&read_svg(&dir, "frag_ratio_vs_arrived_default"), "fragmented GPU (% of free GPU)"));
+
+    let saving = read_svg(&dir, "power_saving_vs_fgd_default");
+    assert!(has_text(&saving, "power saving vs FGD (%)"));
+    assert!(has_text(&saving, "pwr") && has_text(&saving, "same power as FGD"));
+    assert!(!has_text(&saving, "fgd"), "fgd is the reference, not a curve");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn each_policy_keeps_its_colour_in_every_figure() {
+    let dir = temp_dir("colours");
+    write_all_inputs(&dir);
+    draw_all(&dir).unwrap();
+    // The fixed colours of fgd and pwr, and the first mix colour.
+    let fgd = "#1F77B4";
+    let pwr = "#D62728";
+    let mix = "#FF7F0E";
+    for stem in ["alloc_vs_arrived_default", "power_vs_arrived_gpushare", "gaps_default_power", "pareto_default_90"] {
+        let svg = read_svg(&dir, stem).to_uppercase();
+        for colour in [fgd, pwr, mix] {
+            assert!(svg.contains(colour), "{stem} lacks colour {colour}");
+        }
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gap_figures_explain_status_whiskers_and_skipped_rows() {
+    let dir = temp_dir("gaps");
+    fs::write(dir.join("gaps.csv"), GAPS_CSV).unwrap();
+    let written = draw_all(&dir).unwrap();
+    assert_eq!(written.len(), 4, "only the two gap figures: {written:?}");
+
+    let power = read_svg(&dir, "gaps_default_power");
+    for text in [
+        "gap (%)",
+        "checkpoint: arrived workload (% of cluster GPU capacity)",
+        "90 %",
+        "110 %",
+        "random",
+        "fgd",
+        "pwr",
+        "pwr:200,fgd:800",
+        "solved to optimality (solid)",
+        "time limit: bound not closed (hatched)",
+        "LP-relaxation bound only (light)",
+        "whisker: largest possible gap",
+        "no finite upper bound",
+        "no gap (infeasible / solver error)",
+    ] {
+        assert!(has_text(&power, text), "power gap figure lacks {text:?}");
+    }
+    assert!(power.contains("rows not plotted: 1 infeasible"));
+    assert!(power.contains("trace default"));
+
+    let alloc = read_svg(&dir, "gaps_default_alloc");
+    assert!(has_text(&alloc, "gap (percentage points of GPU capacity)"));
+    assert!(!has_text(&alloc, "LP-relaxation bound only (light)"), "no relaxation rows here");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn pareto_figure_labels_front_and_policies() {
+    let dir = temp_dir("pareto");
+    fs::write(dir.join("pareto.csv"), pareto_csv()).unwrap();
+    let written = draw_all(&dir).unwrap();
+    assert_eq!(written.len(), 2);
+    let svg = read_svg(&dir, "pareto_default_90");
+    for text in [
+        "power (kW)",
+        "fragmented GPU (GPUs)",
+        "exact Pareto front",
+        "front point at time limit",
+        "online policy",
+        "fgd",
+        "pwr",
+        "pwr:200,fgd:800",
+    ] {
+        assert!(has_text(&svg, text), "pareto figure lacks {text:?}");
+    }
+    // Each policy is named twice: legend and point label.
+    assert_eq!(svg.matches(">pwr</text>").count(), 2);
+    assert!(svg.contains("1 infeasible/failed front points not plotted"));
+    assert!(svg.contains("trace default at 90 % arrived"));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn same_csvs_give_identical_files() {
+    let (a, b) = (temp_dir("det-a"), temp_dir("det-b"));
+    write_all_inputs(&a);
+    write_all_inputs(&b);
+    let (wa, wb) = (draw_all(&a).unwrap(), draw_all(&b).unwrap());
+    assert_eq!(wa.len(), wb.len());
+    for (pa, pb) in wa.iter().zip(&wb) {
+        assert_eq!(pa.file_name(), pb.file_name());
+        assert!(fs::read(pa).unwrap() == fs::read(pb).unwrap(), "{} differs between runs", pa.display());
+    }
+    fs::remove_dir_all(&a).unwrap();
+    fs::remove_dir_all(&b).unwrap();
+}
+
+#[test]
+fn absent_or_empty_csvs_are_skipped() {
+    let dir = temp_dir("empty");
+    assert!(draw_all(&dir).unwrap().is_empty());
+    assert!(!dir.join("figures").exists());
+
+    fs::write(
+        dir.join("mean_grid.csv"),
+        "trace,family,policy,seeds,arrived_pct,alloc_pct,frag_gpu_milli,frag_ratio_pct,power_cpu_w,power_gpu_w,power_total_w,used_nodes,failed_tasks\n",
+    )
+    .unwrap();
+    fs::write(dir.join("gaps.csv"), "").unwrap();
+    fs::write(dir.join("pareto.csv"), pareto_csv()).unwrap();
+    let written = draw_all(&dir).unwrap();
+    let names: Vec<String> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["pareto_default_90.svg", "pareto_default_90.png"]);
+
+    // Without fgd there is no saving figure.
+    let grid: String = mean_grid_csv().lines().filter(|l| !l.contains(",fgd,")).map(|l| format!("{l}\n")).collect();
+    fs::write(dir.join("mean_grid.csv"), grid).unwrap();
+    fs::remove_file(dir.join("pareto.csv")).unwrap();
+    let written = draw_all(&dir).unwrap();
+    assert_eq!(written.len(), 2 * 8);
+    assert!(written.iter().all(|p| !p.to_string_lossy().contains("power_saving")));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The error message of drawing from a folder holding `file` with `contents`.
+fn error_for(name: &str, file: &str, contents: &str) -> String {
+    let dir = temp_dir(name);
+    fs::write(dir.join(file), contents).unwrap();
+    let message = format!("{:#}", draw_all(&dir).expect_err("bad CSV must be an error"));
+    fs::remove_dir_all(&dir).unwrap();
+    message
+}
+
+#[test]
+fn bad_csvs_are_errors_naming_file_and_line() {
+    let mut grid = mean_grid_csv();
+    let second = grid.lines().nth(2).unwrap().to_string();
+    grid = grid.replacen(&second, &second.replacen(",3,", ",3,abc_", 1), 1);
+    let message = error_for("bad-number", "mean_grid.csv", &grid);
+    assert!(message.contains("mean_grid.csv") && message.contains("line 3"), "{message}");
+    assert!(message.contains("arrived_pct"), "{message}");
+
+    let short_row = GAPS_CSV.replacen("default,90,power,pwr,42,20,80,1450,1400,1400,optimal,3.5714,3.5714,1.2", "default,90,power,pwr,42", 1);
+    let message = error_for("short-row", "gaps.csv", &short_row);
+    assert!(message.contains("gaps.csv") && message.contains("line 4"), "{message}");
+
+    let bad_status = GAPS_CSV.replacen(",optimal,1.5,1.5,", ",solved,1.5,1.5,", 1);
+    let message = error_for("bad-status", "gaps.csv", &bad_status);
+    assert!(message.contains("gaps.csv") && message.contains("line 9") && message.contains("solved"), "{message}");
+
+    let inverted = GAPS_CSV.replacen(",3.0,4.0,", ",5.0,4.0,", 1);
+    let message = error_for("inverted", "gaps.csv", &inverted);
+    assert!(message.contains("gaps.csv") && message.contains("line 10"), "{message}");
+
+    let missing_column = pareto_csv().replacen("power_w,", "watts,", 1);
+    let message = error_for("missing-column", "pareto.csv", &missing_column);
+    assert!(message.contains("pareto.csv") && message.contains("power_w"), "{message}");
+
+    let bad_kind = pareto_csv().replacen(",front,3,", ",frontier,3,", 1);
+    let message = error_for("bad-kind", "pareto.csv", &bad_kind);
+    assert!(message.contains("pareto.csv") && message.contains("line 5"), "{message}");
+}

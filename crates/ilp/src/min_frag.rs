@@ -1,0 +1,79 @@
+//! Minimum fragmentation: place exactly the tasks the heuristic placed, with the least FGD
+//! fragmentation `Σ_n F(n)` against the same typical pods (spec §5.7).
+//!
+//! `min Σ_n F(n) = P·Σ_n L_n − Σ_{n,t} p_t·v[n,t]` with the exact linearisation of
+//! [`crate::model::PlacementModel::add_frag`]; `P·Σ_n L_n` (probability mass times the free
+//! GPU milli left by this task set) is constant and is part of the objective HiGHS sees, so
+//! gaps are relative to the total fragmentation.
+
+use std::time::Instant;
+
+use crate::common::{solve, solver_candidate, start_from, Sense};
+use crate::eval::{frag_milli, power_watts, state_of};
+use crate::model::{Demand, PlacementModel};
+use crate::shapes::Shapes;
+use crate::snapshot::Snapshot;
+use crate::solve::{interpret, Candidate, Objective, SolveOptions, SolveReport};
+
+/// Solves min-frag on the heuristic's placed task set, warm-started from its placement.
+pub fn min_frag(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
+    frag_with_power_cap(snapshot, None, &snapshot.heuristic, options)
+}
+
+/// Min-frag, optionally subject to total power ≤ `power_cap_watts` (the ε-constraint of the
+/// Pareto front), warm-started from `start_placement` (which must respect the cap).
+pub(crate) fn frag_with_power_cap(
+    snapshot: &Snapshot,
+    power_cap_watts: Option<f64>,
+    start_placement: &[Option<gapbench_model::Placement>],
+    options: &SolveOptions,
+) -> SolveReport {
+    let clock = Instant::now();
+    let fail = |message: String| SolveReport::error(Objective::Frag, message, clock.elapsed().as_secs_f64());
+    if let Err(e) = options.validate().and_then(|()| snapshot.check()) {
+        return fail(e);
+    }
+    let shapes = match Shapes::group(snapshot.tasks, snapshot.placed_tasks()) {
+        Ok(shapes) => shapes,
+        Err(e) => return fail(e),
+    };
+    let mut model = PlacementModel::new(snapshot.cluster, &shapes, Demand::Exactly, options.node_symmetry);
+    let frag = model.add_frag(snapshot.typical);
+    let power = power_cap_watts.map(|cap| {
+        let power = model.add_power();
+        // P_dynamic ≤ cap − P_constant.
+        let row = power.dynamic_watts.clone().leq(cap - power.constant_watts);
+        model.rows.push(row);
+        power
+    });
+    let one = model.constant_column();
+    let objective = frag.constant_milli * one - frag.q3_weighted.clone();
+    let start = match start_from(&model, start_placement, power.as_ref(), Some(&frag), Some(one)) {
+        Ok(start) => start,
+        Err(e) => return fail(e),
+    };
+    let raw = solve(&mut model, Sense::Minimise, objective, &start, options);
+    let state = |placement: &[_]| state_of(snapshot.cluster, snapshot.tasks, placement);
+    let evaluate = |placement: &[_]| frag_milli(snapshot.cluster, snapshot.typical, &state(placement));
+    let solver = solver_candidate(&model, &raw, snapshot, evaluate, evaluate);
+    // The cap must hold for the placement we report (HiGHS's tolerances are not ours).
+    let solver = solver.and_then(|candidate| match (candidate, power_cap_watts) {
+        (Some(c), Some(cap)) => {
+            let watts = power_watts(snapshot.cluster, &state(&c.placement)) as f64;
+            if watts > cap {
+                Err(format!("the solver's placement draws {watts} W, over the cap of {cap} W"))
+            } else {
+                Ok(Some(c))
+            }
+        }
+        (candidate, _) => Ok(candidate),
+    });
+    let fallback_value = evaluate(start_placement);
+    let fallback = Candidate {
+        value: fallback_value,
+        placement: start_placement.to_vec(),
+    };
+    let mut report = interpret(Objective::Frag, &raw, solver, Some(fallback));
+    report.solve_seconds = clock.elapsed().as_secs_f64();
+    report
+}

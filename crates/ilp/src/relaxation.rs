@@ -1,0 +1,229 @@
+//! Valid bounds for clusters too large for the per-node model (the full 1,213-node openb
+//! cluster with ≈10 k tasks): a **relaxation** that aggregates identical nodes.
+//!
+//! Per node type `τ` with `N_τ` nodes, `X[τ,s] ∈ ℤ≥0` counts tasks of shape `s` on nodes of
+//! that type, and the per-node constraints of [`crate::model`] are summed over the type:
+//! - `Σ_s cpu_s·X ≤ N_τ·cpu_cap`, `Σ_s mem_s·X ≤ N_τ·mem_cap`, `Σ_s X ≤ 1001·N_τ`;
+//! - `W_τ = Σ_{s whole} k_s·X[τ,s]` whole devices, `Σ_s gpu_milli_s·X ≤ 1000·N_τ·G_τ`;
+//! - power: `U_τ ∈ ℤ` working devices with `1000·U_τ ≥ Σ_s gpu_milli_s·X` and, per dual
+//!   feasible function `f_ε` (`f_ε(m) = 1` if `m > 1000 − 1000ε`, `0` if `m < 1000ε`, else
+//!   `m/1000`; at most 1 per device), `U_τ ≥ W_τ + Σ_{s share} f_ε(m_s)·X[τ,s]`;
+//!   `I_τ ∈ ℤ` idle cores with `2000·I_τ + Σ_s cpu_s·X ≤ N_τ·cpu_cap`;
+//!   `A_τ ∈ ℤ` active sockets with `cores_per_socket·A_τ + I_τ ≥ N_τ·real_cores`.
+//!
+//! Every per-node solution aggregates to a solution of this model with the same objective
+//! value, so its optimum — and HiGHS's proven dual bound of it, which is at least its LP
+//! relaxation's value — bounds the true optimum: from below for power, from above for
+//! allocation. The model is small (types × shapes integers) whatever the cluster size. The
+//! bound is loose where the aggregation forgets that a task's CPU and GPU share one node
+//! and that CPU sockets step per node; gaps against it are upper estimates.
+//!
+//! **Column generation plugs in here.** The tight version replaces `X[τ,s]` by
+//! configuration columns `λ[τ,c] ∈ ℤ≥0` — `c` a feasible multiset of shapes on *one* node
+//! of type `τ`, with its exact per-node power `P(c)` — subject to `Σ_c λ[τ,c] = N_τ` and
+//! `Σ_{τ,c} a_{s,c}·λ[τ,c] = count_s`; the demand rows built by `aggregated_model` are that
+//! master's linking rows, and the pricing problem is the per-node model of
+//! [`crate::model`] for one node of type `τ` with the demand rows' duals as shape profits.
+//! Its LP bound is the configuration bound; an integer solution of the master is a real
+//! placement.
+
+use std::time::Instant;
+
+use gapbench_model::state::MAX_TASKS_PER_NODE;
+use gapbench_model::MILLI_GPU_PER_GPU;
+use good_lp::{variable, Expression, ProblemVariables, SolverModel, Variable};
+
+use crate::eval::{alloc_gpu_milli, power_watts, state_of};
+use crate::shapes::{ShapeKind, Shapes};
+use crate::snapshot::Snapshot;
+use crate::solve::{relative_gap, run_highs, Objective, RawStatus, SolveOptions, SolveReport, SolveStatus};
+
+const MILLI: f64 = MILLI_GPU_PER_GPU as f64;
+
+/// The dual feasible functions used for the working-device cuts, by ε.
+const DFF_EPSILONS: [f64; 4] = [0.2, 0.3, 0.4, 0.5];
+
+fn dff(epsilon: f64, gpu_milli: u16) -> f64 {
+    let x = f64::from(gpu_milli) / MILLI;
+    if x > 1.0 - epsilon {
+        1.0
+    } else if x < epsilon {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// A lower bound on the least total power (idle power included) that places exactly the
+/// heuristic's placed tasks, from the by-type relaxation. The report's incumbent and
+/// placement are the heuristic's own (the only placement known); status `RelaxationBound`.
+pub fn relaxed_min_power(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
+    relaxed(snapshot, Objective::Power, options)
+}
+
+/// An upper bound on the most GPU milli any placement of the arrived tasks could allocate,
+/// from the by-type relaxation; incumbent and placement are the heuristic's.
+pub fn relaxed_max_alloc(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
+    relaxed(snapshot, Objective::Alloc, options)
+}
+
+fn relaxed(snapshot: &Snapshot, objective: Objective, options: &SolveOptions) -> SolveReport {
+    let clock = Instant::now();
+    let fail = |message: String| SolveReport::error(objective, message, clock.elapsed().as_secs_f64());
+    if let Err(e) = options.validate().and_then(|()| snapshot.check()) {
+        return fail(e);
+    }
+    let indices: Vec<usize> = match objective {
+        Objective::Power => snapshot.placed_tasks(),
+        Objective::Alloc => (0..snapshot.tasks.len()).collect(),
+        Objective::Frag => return fail("no by-type relaxation of fragmentation".into()),
+    };
+    let shapes = match Shapes::group(snapshot.tasks, indices) {
+        Ok(shapes) => shapes,
+        Err(e) => return fail(e),
+    };
+    let cluster = snapshot.cluster;
+    let type_counts = cluster.type_counts();
+    let mut vars = ProblemVariables::new();
+    let mut rows = Vec::new();
+    let mut power = Expression::default();
+    let mut power_constant = 0.0;
+    let mut allocated = Expression::default();
+    let mut placed: Vec<Expression> = vec![Expression::default(); shapes.shapes.len()];
+    for (t, node_type) in cluster.node_types.iter().enumerate() {
+        let nodes = type_counts[t] as f64;
+        if type_counts[t] == 0 {
+            continue;
+        }
+        let model = cluster.power_models[t];
+        let devices = f64::from(node_type.gpu_count);
+        let mut cpu = Expression::default();
+        let mut memory = Expression::default();
+        let mut tasks = Expression::default();
+        let mut gpu_milli = Expression::default();
+        let mut whole_devices = Expression::default();
+        let mut dff_load: Vec<Expression> = vec![Expression::default(); DFF_EPSILONS.len()];
+        for (s, shape) in shapes.shapes.iter().enumerate() {
+            let most = shape.max_per_node(node_type);
+            if most == 0 {
+                continue;
+            }
+            let upper = (f64::from(most) * nodes).min(shape.count() as f64);
+            let x: Variable = vars.add(variable().integer().min(0.0).max(upper));
+            placed[s].add_mul(1.0, x);
+            cpu.add_mul(f64::from(shape.cpu_milli), x);
+            memory.add_mul(shape.memory_mib as f64, x);
+            tasks.add_mul(1.0, x);
+            let milli = f64::from(shape.total_gpu_milli());
+            if milli > 0.0 {
+                gpu_milli.add_mul(milli, x);
+                allocated.add_mul(milli, x);
+            }
+            match shape.kind() {
+                ShapeKind::Whole => whole_devices.add_mul(f64::from(shape.gpu_count), x),
+                ShapeKind::Share => {
+                    for (e, load) in DFF_EPSILONS.iter().zip(&mut dff_load) {
+                        let weight = dff(*e, shape.gpu_milli);
+                        if weight > 0.0 {
+                            load.add_mul(weight, x);
+                        }
+                    }
+                }
+                ShapeKind::CpuOnly => {}
+            }
+        }
+        rows.push(cpu.clone().leq(nodes * f64::from(node_type.cpu_milli)));
+        rows.push(memory.leq(nodes * node_type.memory_mib as f64));
+        rows.push(tasks.leq(nodes * f64::from(MAX_TASKS_PER_NODE)));
+        rows.push(gpu_milli.clone().leq(nodes * devices * MILLI));
+        rows.push(whole_devices.clone().leq(nodes * devices));
+        if objective == Objective::Power {
+            let idle_cores = vars.add(
+                variable()
+                    .integer()
+                    .min(0.0)
+                    .max(nodes * f64::from(node_type.cpu_milli / 2000)),
+            );
+            let active = vars.add(variable().integer().min(0.0).max(nodes * f64::from(model.sockets)));
+            rows.push((2000.0 * idle_cores + cpu).leq(nodes * f64::from(node_type.cpu_milli)));
+            rows.push(
+                (f64::from(model.socket.cores_per_socket) * active + idle_cores)
+                    .geq(nodes * f64::from(model.real_cores)),
+            );
+            let (socket_idle, socket_full) =
+                (f64::from(model.socket.idle_watts), f64::from(model.socket.full_watts));
+            power_constant += nodes * socket_idle * f64::from(model.sockets);
+            power.add_mul(socket_full - socket_idle, active);
+            if let Some(gpu) = model.gpu {
+                let working = vars.add(variable().integer().min(0.0).max(nodes * devices));
+                rows.push((MILLI * working).geq(gpu_milli));
+                for load in dff_load {
+                    rows.push(Expression::from(working).geq(whole_devices.clone() + load));
+                }
+                let (idle, full) = (f64::from(gpu.idle_watts), f64::from(gpu.full_watts));
+                power_constant += nodes * devices * idle;
+                power.add_mul(full - idle, working);
+            }
+        }
+    }
+    for (shape, placed) in shapes.shapes.iter().zip(placed) {
+        let count = shape.count() as f64;
+        rows.push(match objective {
+            Objective::Power => placed.eq(count),
+            _ => placed.leq(count),
+        });
+    }
+    let unsolved = match objective {
+        Objective::Power => {
+            let one = vars.add(variable().integer().min(1.0).max(1.0));
+            vars.minimise(power + power_constant * one)
+        }
+        _ => vars.maximise(allocated),
+    };
+    let mut problem = unsolved.using(good_lp::highs);
+    for row in rows {
+        problem.add_constraint(row);
+    }
+    let raw = run_highs(problem, None, options);
+    let state = state_of(cluster, snapshot.tasks, &snapshot.heuristic);
+    let heuristic = match objective {
+        Objective::Power => power_watts(cluster, &state) as f64,
+        _ => alloc_gpu_milli(snapshot.tasks, &snapshot.heuristic) as f64,
+    };
+    let bound = match raw.status {
+        RawStatus::Error(ref e) => return fail(e.clone()),
+        RawStatus::Infeasible => {
+            return fail("the by-type relaxation is infeasible although the heuristic's placement is not".into())
+        }
+        RawStatus::Optimal => raw.bound.or(raw.objective),
+        RawStatus::Limit => raw.bound,
+    };
+    let Some(bound) = bound else {
+        return fail("HiGHS gave no bound for the by-type relaxation within the time limit".into());
+    };
+    // Integral objectives: round towards the heuristic; a relaxation can never beat a
+    // feasible placement beyond tolerance.
+    let bound = match objective {
+        Objective::Power => (bound - 1e-6).ceil(),
+        _ => (bound + 1e-6).floor(),
+    };
+    let beyond = match objective {
+        Objective::Power => bound > heuristic,
+        _ => bound < heuristic,
+    };
+    if beyond {
+        return fail(format!(
+            "the relaxation bound {bound} is beyond the heuristic's feasible value {heuristic}"
+        ));
+    }
+    SolveReport {
+        objective,
+        status: SolveStatus::RelaxationBound,
+        incumbent: Some(heuristic),
+        bound: Some(bound),
+        mip_gap: Some(relative_gap(heuristic, bound)),
+        solve_seconds: clock.elapsed().as_secs_f64(),
+        placement: snapshot.heuristic.clone(),
+        secondary_power_watts: None,
+    }
+}

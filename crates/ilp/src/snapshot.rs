@@ -1,0 +1,156 @@
+//! A snapshot: the exact objects an arrival sweep saw at a checkpoint — the cluster, the
+//! tasks that had arrived, and where the heuristic put each of them.
+
+use gapbench_model::{check_placements, Cluster, Placement, PreparedWorkload, Task, TypicalPods};
+use gapbench_online::SweepResult;
+
+/// What an online policy faced and did up to a checkpoint of an arrival sweep. Borrows the
+/// simulator's own cluster, task list and typical pods: nothing is re-parsed or copied, so
+/// the solver answers for exactly the task set the heuristic saw.
+#[derive(Debug, Clone)]
+pub struct Snapshot<'a> {
+    pub cluster: &'a Cluster,
+    /// The FGD target workload the fragmentation measure uses (spec §5.7).
+    pub typical: &'a TypicalPods,
+    /// Arrived tasks in arrival order: the prefix of `PreparedWorkload::events`.
+    pub tasks: &'a [Task],
+    /// The heuristic's placement of each arrived task; `None` for a task that failed.
+    pub heuristic: Vec<Option<Placement>>,
+    /// The checkpoint: arrived GPU demand as a percentage of cluster GPU capacity.
+    pub checkpoint_pct: f64,
+}
+
+impl<'a> Snapshot<'a> {
+    /// The state of `sweep` when arrived GPU demand reaches `checkpoint_pct` % of the
+    /// cluster's GPU capacity: the longest prefix of events whose cumulative arrived GPU
+    /// milli is ≤ `checkpoint_pct/100 × capacity` (the same rule as the integer-percent grid).
+    ///
+    /// Errors when the sweep does not belong to `prepared` (different event count) or the
+    /// checkpoint is not a finite non-negative number.
+    pub fn at_checkpoint(
+        cluster: &'a Cluster,
+        prepared: &'a PreparedWorkload,
+        sweep: &SweepResult,
+        checkpoint_pct: f64,
+    ) -> Result<Self, String> {
+        if !checkpoint_pct.is_finite() || checkpoint_pct < 0.0 {
+            return Err(format!(
+                "checkpoint {checkpoint_pct} % is not a non-negative percentage"
+            ));
+        }
+        let limit_milli = checkpoint_pct / 100.0 * cluster.gpu_capacity_milli() as f64;
+        let events = sweep
+            .records
+            .partition_point(|r| r.arrived_gpu_milli as f64 <= limit_milli);
+        let mut snapshot = Self::after_events(cluster, prepared, sweep, events)?;
+        snapshot.checkpoint_pct = checkpoint_pct;
+        Ok(snapshot)
+    }
+
+    /// The state of `sweep` after its first `events` events; `checkpoint_pct` is set to the
+    /// arrived GPU demand then, in % of cluster GPU capacity (0 for a cluster without GPUs).
+    pub fn after_events(
+        cluster: &'a Cluster,
+        prepared: &'a PreparedWorkload,
+        sweep: &SweepResult,
+        events: usize,
+    ) -> Result<Self, String> {
+        if sweep.records.len() != prepared.events.len() {
+            return Err(format!(
+                "the sweep has {} events but the workload {}: they do not belong together",
+                sweep.records.len(),
+                prepared.events.len()
+            ));
+        }
+        if events > sweep.records.len() {
+            return Err(format!(
+                "{events} events asked for, the sweep has {}",
+                sweep.records.len()
+            ));
+        }
+        let arrived = events
+            .checked_sub(1)
+            .map_or(0, |last| sweep.records[last].arrived_gpu_milli);
+        let capacity = cluster.gpu_capacity_milli();
+        let checkpoint_pct = if capacity > 0 {
+            100.0 * arrived as f64 / capacity as f64
+        } else {
+            0.0
+        };
+        let mut heuristic = vec![None; events];
+        for (task, placement) in sweep.placements_until(events) {
+            heuristic[task] = Some(placement);
+        }
+        Ok(Snapshot {
+            cluster,
+            typical: &prepared.typical,
+            tasks: &prepared.events[..events],
+            heuristic,
+            checkpoint_pct,
+        })
+    }
+
+    /// A snapshot from explicit parts (tests, hand-made instances). The placement must be
+    /// valid: it is checked here.
+    pub fn new(
+        cluster: &'a Cluster,
+        typical: &'a TypicalPods,
+        tasks: &'a [Task],
+        heuristic: Vec<Option<Placement>>,
+        checkpoint_pct: f64,
+    ) -> Result<Self, String> {
+        let snapshot = Snapshot {
+            cluster,
+            typical,
+            tasks,
+            heuristic,
+            checkpoint_pct,
+        };
+        snapshot.check()?;
+        Ok(snapshot)
+    }
+
+    /// Runs the independent checker on the heuristic's placement.
+    pub fn check(&self) -> Result<(), String> {
+        if self.heuristic.len() != self.tasks.len() {
+            return Err(format!(
+                "{} placements for {} tasks",
+                self.heuristic.len(),
+                self.tasks.len()
+            ));
+        }
+        check_assignment(self.cluster, self.tasks, &self.heuristic)
+    }
+
+    /// Indices of the tasks the heuristic placed, in arrival order.
+    pub fn placed_tasks(&self) -> Vec<usize> {
+        (0..self.tasks.len())
+            .filter(|&i| self.heuristic[i].is_some())
+            .collect()
+    }
+}
+
+/// `check_placements` on a per-task assignment, as one readable error.
+pub fn check_assignment(
+    cluster: &Cluster,
+    tasks: &[Task],
+    assignment: &[Option<Placement>],
+) -> Result<(), String> {
+    let violations = check_placements(
+        cluster,
+        tasks
+            .iter()
+            .zip(assignment)
+            .filter_map(|(task, placement)| placement.map(|p| (task, p))),
+    );
+    if violations.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<String> = violations.iter().take(5).map(|v| v.to_string()).collect();
+    Err(format!(
+        "{} placement violation(s): {}{}",
+        violations.len(),
+        shown.join("; "),
+        if violations.len() > 5 { "; …" } else { "" }
+    ))
+}

@@ -1,0 +1,379 @@
+//! Running HiGHS on a good_lp model, and what a solve reports.
+//!
+//! good_lp's own HiGHS wrapper reports neither the dual bound nor the achieved gap, so a
+//! problem is turned into the underlying `highs::Model` (`HighsProblem::into_inner`), which
+//! drops options and the initial solution set through good_lp: time limit, relative gap,
+//! threads and the warm start are therefore set here, on the `highs::Model`.
+
+use std::time::Instant;
+
+use gapbench_model::Placement;
+use good_lp::solvers::highs::HighsProblem;
+use highs::HighsModelStatus;
+
+/// How to solve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolveOptions {
+    /// Wall-clock limit per solve, in seconds (HiGHS `time_limit`).
+    pub time_limit_s: f64,
+    /// Stop once `(incumbent − bound)/|incumbent|` is at most this (HiGHS `mip_rel_gap`);
+    /// 0 asks for a proof of optimality.
+    pub mip_rel_gap: f64,
+    /// HiGHS `threads`; `None` keeps HiGHS's default. HiGHS keeps one scheduler per calling
+    /// thread, so every solve from one thread must use the same value.
+    pub threads: Option<u32>,
+    /// Sort identical nodes by a load key (symmetry breaking); devices are always sorted.
+    pub node_symmetry: bool,
+    /// Print HiGHS's log to the terminal.
+    pub verbose: bool,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions {
+            time_limit_s: 60.0,
+            mip_rel_gap: 0.0,
+            threads: None,
+            node_symmetry: true,
+            verbose: false,
+        }
+    }
+}
+
+impl SolveOptions {
+    /// Errors on values HiGHS would reject.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.time_limit_s.is_finite() && self.time_limit_s >= 0.0) {
+            return Err(format!(
+                "time limit {} s is not a non-negative number of seconds",
+                self.time_limit_s
+            ));
+        }
+        if !(self.mip_rel_gap.is_finite() && self.mip_rel_gap >= 0.0) {
+            return Err(format!(
+                "relative MIP gap {} is not a non-negative number",
+                self.mip_rel_gap
+            ));
+        }
+        if self.threads == Some(0) {
+            return Err("threads must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Which objective a report is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Objective {
+    /// Total cluster power in watts (minimise).
+    Power,
+    /// Allocated GPU milli (maximise).
+    Alloc,
+    /// Cluster fragmentation Σ_n F(n) in milli-GPU (minimise).
+    Frag,
+}
+
+impl Objective {
+    pub const ALL: [Objective; 3] = [Objective::Power, Objective::Alloc, Objective::Frag];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Power => "power",
+            Objective::Alloc => "alloc",
+            Objective::Frag => "frag",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Objective> {
+        Objective::ALL
+            .into_iter()
+            .find(|o| o.name() == text.trim().to_ascii_lowercase())
+    }
+
+    pub fn maximise(self) -> bool {
+        self == Objective::Alloc
+    }
+
+    /// Power (whole watts) and allocation (whole milli) take integer values only, so their
+    /// bounds may be rounded towards the incumbent.
+    pub fn integral(self) -> bool {
+        self != Objective::Frag
+    }
+}
+
+/// How a solve ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SolveStatus {
+    /// The incumbent is proven optimal: bound = incumbent (within HiGHS's tolerances).
+    Optimal,
+    /// HiGHS stopped at the requested relative gap; the optimum lies between bound and incumbent.
+    GapLimit,
+    /// The time limit was reached; the optimum lies between bound and incumbent.
+    TimeLimitWithIncumbent,
+    /// No placement satisfies the constraints.
+    Infeasible,
+    /// The bound comes from a relaxation of an aggregated model (full cluster); the
+    /// incumbent is the heuristic's own placement, the only placement known.
+    RelaxationBound,
+    Error(String),
+}
+
+impl SolveStatus {
+    /// Short label for tables and CSV.
+    pub fn label(&self) -> String {
+        match self {
+            SolveStatus::Optimal => "optimal".into(),
+            SolveStatus::GapLimit => "gap_limit".into(),
+            SolveStatus::TimeLimitWithIncumbent => "time_limit".into(),
+            SolveStatus::Infeasible => "infeasible".into(),
+            SolveStatus::RelaxationBound => "relaxation_bound".into(),
+            SolveStatus::Error(message) => format!("error: {message}"),
+        }
+    }
+
+    pub fn is_optimal(&self) -> bool {
+        *self == SolveStatus::Optimal
+    }
+}
+
+/// The result of one solve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolveReport {
+    pub objective: Objective,
+    pub status: SolveStatus,
+    /// The objective of `placement`, evaluated by the model crate (total value: power
+    /// includes idle power; fragmentation is the whole Σ_n F(n)).
+    pub incumbent: Option<f64>,
+    /// A proven bound on the optimum in the same units: lower for power and
+    /// fragmentation, upper for allocation.
+    pub bound: Option<f64>,
+    /// `|incumbent − bound| / |incumbent|` (0 when both are 0).
+    pub mip_gap: Option<f64>,
+    pub solve_seconds: f64,
+    /// Per snapshot task: where the incumbent puts it. Passes `check_placements`.
+    pub placement: Vec<Option<Placement>>,
+    /// Allocation only: total power of `placement` (the lexicographic second objective).
+    pub secondary_power_watts: Option<f64>,
+}
+
+impl SolveReport {
+    pub(crate) fn error(objective: Objective, message: String, seconds: f64) -> Self {
+        SolveReport {
+            objective,
+            status: SolveStatus::Error(message),
+            incumbent: None,
+            bound: None,
+            mip_gap: None,
+            solve_seconds: seconds,
+            placement: Vec::new(),
+            secondary_power_watts: None,
+        }
+    }
+}
+
+/// What HiGHS said, before interpretation.
+#[derive(Debug, Clone)]
+pub(crate) enum RawStatus {
+    /// Proven within HiGHS's gap tolerances.
+    Optimal,
+    /// A limit (time, iterations, …) stopped the search.
+    Limit,
+    Infeasible,
+    Error(String),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct RawSolve {
+    pub status: RawStatus,
+    /// HiGHS's objective of `columns` (constant column included).
+    pub objective: Option<f64>,
+    /// HiGHS's `mip_dual_bound`.
+    pub bound: Option<f64>,
+    /// Column values of the best solution HiGHS holds.
+    pub columns: Option<Vec<f64>>,
+    pub seconds: f64,
+}
+
+/// Solves `problem` with `options`, warm-started from `start` (one value per column).
+pub(crate) fn run_highs(problem: HighsProblem, start: Option<&[f64]>, options: &SolveOptions) -> RawSolve {
+    let clock = Instant::now();
+    let fail = |message: String| RawSolve {
+        status: RawStatus::Error(message),
+        objective: None,
+        bound: None,
+        columns: None,
+        seconds: clock.elapsed().as_secs_f64(),
+    };
+    let mut model = match problem.try_into_inner() {
+        Ok(model) => model,
+        Err(e) => return fail(format!("HiGHS rejected the model: {e}")),
+    };
+    if model.num_cols() == 0 {
+        // Nothing to decide (e.g. no task fits anywhere): the empty solution is optimal,
+        // with objective 0 (constants always live in a column).
+        return RawSolve {
+            status: RawStatus::Optimal,
+            objective: Some(0.0),
+            bound: Some(0.0),
+            columns: Some(Vec::new()),
+            seconds: clock.elapsed().as_secs_f64(),
+        };
+    }
+    let set = |name: &str, result: Result<(), highs::TrySetOptionError>| {
+        result.map_err(|e| format!("HiGHS option {name}: {e:?}"))
+    };
+    let settings = (|| -> Result<(), String> {
+        set("time_limit", model.try_set_option("time_limit", options.time_limit_s))?;
+        set("mip_rel_gap", model.try_set_option("mip_rel_gap", options.mip_rel_gap))?;
+        if let Some(threads) = options.threads {
+            set("threads", model.try_set_option("threads", threads as i32))?;
+        }
+        if options.verbose {
+            set("output_flag", model.try_set_option("output_flag", true))?;
+            set("log_to_console", model.try_set_option("log_to_console", true))?;
+        }
+        if let Some(start) = start {
+            model
+                .try_set_solution(Some(start), None, None, None)
+                .map_err(|e| format!("HiGHS refused the warm start: {e:?}"))?;
+        }
+        Ok(())
+    })();
+    if let Err(message) = settings {
+        return fail(message);
+    }
+    let solved = match model.try_solve() {
+        Ok(solved) => solved,
+        Err(e) => return fail(format!("HiGHS failed: {e:?}")),
+    };
+    let status = match solved.status() {
+        HighsModelStatus::Optimal => RawStatus::Optimal,
+        HighsModelStatus::ReachedTimeLimit
+        | HighsModelStatus::ReachedIterationLimit
+        | HighsModelStatus::ReachedSolutionLimit
+        | HighsModelStatus::ReachedInterrupt
+        | HighsModelStatus::ReachedMemoryLimit
+        | HighsModelStatus::ObjectiveBound
+        | HighsModelStatus::ObjectiveTarget => RawStatus::Limit,
+        HighsModelStatus::Infeasible | HighsModelStatus::UnboundedOrInfeasible => {
+            RawStatus::Infeasible
+        }
+        other => RawStatus::Error(format!("HiGHS ended with status {other:?}")),
+    };
+    let has_solution =
+        solved.primal_solution_status() == highs::HighsSolutionStatus::Feasible;
+    let bound = solved
+        .double_info_value(c"mip_dual_bound")
+        .ok()
+        .filter(|b| b.is_finite());
+    RawSolve {
+        status,
+        objective: has_solution.then(|| solved.objective_value()),
+        bound,
+        columns: has_solution.then(|| solved.get_solution().columns().to_vec()),
+        seconds: clock.elapsed().as_secs_f64(),
+    }
+}
+
+/// A candidate incumbent: a checked placement and its evaluated objective.
+pub(crate) struct Candidate {
+    pub placement: Vec<Option<Placement>>,
+    pub value: f64,
+}
+
+/// Turns HiGHS's answer into a report. `solver` is the decoded, checked and evaluated
+/// solver placement (or why it could not be had); `fallback` is the heuristic's placement,
+/// feasible by construction, used when it is better (or the solver has none).
+///
+/// The bound is HiGHS's `mip_dual_bound`, rounded towards the incumbent for integral
+/// objectives and never allowed past the incumbent (a bound beyond a feasible value can
+/// only be a tolerance artefact). Optimal means bound = incumbent after that.
+pub(crate) fn interpret(
+    objective: Objective,
+    raw: &RawSolve,
+    solver: Result<Option<Candidate>, String>,
+    fallback: Option<Candidate>,
+) -> SolveReport {
+    let seconds = raw.seconds;
+    let solver = match solver {
+        Ok(candidate) => candidate,
+        Err(message) => return SolveReport::error(objective, message, seconds),
+    };
+    match &raw.status {
+        RawStatus::Error(message) => return SolveReport::error(objective, message.clone(), seconds),
+        RawStatus::Infeasible => {
+            return SolveReport {
+                objective,
+                status: SolveStatus::Infeasible,
+                incumbent: None,
+                bound: None,
+                mip_gap: None,
+                solve_seconds: seconds,
+                placement: Vec::new(),
+                secondary_power_watts: None,
+            }
+        }
+        _ => {}
+    }
+    let better = |a: &Candidate, b: &Candidate| {
+        if objective.maximise() {
+            a.value > b.value
+        } else {
+            a.value < b.value
+        }
+    };
+    let best = match (solver, fallback) {
+        (Some(s), Some(f)) => Some(if better(&f, &s) { f } else { s }),
+        (Some(s), None) => Some(s),
+        (None, f) => f,
+    };
+    let Some(best) = best else {
+        return SolveReport::error(objective, "HiGHS stopped without any solution".into(), seconds);
+    };
+    let incumbent = best.value;
+    let tolerance = 1e-6 * incumbent.abs().max(1.0);
+    let bound = raw.bound.map(|b| {
+        let b = match (objective.integral(), objective.maximise()) {
+            (true, false) => (b - 1e-6).ceil(),
+            (true, true) => (b + 1e-6).floor(),
+            (false, _) => b,
+        };
+        if objective.maximise() {
+            b.max(incumbent)
+        } else {
+            b.min(incumbent)
+        }
+    });
+    let proven = matches!(raw.status, RawStatus::Optimal);
+    let (status, bound) = match bound {
+        Some(b) if (b - incumbent).abs() <= tolerance => (SolveStatus::Optimal, Some(incumbent)),
+        Some(b) if proven => (SolveStatus::GapLimit, Some(b)),
+        Some(b) => (SolveStatus::TimeLimitWithIncumbent, Some(b)),
+        // HiGHS solved it in presolve without reporting a dual bound.
+        None if proven => (SolveStatus::Optimal, Some(incumbent)),
+        None => (SolveStatus::TimeLimitWithIncumbent, None),
+    };
+    SolveReport {
+        objective,
+        status,
+        incumbent: Some(incumbent),
+        bound,
+        mip_gap: bound.map(|b| relative_gap(incumbent, b)),
+        solve_seconds: seconds,
+        placement: best.placement,
+        secondary_power_watts: None,
+    }
+}
+
+/// `|incumbent − bound| / |incumbent|`, 0 when both are 0, infinite when only the
+/// incumbent is 0.
+pub fn relative_gap(incumbent: f64, bound: f64) -> f64 {
+    let difference = (incumbent - bound).abs();
+    if difference == 0.0 {
+        0.0
+    } else if incumbent == 0.0 {
+        f64::INFINITY
+    } else {
+        difference / incumbent.abs()
+    }
+}

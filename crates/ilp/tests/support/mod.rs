@@ -1,0 +1,143 @@
+//! Shared by the ilp tests: tiny clusters, heuristic placements from the real arrival-sweep
+//! engine, and a brute-force enumeration of every placement.
+
+#![allow(dead_code)]
+
+use gapbench_ilp::eval::{alloc_gpu_milli, frag_milli, power_watts};
+use gapbench_model::{
+    prepare, Cluster, ClusterState, CpuPowerProfile, DeviceSet, GpuModel, NodeOrder, NodeType,
+    Placement, PreparedWorkload, Task, TaskOrder, TypicalPods,
+};
+use gapbench_online::{run_arrival_sweep, PolicySpec, SweepResult};
+
+pub fn node_type(model: GpuModel, gpus: u8, vcpus: u32, memory_gib: u64) -> NodeType {
+    NodeType {
+        gpu_model: (gpus > 0).then_some(model),
+        gpu_count: gpus,
+        cpu_milli: vcpus * 1000,
+        memory_mib: memory_gib * 1024,
+    }
+}
+
+pub fn cluster(types: &[NodeType]) -> Cluster {
+    Cluster::new(
+        types.iter().enumerate().map(|(i, t)| (format!("n{i}"), *t)),
+        CpuPowerProfile::Reference,
+    )
+    .expect("valid test cluster")
+}
+
+/// An arrival sweep in the listed order (no shuffle, no tuning, first node wins ties).
+pub fn sweep(cluster: &Cluster, tasks: &[Task], policy: &str) -> (PreparedWorkload, SweepResult) {
+    let prepared = prepare(tasks, cluster, TaskOrder::AsListed, None, NodeOrder::AsListed, 7);
+    let spec: PolicySpec = policy.parse().expect("valid policy");
+    let result = run_arrival_sweep(cluster, &prepared, &spec);
+    (prepared, result)
+}
+
+/// Every way to put `task` on `cluster` ignoring other tasks: node × device subset.
+fn placements_of(cluster: &Cluster, task: &Task) -> Vec<Placement> {
+    let mut all = Vec::new();
+    for node in 0..cluster.len() as u32 {
+        let node_type = cluster.node_type(node);
+        let devices = usize::from(node_type.gpu_count);
+        if task.gpu_count == 0 {
+            all.push(Placement {
+                node,
+                devices: DeviceSet::EMPTY,
+            });
+            continue;
+        }
+        if !node_type
+            .gpu_model
+            .is_some_and(|m| task.gpu_models.allows(m))
+        {
+            continue;
+        }
+        for mask in 0u16..(1 << devices) {
+            if mask.count_ones() == u32::from(task.gpu_count) {
+                all.push(Placement {
+                    node,
+                    devices: DeviceSet(mask as u8),
+                });
+            }
+        }
+    }
+    all
+}
+
+fn fits(cluster: &Cluster, state: &ClusterState, task: &Task, p: Placement) -> bool {
+    let node = &state.nodes[p.node as usize];
+    let _ = cluster;
+    task.cpu_milli <= node.cpu_left_milli
+        && task.memory_mib <= node.memory_left_mib
+        && p.devices
+            .iter()
+            .all(|d| node.free_gpu_milli_by_device[d] >= task.gpu_milli)
+}
+
+/// The optima found by trying every placement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BruteForce {
+    /// Least total power placing every task of the set (None if impossible).
+    pub min_power_watts: Option<i64>,
+    /// Least Σ F(n) placing every task of the set.
+    pub min_frag_milli: Option<f64>,
+    /// Most allocated GPU milli placing any subset.
+    pub max_alloc_milli: u64,
+    /// Least power among placements reaching `max_alloc_milli`.
+    pub min_power_at_max_alloc_watts: i64,
+}
+
+/// Enumerates every assignment of `tasks` (each placed on any node and device subset, or —
+/// for allocation — left out) that the checker would accept.
+pub fn brute_force(cluster: &Cluster, typical: &TypicalPods, tasks: &[Task]) -> BruteForce {
+    let options: Vec<Vec<Placement>> = tasks.iter().map(|t| placements_of(cluster, t)).collect();
+    let mut best = BruteForce {
+        min_power_watts: None,
+        min_frag_milli: None,
+        max_alloc_milli: 0,
+        min_power_at_max_alloc_watts: i64::MAX,
+    };
+    let mut assignment: Vec<Option<Placement>> = vec![None; tasks.len()];
+    let mut state = ClusterState::empty(cluster);
+    fn visit(
+        i: usize,
+        cluster: &Cluster,
+        typical: &TypicalPods,
+        tasks: &[Task],
+        options: &[Vec<Placement>],
+        state: &mut ClusterState,
+        assignment: &mut Vec<Option<Placement>>,
+        best: &mut BruteForce,
+    ) {
+        if i == tasks.len() {
+            let power = power_watts(cluster, state);
+            let alloc = alloc_gpu_milli(tasks, assignment);
+            if assignment.iter().all(Option::is_some) {
+                let frag = frag_milli(cluster, typical, state);
+                best.min_power_watts = Some(best.min_power_watts.map_or(power, |p| p.min(power)));
+                best.min_frag_milli = Some(best.min_frag_milli.map_or(frag, |f| f.min(frag)));
+            }
+            if alloc > best.max_alloc_milli {
+                best.max_alloc_milli = alloc;
+                best.min_power_at_max_alloc_watts = power;
+            } else if alloc == best.max_alloc_milli {
+                best.min_power_at_max_alloc_watts = best.min_power_at_max_alloc_watts.min(power);
+            }
+            return;
+        }
+        visit(i + 1, cluster, typical, tasks, options, state, assignment, best);
+        for &p in &options[i] {
+            if fits(cluster, state, &tasks[i], p) {
+                state.bind(&tasks[i], p);
+                assignment[i] = Some(p);
+                visit(i + 1, cluster, typical, tasks, options, state, assignment, best);
+                assignment[i] = None;
+                state.release(&tasks[i], p);
+            }
+        }
+    }
+    visit(0, cluster, typical, tasks, &options, &mut state, &mut assignment, &mut best);
+    best
+}
