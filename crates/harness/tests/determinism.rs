@@ -2,6 +2,9 @@
 
 use std::path::Path;
 
+mod common;
+use common::{assert_same_files, files_under};
+
 use gapbench::run::{run_seeds, write_outputs, RunSettings};
 use gapbench::workload::Workload;
 use gapbench_model::{CpuPowerProfile, NodeOrder, TaskOrder};
@@ -14,36 +17,14 @@ fn run_with_threads(threads: usize, out: &Path) {
     write_outputs(out, &workload, &settings, &runs, true).unwrap();
 }
 
-fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                files.push((path.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 #[test]
 fn outputs_are_byte_identical_on_one_and_two_threads() {
     let base = std::env::temp_dir().join(format!("gapbench-determinism-{}", std::process::id()));
     let (one, two) = (base.join("one"), base.join("two"));
     run_with_threads(1, &one);
     run_with_threads(2, &two);
-    let (a, b) = (files_under(&one), files_under(&two));
-    let names: Vec<&str> = a.iter().map(|(n, _)| n.as_str()).collect();
-    assert!(names.contains(&"seed-43/curve.csv") && names.contains(&"mean_curve.csv") && names.contains(&"manifest.json"), "{names:?}");
-    assert_eq!(a.len(), b.len());
-    for ((name_a, bytes_a), (name_b, bytes_b)) in a.iter().zip(&b) {
-        assert_eq!(name_a, name_b);
-        assert!(bytes_a == bytes_b, "{name_a} differs between thread counts");
-    }
+    let names: Vec<String> = files_under(&one).iter().map(|(n, _)| n.display().to_string()).collect();
+    assert!(names.contains(&"seed-43/curve.csv".to_string()) && names.contains(&"mean_curve.csv".to_string()) && names.contains(&"manifest.json".to_string()), "{names:?}");
+    assert_same_files(&one, &two);
     std::fs::remove_dir_all(&base).unwrap();
 }

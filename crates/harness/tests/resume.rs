@@ -1,7 +1,10 @@
 //! An interrupted bench, re-run, finishes only the remaining runs and ends with files
 //! byte-identical to an uninterrupted bench.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
+use common::assert_same_files;
 
 use gapbench::bench::{merge, run_bench, BenchOptions};
 
@@ -24,32 +27,6 @@ fn options(dir: &Path, out: &Path, shard: Option<(usize, usize)>) -> BenchOption
         shard,
         progress: false,
         command: "gapbench bench --spec spec.toml".to_string(),
-    }
-}
-
-fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                files.push((path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-fn assert_same_files(a: &Path, b: &Path) {
-    let (fa, fb) = (files_under(a), files_under(b));
-    let names = |f: &[(PathBuf, Vec<u8>)]| f.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
-    assert_eq!(names(&fa), names(&fb));
-    for ((name, x), (_, y)) in fa.iter().zip(&fb) {
-        assert!(x == y, "{} differs", name.display());
     }
 }
 

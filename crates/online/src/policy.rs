@@ -129,3 +129,21 @@ pub fn fitting_devices<'s>(
         .filter(move |(_, &left)| left >= task.gpu_milli)
         .map(|(d, _)| d)
 }
+
+/// The best hypothetical placement of `task` on a node, for policies that score how a
+/// node-level quantity changes (FGD: fragment amount; PWR: power). A sharing task is tried
+/// on every fitting device and the highest score wins, the first device on a tie; any other
+/// task has one hypothetical placement ([`Hypothetical::non_share`]) and no device choice.
+pub fn best_placement_on_node(state: &NodeState, task: &Task, score_after: impl Fn(&Hypothetical) -> i64) -> (Option<usize>, i64) {
+    if !task.is_share() {
+        return (None, score_after(&Hypothetical::non_share(state, task)));
+    }
+    let mut best: Option<(usize, i64)> = None;
+    for device in fitting_devices(state, task) {
+        let score = score_after(&Hypothetical::share_on(state, task, device));
+        if best.is_none_or(|(_, top)| score > top) {
+            best = Some((device, score));
+        }
+    }
+    best.map_or((None, 0), |(device, score)| (Some(device), score))
+}

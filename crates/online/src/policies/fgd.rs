@@ -7,7 +7,7 @@
 
 use gapbench_model::{NodeId, Task};
 
-use crate::policy::{fitting_devices, GpuSelection, Hypothetical, Policy, ScoreContext};
+use crate::policy::{best_placement_on_node, GpuSelection, Policy, ScoreContext};
 
 #[derive(Debug)]
 pub struct Fgd;
@@ -16,53 +16,20 @@ fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
-fn fragment_after(ctx: &ScoreContext<'_>, node: NodeId, after: &Hypothetical) -> f64 {
-    let model = ctx.cluster.node_type(node).gpu_model;
-    ctx.typical
-        .node_fragment_milli(model, after.cpu_left_milli, after.free_gpu_milli())
-}
-
-fn score_of(fragment_before: f64, fragment_after: f64) -> i64 {
-    (sigmoid((fragment_before - fragment_after) / 1000.0) * 100.0) as i64
-}
-
-/// FGD score of each fitting device for a sharing task, in device order.
-fn share_device_scores<'a>(
-    ctx: &'a ScoreContext<'a>,
-    node: NodeId,
-    task: &'a Task,
-) -> impl Iterator<Item = (usize, i64)> + 'a {
+/// (device for a sharing task, score) of the best placement on `node`.
+fn best_placement(ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> (Option<usize>, i64) {
     let state = ctx.state.node(node);
-    let before = ctx.typical.node_fragment_milli(
-        ctx.cluster.node_type(node).gpu_model,
-        state.cpu_left_milli,
-        state.free_gpu_milli(),
-    );
-    fitting_devices(state, task).map(move |d| {
-        (
-            d,
-            score_of(
-                before,
-                fragment_after(ctx, node, &Hypothetical::share_on(state, task, d)),
-            ),
-        )
+    let model = ctx.cluster.node_type(node).gpu_model;
+    let before = ctx.typical.node_fragment_milli(model, state.cpu_left_milli, state.free_gpu_milli());
+    best_placement_on_node(state, task, |after| {
+        let fragment_after = ctx.typical.node_fragment_milli(model, after.cpu_left_milli, after.free_gpu_milli());
+        (sigmoid((before - fragment_after) / 1000.0) * 100.0) as i64
     })
 }
 
 /// The device FGD picks for a sharing task: the first with the highest score.
 pub fn select_share_device(ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> Option<usize> {
-    first_max(share_device_scores(ctx, node, task))
-}
-
-/// The first item with the highest value (a later item must be strictly greater to win).
-pub(crate) fn first_max(items: impl Iterator<Item = (usize, i64)>) -> Option<usize> {
-    let mut best: Option<(usize, i64)> = None;
-    for (device, score) in items {
-        if best.is_none_or(|(_, top)| score > top) {
-            best = Some((device, score));
-        }
-    }
-    best.map(|(device, _)| device)
+    best_placement(ctx, node, task).0
 }
 
 impl Policy for Fgd {
@@ -75,20 +42,6 @@ impl Policy for Fgd {
     }
 
     fn score(&self, ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> i64 {
-        if task.is_share() {
-            return share_device_scores(ctx, node, task)
-                .map(|(_, s)| s)
-                .max()
-                .unwrap_or(0);
-        }
-        let state = ctx.state.node(node);
-        let model = ctx.cluster.node_type(node).gpu_model;
-        let before =
-            ctx.typical
-                .node_fragment_milli(model, state.cpu_left_milli, state.free_gpu_milli());
-        score_of(
-            before,
-            fragment_after(ctx, node, &Hypothetical::non_share(state, task)),
-        )
+        best_placement(ctx, node, task).1
     }
 }

@@ -7,43 +7,22 @@
 
 use gapbench_model::{NodeId, Task};
 
-use crate::policies::fgd::first_max;
-use crate::policy::{
-    fitting_devices, GpuSelection, Hypothetical, Normalization, Policy, ScoreContext,
-};
+use crate::policy::{best_placement_on_node, GpuSelection, Normalization, Policy, ScoreContext};
 
 #[derive(Debug)]
 pub struct Pwr;
 
-fn power_delta(ctx: &ScoreContext<'_>, node: NodeId, after: &Hypothetical) -> i64 {
+/// (device for a sharing task, score) of the best placement on `node`.
+fn best_placement(ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> (Option<usize>, i64) {
     let model = ctx.cluster.power_model(node);
     let state = ctx.state.node(node);
-    let before = model
-        .node_power(state.cpu_left_milli, state.free_gpu_milli())
-        .total_watts();
-    before
-        - model
-            .node_power(after.cpu_left_milli, after.free_gpu_milli())
-            .total_watts()
-}
-
-fn share_device_scores<'a>(
-    ctx: &'a ScoreContext<'a>,
-    node: NodeId,
-    task: &'a Task,
-) -> impl Iterator<Item = (usize, i64)> + 'a {
-    let state = ctx.state.node(node);
-    fitting_devices(state, task).map(move |d| {
-        (
-            d,
-            power_delta(ctx, node, &Hypothetical::share_on(state, task, d)),
-        )
-    })
+    let before = model.node_power(state.cpu_left_milli, state.free_gpu_milli()).total_watts();
+    best_placement_on_node(state, task, |after| before - model.node_power(after.cpu_left_milli, after.free_gpu_milli()).total_watts())
 }
 
 /// The device PWR picks for a sharing task.
 pub fn select_share_device(ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> Option<usize> {
-    first_max(share_device_scores(ctx, node, task))
+    best_placement(ctx, node, task).0
 }
 
 impl Policy for Pwr {
@@ -60,16 +39,6 @@ impl Policy for Pwr {
     }
 
     fn score(&self, ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> i64 {
-        if task.is_share() {
-            return share_device_scores(ctx, node, task)
-                .map(|(_, s)| s)
-                .max()
-                .unwrap_or(0);
-        }
-        power_delta(
-            ctx,
-            node,
-            &Hypothetical::non_share(ctx.state.node(node), task),
-        )
+        best_placement(ctx, node, task).1
     }
 }
