@@ -58,6 +58,9 @@ pub struct Matrix {
     /// True when the embedded openb-like workload stood in for missing traces.
     pub stand_in: bool,
     pub inputs: BTreeMap<String, Vec<InputFingerprint>>,
+    /// The command that produced the folder (shown in the report as how to reproduce it).
+    #[serde(default)]
+    pub command: String,
 }
 
 /// One arrival sweep of the matrix.
@@ -105,7 +108,7 @@ impl Matrix {
             workloads.insert(trace.clone(), workload);
         }
         let inputs = workloads.iter().map(|(t, w)| (t.clone(), w.inputs.clone())).collect();
-        Ok((Matrix { spec, traces, gap_traces, stand_in, inputs }, workloads))
+        Ok((Matrix { spec, traces, gap_traces, stand_in, inputs, command: String::new() }, workloads))
     }
 
     /// Every arrival-sweep cell, in spec order (trace, then policy, then seed).
@@ -121,6 +124,11 @@ impl Matrix {
             }
         }
         Ok(cells)
+    }
+
+    /// Whether two folders ran the same matrix (whatever the command line was).
+    pub fn same_runs(&self, other: &Matrix) -> bool {
+        (&self.spec, &self.traces, &self.gap_traces, self.stand_in, &self.inputs) == (&other.spec, &other.traces, &other.gap_traces, other.stand_in, &other.inputs)
     }
 
     /// A hash of everything that determines a cell's result.
@@ -166,7 +174,8 @@ pub struct BenchOutcome {
 pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let spec = BenchSpec::load(&options.spec)?;
     let traces_dir = options.traces_dir.clone().or_else(crate::workload::default_traces_dir);
-    let (matrix, workloads) = Matrix::resolve(spec, traces_dir.as_deref())?;
+    let (mut matrix, workloads) = Matrix::resolve(spec, traces_dir.as_deref())?;
+    matrix.command = options.command.clone();
     let out = options.out.clone().unwrap_or_else(|| PathBuf::from(format!("results/{}-{}", matrix.spec.name, utc_date())));
     write_json(&out.join("matrix.json"), &matrix)?;
 
@@ -198,7 +207,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let complete = cells.iter().all(|cell| finished(&out, &matrix, cell).is_some());
     if complete {
         aggregate(&out, &matrix, &cells)?;
-        crate::report::write_report(&out, &matrix, &options.command)?;
+        finish_folder(&out, &matrix)?;
     }
     Ok(BenchOutcome {
         out,
@@ -220,7 +229,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))?;
         let shard_matrix: Matrix = serde_json::from_str(&text).with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
         match &matrix {
-            Some(m) if *m != shard_matrix => bail!("{} ran a different matrix than {}", shard.display(), shards[0].display()),
+            Some(m) if !m.same_runs(&shard_matrix) => bail!("{} ran a different matrix than {}", shard.display(), shards[0].display()),
             _ => matrix = Some(shard_matrix),
         }
     }
@@ -239,10 +248,26 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
     }
     if missing == 0 {
         aggregate(out, &matrix, &cells)?;
-        let command = format!("gapbench merge --out {} {}", out.display(), shards.iter().map(|s| s.display().to_string()).collect::<Vec<_>>().join(" "));
-        crate::report::write_report(out, &matrix, &command)?;
+        finish_folder(out, &matrix)?;
     }
     Ok(BenchOutcome { out: out.to_path_buf(), cells_total: cells.len(), cells_run: 0, cells_skipped: cells.len() - missing, sweep_seconds: 0.0, complete: missing == 0, matrix })
+}
+
+/// Draws the figures and writes `REPORT.md` of a complete results folder, from its CSVs.
+pub fn finish_folder(out: &Path, matrix: &Matrix) -> Result<()> {
+    crate::figures::draw_all(out)?;
+    crate::report::write_report(out, matrix)?;
+    Ok(())
+}
+
+/// Redraws the figures and report of an existing results folder without re-running anything.
+pub fn redraw(out: &Path) -> Result<Vec<PathBuf>> {
+    let path = out.join("matrix.json");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read (not a gapbench results folder?)", path.display()))?;
+    let matrix: Matrix = serde_json::from_str(&text).with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+    let figures = crate::figures::draw_all(out)?;
+    crate::report::write_report(out, &matrix)?;
+    Ok(figures)
 }
 
 /// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order.

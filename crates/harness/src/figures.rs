@@ -11,8 +11,8 @@
 //!
 //! Every policy has one colour and marker in every figure of a folder: the canonical
 //! policies have fixed ones, mixes take the next ones in name order. Text is drawn with the
-//! embedded DejaVu Sans font, so no system font is needed. Output is deterministic: the same
-//! CSVs give the same SVG bytes.
+//! embedded DejaVu Sans font, so no system font is needed; PNG text is placed glyph by glyph
+//! (see [`TextMode`]). Output is deterministic: the same CSVs give the same SVG bytes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
@@ -51,7 +51,10 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
             names.extend(trace.policies.keys().cloned());
         }
     }
-    names.extend(gaps.iter().flat_map(|g| g.rows.iter().map(|r| r.policy.clone())));
+    names.extend(
+        gaps.iter()
+            .flat_map(|g| g.rows.iter().map(|r| r.policy.clone())),
+    );
     names.extend(pareto.iter().flat_map(|p| {
         p.rows
             .iter()
@@ -134,12 +137,243 @@ fn bold_font(size_px: f64) -> FontDesc<'static> {
     FontDesc::new(FontFamily::SansSerif, size_px, FontStyle::Bold)
 }
 
-/// Width of `text` in pixels in `font`.
+/// Width of `text` in pixels in `font`, as [`draw_text`] lays it out.
 fn text_width_px(text: &str, font: &FontDesc) -> Result<i32> {
+    if let Some(metrics) = FontMetrics::of(font.get_style()) {
+        let scale = font.get_size() / metrics.height_units;
+        let units: f64 = text
+            .chars()
+            .map(|c| f64::from(metrics.char_metrics(c).0))
+            .sum();
+        return Ok((units * scale).ceil() as i32);
+    }
     let (w, _) = font
         .box_size(text)
         .map_err(|e| anyhow!("cannot measure text {text:?}: {e:?}"))?;
     Ok(w as i32)
+}
+
+/// How text is handed to the backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextMode {
+    /// One text element per string (SVG: the viewer lays the glyphs out).
+    Whole,
+    /// One glyph at a time, each at its pen position plus its left side bearing. plotters'
+    /// glyph rasteriser starts every glyph's ink at the pen, dropping the side bearing, which
+    /// opens visible gaps after letters like `l`; placing glyphs one by one corrects that.
+    PerGlyph,
+}
+
+/// Horizontal metrics of the embedded DejaVu font, read from its `hhea`, `OS/2`, `cmap`
+/// (format 4) and `hmtx` tables.
+struct FontMetrics {
+    data: &'static [u8],
+    /// Offset of the format-4 `cmap` subtable.
+    cmap: usize,
+    hmtx: usize,
+    h_metric_count: usize,
+    /// Ascent minus descent in font units: a font size in pixels spans this many units.
+    height_units: f64,
+}
+
+fn be_u16(data: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes([*data.get(at)?, *data.get(at + 1)?]))
+}
+
+fn be_i16(data: &[u8], at: usize) -> Option<i16> {
+    be_u16(data, at).map(|v| v as i16)
+}
+
+fn be_u32(data: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes([
+        *data.get(at)?,
+        *data.get(at + 1)?,
+        *data.get(at + 2)?,
+        *data.get(at + 3)?,
+    ]))
+}
+
+impl FontMetrics {
+    /// The metrics of the font registered for `style` (parsed once).
+    fn of(style: FontStyle) -> Option<&'static FontMetrics> {
+        static REGULAR: OnceLock<Option<FontMetrics>> = OnceLock::new();
+        static BOLD: OnceLock<Option<FontMetrics>> = OnceLock::new();
+        match style {
+            FontStyle::Bold => BOLD
+                .get_or_init(|| FontMetrics::parse(dejavu::sans::bold()))
+                .as_ref(),
+            _ => REGULAR
+                .get_or_init(|| FontMetrics::parse(dejavu::sans::regular()))
+                .as_ref(),
+        }
+    }
+
+    fn parse(data: &'static [u8]) -> Option<FontMetrics> {
+        let table_count = usize::from(be_u16(data, 4)?);
+        let mut tables = HashMap::new();
+        for i in 0..table_count {
+            let record = 12 + 16 * i;
+            let tag = data.get(record..record + 4)?;
+            tables.insert(tag, be_u32(data, record + 8)? as usize);
+        }
+        let hhea = *tables.get(&b"hhea"[..])?;
+        let (mut ascent, mut descent) = (
+            f64::from(be_i16(data, hhea + 4)?),
+            f64::from(be_i16(data, hhea + 6)?),
+        );
+        if let Some(&os2) = tables.get(&b"OS/2"[..]) {
+            // USE_TYPO_METRICS: the typographic ascent and descent define the line height.
+            if be_u16(data, os2 + 62)? & (1 << 7) != 0 {
+                ascent = f64::from(be_i16(data, os2 + 68)?);
+                descent = f64::from(be_i16(data, os2 + 70)?);
+            }
+        }
+        let h_metric_count = usize::from(be_u16(data, hhea + 34)?);
+        let hmtx = *tables.get(&b"hmtx"[..])?;
+        let cmap_table = *tables.get(&b"cmap"[..])?;
+        let mut cmap = None;
+        for i in 0..usize::from(be_u16(data, cmap_table + 2)?) {
+            let record = cmap_table + 4 + 8 * i;
+            let (platform, encoding) = (be_u16(data, record)?, be_u16(data, record + 2)?);
+            let offset = cmap_table + be_u32(data, record + 4)? as usize;
+            if (platform, encoding) == (3, 1) && be_u16(data, offset)? == 4 {
+                cmap = Some(offset);
+            }
+        }
+        let height_units = ascent - descent;
+        (height_units > 0.0 && h_metric_count > 0).then_some(FontMetrics {
+            data,
+            cmap: cmap?,
+            hmtx,
+            h_metric_count,
+            height_units,
+        })
+    }
+
+    /// The glyph index of `c` (0, the missing glyph, when the font lacks it).
+    fn glyph(&self, c: char) -> u16 {
+        self.lookup(c).unwrap_or(0)
+    }
+
+    fn lookup(&self, c: char) -> Option<u16> {
+        let code = u16::try_from(u32::from(c)).ok()?;
+        let (data, table) = (self.data, self.cmap);
+        let segments = usize::from(be_u16(data, table + 6)? / 2);
+        let ends = table + 14;
+        let starts = ends + 2 * segments + 2;
+        let deltas = starts + 2 * segments;
+        let range_offsets = deltas + 2 * segments;
+        for i in 0..segments {
+            if be_u16(data, ends + 2 * i)? < code {
+                continue;
+            }
+            let start = be_u16(data, starts + 2 * i)?;
+            if start > code {
+                return None;
+            }
+            let delta = be_u16(data, deltas + 2 * i)?;
+            let range_offset = usize::from(be_u16(data, range_offsets + 2 * i)?);
+            if range_offset == 0 {
+                return Some(code.wrapping_add(delta));
+            }
+            let at = range_offsets + 2 * i + range_offset + 2 * usize::from(code - start);
+            let glyph = be_u16(data, at)?;
+            return (glyph != 0).then(|| glyph.wrapping_add(delta));
+        }
+        None
+    }
+
+    /// Advance width and left side bearing of `c`, in font units.
+    fn char_metrics(&self, c: char) -> (u16, i16) {
+        let glyph = usize::from(self.glyph(c));
+        let data = self.data;
+        let last = self.h_metric_count - 1;
+        let advance = be_u16(data, self.hmtx + 4 * glyph.min(last)).unwrap_or(0);
+        let bearing = if glyph <= last {
+            be_i16(data, self.hmtx + 4 * glyph + 2)
+        } else {
+            be_i16(
+                data,
+                self.hmtx + 4 * self.h_metric_count + 2 * (glyph - self.h_metric_count),
+            )
+        };
+        (advance, bearing.unwrap_or(0))
+    }
+}
+
+/// Where a text is anchored and which way it runs.
+#[derive(Clone, Copy)]
+struct Placement {
+    h: HPos,
+    v: VPos,
+    /// Reads bottom to top (rotated a quarter turn anticlockwise).
+    upward: bool,
+}
+
+impl Placement {
+    const fn at(h: HPos, v: VPos) -> Self {
+        Placement {
+            h,
+            v,
+            upward: false,
+        }
+    }
+}
+
+/// Draws `text` anchored at `pos` (area pixels) in `font` and `colour`.
+fn draw_text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    font: &FontDesc<'static>,
+    colour: RGBColor,
+    place: Placement,
+    pos: (i32, i32),
+    mode: TextMode,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let font = if place.upward {
+        font.transform(FontTransform::Rotate270)
+    } else {
+        font.clone()
+    };
+    let metrics = FontMetrics::of(font.get_style());
+    let (TextMode::PerGlyph, Some(metrics)) = (mode, metrics) else {
+        area.draw_text(
+            text,
+            &font.color(&colour).pos(Pos::new(place.h, place.v)),
+            pos,
+        )?;
+        return Ok(());
+    };
+    let scale = font.get_size() / metrics.height_units;
+    let mut pen = 0.0;
+    let mut glyphs = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        let (advance, bearing) = metrics.char_metrics(c);
+        if !c.is_whitespace() {
+            glyphs.push((c, pen + f64::from(bearing) * scale));
+        }
+        pen += f64::from(advance) * scale;
+    }
+    let start = match place.h {
+        HPos::Left => 0.0,
+        HPos::Center => -pen / 2.0,
+        HPos::Right => -pen,
+    };
+    let style = font.color(&colour).pos(Pos::new(HPos::Left, place.v));
+    let mut buffer = [0u8; 4];
+    for (c, offset) in glyphs {
+        let along = (start + offset).round() as i32;
+        let at = if place.upward {
+            (pos.0, pos.1 - along)
+        } else {
+            (pos.0 + along, pos.1)
+        };
+        area.draw_text(c.encode_utf8(&mut buffer), &style, at)?;
+    }
+    Ok(())
 }
 
 /// A colour mixed with white: `amount` 0 keeps it, 1 gives white.
@@ -203,7 +437,12 @@ impl Shape {
             }
             Shape::TriangleUp => vec![(0.0, -1.2 * r), (1.1 * r, 0.8 * r), (-1.1 * r, 0.8 * r)],
             Shape::TriangleDown => vec![(0.0, 1.2 * r), (1.1 * r, -0.8 * r), (-1.1 * r, -0.8 * r)],
-            Shape::Diamond => vec![(0.0, -1.25 * r), (1.1 * r, 0.0), (0.0, 1.25 * r), (-1.1 * r, 0.0)],
+            Shape::Diamond => vec![
+                (0.0, -1.25 * r),
+                (1.1 * r, 0.0),
+                (0.0, 1.25 * r),
+                (-1.1 * r, 0.0),
+            ],
             Shape::Pentagon => regular_polygon(5, 1.1 * r, -std::f64::consts::FRAC_PI_2),
         };
         unit.into_iter()
@@ -243,11 +482,18 @@ impl Palette {
         for (rank, (name, colour)) in CANONICAL_POLICIES.iter().enumerate() {
             styles.insert(
                 (*name).to_string(),
-                PolicyStyle { name: (*name).to_string(), colour: *colour, shape: SHAPES[rank % SHAPES.len()], rank },
+                PolicyStyle {
+                    name: (*name).to_string(),
+                    colour: *colour,
+                    shape: SHAPES[rank % SHAPES.len()],
+                    rank,
+                },
             );
         }
-        let mut others: Vec<&String> =
-            names.iter().filter(|n| !styles.contains_key(n.as_str())).collect();
+        let mut others: Vec<&String> = names
+            .iter()
+            .filter(|n| !styles.contains_key(n.as_str()))
+            .collect();
         others.sort_by(|a, b| natural_cmp(a, b));
         for (i, name) in others.into_iter().enumerate() {
             let rank = CANONICAL_POLICIES.len() + i;
@@ -349,8 +595,11 @@ impl Table {
             .headers()
             .map_err(|e| anyhow!("{}: line 1: {e}", path.display()))?
             .clone();
-        let columns: HashMap<String, usize> =
-            header.iter().enumerate().map(|(i, name)| (name.to_string(), i)).collect();
+        let columns: HashMap<String, usize> = header
+            .iter()
+            .enumerate()
+            .map(|(i, name)| (name.to_string(), i))
+            .collect();
         for name in required {
             if !columns.contains_key(*name) {
                 bail!("{}: line 1: missing column `{name}`", path.display());
@@ -368,21 +617,37 @@ impl Table {
         if records.is_empty() {
             return Ok(None);
         }
-        Ok(Some(Table { path: path.to_path_buf(), columns, records }))
+        Ok(Some(Table {
+            path: path.to_path_buf(),
+            columns,
+            records,
+        }))
     }
 
     fn rows(&self) -> impl Iterator<Item = Row<'_>> {
-        self.records.iter().map(move |(line, record)| Row { table: self, line: *line, record })
+        self.records.iter().map(move |(line, record)| Row {
+            table: self,
+            line: *line,
+            record,
+        })
     }
 }
 
 impl Row<'_> {
     fn error(&self, message: impl std::fmt::Display) -> anyhow::Error {
-        anyhow!("{}: line {}: {message}", self.table.path.display(), self.line)
+        anyhow!(
+            "{}: line {}: {message}",
+            self.table.path.display(),
+            self.line
+        )
     }
 
     fn text(&self, column: &str) -> &str {
-        self.table.columns.get(column).and_then(|&i| self.record.get(i)).unwrap_or("")
+        self.table
+            .columns
+            .get(column)
+            .and_then(|&i| self.record.get(i))
+            .unwrap_or("")
     }
 
     /// A non-empty text field.
@@ -472,7 +737,9 @@ impl MeanGrid {
             let policy = row.name("policy")?;
             let seeds = row.number("seeds")?;
             if seeds < 1.0 || seeds.fract() != 0.0 {
-                return Err(row.error(format_args!("column `seeds`: {seeds} is not a positive count")));
+                return Err(row.error(format_args!(
+                    "column `seeds`: {seeds} is not a positive count"
+                )));
             }
             let point = MeanPoint {
                 arrived_pct: row.number("arrived_pct")?,
@@ -480,7 +747,11 @@ impl MeanGrid {
                 frag_ratio_pct: row.number("frag_ratio_pct")?,
                 power_total_w: row.number("power_total_w")?,
             };
-            let key = (trace.clone(), policy.clone(), (point.arrived_pct * 1000.0).round() as i64);
+            let key = (
+                trace.clone(),
+                policy.clone(),
+                (point.arrived_pct * 1000.0).round() as i64,
+            );
             if !seen.insert(key) {
                 return Err(row.error(format_args!(
                     "second row for trace {trace}, policy {policy} at {} % arrived",
@@ -614,7 +885,7 @@ impl Checkpoint {
 }
 
 fn read_gaps(path: &Path) -> Result<Option<GapTable>> {
-    const COLUMNS: [&str; 9] = [
+    const COLUMNS: [&str; 8] = [
         "trace",
         "checkpoint_pct",
         "objective",
@@ -623,9 +894,8 @@ fn read_gaps(path: &Path) -> Result<Option<GapTable>> {
         "status",
         "gap_low_pct",
         "gap_high_pct",
-        "bound",
     ];
-    let Some(table) = Table::read(path, &COLUMNS[..8])? else {
+    let Some(table) = Table::read(path, &COLUMNS)? else {
         return Ok(None);
     };
     let mut rows = Vec::with_capacity(table.records.len());
@@ -703,8 +973,16 @@ struct ParetoTable {
 }
 
 fn read_pareto(path: &Path) -> Result<Option<ParetoTable>> {
-    const COLUMNS: [&str; 8] =
-        ["trace", "checkpoint_pct", "seed", "kind", "label", "power_w", "frag_gpu_milli", "status"];
+    const COLUMNS: [&str; 8] = [
+        "trace",
+        "checkpoint_pct",
+        "seed",
+        "kind",
+        "label",
+        "power_w",
+        "frag_gpu_milli",
+        "status",
+    ];
     let Some(table) = Table::read(path, &COLUMNS)? else {
         return Ok(None);
     };
@@ -714,7 +992,9 @@ fn read_pareto(path: &Path) -> Result<Option<ParetoTable>> {
             "front" => PointKind::Front,
             "policy" => PointKind::Policy,
             other => {
-                return Err(row.error(format_args!("column `kind`: {other:?} is not front or policy")))
+                return Err(row.error(format_args!(
+                    "column `kind`: {other:?} is not front or policy"
+                )))
             }
         };
         let status = row.text("status");
@@ -767,9 +1047,14 @@ impl Axis {
     fn fixed(lo: f64, hi: f64, step: f64, desc: &str) -> Axis {
         let first = (lo / step - 1e-9).ceil() as i64;
         let last = (hi / step + 1e-9).floor() as i64;
+        // Thin out absurd tick counts (only reachable with extreme data).
+        let every = ((last - first) / 50).max(1) as usize;
         Axis {
             range: (lo, hi),
-            ticks: (first..=last).map(|k| k as f64 * step).collect(),
+            ticks: (first..=last)
+                .step_by(every)
+                .map(|k| k as f64 * step)
+                .collect(),
             decimals: decimals_of(step),
             names: None,
             desc: desc.to_string(),
@@ -778,7 +1063,9 @@ impl Axis {
 
     /// About `max_ticks` round ticks; the range grows to the ticks around `lo..=hi`.
     fn nice(lo: f64, hi: f64, max_ticks: usize, desc: &str) -> Axis {
-        let (lo, hi) = if hi - lo > 1e-9 * hi.abs().max(1.0) {
+        let (lo, hi) = if !(hi - lo).is_finite() {
+            (0.0, 1.0)
+        } else if hi - lo > 1e-9 * hi.abs().max(1.0) {
             (lo, hi)
         } else {
             let half = (0.05 * lo.abs()).max(1.0);
@@ -834,17 +1121,22 @@ impl Axis {
 
 /// Decimals needed to write multiples of `step` exactly.
 fn decimals_of(step: f64) -> usize {
-    (0..6).find(|d| {
-        let scaled = step * 10f64.powi(*d as i32);
-        (scaled - scaled.round()).abs() < 1e-6 * scaled.abs().max(1.0)
-    })
-    .unwrap_or(6)
+    (0..6)
+        .find(|d| {
+            let scaled = step * 10f64.powi(*d as i32);
+            (scaled - scaled.round()).abs() < 1e-6 * scaled.abs().max(1.0)
+        })
+        .unwrap_or(6)
 }
 
 /// `lo..hi` grown by `fraction` of its span on both sides, not below zero when the data is not.
 fn padded(lo: f64, hi: f64, fraction: f64) -> (f64, f64) {
     let pad = (hi - lo).abs() * fraction;
-    let new_lo = if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad };
+    let new_lo = if lo >= 0.0 {
+        (lo - pad).max(0.0)
+    } else {
+        lo - pad
+    };
     (new_lo, hi + pad)
 }
 
@@ -891,47 +1183,119 @@ impl Ranged for TickedRange {
 
 impl Axis {
     fn coord(&self) -> TickedRange {
-        TickedRange { lo: self.range.0, hi: self.range.1, ticks: self.ticks.clone() }
+        TickedRange {
+            lo: self.range.0,
+            hi: self.range.1,
+            ticks: self.ticks.clone(),
+        }
     }
 }
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedRange, TickedRange>>;
 
-/// A chart on `area` with the house style: caption, grid at the ticks, labelled axes.
+/// A chart on `area` with the house style: an optional title, grid lines at the ticks and
+/// labelled axes. Decorations are drawn on `root`, in absolute pixels.
 fn build_chart<'a, DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
     area: &'a DrawingArea<DB, Shift>,
-    caption: Option<&str>,
+    title: Option<&str>,
     x: &Axis,
     y: &Axis,
+    mode: TextMode,
 ) -> Result<Chart<'a, DB>>
 where
     DB::ErrorType: 'static,
 {
-    let y_label_area = y.widest_label_px()? + 46;
-    let mut builder = ChartBuilder::on(area);
-    if let Some(caption) = caption {
-        builder.caption(caption, bold_font(PANEL_TITLE_PX));
-    }
-    let mut chart = builder
-        .margin_top(8)
-        .margin_bottom(6)
-        .margin_left(6)
-        .margin_right(22)
-        .x_label_area_size(54)
-        .y_label_area_size(y_label_area)
+    let chart = ChartBuilder::on(area)
+        .margin_top(if title.is_some() { 38 } else { 12 })
+        .margin_bottom(8)
+        .margin_left(8)
+        .margin_right(24)
+        .x_label_area_size(62)
+        .y_label_area_size(y.widest_label_px()? + 46)
         .build_cartesian_2d(x.coord(), y.coord())?;
-    chart
-        .configure_mesh()
-        .x_desc(x.desc.as_str())
-        .y_desc(y.desc.as_str())
-        .x_label_formatter(&|v| x.label(*v))
-        .y_label_formatter(&|v| y.label(*v))
-        .label_style(font(TICK_PX).color(&INK))
-        .axis_desc_style(font(AXIS_DESC_PX).color(&INK))
-        .bold_line_style(GRID_LINE.stroke_width(1))
-        .light_line_style(TRANSPARENT)
-        .axis_style(SUBTLE_INK.stroke_width(1))
-        .draw()?;
+    let (left, bottom) = chart.backend_coord(&(x.range.0, y.range.0));
+    let (right, top) = chart.backend_coord(&(x.range.1, y.range.1));
+    let grid = GRID_LINE.stroke_width(1);
+    let axis = SUBTLE_INK.stroke_width(1);
+    let tick_font = font(TICK_PX);
+    for &t in &x.ticks {
+        let px = chart.backend_coord(&(t, y.range.0)).0;
+        root.draw(&PathElement::new(vec![(px, top), (px, bottom)], grid))?;
+        root.draw(&PathElement::new(
+            vec![(px, bottom), (px, bottom + 5)],
+            axis,
+        ))?;
+        let place = Placement::at(HPos::Center, VPos::Top);
+        draw_text(
+            root,
+            &x.label(t),
+            &tick_font,
+            INK,
+            place,
+            (px, bottom + 9),
+            mode,
+        )?;
+    }
+    for &t in &y.ticks {
+        let py = chart.backend_coord(&(x.range.0, t)).1;
+        root.draw(&PathElement::new(vec![(left, py), (right, py)], grid))?;
+        root.draw(&PathElement::new(vec![(left - 5, py), (left, py)], axis))?;
+        let place = Placement::at(HPos::Right, VPos::Center);
+        draw_text(
+            root,
+            &y.label(t),
+            &tick_font,
+            INK,
+            place,
+            (left - 9, py),
+            mode,
+        )?;
+    }
+    root.draw(&PathElement::new(
+        vec![(left, top), (left, bottom), (right, bottom)],
+        axis,
+    ))?;
+
+    let desc_font = font(AXIS_DESC_PX);
+    let (centre_x, centre_y) = ((left + right) / 2, (top + bottom) / 2);
+    let place = Placement::at(HPos::Center, VPos::Top);
+    draw_text(
+        root,
+        &x.desc,
+        &desc_font,
+        INK,
+        place,
+        (centre_x, bottom + 36),
+        mode,
+    )?;
+    let (area_x, area_y) = area.get_pixel_range();
+    let place = Placement {
+        h: HPos::Center,
+        v: VPos::Top,
+        upward: true,
+    };
+    draw_text(
+        root,
+        &y.desc,
+        &desc_font,
+        INK,
+        place,
+        (area_x.start + 6, centre_y),
+        mode,
+    )?;
+    if let Some(title) = title {
+        let place = Placement::at(HPos::Center, VPos::Top);
+        draw_text(
+            root,
+            title,
+            &bold_font(PANEL_TITLE_PX),
+            INK,
+            place,
+            (centre_x, area_y.start + 10),
+            mode,
+        )?;
+    }
     Ok(chart)
 }
 
@@ -966,7 +1330,10 @@ struct LegendEntry {
 
 impl LegendEntry {
     fn new(swatch: Swatch, label: impl Into<String>) -> Self {
-        LegendEntry { swatch, label: label.into() }
+        LegendEntry {
+            swatch,
+            label: label.into(),
+        }
     }
 }
 
@@ -978,17 +1345,26 @@ fn legend_width_px(entries: &[LegendEntry]) -> Result<u32> {
             Swatch::Heading => bold_font(LEGEND_PX),
             _ => font(LEGEND_PX),
         };
-        let indent = if matches!(entry.swatch, Swatch::Heading) { 0 } else { SWATCH_PX + 10 };
+        let indent = if matches!(entry.swatch, Swatch::Heading) {
+            0
+        } else {
+            SWATCH_PX + 10
+        };
         widest = widest.max(indent + text_width_px(&entry.label, &font)?);
     }
-    Ok((widest + 36).max(170) as u32)
+    // Left padding (12) plus room on the right.
+    Ok((widest + 40).max(170) as u32)
 }
 
 fn legend_height_px(entries: &[LegendEntry]) -> u32 {
     (entries.len() as i32 * LEGEND_ROW_PX + 24) as u32
 }
 
-fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[LegendEntry]) -> Result<()>
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[LegendEntry],
+    mode: TextMode,
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
@@ -996,19 +1372,21 @@ where
     let mut top = 14;
     for entry in entries {
         let middle = top + LEGEND_ROW_PX / 2;
+        let place = Placement::at(HPos::Left, VPos::Center);
         if matches!(entry.swatch, Swatch::Heading) {
-            area.draw_text(
+            draw_text(
+                area,
                 &entry.label,
-                &bold_font(LEGEND_PX).color(&INK).pos(Pos::new(HPos::Left, VPos::Center)),
+                &bold_font(LEGEND_PX),
+                INK,
+                place,
                 (left, middle),
+                mode,
             )?;
         } else {
             draw_swatch(area, &entry.swatch, (left, middle))?;
-            area.draw_text(
-                &entry.label,
-                &font(LEGEND_PX).color(&INK).pos(Pos::new(HPos::Left, VPos::Center)),
-                (left + SWATCH_PX + 10, middle),
-            )?;
+            let at = (left + SWATCH_PX + 10, middle);
+            draw_text(area, &entry.label, &font(LEGEND_PX), INK, place, at, mode)?;
         }
         top += LEGEND_ROW_PX;
     }
@@ -1029,18 +1407,28 @@ where
     match swatch {
         Swatch::Heading => {}
         Swatch::Line(style) => {
-            area.draw(&PathElement::new(vec![(left, middle), (right, middle)], style.colour.stroke_width(3)))?;
+            area.draw(&PathElement::new(
+                vec![(left, middle), (right, middle)],
+                style.colour.stroke_width(3),
+            ))?;
             draw_marker(area, style.shape, centre, 5.0, style.colour, style.colour)?;
         }
         Swatch::Marker(style) => draw_marker(area, style.shape, centre, 6.0, style.colour, INK)?,
-        Swatch::Bar(colour, status) => {
-            draw_bar(area, (left + 4, middle - 8), (right - 4, middle + 8), *colour, *status)?
-        }
+        Swatch::Bar(colour, status) => draw_bar(
+            area,
+            (left + 4, middle - 8),
+            (right - 4, middle + 8),
+            *colour,
+            *status,
+        )?,
         Swatch::Whisker => draw_whisker(area, centre.0, middle + 9, middle - 9, 7, false)?,
         Swatch::Unbounded => draw_whisker(area, centre.0, middle + 9, middle - 9, 7, true)?,
         Swatch::Missing => draw_cross(area, centre, 6)?,
         Swatch::Front(colour, filled) => {
-            area.draw(&PathElement::new(vec![(left, middle), (right, middle)], colour.stroke_width(2)))?;
+            area.draw(&PathElement::new(
+                vec![(left, middle), (right, middle)],
+                colour.stroke_width(2),
+            ))?;
             let fill = if *filled { *colour } else { WHITE };
             draw_marker(area, Shape::Circle, centre, 5.0, fill, *colour)?;
         }
@@ -1064,7 +1452,10 @@ where
     let mut points = shape.polygon(centre, radius_px);
     area.draw(&Polygon::new(points.clone(), fill.filled()))?;
     points.push(points[0]);
-    area.draw(&PathElement::new(points, outline.stroke_width(if fill == outline { 1 } else { 2 })))?;
+    area.draw(&PathElement::new(
+        points,
+        outline.stroke_width(if fill == outline { 1 } else { 2 }),
+    ))?;
     Ok(())
 }
 
@@ -1086,8 +1477,15 @@ where
             area.draw(&Rectangle::new([(x0, y0), (x1, y1)], colour.filled()))?;
         }
         BarStatus::TimeLimit | BarStatus::Relaxation => {
-            let light = if status == BarStatus::TimeLimit { 0.72 } else { 0.6 };
-            area.draw(&Rectangle::new([(x0, y0), (x1, y1)], lighten(colour, light).filled()))?;
+            let light = if status == BarStatus::TimeLimit {
+                0.72
+            } else {
+                0.6
+            };
+            area.draw(&Rectangle::new(
+                [(x0, y0), (x1, y1)],
+                lighten(colour, light).filled(),
+            ))?;
             if status == BarStatus::TimeLimit {
                 // Diagonal hatching: lines x + y = c, clipped to the bar.
                 let spacing = 7;
@@ -1104,7 +1502,10 @@ where
                     c += spacing;
                 }
             }
-            area.draw(&Rectangle::new([(x0, y0), (x1, y1)], colour.stroke_width(1)))?;
+            area.draw(&Rectangle::new(
+                [(x0, y0), (x1, y1)],
+                colour.stroke_width(1),
+            ))?;
         }
     }
     Ok(())
@@ -1123,7 +1524,10 @@ fn draw_whisker<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    area.draw(&PathElement::new(vec![(x, y_low), (x, y_high)], INK.stroke_width(2)))?;
+    area.draw(&PathElement::new(
+        vec![(x, y_low), (x, y_high)],
+        INK.stroke_width(2),
+    ))?;
     if unbounded {
         area.draw(&Polygon::new(
             vec![(x, y_high - 2), (x - 5, y_high + 7), (x + 5, y_high + 7)],
@@ -1142,13 +1546,23 @@ where
     Ok(())
 }
 
-fn draw_cross<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, (x, y): (i32, i32), half_px: i32) -> Result<()>
+fn draw_cross<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+    half_px: i32,
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
     let style = SUBTLE_INK.stroke_width(2);
-    area.draw(&PathElement::new(vec![(x - half_px, y - half_px), (x + half_px, y + half_px)], style))?;
-    area.draw(&PathElement::new(vec![(x - half_px, y + half_px), (x + half_px, y - half_px)], style))?;
+    area.draw(&PathElement::new(
+        vec![(x - half_px, y - half_px), (x + half_px, y + half_px)],
+        style,
+    ))?;
+    area.draw(&PathElement::new(
+        vec![(x - half_px, y + half_px), (x + half_px, y - half_px)],
+        style,
+    ))?;
     Ok(())
 }
 
@@ -1164,28 +1578,45 @@ where
 {
     let mut x = x0;
     while x < x1 {
-        area.draw(&PathElement::new(vec![(x, y), (x1.min(x + 6), y)], colour.stroke_width(1)))?;
+        area.draw(&PathElement::new(
+            vec![(x, y), (x1.min(x + 6), y)],
+            colour.stroke_width(1),
+        ))?;
         x += 10;
     }
     Ok(())
 }
 
 /// The title (bold, centred) and a subtitle line of a figure.
-fn draw_header<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, title: &str, subtitle: &str) -> Result<()>
+fn draw_header<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    subtitle: &str,
+    mode: TextMode,
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
     let (width, _) = area.dim_in_pixel();
     let centre = width as i32 / 2;
-    area.draw_text(
+    let place = Placement::at(HPos::Center, VPos::Top);
+    draw_text(
+        area,
         title,
-        &bold_font(TITLE_PX).color(&INK).pos(Pos::new(HPos::Center, VPos::Top)),
+        &bold_font(TITLE_PX),
+        INK,
+        place,
         (centre, 12),
+        mode,
     )?;
-    area.draw_text(
+    draw_text(
+        area,
         subtitle,
-        &font(SUBTITLE_PX).color(&SUBTLE_INK).pos(Pos::new(HPos::Center, VPos::Top)),
+        &font(SUBTITLE_PX),
+        SUBTLE_INK,
+        place,
         (centre, 48),
+        mode,
     )?;
     Ok(())
 }
@@ -1217,15 +1648,15 @@ impl Figure {
         }
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, mode: TextMode) -> Result<()>
     where
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
         match self {
-            Figure::Lines(f) => f.draw(root),
-            Figure::Gaps(f) => f.draw(root),
-            Figure::Pareto(f) => f.draw(root),
+            Figure::Lines(f) => f.draw(root, mode),
+            Figure::Gaps(f) => f.draw(root, mode),
+            Figure::Pareto(f) => f.draw(root, mode),
         }
     }
 }
@@ -1237,8 +1668,11 @@ fn write_figure(dir: &Path, stem: &str, figure: &Figure, written: &mut Vec<PathB
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        figure.draw(&root).with_context(|| format!("cannot draw {}", svg_path.display()))?;
-        root.present().with_context(|| format!("cannot draw {}", svg_path.display()))?;
+        figure
+            .draw(&root, TextMode::Whole)
+            .with_context(|| format!("cannot draw {}", svg_path.display()))?;
+        root.present()
+            .with_context(|| format!("cannot draw {}", svg_path.display()))?;
     }
     write_atomic(&svg_path, svg.as_bytes())?;
     written.push(svg_path);
@@ -1248,7 +1682,7 @@ fn write_figure(dir: &Path, stem: &str, figure: &Figure, written: &mut Vec<PathB
     let temp = dir.join(format!(".{stem}.{}.tmp.png", std::process::id()));
     let drawn = (|| -> Result<()> {
         let root = BitMapBackend::new(&temp, size).into_drawing_area();
-        figure.draw(&root)?;
+        figure.draw(&root, TextMode::PerGlyph)?;
         root.present()?;
         Ok(())
     })();
@@ -1265,7 +1699,13 @@ fn write_figure(dir: &Path, stem: &str, figure: &Figure, written: &mut Vec<PathB
 /// Keeps file names portable: letters, digits, `-`, `_` and `.`; anything else becomes `_`.
 fn file_safe(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -1288,7 +1728,7 @@ struct LinesFigure {
     subtitle: String,
     grid: (usize, usize),
     panels: Vec<LinePanel>,
-    /// Draw arrived-percent markers at multiples of this.
+    /// Draw markers on each curve this many arrived percent apart.
     marker_step_pct: f64,
     /// Draw a dashed line at y = 0.
     zero_line: bool,
@@ -1316,8 +1756,13 @@ enum Metric {
 }
 
 impl Metric {
-    const ALL: [Metric; 5] =
-        [Metric::Alloc, Metric::AllocZoom, Metric::Power, Metric::PowerSaving, Metric::FragRatio];
+    const ALL: [Metric; 5] = [
+        Metric::Alloc,
+        Metric::AllocZoom,
+        Metric::Power,
+        Metric::PowerSaving,
+        Metric::FragRatio,
+    ];
 
     fn stem(self, family: &str) -> String {
         let family = file_safe(family);
@@ -1338,7 +1783,7 @@ impl Metric {
             Metric::PowerSaving => "Power saving relative to FGD",
             Metric::FragRatio => "GPU fragmentation ratio vs arrived workload",
         };
-        format!("{what} — {family} traces")
+        format!("{what} — {family} family")
     }
 
     fn y_desc(self) -> &'static str {
@@ -1370,22 +1815,31 @@ fn trace_series(
         .policies
         .get("fgd")
         .map(|points| {
-            points.iter().map(|p| ((p.arrived_pct * 1000.0).round() as i64, p.power_total_w)).collect()
+            points
+                .iter()
+                .map(|p| ((p.arrived_pct * 1000.0).round() as i64, p.power_total_w))
+                .collect()
         })
         .unwrap_or_default();
     let mut series = Vec::new();
     for style in palette.ordered(curves.policies.keys()) {
         let points = &curves.policies[&style.name];
         let values: Vec<(f64, f64)> = match metric {
-            Metric::Alloc | Metric::AllocZoom => {
-                points.iter().filter(in_range).map(|p| (p.arrived_pct, p.alloc_pct)).collect()
-            }
-            Metric::Power => {
-                points.iter().filter(in_range).map(|p| (p.arrived_pct, p.power_total_w / 1000.0)).collect()
-            }
-            Metric::FragRatio => {
-                points.iter().filter(in_range).map(|p| (p.arrived_pct, p.frag_ratio_pct)).collect()
-            }
+            Metric::Alloc | Metric::AllocZoom => points
+                .iter()
+                .filter(in_range)
+                .map(|p| (p.arrived_pct, p.alloc_pct))
+                .collect(),
+            Metric::Power => points
+                .iter()
+                .filter(in_range)
+                .map(|p| (p.arrived_pct, p.power_total_w / 1000.0))
+                .collect(),
+            Metric::FragRatio => points
+                .iter()
+                .filter(in_range)
+                .map(|p| (p.arrived_pct, p.frag_ratio_pct))
+                .collect(),
             Metric::PowerSaving => {
                 if style.name == "fgd" {
                     continue;
@@ -1432,7 +1886,10 @@ fn panel_size_px(cols: usize) -> (u32, u32) {
 fn family_figures(grid: &MeanGrid, palette: &Palette) -> Result<Vec<(String, Figure)>> {
     let mut families: BTreeMap<&str, Vec<(&String, &TraceCurves)>> = BTreeMap::new();
     for (trace, curves) in &grid.traces {
-        families.entry(curves.family.as_str()).or_default().push((trace, curves));
+        families
+            .entry(curves.family.as_str())
+            .or_default()
+            .push((trace, curves));
     }
     let mut figures = Vec::new();
     for (family, mut traces) in families {
@@ -1469,7 +1926,11 @@ fn line_figure(
     let (rows, cols) = grid_shape(panels_data.len());
     let (panel_w, panel_h) = panel_size_px(cols);
     let (x_lo, x_hi) = metric.x_range();
-    let x_step = if metric == Metric::AllocZoom || cols <= 2 { 10.0 } else { 20.0 };
+    let x_step = if metric == Metric::AllocZoom || cols <= 2 {
+        10.0
+    } else {
+        20.0
+    };
 
     let mut panels = Vec::new();
     let mut seed_counts = BTreeSet::new();
@@ -1479,7 +1940,12 @@ fn line_figure(
         let (lo, hi) = min_max(series.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.1)))
             .unwrap_or((0.0, 1.0));
         let y = match metric {
-            Metric::Alloc => Axis::fixed(0.0, (hi.max(100.0) / 10.0).ceil() * 10.0, 10.0, metric.y_desc()),
+            Metric::Alloc => Axis::fixed(
+                0.0,
+                (hi.max(100.0) / 10.0).ceil() * 10.0,
+                10.0,
+                metric.y_desc(),
+            ),
             Metric::AllocZoom | Metric::Power => {
                 let (lo, hi) = padded(lo, hi, 0.05);
                 Axis::nice(lo, hi, 8, metric.y_desc())
@@ -1500,12 +1966,10 @@ fn line_figure(
     }
 
     let mut legend = vec![LegendEntry::new(Swatch::Heading, "policy")];
-    legend.extend(
-        palette.ordered(legend_names.iter()).into_iter().map(|s| {
-            let label = s.name.clone();
-            LegendEntry::new(Swatch::Line(s), label)
-        }),
-    );
+    legend.extend(palette.ordered(legend_names.iter()).into_iter().map(|s| {
+        let label = s.name.clone();
+        LegendEntry::new(Swatch::Line(s), label)
+    }));
     let zero_line = metric == Metric::PowerSaving;
     if zero_line {
         legend.push(LegendEntry::new(Swatch::Reference, "same power as FGD"));
@@ -1531,7 +1995,11 @@ fn line_figure(
         subtitle,
         grid: (rows, cols),
         panels,
-        marker_step_pct: if metric == Metric::AllocZoom { 5.0 } else { 10.0 },
+        marker_step_pct: if metric == Metric::AllocZoom {
+            5.0
+        } else {
+            10.0
+        },
         zero_line,
         legend,
         legend_width_px,
@@ -1539,28 +2007,34 @@ fn line_figure(
 }
 
 impl LinesFigure {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, mode: TextMode) -> Result<()>
     where
         DB::ErrorType: 'static,
     {
         let (width, _) = root.dim_in_pixel();
         let (header, body) = root.split_vertically(HEADER_PX);
-        draw_header(&header, &self.title, &self.subtitle)?;
+        draw_header(&header, &self.title, &self.subtitle, mode)?;
         let (plots, legend) = body.split_horizontally(width - self.legend_width_px);
-        draw_legend(&legend, &self.legend)?;
+        draw_legend(&legend, &self.legend, mode)?;
         let areas = plots.split_evenly(self.grid);
         for (panel, area) in self.panels.iter().zip(&areas) {
-            let mut chart = build_chart(area, Some(&panel.title), &panel.x, &panel.y)?;
+            let mut chart = build_chart(root, area, Some(&panel.title), &panel.x, &panel.y, mode)?;
             if self.zero_line && panel.y.range.0 < 0.0 && panel.y.range.1 > 0.0 {
                 let left = chart.backend_coord(&(panel.x.range.0, 0.0));
                 let right = chart.backend_coord(&(panel.x.range.1, 0.0));
                 draw_dashed_hline(root, left.0, right.0, left.1, SUBTLE_INK)?;
             }
             for (style, points) in &panel.series {
-                chart.draw_series(LineSeries::new(points.iter().copied(), style.colour.stroke_width(2)))?;
+                chart.draw_series(LineSeries::new(
+                    points.iter().copied(),
+                    style.colour.stroke_width(2),
+                ))?;
+                // Markers every step, shifted by a fifth of a step per policy so that curves
+                // lying on top of each other still show all their markers.
+                let shift_pct = (style.rank % 5) as f64 * self.marker_step_pct / 5.0;
                 for &(x, y) in points {
-                    let k = (x / self.marker_step_pct).round();
-                    if (x - k * self.marker_step_pct).abs() < 1e-6 {
+                    let k = ((x - shift_pct) / self.marker_step_pct).round();
+                    if (x - shift_pct - k * self.marker_step_pct).abs() < 1e-6 {
                         let centre = chart.backend_coord(&(x, y));
                         draw_marker(root, style.shape, centre, 4.5, style.colour, style.colour)?;
                     }
@@ -1602,7 +2076,10 @@ struct GapBar {
 fn gap_figures(gaps: &GapTable, palette: &Palette) -> Result<Vec<(String, Figure)>> {
     let mut by_key: BTreeMap<(&str, Objective), Vec<&GapRow>> = BTreeMap::new();
     for row in &gaps.rows {
-        by_key.entry((row.trace.as_str(), row.objective)).or_default().push(row);
+        by_key
+            .entry((row.trace.as_str(), row.objective))
+            .or_default()
+            .push(row);
     }
     let mut keys: Vec<(&str, Objective)> = by_key.keys().copied().collect();
     keys.sort_by(|a, b| natural_cmp(a.0, b.0).then(a.1.cmp(&b.1)));
@@ -1616,9 +2093,18 @@ fn gap_figures(gaps: &GapTable, palette: &Palette) -> Result<Vec<(String, Figure
     Ok(figures)
 }
 
-fn gaps_figure(trace: &str, objective: Objective, rows: &[&GapRow], palette: &Palette) -> Result<GapsFigure> {
-    let checkpoints: Vec<Checkpoint> =
-        rows.iter().map(|r| r.checkpoint).collect::<BTreeSet<_>>().into_iter().collect();
+fn gaps_figure(
+    trace: &str,
+    objective: Objective,
+    rows: &[&GapRow],
+    palette: &Palette,
+) -> Result<GapsFigure> {
+    let checkpoints: Vec<Checkpoint> = rows
+        .iter()
+        .map(|r| r.checkpoint)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let policy_names: BTreeSet<String> = rows.iter().map(|r| r.policy.clone()).collect();
     let slots = palette.ordered(policy_names.iter());
 
@@ -1638,22 +2124,37 @@ fn gaps_figure(trace: &str, objective: Objective, rows: &[&GapRow], palette: &Pa
     let mut missing = Vec::new();
     let mut statuses = BTreeSet::new();
     for (&(group, slot), cell) in &cells {
-        let usable: Vec<(BarStatus, f64, f64)> = cell.iter().filter_map(|r| r.gap_pct.ok()).collect();
+        let usable: Vec<(BarStatus, f64, f64)> =
+            cell.iter().filter_map(|r| r.gap_pct.ok()).collect();
         if usable.is_empty() {
             missing.push((group, slot));
             continue;
         }
-        let seeds: BTreeSet<&str> = cell.iter().filter(|r| r.gap_pct.is_ok()).map(|r| r.seed.as_str()).collect();
+        let seeds: BTreeSet<&str> = cell
+            .iter()
+            .filter(|r| r.gap_pct.is_ok())
+            .map(|r| r.seed.as_str())
+            .collect();
         seeds_per_cell.insert(seeds.len() as u64);
         let n = usable.len() as f64;
-        let status = usable.iter().map(|u| u.0).max().unwrap_or(BarStatus::Optimal);
+        let status = usable
+            .iter()
+            .map(|u| u.0)
+            .max()
+            .unwrap_or(BarStatus::Optimal);
         statuses.insert(status);
         let low_pct = usable.iter().map(|u| u.1).sum::<f64>() / n;
         let high_pct = usable
             .iter()
             .all(|u| u.2.is_finite())
             .then(|| usable.iter().map(|u| u.2).sum::<f64>() / n);
-        bars.push(GapBar { group, slot, low_pct, high_pct, status });
+        bars.push(GapBar {
+            group,
+            slot,
+            low_pct,
+            high_pct,
+            status,
+        });
     }
 
     let top = bars
@@ -1662,31 +2163,53 @@ fn gaps_figure(trace: &str, objective: Objective, rows: &[&GapRow], palette: &Pa
         .fold(0.0f64, f64::max);
     let y = Axis::nice(0.0, (top * 1.12).max(1.0), 8, objective.gap_axis());
     let x = Axis::categories(
-        checkpoints.iter().map(|c| format!("{} %", c.label())).collect(),
+        checkpoints
+            .iter()
+            .map(|c| format!("{} %", c.label()))
+            .collect(),
         "checkpoint: arrived workload (% of cluster GPU capacity)",
     );
 
     let mut legend = vec![LegendEntry::new(Swatch::Heading, "policy")];
     for style in &slots {
-        legend.push(LegendEntry::new(Swatch::Bar(style.colour, BarStatus::Optimal), style.name.clone()));
+        legend.push(LegendEntry::new(
+            Swatch::Bar(style.colour, BarStatus::Optimal),
+            style.name.clone(),
+        ));
     }
     legend.push(LegendEntry::new(Swatch::Heading, "bar = proven gap"));
     for status in &statuses {
-        legend.push(LegendEntry::new(Swatch::Bar(NEUTRAL, *status), status.legend()));
+        legend.push(LegendEntry::new(
+            Swatch::Bar(NEUTRAL, *status),
+            status.legend(),
+        ));
     }
-    if bars.iter().any(|b| b.high_pct.is_some_and(|h| h > b.low_pct + 1e-9)) {
-        legend.push(LegendEntry::new(Swatch::Whisker, "whisker: largest possible gap"));
+    if bars
+        .iter()
+        .any(|b| b.high_pct.is_some_and(|h| h > b.low_pct + 1e-9))
+    {
+        legend.push(LegendEntry::new(
+            Swatch::Whisker,
+            "whisker: largest possible gap",
+        ));
     }
     if bars.iter().any(|b| b.high_pct.is_none()) {
         legend.push(LegendEntry::new(Swatch::Unbounded, "no finite upper bound"));
     }
     if !missing.is_empty() {
-        legend.push(LegendEntry::new(Swatch::Missing, "no gap (infeasible / solver error)"));
+        legend.push(LegendEntry::new(
+            Swatch::Missing,
+            "no gap (infeasible / solver error)",
+        ));
     }
 
+    let averaged = if seeds_per_cell.iter().all(|&n| n == 1) {
+        "one seed".to_string()
+    } else {
+        format!("mean over {}", seeds_phrase(&seeds_per_cell))
+    };
     let mut subtitle = format!(
-        "bars: mean over {} of the gap proven at least; whiskers: up to the largest gap the bounds allow",
-        seeds_phrase(&seeds_per_cell)
+        "bars: gap proven at least ({averaged}); whiskers: up to the largest gap the bounds allow"
     );
     if !skipped.is_empty() {
         let parts: Vec<String> = skipped
@@ -1698,7 +2221,10 @@ fn gaps_figure(trace: &str, objective: Objective, rows: &[&GapRow], palette: &Pa
             .collect();
         subtitle.push_str(&format!("; rows not plotted: {}", parts.join(", ")));
     }
-    let title = format!("Optimality gap of online policies — trace {trace}, objective: {}", objective.description());
+    let title = format!(
+        "Optimality gap of online policies — trace {trace}, objective: {}",
+        objective.description()
+    );
     let legend_width_px = legend_width_px(&legend)?;
     let plot_w = (checkpoints.len() * slots.len().max(1) * 26 + 260).max(900) as u32;
     let width = (plot_w + legend_width_px).max(header_width_px(&title, &subtitle)?);
@@ -1721,21 +2247,23 @@ impl GapsFigure {
     /// Left and right data x of a bar slot.
     fn slot_x(&self, group: usize, slot: usize) -> (f64, f64) {
         let n = self.slots.len().max(1) as f64;
-        let width = 0.84 / n;
-        let left = group as f64 - 0.42 + slot as f64 * width;
+        // Groups use most of their slot, but a lone bar does not become a wall.
+        let group_width = (0.16 * n).min(0.84);
+        let width = group_width / n;
+        let left = group as f64 - group_width / 2.0 + slot as f64 * width;
         (left + 0.08 * width, left + 0.92 * width)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, mode: TextMode) -> Result<()>
     where
         DB::ErrorType: 'static,
     {
         let (width, _) = root.dim_in_pixel();
         let (header, body) = root.split_vertically(HEADER_PX);
-        draw_header(&header, &self.title, &self.subtitle)?;
+        draw_header(&header, &self.title, &self.subtitle, mode)?;
         let (plot, legend) = body.split_horizontally(width - self.legend_width_px);
-        draw_legend(&legend, &self.legend)?;
-        let chart = build_chart(&plot, None, &self.x, &self.y)?;
+        draw_legend(&legend, &self.legend, mode)?;
+        let chart = build_chart(root, &plot, None, &self.x, &self.y, mode)?;
         let y_top = self.y.range.1;
         for bar in &self.bars {
             let style = &self.slots[bar.slot];
@@ -1744,7 +2272,13 @@ impl GapsFigure {
             let top = chart.backend_coord(&(x1, bar.low_pct.min(y_top)));
             // A zero gap still shows as a thin bar on the axis.
             let top_y = top.1.min(base.1 - 3);
-            draw_bar(root, (base.0, top_y), (top.0, base.1), style.colour, bar.status)?;
+            draw_bar(
+                root,
+                (base.0, top_y),
+                (top.0, base.1),
+                style.colour,
+                bar.status,
+            )?;
             let mid_x = (base.0 + top.0) / 2;
             let cap = ((top.0 - base.0) / 3).clamp(2, 8);
             match bar.high_pct {
@@ -1792,12 +2326,19 @@ struct FrontSeries {
 }
 
 /// Line colours of the fronts of successive seeds.
-const FRONT_COLOURS: [RGBColor; 3] = [RGBColor(20, 20, 20), RGBColor(105, 105, 105), RGBColor(165, 165, 165)];
+const FRONT_COLOURS: [RGBColor; 3] = [
+    RGBColor(20, 20, 20),
+    RGBColor(105, 105, 105),
+    RGBColor(165, 165, 165),
+];
 
 fn pareto_figures(pareto: &ParetoTable, palette: &Palette) -> Result<Vec<(String, Figure)>> {
     let mut by_key: BTreeMap<(&str, Checkpoint), Vec<&ParetoRow>> = BTreeMap::new();
     for row in &pareto.rows {
-        by_key.entry((row.trace.as_str(), row.checkpoint)).or_default().push(row);
+        by_key
+            .entry((row.trace.as_str(), row.checkpoint))
+            .or_default()
+            .push(row);
     }
     let mut keys: Vec<(&str, Checkpoint)> = by_key.keys().copied().collect();
     keys.sort_by(|a, b| natural_cmp(a.0, b.0).then(a.1.cmp(&b.1)));
@@ -1819,16 +2360,25 @@ fn pareto_figure(
 ) -> Result<Option<ParetoFigure>> {
     let usable: Vec<&ParetoRow> = rows.iter().copied().filter(|r| r.point.is_some()).collect();
     let skipped = rows.len() - usable.len();
-    let Some((_, max_frag_milli)) = min_max(usable.iter().filter_map(|r| r.point.map(|p| p.1))) else {
+    let Some((_, max_frag_milli)) = min_max(usable.iter().filter_map(|r| r.point.map(|p| p.1)))
+    else {
         return Ok(None);
     };
-    let (frag_per_unit, frag_unit) =
-        if max_frag_milli >= 2000.0 { (1000.0, "GPUs") } else { (1.0, "milli-GPU") };
-    let to_axes = |(power_w, frag_milli): (f64, f64)| (power_w / 1000.0, frag_milli / frag_per_unit);
+    let (frag_per_unit, frag_unit) = if max_frag_milli >= 2000.0 {
+        (1000.0, "GPUs")
+    } else {
+        (1.0, "milli-GPU")
+    };
+    let to_axes =
+        |(power_w, frag_milli): (f64, f64)| (power_w / 1000.0, frag_milli / frag_per_unit);
 
     let seeds: Vec<&str> = {
-        let mut seeds: Vec<&str> =
-            usable.iter().map(|r| r.seed.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
+        let mut seeds: Vec<&str> = usable
+            .iter()
+            .map(|r| r.seed.as_str())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
         seeds.sort_by(|a, b| natural_cmp(a, b));
         seeds
     };
@@ -1841,10 +2391,12 @@ fn pareto_figure(
         let mut points: Vec<(f64, f64, bool)> = usable
             .iter()
             .filter(|r| r.kind == PointKind::Front && r.seed == *seed)
-            .filter_map(|r| r.point.map(|p| {
-                let (x, y) = to_axes(p);
-                (x, y, r.proven)
-            }))
+            .filter_map(|r| {
+                r.point.map(|p| {
+                    let (x, y) = to_axes(p);
+                    (x, y, r.proven)
+                })
+            })
             .collect();
         if points.is_empty() {
             continue;
@@ -1861,18 +2413,29 @@ fn pareto_figure(
         fronts.push(FrontSeries { colour, points });
     }
     if any_unproven {
-        legend.push(LegendEntry::new(Swatch::Front(FRONT_COLOURS[0], false), "front point at time limit"));
+        legend.push(LegendEntry::new(
+            Swatch::Front(FRONT_COLOURS[0], false),
+            "front point at time limit",
+        ));
     }
 
     let mut points = Vec::new();
     let mut policy_names = BTreeSet::new();
     for row in usable.iter().filter(|r| r.kind == PointKind::Policy) {
         let style = palette.style(&row.label);
-        let label = if several_seeds { format!("{} (seed {})", row.label, row.seed) } else { row.label.clone() };
+        let label = if several_seeds {
+            format!("{} (seed {})", row.label, row.seed)
+        } else {
+            row.label.clone()
+        };
         policy_names.insert(row.label.clone());
         points.push((style, label, to_axes(row.point.unwrap_or_default())));
     }
-    points.sort_by(|a, b| a.0.rank.cmp(&b.0.rank).then_with(|| natural_cmp(&a.1, &b.1)));
+    points.sort_by(|a, b| {
+        a.0.rank
+            .cmp(&b.0.rank)
+            .then_with(|| natural_cmp(&a.1, &b.1))
+    });
     if !policy_names.is_empty() {
         legend.push(LegendEntry::new(Swatch::Heading, "online policy"));
         for style in palette.ordered(policy_names.iter()) {
@@ -1881,8 +2444,14 @@ fn pareto_figure(
         }
     }
 
-    let all_x = fronts.iter().flat_map(|f| f.points.iter().map(|p| p.0)).chain(points.iter().map(|p| p.2 .0));
-    let all_y = fronts.iter().flat_map(|f| f.points.iter().map(|p| p.1)).chain(points.iter().map(|p| p.2 .1));
+    let all_x = fronts
+        .iter()
+        .flat_map(|f| f.points.iter().map(|p| p.0))
+        .chain(points.iter().map(|p| p.2 .0));
+    let all_y = fronts
+        .iter()
+        .flat_map(|f| f.points.iter().map(|p| p.1))
+        .chain(points.iter().map(|p| p.2 .1));
     let (x_lo, x_hi) = min_max(all_x).unwrap_or((0.0, 1.0));
     let (y_lo, y_hi) = min_max(all_y).unwrap_or((0.0, 1.0));
     let (x_lo, x_hi) = padded(x_lo, x_hi, 0.1);
@@ -1901,7 +2470,10 @@ fn pareto_figure(
         subtitle.push_str(&format!("; {} seeds", seeds.len()));
     }
     if skipped > 0 {
-        subtitle.push_str(&format!("; {skipped} infeasible/failed front points not plotted"));
+        let noun = if skipped == 1 { "point" } else { "points" };
+        subtitle.push_str(&format!(
+            "; {skipped} infeasible/failed front {noun} not plotted"
+        ));
     }
     let legend_width_px = legend_width_px(&legend)?;
     let width = (1000 + legend_width_px).max(header_width_px(&title, &subtitle)?);
@@ -1927,16 +2499,16 @@ fn overlaps(a: PixelBox, b: PixelBox) -> bool {
 }
 
 impl ParetoFigure {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, mode: TextMode) -> Result<()>
     where
         DB::ErrorType: 'static,
     {
         let (width, _) = root.dim_in_pixel();
         let (header, body) = root.split_vertically(HEADER_PX);
-        draw_header(&header, &self.title, &self.subtitle)?;
+        draw_header(&header, &self.title, &self.subtitle, mode)?;
         let (plot, legend) = body.split_horizontally(width - self.legend_width_px);
-        draw_legend(&legend, &self.legend)?;
-        let mut chart = build_chart(&plot, None, &self.x, &self.y)?;
+        draw_legend(&legend, &self.legend, mode)?;
+        let mut chart = build_chart(root, &plot, None, &self.x, &self.y, mode)?;
         let (x_px, y_px) = chart.plotting_area().get_pixel_range();
 
         for front in &self.fronts {
@@ -1946,13 +2518,27 @@ impl ParetoFigure {
             ))?;
             for &(x, y, proven) in &front.points {
                 let fill = if proven { front.colour } else { WHITE };
-                draw_marker(root, Shape::Circle, chart.backend_coord(&(x, y)), 4.5, fill, front.colour)?;
+                draw_marker(
+                    root,
+                    Shape::Circle,
+                    chart.backend_coord(&(x, y)),
+                    4.5,
+                    fill,
+                    front.colour,
+                )?;
             }
         }
 
         // Markers first, then labels placed around them without overlaps where possible.
-        let centres: Vec<(i32, i32)> = self.points.iter().map(|p| chart.backend_coord(&p.2)).collect();
-        let mut taken: Vec<PixelBox> = centres.iter().map(|c| (c.0 - 7, c.1 - 7, c.0 + 7, c.1 + 7)).collect();
+        let centres: Vec<(i32, i32)> = self
+            .points
+            .iter()
+            .map(|p| chart.backend_coord(&p.2))
+            .collect();
+        let mut taken: Vec<PixelBox> = centres
+            .iter()
+            .map(|c| (c.0 - 7, c.1 - 7, c.0 + 7, c.1 + 7))
+            .collect();
         for front in &self.fronts {
             for p in &front.points {
                 let c = chart.backend_coord(&(p.0, p.1));
@@ -1964,22 +2550,19 @@ impl ParetoFigure {
         }
         let label_font = font(POINT_LABEL_PX);
         for ((style, label, _), &(cx, cy)) in self.points.iter().zip(&centres) {
-            let (w, h) = label_font
-                .box_size(label)
-                .map_err(|e| anyhow!("cannot measure text {label:?}: {e:?}"))?;
-            let (w, h) = (w as i32, h as i32);
+            let (w, h) = (text_width_px(label, &label_font)?, POINT_LABEL_PX as i32);
             // (anchor offset, horizontal anchor, vertical anchor) candidates around the point.
             let candidates = [
-                ((10, 0), HPos::Left, VPos::Center),
-                ((-10, 0), HPos::Right, VPos::Center),
-                ((0, -10), HPos::Center, VPos::Bottom),
-                ((0, 10), HPos::Center, VPos::Top),
+                ((12, 0), HPos::Left, VPos::Center),
+                ((-12, 0), HPos::Right, VPos::Center),
+                ((0, -11), HPos::Center, VPos::Bottom),
+                ((0, 11), HPos::Center, VPos::Top),
                 ((8, -8), HPos::Left, VPos::Bottom),
                 ((8, 8), HPos::Left, VPos::Top),
                 ((-8, -8), HPos::Right, VPos::Bottom),
                 ((-8, 8), HPos::Right, VPos::Top),
-                ((10, -22), HPos::Left, VPos::Bottom),
-                ((10, 22), HPos::Left, VPos::Top),
+                ((12, -22), HPos::Left, VPos::Bottom),
+                ((12, 22), HPos::Left, VPos::Top),
             ];
             let boxed = |((dx, dy), hpos, vpos): ((i32, i32), HPos, VPos)| -> PixelBox {
                 let (ax, ay) = (cx + dx, cy + dy);
@@ -1995,7 +2578,9 @@ impl ParetoFigure {
                 };
                 (x0, y0, x0 + w, y0 + h)
             };
-            let inside = |b: PixelBox| b.0 >= x_px.start && b.2 <= x_px.end && b.1 >= y_px.start && b.3 <= y_px.end;
+            let inside = |b: PixelBox| {
+                b.0 >= x_px.start && b.2 <= x_px.end && b.1 >= y_px.start && b.3 <= y_px.end
+            };
             let chosen = candidates
                 .iter()
                 .copied()
@@ -2007,10 +2592,15 @@ impl ParetoFigure {
                 .unwrap_or(candidates[0]);
             taken.push(boxed(chosen));
             let ((dx, dy), hpos, vpos) = chosen;
-            root.draw_text(
+            let place = Placement::at(hpos, vpos);
+            draw_text(
+                root,
                 label,
-                &label_font.color(&mix_with_ink(style.colour)).pos(Pos::new(hpos, vpos)),
+                &label_font,
+                mix_with_ink(style.colour),
+                place,
                 (cx + dx, cy + dy),
+                mode,
             )?;
         }
         Ok(())
@@ -2029,9 +2619,24 @@ mod tests {
 
     #[test]
     fn natural_order_compares_numbers_by_value() {
-        let mut names = vec!["gpushare100", "gpushare20", "gpushare40", "default", "gpushare5"];
+        let mut names = vec![
+            "gpushare100",
+            "gpushare20",
+            "gpushare40",
+            "default",
+            "gpushare5",
+        ];
         names.sort_by(|a, b| natural_cmp(a, b));
-        assert_eq!(names, ["default", "gpushare5", "gpushare20", "gpushare40", "gpushare100"]);
+        assert_eq!(
+            names,
+            [
+                "default",
+                "gpushare5",
+                "gpushare20",
+                "gpushare40",
+                "gpushare100"
+            ]
+        );
     }
 
     #[test]
@@ -2045,6 +2650,29 @@ mod tests {
     }
 
     #[test]
+    fn glyph_metrics_agree_with_the_rasteriser_layout() {
+        ensure_fonts().unwrap();
+        for (font, text) in [
+            (font(16.0), "arrived workload (% of cluster GPU capacity)"),
+            (bold_font(24.0), "GPU allocation vs arrived workload"),
+            (font(14.0), "pwr:200,fgd:800 — ε ×"),
+        ] {
+            let ours = text_width_px(text, &font).unwrap();
+            let (theirs, _) = font.box_size(text).unwrap();
+            let diff = (ours - theirs as i32).abs();
+            assert!(
+                diff <= 2 + ours / 50,
+                "{text:?}: {ours} px vs plotters' {theirs} px"
+            );
+        }
+        let metrics = FontMetrics::of(FontStyle::Normal).unwrap();
+        assert_ne!(metrics.glyph('a'), 0);
+        assert_ne!(metrics.glyph('ε'), 0);
+        // `l` has a wide left side bearing: the reason for per-glyph placement.
+        assert!(metrics.char_metrics('l').1 > 100);
+    }
+
+    #[test]
     fn checkpoints_print_short_and_file_safe() {
         assert_eq!(Checkpoint::new(90.0).label(), "90");
         assert_eq!(Checkpoint::new(97.5).file_part(), "97p5");
@@ -2053,8 +2681,10 @@ mod tests {
     #[test]
     fn canonical_colours_do_not_depend_on_the_other_names() {
         let few: BTreeSet<String> = ["fgd".to_string()].into();
-        let many: BTreeSet<String> =
-            ["pwr:200,fgd:800", "fgd", "random", "zzz"].iter().map(|s| s.to_string()).collect();
+        let many: BTreeSet<String> = ["pwr:200,fgd:800", "fgd", "random", "zzz"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let (a, b) = (Palette::new(&few), Palette::new(&many));
         for (name, _) in CANONICAL_POLICIES {
             assert_eq!(a.style(name).colour, b.style(name).colour);

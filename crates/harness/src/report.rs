@@ -98,7 +98,7 @@ fn at(points: &[MeanRow], a: usize) -> &MeanRow {
 }
 
 /// Writes `REPORT.md` into `dir` and returns its text.
-pub fn write_report(dir: &Path, matrix: &Matrix, command: &str) -> Result<String> {
+pub fn write_report(dir: &Path, matrix: &Matrix) -> Result<String> {
     let mut out = String::new();
     let spec = &matrix.spec;
     writeln!(out, "# gapbench report: {}\n", spec.name)?;
@@ -118,7 +118,7 @@ pub fn write_report(dir: &Path, matrix: &Matrix, command: &str) -> Result<String
             writeln!(out, "  - {trace} {}: `{}` {}", input.role, input.source, &input.sha256[..16])?;
         }
     }
-    writeln!(out, "\nReproduce: `{command}` (finished runs are reused; delete `cells/` to recompute).\n")?;
+    writeln!(out, "\nReproduce: `{}` (finished runs are reused; delete `cells/` to recompute; `gapbench figures DIR` redraws figures and this report from the CSVs).\n", matrix.command)?;
 
     let curves = curves(read_csv(&dir.join("mean_grid.csv"))?);
     let finals = final_allocation(&read_csv(&dir.join("runs.csv"))?);

@@ -23,7 +23,12 @@ fn mean_grid_csv() -> String {
     let mut out = String::from(
         "trace,family,policy,seeds,arrived_pct,alloc_pct,frag_gpu_milli,frag_ratio_pct,power_cpu_w,power_gpu_w,power_total_w,used_nodes,failed_tasks\n",
     );
-    let traces = [("default", "default"), ("gpushare20", "gpushare"), ("gpushare100", "gpushare"), ("gpushare40", "gpushare")];
+    let traces = [
+        ("default", "default"),
+        ("gpushare20", "gpushare"),
+        ("gpushare100", "gpushare"),
+        ("gpushare40", "gpushare"),
+    ];
     for (t, (trace, family)) in traces.iter().enumerate() {
         for (p, policy) in POLICIES.iter().enumerate() {
             let saturation_pct = 84.0 + 3.0 * p as f64 + t as f64;
@@ -34,7 +39,11 @@ fn mean_grid_csv() -> String {
                 let frag_ratio = (a / 130.0) * (20.0 + 5.0 * p as f64);
                 let gpu_w = 10.0 * watts_per_pct * alloc / 10.0;
                 let cpu_w = 200_000.0 + 300.0 * alloc;
-                let field = if policy.contains(',') { format!("\"{policy}\"") } else { policy.to_string() };
+                let field = if policy.contains(',') {
+                    format!("\"{policy}\"")
+                } else {
+                    policy.to_string()
+                };
                 writeln!(
                     out,
                     "{trace},{family},{field},3,{arrived},{alloc:.4},{:.2},{frag_ratio:.4},{cpu_w:.2},{gpu_w:.2},{:.2},{:.2},{}",
@@ -101,15 +110,34 @@ fn svg_size(svg: &str) -> (u32, u32) {
     let tag = &svg[start..start + svg[start..].find('>').unwrap()];
     let attr = |name: &str| -> u32 {
         let key = format!(" {name}=\"");
-        let at = tag.find(&key).unwrap_or_else(|| panic!("no {name} in {tag}")) + key.len();
+        let at = tag
+            .find(&key)
+            .unwrap_or_else(|| panic!("no {name} in {tag}"))
+            + key.len();
         tag[at..at + tag[at..].find('"').unwrap()].parse().unwrap()
     };
     (attr("width"), attr("height"))
 }
 
+/// The contents of the SVG's text elements, trimmed and unescaped.
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|part| {
+            let body = &part[part.find('>')? + 1..part.find("</text>")?];
+            Some(
+                body.trim()
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&amp;", "&"),
+            )
+        })
+        .collect()
+}
+
 /// Whether the SVG draws `text` as a whole text element.
 fn has_text(svg: &str, text: &str) -> bool {
-    svg.contains(&format!(">{text}</text>"))
+    texts(svg).iter().any(|t| t == text)
 }
 
 fn read_svg(dir: &Path, stem: &str) -> String {
@@ -140,7 +168,9 @@ fn draws_every_figure_as_svg_and_png() {
 
     let mut expected: Vec<PathBuf> = FIGURES
         .iter()
-        .flat_map(|stem| ["svg", "png"].map(|ext| dir.join("figures").join(format!("{stem}.{ext}"))))
+        .flat_map(|stem| {
+            ["svg", "png"].map(|ext| dir.join("figures").join(format!("{stem}.{ext}")))
+        })
         .collect();
     expected.sort();
     let mut got = written.clone();
@@ -152,11 +182,23 @@ fn draws_every_figure_as_svg_and_png() {
         let png = fs::read(dir.join("figures").join(format!("{stem}.png"))).unwrap();
         let (w, h) = png_size(&png);
         assert_eq!((w, h), svg_size(&svg), "{stem}: PNG and SVG sizes differ");
-        assert!((900..=4000).contains(&w) && (600..=3000).contains(&h), "{stem}: odd size {w}x{h}");
+        assert!(
+            (900..=2400).contains(&w) && (400..=1600).contains(&h),
+            "{stem}: odd size {w}x{h}"
+        );
         // A PNG of text and lines compresses well but is never tiny.
-        assert!(png.len() > 10_000, "{stem}: PNG suspiciously small ({} bytes)", png.len());
+        assert!(
+            png.len() > 10_000,
+            "{stem}: PNG suspiciously small ({} bytes)",
+            png.len()
+        );
     }
-    fs::remove_dir_all(&dir).unwrap();
+    // `GAPBENCH_KEEP_FIGURES=1` keeps the folder for looking at the figures.
+    if std::env::var_os("GAPBENCH_KEEP_FIGURES").is_some() {
+        println!("figures kept in {}", dir.join("figures").display());
+    } else {
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }
 
 #[test]
@@ -183,8 +225,14 @@ fn line_figures_label_axes_panels_and_policies() {
         assert!(has_text(&alloc, text), "alloc figure lacks {text:?}");
     }
     // Panels in natural trace order: 20, 40, 100.
-    let at = |t: &str| alloc.find(&format!(">trace {t}</text>")).unwrap();
-    assert!(at("gpushare20") < at("gpushare40") && at("gpushare40") < at("gpushare100"));
+    let titles: Vec<String> = texts(&alloc)
+        .into_iter()
+        .filter(|t| t.starts_with("trace "))
+        .collect();
+    assert_eq!(
+        titles,
+        ["trace gpushare20", "trace gpushare40", "trace gpushare100"]
+    );
     // The default family has only its own trace.
     assert!(!read_svg(&dir, "alloc_vs_arrived_default").contains("gpushare"));
 
@@ -192,13 +240,22 @@ fn line_figures_label_axes_panels_and_policies() {
     assert!(has_text(&zoom, "80") && has_text(&zoom, "130"));
     assert!(!has_text(&zoom, "20"), "zoomed x axis must start at 80");
 
-    assert!(has_text(&read_svg(&dir, "power_vs_arrived_default"), "total power (kW)"));
-    assert!(has_text(&read_svg(&dir, "frag_ratio_vs_arrived_default"), "fragmented GPU (% of free GPU)"));
+    assert!(has_text(
+        &read_svg(&dir, "power_vs_arrived_default"),
+        "total power (kW)"
+    ));
+    assert!(has_text(
+        &read_svg(&dir, "frag_ratio_vs_arrived_default"),
+        "fragmented GPU (% of free GPU)"
+    ));
 
     let saving = read_svg(&dir, "power_saving_vs_fgd_default");
     assert!(has_text(&saving, "power saving vs FGD (%)"));
     assert!(has_text(&saving, "pwr") && has_text(&saving, "same power as FGD"));
-    assert!(!has_text(&saving, "fgd"), "fgd is the reference, not a curve");
+    assert!(
+        !has_text(&saving, "fgd"),
+        "fgd is the reference, not a curve"
+    );
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -211,7 +268,12 @@ fn each_policy_keeps_its_colour_in_every_figure() {
     let fgd = "#1F77B4";
     let pwr = "#D62728";
     let mix = "#FF7F0E";
-    for stem in ["alloc_vs_arrived_default", "power_vs_arrived_gpushare", "gaps_default_power", "pareto_default_90"] {
+    for stem in [
+        "alloc_vs_arrived_default",
+        "power_vs_arrived_gpushare",
+        "gaps_default_power",
+        "pareto_default_90",
+    ] {
         let svg = read_svg(&dir, stem).to_uppercase();
         for colour in [fgd, pwr, mix] {
             assert!(svg.contains(colour), "{stem} lacks colour {colour}");
@@ -251,7 +313,10 @@ fn gap_figures_explain_status_whiskers_and_skipped_rows() {
 
     let alloc = read_svg(&dir, "gaps_default_alloc");
     assert!(has_text(&alloc, "gap (percentage points of GPU capacity)"));
-    assert!(!has_text(&alloc, "LP-relaxation bound only (light)"), "no relaxation rows here");
+    assert!(
+        !has_text(&alloc, "LP-relaxation bound only (light)"),
+        "no relaxation rows here"
+    );
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -275,10 +340,91 @@ fn pareto_figure_labels_front_and_policies() {
         assert!(has_text(&svg, text), "pareto figure lacks {text:?}");
     }
     // Each policy is named twice: legend and point label.
-    assert_eq!(svg.matches(">pwr</text>").count(), 2);
-    assert!(svg.contains("1 infeasible/failed front points not plotted"));
+    assert_eq!(texts(&svg).iter().filter(|t| *t == "pwr").count(), 2);
+    assert!(svg.contains("1 infeasible/failed front point not plotted"));
     assert!(svg.contains("trace default at 90 % arrived"));
     fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn legend_lists_canonical_policies_first_then_mixes_in_natural_order() {
+    let dir = temp_dir("many");
+    let policies = [
+        "pwr:50,fgd:950",
+        "fgd",
+        "bestfit",
+        "pwr:200,fgd:800",
+        "random",
+        "clustering",
+        "pwr",
+        "dotprod",
+        "packing",
+        "pwr:1000,fgd:0",
+    ];
+    let mut csv = String::from(
+        "trace,family,policy,seeds,arrived_pct,alloc_pct,frag_ratio_pct,power_total_w\n",
+    );
+    for trace in [
+        "gpuspec10",
+        "gpuspec20",
+        "gpuspec25",
+        "gpuspec33",
+        "gpuspec5",
+    ] {
+        for (p, policy) in policies.iter().enumerate() {
+            for arrived in 0..=130 {
+                let alloc = f64::from(arrived).min(80.0 + p as f64);
+                let watts = 150_000.0 + 2_000.0 * alloc - 50.0 * (p as f64) * alloc;
+                writeln!(
+                    csv,
+                    "{trace},gpuspec,\"{policy}\",10,{arrived},{alloc},{},{watts}",
+                    alloc / 5.0
+                )
+                .unwrap();
+            }
+        }
+    }
+    fs::write(dir.join("mean_grid.csv"), csv).unwrap();
+    draw_all(&dir).unwrap();
+
+    let svg = read_svg(&dir, "power_vs_arrived_gpuspec");
+    let order = [
+        "random",
+        "dotprod",
+        "clustering",
+        "packing",
+        "bestfit",
+        "fgd",
+        "pwr",
+        "pwr:50,fgd:950",
+        "pwr:200,fgd:800",
+        "pwr:1000,fgd:0",
+    ];
+    let legend: Vec<String> = texts(&svg)
+        .into_iter()
+        .filter(|t| order.contains(&t.as_str()))
+        .collect();
+    assert_eq!(legend, order);
+    let titles: Vec<String> = texts(&svg)
+        .into_iter()
+        .filter(|t| t.starts_with("trace "))
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "trace gpuspec5",
+            "trace gpuspec10",
+            "trace gpuspec20",
+            "trace gpuspec25",
+            "trace gpuspec33"
+        ]
+    );
+    assert!(has_text(&svg, "mean over 10 seeds per policy"));
+    if std::env::var_os("GAPBENCH_KEEP_FIGURES").is_some() {
+        println!("figures kept in {}", dir.join("figures").display());
+    } else {
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }
 
 #[test]
@@ -290,7 +436,11 @@ fn same_csvs_give_identical_files() {
     assert_eq!(wa.len(), wb.len());
     for (pa, pb) in wa.iter().zip(&wb) {
         assert_eq!(pa.file_name(), pb.file_name());
-        assert!(fs::read(pa).unwrap() == fs::read(pb).unwrap(), "{} differs between runs", pa.display());
+        assert!(
+            fs::read(pa).unwrap() == fs::read(pb).unwrap(),
+            "{} differs between runs",
+            pa.display()
+        );
     }
     fs::remove_dir_all(&a).unwrap();
     fs::remove_dir_all(&b).unwrap();
@@ -310,16 +460,25 @@ fn absent_or_empty_csvs_are_skipped() {
     fs::write(dir.join("gaps.csv"), "").unwrap();
     fs::write(dir.join("pareto.csv"), pareto_csv()).unwrap();
     let written = draw_all(&dir).unwrap();
-    let names: Vec<String> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = written
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names, ["pareto_default_90.svg", "pareto_default_90.png"]);
 
     // Without fgd there is no saving figure.
-    let grid: String = mean_grid_csv().lines().filter(|l| !l.contains(",fgd,")).map(|l| format!("{l}\n")).collect();
+    let grid: String = mean_grid_csv()
+        .lines()
+        .filter(|l| !l.contains(",fgd,"))
+        .map(|l| format!("{l}\n"))
+        .collect();
     fs::write(dir.join("mean_grid.csv"), grid).unwrap();
     fs::remove_file(dir.join("pareto.csv")).unwrap();
     let written = draw_all(&dir).unwrap();
     assert_eq!(written.len(), 2 * 8);
-    assert!(written.iter().all(|p| !p.to_string_lossy().contains("power_saving")));
+    assert!(written
+        .iter()
+        .all(|p| !p.to_string_lossy().contains("power_saving")));
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -327,7 +486,10 @@ fn absent_or_empty_csvs_are_skipped() {
 fn error_for(name: &str, file: &str, contents: &str) -> String {
     let dir = temp_dir(name);
     fs::write(dir.join(file), contents).unwrap();
-    let message = format!("{:#}", draw_all(&dir).expect_err("bad CSV must be an error"));
+    let message = format!(
+        "{:#}",
+        draw_all(&dir).expect_err("bad CSV must be an error")
+    );
     fs::remove_dir_all(&dir).unwrap();
     message
 }
@@ -338,26 +500,48 @@ fn bad_csvs_are_errors_naming_file_and_line() {
     let second = grid.lines().nth(2).unwrap().to_string();
     grid = grid.replacen(&second, &second.replacen(",3,", ",3,abc_", 1), 1);
     let message = error_for("bad-number", "mean_grid.csv", &grid);
-    assert!(message.contains("mean_grid.csv") && message.contains("line 3"), "{message}");
+    assert!(
+        message.contains("mean_grid.csv") && message.contains("line 3"),
+        "{message}"
+    );
     assert!(message.contains("arrived_pct"), "{message}");
 
-    let short_row = GAPS_CSV.replacen("default,90,power,pwr,42,20,80,1450,1400,1400,optimal,3.5714,3.5714,1.2", "default,90,power,pwr,42", 1);
+    let short_row = GAPS_CSV.replacen(
+        "default,90,power,pwr,42,20,80,1450,1400,1400,optimal,3.5714,3.5714,1.2",
+        "default,90,power,pwr,42",
+        1,
+    );
     let message = error_for("short-row", "gaps.csv", &short_row);
-    assert!(message.contains("gaps.csv") && message.contains("line 4"), "{message}");
+    assert!(
+        message.contains("gaps.csv") && message.contains("line 4"),
+        "{message}"
+    );
 
     let bad_status = GAPS_CSV.replacen(",optimal,1.5,1.5,", ",solved,1.5,1.5,", 1);
     let message = error_for("bad-status", "gaps.csv", &bad_status);
-    assert!(message.contains("gaps.csv") && message.contains("line 9") && message.contains("solved"), "{message}");
+    assert!(
+        message.contains("gaps.csv") && message.contains("line 9") && message.contains("solved"),
+        "{message}"
+    );
 
     let inverted = GAPS_CSV.replacen(",3.0,4.0,", ",5.0,4.0,", 1);
     let message = error_for("inverted", "gaps.csv", &inverted);
-    assert!(message.contains("gaps.csv") && message.contains("line 10"), "{message}");
+    assert!(
+        message.contains("gaps.csv") && message.contains("line 10"),
+        "{message}"
+    );
 
     let missing_column = pareto_csv().replacen("power_w,", "watts,", 1);
     let message = error_for("missing-column", "pareto.csv", &missing_column);
-    assert!(message.contains("pareto.csv") && message.contains("power_w"), "{message}");
+    assert!(
+        message.contains("pareto.csv") && message.contains("power_w"),
+        "{message}"
+    );
 
     let bad_kind = pareto_csv().replacen(",front,3,", ",frontier,3,", 1);
     let message = error_for("bad-kind", "pareto.csv", &bad_kind);
-    assert!(message.contains("pareto.csv") && message.contains("line 5"), "{message}");
+    assert!(
+        message.contains("pareto.csv") && message.contains("line 5"),
+        "{message}"
+    );
 }
