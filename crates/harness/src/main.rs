@@ -40,6 +40,11 @@ enum Command {
     /// sweep, solve power, allocation and fragmentation exactly (HiGHS) and report each gap
     /// with its status and proven bound.
     Gap(GapArgs),
+    /// Redraw the figures and REPORT.md of a results folder from its CSVs (no re-run).
+    Figures {
+        /// The results folder (holds matrix.json, mean_grid.csv, …).
+        dir: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -380,6 +385,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Bench(args) => bench(args),
         Command::Merge(args) => merge(args),
+        Command::Figures { dir } => gapbench::bench::redraw(&dir).map(|figures| println!("{} figure files and REPORT.md written in {}", figures.len(), dir.display())),
         Command::Gap(args) => gap(args),
     };
     match result {
