@@ -45,6 +45,7 @@ fn scoring(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("scoring");
     group.sample_size(20);
+    gapbench_benches::bench_calibration(&mut group);
     group.throughput(Throughput::Elements(node_scores));
     for kind in PolicyKind::ALL {
         let mut policy = new_policy(kind);

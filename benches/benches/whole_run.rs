@@ -10,6 +10,7 @@ fn whole_run(c: &mut Criterion) {
     let (cluster, tasks) = gapbench_benches::openb_default();
     let mut group = c.benchmark_group("whole_run");
     group.sample_size(10);
+    gapbench_benches::bench_calibration(&mut group);
     for policy in [
         "fgd",
         "pwr",
