@@ -10,6 +10,7 @@
 //! - medians, not means, so a few disturbed samples do not move the estimate;
 //! - a benchmark over the tolerance is measured again once (with its calibration) and only
 //!   a regression that persists fails.
+//!
 //! A benchmark regresses when its ratio exceeds the baseline's by more than 15 %.
 
 use std::collections::BTreeMap;
