@@ -4,10 +4,11 @@
 //!
 //! Noise handling:
 //! - every criterion group also measures `calibration`, a fixed integer workload that uses
-//!   none of gapbench's code, and each benchmark is compared as the ratio of its median time
-//!   to its group's calibration median: the speed of the machine and most of its momentary
-//!   load cancel, so a baseline carries over between machines of a kind;
-//! - medians, not means, so a few disturbed samples do not move the estimate;
+//!   none of gapbench's code, and each benchmark is compared as the ratio of its time to its
+//!   group's calibration time: the speed of the machine cancels, so a baseline carries over
+//!   between machines of a kind;
+//! - the time of a benchmark is its fastest sample (per iteration), not the mean: other
+//!   processes only ever add time, so the minimum is the estimate least moved by them;
 //! - a benchmark over the tolerance is measured again once (with its calibration) and only
 //!   a regression that persists fails.
 //!
@@ -34,15 +35,15 @@ pub fn perf(env: &[(String, String)], root: &Path, save: bool) -> Result<()> {
     for group in BENCHES {
         run_bench(env, root, group, None)?;
     }
-    let mut medians = read_medians(&criterion_dir)?;
-    let mut ratios = ratios_of(&medians)?;
+    let mut times = read_fastest(&criterion_dir)?;
+    let mut ratios = ratios_of(&times)?;
     let baseline_path = root.join("results/perf-baseline.json");
 
     if save {
-        append_history(&root.join("results/perf-history.csv"), &medians, &ratios)?;
+        append_history(&root.join("results/perf-history.csv"), &times, &ratios)?;
         let json: serde_json::Map<String, serde_json::Value> = ratios
             .iter()
-            .map(|(id, ratio)| (id.clone(), serde_json::json!({ "ratio_to_calibration": round6(*ratio), "median_ns": medians[id].round() })))
+            .map(|(id, ratio)| (id.clone(), serde_json::json!({ "ratio_to_calibration": round6(*ratio), "fastest_ns": times[id].round() })))
             .collect();
         std::fs::write(&baseline_path, serde_json::to_string_pretty(&json)? + "\n")?;
         println!("saved {} benchmarks to results/perf-baseline.json", ratios.len());
@@ -66,24 +67,24 @@ pub fn perf(env: &[(String, String)], root: &Path, save: bool) -> Result<()> {
         for suspect in &suspects {
             let (group, name) = suspect.split_once('/').expect("ids are group/name");
             run_bench(env, root, group, Some(&format!("^{group}/({name}|{CALIBRATION})$")))?;
-            let again = read_medians(&criterion_dir)?;
+            let again = read_fastest(&criterion_dir)?;
             let ratio = again[suspect] / again[&format!("{group}/{CALIBRATION}")];
             if ratio < ratios[suspect] {
                 ratios.insert(suspect.clone(), ratio);
-                medians.insert(suspect.clone(), again[suspect]);
+                times.insert(suspect.clone(), again[suspect]);
             }
         }
     }
-    append_history(&root.join("results/perf-history.csv"), &medians, &ratios)?;
+    append_history(&root.join("results/perf-history.csv"), &times, &ratios)?;
 
-    println!("{:<32} {:>12} {:>9} {:>9} {:>8}", "benchmark (vs its group's calibration)", "median", "ratio", "baseline", "change");
+    println!("{:<32} {:>12} {:>9} {:>9} {:>8}", "benchmark (vs its group's calibration)", "fastest", "ratio", "baseline", "change");
     for (id, ratio) in &ratios {
         match baseline.get(id) {
-            None => println!("{id:<32} {:>12} {ratio:>9.3} {:>9} {:>8}", human(medians[id]), "new", ""),
+            None => println!("{id:<32} {:>12} {ratio:>9.3} {:>9} {:>8}", human(times[id]), "new", ""),
             Some(base) => {
                 let change = ratio / base - 1.0;
                 let flag = if change > TOLERANCE { "  REGRESSION" } else { "" };
-                println!("{id:<32} {:>12} {ratio:>9.3} {base:>9.3} {:>+7.1}%{flag}", human(medians[id]), 100.0 * change);
+                println!("{id:<32} {:>12} {ratio:>9.3} {base:>9.3} {:>+7.1}%{flag}", human(times[id]), 100.0 * change);
             }
         }
     }
@@ -113,13 +114,13 @@ fn run_bench(env: &[(String, String)], root: &Path, bench: &str, filter: Option<
 }
 
 /// Each benchmark's ratio to its group's calibration.
-fn ratios_of(medians: &BTreeMap<String, f64>) -> Result<BTreeMap<String, f64>> {
-    medians
+fn ratios_of(times: &BTreeMap<String, f64>) -> Result<BTreeMap<String, f64>> {
+    times
         .iter()
         .filter(|(id, _)| !id.ends_with(&format!("/{CALIBRATION}")))
         .map(|(id, ns)| {
             let group = id.split_once('/').map_or(id.as_str(), |(g, _)| g);
-            let calibration = medians.get(&format!("{group}/{CALIBRATION}")).with_context(|| format!("group {group} has no calibration benchmark"))?;
+            let calibration = times.get(&format!("{group}/{CALIBRATION}")).with_context(|| format!("group {group} has no calibration benchmark"))?;
             Ok((id.clone(), ns / calibration))
         })
         .collect()
@@ -139,24 +140,29 @@ fn human(ns: f64) -> String {
     }
 }
 
-/// Median time in ns of every benchmark criterion measured: `<group>/<bench>` →
-/// `target/criterion/<group>/<bench>/new/estimates.json`.
-fn read_medians(criterion_dir: &Path) -> Result<BTreeMap<String, f64>> {
-    let mut medians = BTreeMap::new();
+/// The fastest sample's time per iteration, in ns, of every benchmark criterion measured:
+/// `<group>/<bench>` → `target/criterion/<group>/<bench>/new/sample.json`.
+fn read_fastest(criterion_dir: &Path) -> Result<BTreeMap<String, f64>> {
+    let mut fastest = BTreeMap::new();
     for group in BENCHES {
         let Ok(entries) = std::fs::read_dir(criterion_dir.join(group)) else { continue };
         for entry in entries.flatten() {
-            let file = entry.path().join("new/estimates.json");
+            let file = entry.path().join("new/sample.json");
             let Ok(text) = std::fs::read_to_string(&file) else { continue };
             let json: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", file.display()))?;
-            let median = json.pointer("/median/point_estimate").and_then(|v| v.as_f64()).with_context(|| format!("{}: no median", file.display()))?;
-            medians.insert(format!("{group}/{}", entry.file_name().to_string_lossy()), median);
+            let numbers = |key: &str| -> Option<Vec<f64>> { json.get(key)?.as_array()?.iter().map(|v| v.as_f64()).collect() };
+            let (iters, times) = numbers("iters").zip(numbers("times")).with_context(|| format!("{}: no samples", file.display()))?;
+            let best = iters.iter().zip(&times).map(|(n, t)| t / n).fold(f64::INFINITY, f64::min);
+            if !best.is_finite() {
+                bail!("{}: no samples", file.display());
+            }
+            fastest.insert(format!("{group}/{}", entry.file_name().to_string_lossy()), best);
         }
     }
-    Ok(medians)
+    Ok(fastest)
 }
 
-fn append_history(path: &Path, medians: &BTreeMap<String, f64>, ratios: &BTreeMap<String, f64>) -> Result<()> {
+fn append_history(path: &Path, times: &BTreeMap<String, f64>, ratios: &BTreeMap<String, f64>) -> Result<()> {
     let output = |program: &str, args: &[&str]| {
         Command::new(program)
             .args(args)
@@ -167,9 +173,9 @@ fn append_history(path: &Path, medians: &BTreeMap<String, f64>, ratios: &BTreeMa
     };
     let revision = output("git", &["rev-parse", "--short=12", "HEAD"]);
     let date = output("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"]);
-    let mut text = if path.is_file() { std::fs::read_to_string(path)? } else { "date,git_revision,benchmark,median_ns,ratio_to_calibration\n".to_string() };
+    let mut text = if path.is_file() { std::fs::read_to_string(path)? } else { "date,git_revision,benchmark,fastest_ns,ratio_to_calibration\n".to_string() };
     for (id, ratio) in ratios {
-        writeln!(text, "{date},{revision},{id},{:.0},{ratio:.6}", medians[id])?;
+        writeln!(text, "{date},{revision},{id},{:.0},{ratio:.6}", times[id])?;
     }
     let temp = path.with_extension("csv.tmp");
     std::fs::write(&temp, text)?;

@@ -6,8 +6,14 @@
 //! - `cells/<trace>/<policy>/seed-<n>.json` — one finished arrival sweep each, keyed by a
 //!   hash of everything that determines it; a cell whose file exists with the same key is
 //!   skipped, so an interrupted bench resumes where it stopped;
-//! - `grid.csv`, `mean_grid.csv`, `runs.csv` — aggregated from the cells, in spec order;
-//! - `timings.json` — wall-clock times (the one file that differs between runs).
+//! - `gap-cells/<trace>/<policy>/seed-<n>.json` — one finished exact-gap study each (a
+//!   sub-cluster sweep solved at every checkpoint), keyed the same way;
+//! - `grid.csv`, `mean_grid.csv`, `runs.csv`, `gaps.csv`, `pareto.csv` — aggregated from the
+//!   cells, in spec order; then `figures/` and `REPORT.md`.
+//!
+//! Arrival sweeps are deterministic, so their files are byte-identical however the bench was
+//! interrupted, sharded or threaded. Exact solves under a time limit are not (HiGHS stops
+//! where the clock says): their status and bound say what was proven each time.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -23,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::bench_spec::{parse_policies, trace_family, BenchSpec};
+use crate::gap::{gap_study, gaps_csv, parse_objectives, GapSettings, GAPS_HEADER};
 use crate::io::{write_atomic, write_json};
 use crate::run::{run_seed, seed_summary, RunSettings, SeedSummary};
 use crate::summary::{mean_grid, SAMPLE_COLUMNS};
@@ -69,6 +76,35 @@ pub struct Cell {
     pub trace: String,
     pub policy: PolicySpec,
     pub seed: u64,
+}
+
+/// One exact-gap study of the matrix: a policy's sweep on a sampled sub-cluster, solved at
+/// every checkpoint.
+#[derive(Debug, Clone)]
+pub struct GapCell {
+    pub trace: String,
+    pub policy: PolicySpec,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct GapRecord {
+    key: String,
+    /// `gaps.csv` rows without the leading trace column.
+    gap_lines: Vec<String>,
+    front: Vec<FrontPoint>,
+}
+
+/// A point of a power–fragmentation front, or the heuristic's own point (`point ==
+/// "heuristic"`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct FrontPoint {
+    checkpoint_pct: f64,
+    tasks: usize,
+    point: String,
+    power_watts: f64,
+    frag_milli: f64,
+    status: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -126,6 +162,48 @@ impl Matrix {
         Ok(cells)
     }
 
+    /// Every gap-study cell, in spec order.
+    pub fn gap_cells(&self) -> Result<Vec<GapCell>> {
+        let Some(gaps) = &self.spec.gaps else { return Ok(Vec::new()) };
+        let policies = parse_policies(&gaps.policies)?;
+        let seeds = gaps.seeds.expand()?;
+        let mut cells = Vec::new();
+        for trace in &self.gap_traces {
+            for policy in &policies {
+                for &seed in &seeds {
+                    cells.push(GapCell { trace: trace.clone(), policy: policy.clone(), seed });
+                }
+            }
+        }
+        Ok(cells)
+    }
+
+    /// The settings of the spec's gap studies.
+    fn gap_settings(&self) -> Result<Option<GapSettings>> {
+        let Some(gaps) = &self.spec.gaps else { return Ok(None) };
+        Ok(Some(GapSettings {
+            checkpoints: gaps.checkpoints.iter().map(|&c| f64::from(c)).collect(),
+            objectives: parse_objectives(&gaps.objectives)?,
+            sample_nodes: Some(gaps.sample_nodes),
+            time_limit_s: gaps.time_limit_s,
+            mip_rel_gap: gaps.mip_gap.unwrap_or(0.0),
+            // Studies run in parallel across cells; each solve keeps to one core.
+            threads: Some(1),
+            pareto_points: gaps.pareto_points,
+            exact_max_nodes: gaps.sample_nodes,
+        }))
+    }
+
+    fn gap_key(&self, cell: &GapCell) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(format!("gapbench-gap-v1|{}|{}|{}|{}|", env!("CARGO_PKG_VERSION"), cell.policy, cell.seed, self.spec.tune));
+        hasher.update(serde_json::to_string(&self.spec.gaps).unwrap_or_default());
+        for input in &self.inputs[&cell.trace] {
+            hasher.update(&input.sha256);
+        }
+        hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
     /// Whether two folders ran the same matrix (whatever the command line was).
     pub fn same_runs(&self, other: &Matrix) -> bool {
         (&self.spec, &self.traces, &self.gap_traces, self.stand_in, &self.inputs) == (&other.spec, &other.traces, &other.gap_traces, other.stand_in, &other.inputs)
@@ -150,6 +228,28 @@ fn cell_path(out: &Path, cell: &Cell) -> PathBuf {
     out.join("cells").join(&cell.trace).join(cell.policy.slug()).join(format!("seed-{}.json", cell.seed))
 }
 
+fn gap_cell_path(out: &Path, cell: &GapCell) -> PathBuf {
+    out.join("gap-cells").join(&cell.trace).join(cell.policy.slug()).join(format!("seed-{}.json", cell.seed))
+}
+
+fn finished_gap(out: &Path, matrix: &Matrix, cell: &GapCell) -> Option<GapRecord> {
+    let text = std::fs::read_to_string(gap_cell_path(out, cell)).ok()?;
+    let record: GapRecord = serde_json::from_str(&text).ok()?;
+    (record.key == matrix.gap_key(cell)).then_some(record)
+}
+
+/// Runs one gap study and keeps its rows.
+fn run_gap_cell(matrix: &Matrix, settings: &GapSettings, workload: &Workload, cell: &GapCell) -> Result<GapRecord> {
+    let run = RunSettings::new(cell.policy.clone(), Some(matrix.spec.tune), TaskOrder::Shuffled, NodeOrder::Random);
+    let (rows, pareto) = gap_study(workload, &run, settings, cell.seed, &mut |_| {})?;
+    let gap_lines = gaps_csv(&rows).lines().skip(1).map(str::to_string).collect();
+    let front = pareto
+        .into_iter()
+        .map(|p| FrontPoint { checkpoint_pct: p.checkpoint_pct, tasks: p.tasks, point: p.point, power_watts: p.power_watts, frag_milli: p.frag_milli, status: p.status })
+        .collect();
+    Ok(GapRecord { key: matrix.gap_key(cell), gap_lines, front })
+}
+
 /// The finished record of `cell` in `out`, if there is one with the right key.
 fn finished(out: &Path, matrix: &Matrix, cell: &Cell) -> Option<CellRecord> {
     let text = std::fs::read_to_string(cell_path(out, cell)).ok()?;
@@ -166,6 +266,9 @@ pub struct BenchOutcome {
     pub cells_run: usize,
     pub cells_skipped: usize,
     pub sweep_seconds: f64,
+    pub gap_studies_total: usize,
+    pub gap_studies_run: usize,
+    pub gap_seconds: f64,
     /// False for a shard that left cells to others.
     pub complete: bool,
 }
@@ -204,9 +307,36 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     })?;
     progress.finish_and_clear();
     let sweep_seconds = start.elapsed().as_secs_f64();
-    let complete = cells.iter().all(|cell| finished(&out, &matrix, cell).is_some());
+
+    let gap_cells = matrix.gap_cells()?;
+    let my_gaps: Vec<&GapCell> = match options.shard {
+        Some((index, count)) => gap_cells.iter().enumerate().filter(|(i, _)| (cells.len() + i) % count == index).map(|(_, c)| c).collect(),
+        None => gap_cells.iter().collect(),
+    };
+    let gaps_todo: Vec<&GapCell> = my_gaps.iter().copied().filter(|cell| finished_gap(&out, &matrix, cell).is_none()).collect();
+    let gap_start = Instant::now();
+    if let Some(settings) = matrix.gap_settings()? {
+        let progress = if options.progress && !gaps_todo.is_empty() { ProgressBar::new(gaps_todo.len() as u64) } else { ProgressBar::hidden() };
+        progress.set_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} gap studies, ETA {eta}").expect("valid template").progress_chars("=> "),
+        );
+        pool.install(|| {
+            gaps_todo.par_iter().try_for_each(|cell| -> Result<()> {
+                let record = run_gap_cell(&matrix, &settings, &workloads[&cell.trace], cell)?;
+                write_json(&gap_cell_path(&out, cell), &record)?;
+                progress.inc(1);
+                Ok(())
+            })
+        })?;
+        progress.finish_and_clear();
+    }
+    let gap_seconds = gap_start.elapsed().as_secs_f64();
+
+    let complete = cells.iter().all(|cell| finished(&out, &matrix, cell).is_some())
+        && gap_cells.iter().all(|cell| finished_gap(&out, &matrix, cell).is_some());
     if complete {
         aggregate(&out, &matrix, &cells)?;
+        aggregate_gaps(&out, &matrix, &gap_cells)?;
         finish_folder(&out, &matrix)?;
     }
     Ok(BenchOutcome {
@@ -214,6 +344,9 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         cells_total: cells.len(),
         cells_run: todo.len(),
         cells_skipped: mine.len() - todo.len(),
+        gap_studies_total: gap_cells.len(),
+        gap_studies_run: gaps_todo.len(),
+        gap_seconds,
         sweep_seconds,
         complete,
         matrix,
@@ -246,11 +379,35 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
             None => missing += 1,
         }
     }
-    if missing == 0 {
+    let gap_cells = matrix.gap_cells()?;
+    let mut missing_gaps = 0;
+    for cell in &gap_cells {
+        if finished_gap(out, &matrix, cell).is_some() {
+            continue;
+        }
+        match shards.iter().find_map(|shard| finished_gap(shard, &matrix, cell)) {
+            Some(record) => write_json(&gap_cell_path(out, cell), &record)?,
+            None => missing_gaps += 1,
+        }
+    }
+    let complete = missing == 0 && missing_gaps == 0;
+    if complete {
         aggregate(out, &matrix, &cells)?;
+        aggregate_gaps(out, &matrix, &gap_cells)?;
         finish_folder(out, &matrix)?;
     }
-    Ok(BenchOutcome { out: out.to_path_buf(), cells_total: cells.len(), cells_run: 0, cells_skipped: cells.len() - missing, sweep_seconds: 0.0, complete: missing == 0, matrix })
+    Ok(BenchOutcome {
+        out: out.to_path_buf(),
+        cells_total: cells.len(),
+        cells_run: 0,
+        cells_skipped: cells.len() - missing,
+        sweep_seconds: 0.0,
+        gap_studies_total: gap_cells.len(),
+        gap_studies_run: 0,
+        gap_seconds: 0.0,
+        complete,
+        matrix,
+    })
 }
 
 /// Draws the figures and writes `REPORT.md` of a complete results folder, from its CSVs.
@@ -302,6 +459,44 @@ fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
     write_atomic(&out.join("grid.csv"), grid.as_bytes())?;
     write_atomic(&out.join("runs.csv"), runs.as_bytes())?;
     write_atomic(&out.join("mean_grid.csv"), mean.as_bytes())?;
+    Ok(())
+}
+
+/// Writes `gaps.csv` (the gap columns with the trace first) and `pareto.csv` from the gap
+/// cells. The front of a (trace, checkpoint) is the first policy's: at checkpoints where no
+/// task failed every policy faced the same task set (same seed, same arrivals), and a
+/// heuristic is plotted against that front only when it placed as many tasks.
+fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> {
+    if matrix.spec.gaps.is_none() {
+        return Ok(());
+    }
+    let mut gaps = format!("trace,{GAPS_HEADER}\n");
+    let mut pareto = String::from("trace,checkpoint_pct,seed,kind,label,power_w,frag_gpu_milli,status\n");
+    let first_seed = cells.first().map(|c| c.seed);
+    let mut fronts: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for cell in cells {
+        let record = finished_gap(out, matrix, cell).with_context(|| format!("gap study {} {} seed {} is missing", cell.trace, cell.policy, cell.seed))?;
+        for line in &record.gap_lines {
+            writeln!(gaps, "{},{line}", cell.trace)?;
+        }
+        if Some(cell.seed) != first_seed {
+            continue;
+        }
+        for point in &record.front {
+            let checkpoint = format!("{:.1}", point.checkpoint_pct);
+            let front_tasks = *fronts.entry((cell.trace.clone(), checkpoint.clone())).or_insert_with(|| {
+                for p in record.front.iter().filter(|p| p.point != "heuristic" && format!("{:.1}", p.checkpoint_pct) == checkpoint && p.power_watts.is_finite()) {
+                    let _ = writeln!(pareto, "{},{checkpoint},{},front,{},{:.0},{:.3},{}", cell.trace, cell.seed, p.point, p.power_watts, p.frag_milli, csv_field(&p.status));
+                }
+                point.tasks
+            });
+            if point.point == "heuristic" && point.tasks == front_tasks {
+                writeln!(pareto, "{},{checkpoint},{},policy,{},{:.0},{:.3},heuristic", cell.trace, cell.seed, csv_field(&cell.policy.to_string()), point.power_watts, point.frag_milli)?;
+            }
+        }
+    }
+    write_atomic(&out.join("gaps.csv"), gaps.as_bytes())?;
+    write_atomic(&out.join("pareto.csv"), pareto.as_bytes())?;
     Ok(())
 }
 

@@ -907,12 +907,14 @@ fn read_gaps(path: &Path) -> Result<Option<GapTable>> {
             ))
         })?;
         let status_text = row.text("status");
+        // The solver's labels: `gap_limit` (stopped at the requested MIP gap) is an interval
+        // like `time_limit`; `relaxation_bound` is a relaxation; `error: …` carries a message.
         let status = match status_text {
             "optimal" => Ok(BarStatus::Optimal),
-            "time_limit" => Ok(BarStatus::TimeLimit),
-            "relaxation" => Ok(BarStatus::Relaxation),
+            "time_limit" | "gap_limit" => Ok(BarStatus::TimeLimit),
+            "relaxation" | "relaxation_bound" => Ok(BarStatus::Relaxation),
             "infeasible" => Err(NoGap::Infeasible),
-            "error" => Err(NoGap::Error),
+            error if error == "error" || error.starts_with("error:") => Err(NoGap::Error),
             other => {
                 return Err(row.error(format_args!(
                     "column `status`: {other:?} is not optimal, time_limit, relaxation, infeasible or error"
@@ -1001,8 +1003,8 @@ fn read_pareto(path: &Path) -> Result<Option<ParetoTable>> {
         let (usable, proven) = match (kind, status) {
             (PointKind::Policy, _) => (true, true),
             (PointKind::Front, "optimal") => (true, true),
-            (PointKind::Front, "time_limit" | "relaxation") => (true, false),
-            (PointKind::Front, "infeasible" | "error") => (false, false),
+            (PointKind::Front, "time_limit" | "gap_limit" | "relaxation" | "relaxation_bound") => (true, false),
+            (PointKind::Front, error) if error == "infeasible" || error == "error" || error.starts_with("error:") => (false, false),
             (PointKind::Front, other) => {
                 return Err(row.error(format_args!(
                     "column `status`: {other:?} is not optimal, time_limit, relaxation, infeasible or error"

@@ -188,6 +188,12 @@ fn report_outcome(outcome: &gapbench::bench::BenchOutcome) -> Result<()> {
         outcome.sweep_seconds,
         outcome.out.display()
     );
+    if outcome.gap_studies_total > 0 {
+        println!(
+            "{} of {} exact-gap studies done now in {:.1} s",
+            outcome.gap_studies_run, outcome.gap_studies_total, outcome.gap_seconds
+        );
+    }
     if !outcome.complete {
         println!("the matrix is not complete yet: run the other shards, then `gapbench merge`");
     }

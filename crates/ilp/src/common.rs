@@ -55,6 +55,7 @@ pub(crate) fn solve(
 /// or the model does not say what we think it says, which is reported as an error.
 pub(crate) fn solver_candidate(
     model: &PlacementModel,
+    sense: Sense,
     raw: &RawSolve,
     snapshot: &Snapshot,
     evaluate: impl Fn(&[Option<Placement>]) -> f64,
@@ -67,10 +68,18 @@ pub(crate) fn solver_candidate(
     check_assignment(snapshot.cluster, snapshot.tasks, &placement)
         .map_err(|e| format!("the solver's placement fails the checker: {e}"))?;
     if let Some(highs_value) = raw.objective {
+        // The model's objective can only be pessimistic about a placement (indicators
+        // such as `working`, `active`, `v` are bounded by the truth, not equal to it, until
+        // optimality pushes them there): ours must not be worse than HiGHS's value.
         let ours = solver_objective(&placement);
-        if (ours - highs_value).abs() > 1e-4 * ours.abs().max(1.0) {
+        let tolerance = 1e-4 * ours.abs().max(1.0);
+        let worse = match sense {
+            Sense::Minimise => ours > highs_value + tolerance,
+            Sense::Maximise => ours < highs_value - tolerance,
+        };
+        if worse {
             return Err(format!(
-                "HiGHS's objective {highs_value} disagrees with the placement's evaluated {ours}"
+                "HiGHS's objective {highs_value} is better than the placement's evaluated {ours}"
             ));
         }
     }
@@ -117,7 +126,10 @@ fn check_start(model: &PlacementModel, start: &[f64]) -> Result<(), String> {
             ));
         }
         if definition.is_integer() && (value - value.round()).abs() > TOLERANCE {
-            return Err(format!("warm start: integer column {} = {value}", model.cols.col(v)));
+            return Err(format!(
+                "warm start: integer column {} = {value}",
+                model.cols.col(v)
+            ));
         }
     }
     for (r, row) in model.rows.iter().enumerate() {

@@ -5,7 +5,11 @@
 use gapbench_model::{Cluster, ClusterState, Placement, Task, TypicalPods};
 
 /// The cluster state after binding every placed task on an empty cluster.
-pub fn state_of(cluster: &Cluster, tasks: &[Task], assignment: &[Option<Placement>]) -> ClusterState {
+pub fn state_of(
+    cluster: &Cluster,
+    tasks: &[Task],
+    assignment: &[Option<Placement>],
+) -> ClusterState {
     let mut state = ClusterState::empty(cluster);
     for (task, placement) in tasks.iter().zip(assignment) {
         if let Some(placement) = placement {

@@ -22,7 +22,11 @@ pub struct GapInterval {
 
 /// The gap of a heuristic value `heuristic` against `report`; `None` without an incumbent.
 /// `gpu_capacity_milli` is the (sub-)cluster's, for allocation gaps.
-pub fn gap_interval(report: &SolveReport, heuristic: f64, gpu_capacity_milli: u64) -> Option<GapInterval> {
+pub fn gap_interval(
+    report: &SolveReport,
+    heuristic: f64,
+    gpu_capacity_milli: u64,
+) -> Option<GapInterval> {
     let incumbent = report.incumbent?;
     let gap = |reference: f64| -> f64 {
         match report.objective {

@@ -35,16 +35,20 @@ pub mod subcluster;
 
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use max_alloc::max_alloc;
-pub use min_frag::min_frag;
+pub use min_frag::{min_frag, min_frag_from};
 pub use min_power::min_power;
-pub use pareto::{pareto_front, ParetoPoint};
+pub use pareto::{pareto_front, pareto_front_from, ParetoPoint};
 pub use relaxation::{relaxed_max_alloc, relaxed_min_power};
 pub use snapshot::{check_assignment, Snapshot};
 pub use solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
 pub use subcluster::{sample_sub_cluster, type_quota};
 
 /// Solves `objective` exactly on `snapshot` with the per-node model.
-pub fn solve_exact(snapshot: &Snapshot, objective: Objective, options: &SolveOptions) -> SolveReport {
+pub fn solve_exact(
+    snapshot: &Snapshot,
+    objective: Objective,
+    options: &SolveOptions,
+) -> SolveReport {
     match objective {
         Objective::Power => min_power(snapshot, options),
         Objective::Alloc => max_alloc(snapshot, options),

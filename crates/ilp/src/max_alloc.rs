@@ -8,7 +8,8 @@
 //! stage 1's incumbent, warm-started from stage 1's placement. Stage 2 never changes the
 //! first objective's value or its proof, so the reported allocation, bound and status are
 //! stage 1's (raised if stage 2 happens to allocate more); stage 2 only picks the
-//! placement. Both stages share one time limit: stage 2 gets what stage 1 left.
+//! placement. Both stages share one time limit: stage 2 gets what stage 1 left, at most a
+//! quarter of it.
 
 use std::time::Instant;
 
@@ -19,13 +20,17 @@ use crate::eval::{alloc_gpu_milli, power_watts, state_of};
 use crate::model::{Demand, PlacementModel};
 use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
-use crate::solve::{interpret, relative_gap, Candidate, Objective, SolveOptions, SolveReport, SolveStatus};
+use crate::solve::{
+    interpret, relative_gap, Candidate, Objective, SolveOptions, SolveReport, SolveStatus,
+};
 
 /// Solves max-allocation (then min power) on all arrived tasks, warm-started from the
 /// heuristic's placement.
 pub fn max_alloc(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
     let clock = Instant::now();
-    let fail = |message: String| SolveReport::error(Objective::Alloc, message, clock.elapsed().as_secs_f64());
+    let fail = |message: String| {
+        SolveReport::error(Objective::Alloc, message, clock.elapsed().as_secs_f64())
+    };
     if let Err(e) = options.validate().and_then(|()| snapshot.check()) {
         return fail(e);
     }
@@ -35,18 +40,26 @@ pub fn max_alloc(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
     };
     let alloc = |placement: &[_]| alloc_gpu_milli(snapshot.tasks, placement) as f64;
     let power = |placement: &[_]| {
-        power_watts(snapshot.cluster, &state_of(snapshot.cluster, snapshot.tasks, placement)) as f64
+        power_watts(
+            snapshot.cluster,
+            &state_of(snapshot.cluster, snapshot.tasks, placement),
+        ) as f64
     };
 
     // Stage 1: the most GPU milli.
-    let mut model = PlacementModel::new(snapshot.cluster, &shapes, Demand::AtMost, options.node_symmetry);
+    let mut model = PlacementModel::new(
+        snapshot.cluster,
+        &shapes,
+        Demand::AtMost,
+        options.node_symmetry,
+    );
     let objective = model.allocated_gpu_milli();
     let start = match start_from(&model, &snapshot.heuristic, None, None, None) {
         Ok(start) => start,
         Err(e) => return fail(e),
     };
     let raw = solve(&mut model, Sense::Maximise, objective, &start, options);
-    let solver = solver_candidate(&model, &raw, snapshot, alloc, alloc);
+    let solver = solver_candidate(&model, Sense::Maximise, &raw, snapshot, alloc, alloc);
     let fallback = Candidate {
         value: alloc(&snapshot.heuristic),
         placement: snapshot.heuristic.clone(),
@@ -57,23 +70,36 @@ pub fn max_alloc(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
         return report;
     };
 
-    // Stage 2: the least power at that allocation, in the time left.
-    let remaining = options.time_limit_s - clock.elapsed().as_secs_f64();
+    // Stage 2: the least power at that allocation, in the time left (at most a quarter
+    // of the limit: it never changes the first objective).
+    let remaining =
+        (options.time_limit_s - clock.elapsed().as_secs_f64()).min(0.25 * options.time_limit_s);
     if remaining > 0.1 {
         let stage2 = SolveOptions {
             time_limit_s: remaining,
             ..options.clone()
         };
-        let mut model = PlacementModel::new(snapshot.cluster, &shapes, Demand::AtMost, options.node_symmetry);
+        let mut model = PlacementModel::new(
+            snapshot.cluster,
+            &shapes,
+            Demand::AtMost,
+            options.node_symmetry,
+        );
         let allocated: Expression = model.allocated_gpu_milli();
         model.rows.push(allocated.geq(best_alloc));
         let power_terms = model.add_power();
         let one = model.constant_column();
         let objective = power_terms.dynamic_watts.clone() + power_terms.constant_watts * one;
-        match start_from(&model, &report.placement, Some(&power_terms), None, Some(one)) {
+        match start_from(
+            &model,
+            &report.placement,
+            Some(&power_terms),
+            None,
+            Some(one),
+        ) {
             Ok(start) => {
                 let raw = solve(&mut model, Sense::Minimise, objective, &start, &stage2);
-                match solver_candidate(&model, &raw, snapshot, alloc, power) {
+                match solver_candidate(&model, Sense::Minimise, &raw, snapshot, alloc, power) {
                     Ok(Some(candidate))
                         if candidate.value >= best_alloc
                             && power(&candidate.placement) <= power(&report.placement) =>

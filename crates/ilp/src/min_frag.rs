@@ -20,6 +20,37 @@ pub fn min_frag(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
     frag_with_power_cap(snapshot, None, &snapshot.heuristic, options)
 }
 
+/// Min-frag warm-started from the least fragmented of the heuristic's placement and
+/// `others` (placements of the same task set, e.g. the min-power solution: HiGHS's own
+/// heuristics find good fragmentation slowly, and any placement of the set is a valid start).
+pub fn min_frag_from(
+    snapshot: &Snapshot,
+    others: &[&[Option<gapbench_model::Placement>]],
+    options: &SolveOptions,
+) -> SolveReport {
+    let same_set = |p: &[Option<gapbench_model::Placement>]| {
+        p.len() == snapshot.heuristic.len()
+            && p.iter()
+                .zip(&snapshot.heuristic)
+                .all(|(a, b)| a.is_some() == b.is_some())
+            && crate::snapshot::check_assignment(snapshot.cluster, snapshot.tasks, p).is_ok()
+    };
+    let frag = |p: &[Option<gapbench_model::Placement>]| {
+        frag_milli(
+            snapshot.cluster,
+            snapshot.typical,
+            &state_of(snapshot.cluster, snapshot.tasks, p),
+        )
+    };
+    let mut start: &[Option<gapbench_model::Placement>] = &snapshot.heuristic;
+    for &other in others {
+        if same_set(other) && frag(other) < frag(start) {
+            start = other;
+        }
+    }
+    frag_with_power_cap(snapshot, None, start, options)
+}
+
 /// Min-frag, optionally subject to total power ≤ `power_cap_watts` (the ε-constraint of the
 /// Pareto front), warm-started from `start_placement` (which must respect the cap).
 pub(crate) fn frag_with_power_cap(
@@ -29,7 +60,9 @@ pub(crate) fn frag_with_power_cap(
     options: &SolveOptions,
 ) -> SolveReport {
     let clock = Instant::now();
-    let fail = |message: String| SolveReport::error(Objective::Frag, message, clock.elapsed().as_secs_f64());
+    let fail = |message: String| {
+        SolveReport::error(Objective::Frag, message, clock.elapsed().as_secs_f64())
+    };
     if let Err(e) = options.validate().and_then(|()| snapshot.check()) {
         return fail(e);
     }
@@ -37,7 +70,12 @@ pub(crate) fn frag_with_power_cap(
         Ok(shapes) => shapes,
         Err(e) => return fail(e),
     };
-    let mut model = PlacementModel::new(snapshot.cluster, &shapes, Demand::Exactly, options.node_symmetry);
+    let mut model = PlacementModel::new(
+        snapshot.cluster,
+        &shapes,
+        Demand::Exactly,
+        options.node_symmetry,
+    );
     let frag = model.add_frag(snapshot.typical);
     let power = power_cap_watts.map(|cap| {
         let power = model.add_power();
@@ -48,20 +86,29 @@ pub(crate) fn frag_with_power_cap(
     });
     let one = model.constant_column();
     let objective = frag.constant_milli * one - frag.q3_weighted.clone();
-    let start = match start_from(&model, start_placement, power.as_ref(), Some(&frag), Some(one)) {
+    let start = match start_from(
+        &model,
+        start_placement,
+        power.as_ref(),
+        Some(&frag),
+        Some(one),
+    ) {
         Ok(start) => start,
         Err(e) => return fail(e),
     };
     let raw = solve(&mut model, Sense::Minimise, objective, &start, options);
     let state = |placement: &[_]| state_of(snapshot.cluster, snapshot.tasks, placement);
-    let evaluate = |placement: &[_]| frag_milli(snapshot.cluster, snapshot.typical, &state(placement));
-    let solver = solver_candidate(&model, &raw, snapshot, evaluate, evaluate);
+    let evaluate =
+        |placement: &[_]| frag_milli(snapshot.cluster, snapshot.typical, &state(placement));
+    let solver = solver_candidate(&model, Sense::Minimise, &raw, snapshot, evaluate, evaluate);
     // The cap must hold for the placement we report (HiGHS's tolerances are not ours).
     let solver = solver.and_then(|candidate| match (candidate, power_cap_watts) {
         (Some(c), Some(cap)) => {
             let watts = power_watts(snapshot.cluster, &state(&c.placement)) as f64;
             if watts > cap {
-                Err(format!("the solver's placement draws {watts} W, over the cap of {cap} W"))
+                Err(format!(
+                    "the solver's placement draws {watts} W, over the cap of {cap} W"
+                ))
             } else {
                 Ok(Some(c))
             }

@@ -20,7 +20,9 @@ use crate::solve::{interpret, Candidate, Objective, SolveOptions, SolveReport};
 /// Solves min-power on the heuristic's placed task set, warm-started from its placement.
 pub fn min_power(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
     let clock = Instant::now();
-    let fail = |message: String| SolveReport::error(Objective::Power, message, clock.elapsed().as_secs_f64());
+    let fail = |message: String| {
+        SolveReport::error(Objective::Power, message, clock.elapsed().as_secs_f64())
+    };
     if let Err(e) = options.validate().and_then(|()| snapshot.check()) {
         return fail(e);
     }
@@ -28,7 +30,12 @@ pub fn min_power(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
         Ok(shapes) => shapes,
         Err(e) => return fail(e),
     };
-    let mut model = PlacementModel::new(snapshot.cluster, &shapes, Demand::Exactly, options.node_symmetry);
+    let mut model = PlacementModel::new(
+        snapshot.cluster,
+        &shapes,
+        Demand::Exactly,
+        options.node_symmetry,
+    );
     let power = model.add_power();
     let one = model.constant_column();
     let objective = power.dynamic_watts.clone() + power.constant_watts * one;
@@ -38,9 +45,12 @@ pub fn min_power(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
     };
     let raw = solve(&mut model, Sense::Minimise, objective, &start, options);
     let evaluate = |placement: &[_]| {
-        power_watts(snapshot.cluster, &state_of(snapshot.cluster, snapshot.tasks, placement)) as f64
+        power_watts(
+            snapshot.cluster,
+            &state_of(snapshot.cluster, snapshot.tasks, placement),
+        ) as f64
     };
-    let solver = solver_candidate(&model, &raw, snapshot, evaluate, evaluate);
+    let solver = solver_candidate(&model, Sense::Minimise, &raw, snapshot, evaluate, evaluate);
     let fallback = Candidate {
         value: evaluate(&snapshot.heuristic),
         placement: snapshot.heuristic.clone(),

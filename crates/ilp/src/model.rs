@@ -35,6 +35,9 @@ use crate::shapes::{ShapeKind, Shapes};
 
 const MILLI: f64 = MILLI_GPU_PER_GPU as f64;
 
+/// The ε of the dual feasible functions used for device-count cuts.
+pub(crate) const DFF_EPSILONS: [f64; 4] = [0.2, 0.3, 0.4, 0.5];
+
 /// The variables of a model under construction. good_lp keeps a variable's column index
 /// private; warm starts and solutions are column vectors, so we remember it here.
 pub(crate) struct Columns {
@@ -105,10 +108,16 @@ pub(crate) struct PlacementModel<'a> {
     pub nodes: Vec<NodeVars>,
     /// Identical nodes (one node type each), ids ascending, in type order.
     pub groups: Vec<Vec<NodeId>>,
+    pub demand: Demand,
 }
 
 impl<'a> PlacementModel<'a> {
-    pub fn new(cluster: &'a Cluster, shapes: &'a Shapes, demand: Demand, node_symmetry: bool) -> Self {
+    pub fn new(
+        cluster: &'a Cluster,
+        shapes: &'a Shapes,
+        demand: Demand,
+        node_symmetry: bool,
+    ) -> Self {
         let mut cols = Columns::new();
         let mut rows = Vec::new();
         let mut nodes = Vec::with_capacity(cluster.len());
@@ -194,13 +203,19 @@ impl<'a> PlacementModel<'a> {
                             }
                         }
                     }
-                    let on_devices: Expression =
-                        vars.share.iter().filter_map(|row| row[j]).sum();
+                    let on_devices: Expression = vars.share.iter().filter_map(|row| row[j]).sum();
                     rows.push(on_node.eq(on_devices));
                 }
-                // Device capacity, and devices sorted by load (whole ones first).
+                // Device capacity, and devices sorted by load (whole ones first). The dual
+                // feasible weights of what one device holds sum to at most 1 — a tighter
+                // LP than capacity alone (two 600-milli tasks never share a device).
                 for d in 0..devices {
                     rows.push(used_gpu_milli(&vars, shapes, d).leq(MILLI));
+                    if class_count > 0 {
+                        for epsilon in DFF_EPSILONS {
+                            rows.push(dff_load(&vars, shapes, d, epsilon).leq(1.0));
+                        }
+                    }
                 }
                 for d in 1..devices {
                     rows.push(
@@ -252,6 +267,7 @@ impl<'a> PlacementModel<'a> {
             rows,
             nodes,
             groups,
+            demand,
         }
     }
 
@@ -316,6 +332,22 @@ impl<'a> PlacementModel<'a> {
             let socket_full = f64::from(model.socket.full_watts);
             constant_watts += socket_idle * f64::from(model.sockets);
             dynamic_watts.add_mul(socket_full - socket_idle, active);
+            // Node-used indicator: any task with CPU on the node makes at least one socket
+            // active (real − floor((cap − c)/2000) ≥ 1 for every c ≥ 1), so
+            // x[n,s] ≤ M_s·y (cpu_s > 0) and active ≥ y. Linking the GPUs to it
+            // (working ≤ y) is valid when every GPU shape that may come here uses CPU.
+            let used = self.cols.binary();
+            self.rows.push((active - used).geq(0.0));
+            let mut gpu_tasks_use_cpu = true;
+            for (shape, x) in self.shapes.shapes.iter().zip(&self.nodes[n].count) {
+                let Some(x) = *x else { continue };
+                if shape.cpu_milli > 0 {
+                    let most = f64::from(shape.max_per_node(&node_type));
+                    self.rows.push((x - most * used).leq(0.0));
+                } else if shape.gpu_count > 0 {
+                    gpu_tasks_use_cpu = false;
+                }
+            }
             let mut working = Vec::new();
             if let Some(gpu) = model.gpu {
                 let (idle, full) = (f64::from(gpu.idle_watts), f64::from(gpu.full_watts));
@@ -323,6 +355,10 @@ impl<'a> PlacementModel<'a> {
                     let u = self.cols.binary();
                     let used = used_gpu_milli(&self.nodes[n], self.shapes, d);
                     self.rows.push(used.leq(MILLI * u));
+                    for epsilon in DFF_EPSILONS {
+                        let load = dff_load(&self.nodes[n], self.shapes, d, epsilon);
+                        self.rows.push(load.leq(u));
+                    }
                     constant_watts += idle;
                     dynamic_watts.add_mul(full - idle, u);
                     working.push(u);
@@ -330,18 +366,84 @@ impl<'a> PlacementModel<'a> {
                 for pair in working.windows(2) {
                     self.rows.push((pair[0] - pair[1]).geq(0.0));
                 }
+                if let (Some(&first), true) = (working.first(), gpu_tasks_use_cpu) {
+                    self.rows.push((first - used).leq(0.0));
+                }
             }
             nodes.push(NodePowerVars {
                 idle_cores,
                 active,
+                used,
                 working,
             });
+        }
+        if self.demand == Demand::Exactly {
+            self.add_global_power_cuts(&nodes);
         }
         PowerTerms {
             nodes,
             dynamic_watts,
             constant_watts,
         }
+    }
+
+    /// Two rounded global counts, valid when the task set is fixed (their right-hand sides
+    /// are then constants), that the per-node LP misses:
+    /// - active sockets: summing `cps_n·active_n ≥ real_n − idle_n` and
+    ///   `2000·idle_n ≤ cap_n − used_n` gives
+    ///   `Σ_n active_n ≥ ⌈(Σ_n (real_n − cap_n/2000) + Σ_tasks cpu/2000) / max_n cps_n⌉`;
+    /// - working devices: every whole-GPU task needs its own devices and, on every other
+    ///   device, the dual feasible weights `f_ε` of its sharing tasks sum to at most 1, so
+    ///   `Σ_{n,d} working ≥ ⌈Σ_s k_s·count_s + Σ_{s share} f_ε(m_s)·count_s⌉` for each ε.
+    fn add_global_power_cuts(&mut self, nodes: &[NodePowerVars]) {
+        let mut cores_needed = 0.0;
+        let mut max_cores_per_socket = 1.0f64;
+        for n in 0..self.nodes.len() {
+            let node_type = self.cluster.node_type(n as NodeId);
+            let model = self.cluster.power_model(n as NodeId);
+            cores_needed += f64::from(model.real_cores) - f64::from(node_type.cpu_milli) / 2000.0;
+            max_cores_per_socket =
+                max_cores_per_socket.max(f64::from(model.socket.cores_per_socket));
+        }
+        let task_cpu: f64 = self
+            .shapes
+            .shapes
+            .iter()
+            .map(|s| f64::from(s.cpu_milli) * s.count() as f64)
+            .sum();
+        cores_needed += task_cpu / 2000.0;
+        let sockets: Expression = nodes.iter().map(|v| v.active).sum();
+        self.rows
+            .push(sockets.geq(((cores_needed / max_cores_per_socket) - 1e-9).ceil()));
+        let working: Vec<Variable> = nodes
+            .iter()
+            .flat_map(|v| v.working.iter().copied())
+            .collect();
+        if working.is_empty() {
+            return;
+        }
+        let whole: f64 = self
+            .shapes
+            .shapes
+            .iter()
+            .filter(|s| s.kind() == ShapeKind::Whole)
+            .map(|s| f64::from(s.gpu_count) * s.count() as f64)
+            .sum();
+        let devices_needed = DFF_EPSILONS
+            .iter()
+            .map(|&e| {
+                whole
+                    + self
+                        .shapes
+                        .shapes
+                        .iter()
+                        .filter(|s| s.kind() == ShapeKind::Share)
+                        .map(|s| dff(e, s.gpu_milli) * s.count() as f64)
+                        .sum::<f64>()
+            })
+            .fold(0.0, f64::max);
+        let total: Expression = working.into_iter().sum();
+        self.rows.push(total.geq((devices_needed - 1e-9).ceil()));
     }
 
     /// Adds the FGD fragmentation measure (spec §5.7), linearised exactly, for a model that
@@ -403,7 +505,8 @@ impl<'a> PlacementModel<'a> {
                     .collect();
                 for d in 0..devices {
                     let used = used_gpu_milli(&self.nodes[n], self.shapes, d);
-                    self.rows.push((used.clone() + f64::from(m) * g[d]).leq(MILLI));
+                    self.rows
+                        .push((used.clone() + f64::from(m) * g[d]).leq(MILLI));
                     self.rows.push((q[d] + used).leq(MILLI));
                     self.rows.push((q[d] - MILLI * g[d]).leq(0.0));
                 }
@@ -413,21 +516,22 @@ impl<'a> PlacementModel<'a> {
                 fits.push(g);
                 free_fitting.push(q);
             }
+            self.tighten_fits(n, &thresholds, &fits);
             let mut pods = Vec::with_capacity(merged.len());
             for (&(cpu_milli, gpu_milli, gpu_count), &probability) in &merged {
-                let k = thresholds.binary_search(&gpu_milli).expect("threshold listed");
+                let k = thresholds
+                    .binary_search(&gpu_milli)
+                    .expect("threshold listed");
                 let h = self.cols.binary();
                 let v = self.cols.continuous(0.0, MILLI * devices as f64);
                 let cpu = self.cpu_used_milli(n);
-                self.rows.push(
-                    (cpu + f64::from(cpu_milli) * h).leq(f64::from(node_type.cpu_milli)),
-                );
+                self.rows
+                    .push((cpu + f64::from(cpu_milli) * h).leq(f64::from(node_type.cpu_milli)));
                 self.rows
                     .push((h - fits[k][devices - usize::from(gpu_count)]).leq(0.0));
                 let reachable: Expression = free_fitting[k].iter().copied().sum();
                 self.rows.push((v - reachable).leq(0.0));
-                self.rows
-                    .push((v - MILLI * devices as f64 * h).leq(0.0));
+                self.rows.push((v - MILLI * devices as f64 * h).leq(0.0));
                 q3_weighted.add_mul(probability, v);
                 pods.push(FragPodVars {
                     cpu_milli,
@@ -448,6 +552,65 @@ impl<'a> PlacementModel<'a> {
             nodes,
             q3_weighted,
             constant_milli: total_probability * (capacity_milli - placed_milli),
+        }
+    }
+
+    /// Valid tightenings of the threshold indicators `g[k][d]` of one node (thresholds
+    /// ascending), each implied by `g[k][d] = [left_d ≥ m_k]`:
+    /// - nested: `g[k][d] ≤ g[k−1][d]`;
+    /// - staircase: `used_d + Σ_k (m_k − m_{k−1})·g[k][d] ≤ 1000`;
+    /// - a device left with `m_k` free holds no task larger than `1000 − m_k`, nor a whole
+    ///   task: `z[d][j] ≤ U_j·(1 − g[k][d])` for the smallest such `k`, `w_d + g[0][d] ≤ 1`;
+    /// - dual feasible weights: `g[k][d] + w_d + Σ_j f_ε(m_j)·z[d][j] ≤ 1` where what fits
+    ///   beside `m_k` free weighs nothing.
+    // Devices index the inner dimension of `fits[k][d]`: a range loop reads best.
+    #[allow(clippy::needless_range_loop)]
+    fn tighten_fits(&mut self, n: usize, thresholds: &[u16], fits: &[Vec<Variable>]) {
+        let devices = self.nodes[n].whole.len();
+        if thresholds.is_empty() {
+            return;
+        }
+        for d in 0..devices {
+            let mut staircase = used_gpu_milli(&self.nodes[n], self.shapes, d);
+            let mut previous = 0.0;
+            for (k, &m) in thresholds.iter().enumerate() {
+                staircase.add_mul(f64::from(m) - previous, fits[k][d]);
+                previous = f64::from(m);
+                if k > 0 {
+                    self.rows.push((fits[k][d] - fits[k - 1][d]).leq(0.0));
+                }
+            }
+            self.rows.push(staircase.leq(MILLI));
+            // A device left with more than 500 free holds only tasks of at most 500, whose
+            // f_0.5 weights are 0; a fully free one holds nothing. Otherwise the weights of
+            // what it holds sum to at most 1 (a dual feasible function), so
+            // g + w + Σ_j f_ε(m_j)·z ≤ 1 (ε = 0.5 from the first threshold above 500; every
+            // ε at 1000).
+            for (k, &m) in thresholds.iter().enumerate() {
+                let epsilons: &[f64] = match m {
+                    1000 => &DFF_EPSILONS,
+                    m if m > 500 && thresholds[..k].iter().all(|&p| p <= 500) => &[0.5],
+                    _ => continue,
+                };
+                for &epsilon in epsilons {
+                    let load = dff_load(&self.nodes[n], self.shapes, d, epsilon) + fits[k][d];
+                    self.rows.push(load.leq(1.0));
+                }
+            }
+            if let Some(w) = self.nodes[n].whole[d] {
+                self.rows.push((w + fits[0][d]).leq(1.0));
+            }
+            for (j, z) in self.nodes[n].share[d].iter().enumerate() {
+                let Some(z) = *z else { continue };
+                let m_j = u32::from(self.shapes.share_milli[j]);
+                let smallest = thresholds
+                    .iter()
+                    .position(|&m| u32::from(m) + m_j > MILLI_GPU_PER_GPU);
+                if let Some(k) = smallest {
+                    let most = f64::from(MILLI_GPU_PER_GPU / m_j);
+                    self.rows.push((z + most * fits[k][d]).leq(most));
+                }
+            }
         }
     }
 
@@ -476,7 +639,11 @@ impl<'a> PlacementModel<'a> {
 
     /// One placement per task (`task_count` = the snapshot's task count) from solved column
     /// values; tasks outside the shape set, or not chosen, stay `None`.
-    pub fn decode(&self, values: &[f64], task_count: usize) -> Result<Vec<Option<Placement>>, String> {
+    pub fn decode(
+        &self,
+        values: &[f64],
+        task_count: usize,
+    ) -> Result<Vec<Option<Placement>>, String> {
         let value = |v: Variable| -> Result<u32, String> {
             let raw = values[self.cols.col(v)];
             let rounded = raw.round();
@@ -515,7 +682,10 @@ impl<'a> PlacementModel<'a> {
                 let shape = &self.shapes.shapes[s];
                 for _ in 0..value(*x)? {
                     let task = *shape.tasks.get(next_task[s]).ok_or_else(|| {
-                        format!("solver placed more tasks of a shape than there are ({})", shape.count())
+                        format!(
+                            "solver placed more tasks of a shape than there are ({})",
+                            shape.count()
+                        )
                     })?;
                     next_task[s] += 1;
                     let devices = match shape.kind() {
@@ -529,7 +699,10 @@ impl<'a> PlacementModel<'a> {
                             taken.iter().fold(DeviceSet::EMPTY, |set, &d| set.with(d))
                         }
                         ShapeKind::Share => {
-                            let j = self.shapes.share_class(s).expect("sharing shape has a class");
+                            let j = self
+                                .shapes
+                                .share_class(s)
+                                .expect("sharing shape has a class");
                             let d = *slots[j]
                                 .get(next_slot[j])
                                 .ok_or("solver's device slots do not match its sharing tasks")?;
@@ -546,6 +719,36 @@ impl<'a> PlacementModel<'a> {
         }
         Ok(placement)
     }
+}
+
+/// A dual feasible function for bin packing (Fekete–Schepers `u^(ε)`, `ε ≤ 1/2`): the
+/// weights of the items in one device sum to at most 1, so `Σ f_ε(m)` bounds the devices
+/// needed from below more tightly than `Σ m/1000`: `1` above `1000 − 1000ε`, `0` below
+/// `1000ε`, `m/1000` between.
+pub(crate) fn dff(epsilon: f64, gpu_milli: u16) -> f64 {
+    let x = f64::from(gpu_milli) / MILLI;
+    if x > 1.0 - epsilon {
+        1.0
+    } else if x < epsilon {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// `w[n,d] + Σ_j f_ε(m_j)·z[n,d,j]`: at most 1 on any device.
+fn dff_load(vars: &NodeVars, shapes: &Shapes, d: usize, epsilon: f64) -> Expression {
+    let mut load = Expression::default();
+    if let Some(w) = vars.whole[d] {
+        load.add_mul(1.0, w);
+    }
+    for (j, z) in vars.share[d].iter().enumerate() {
+        let weight = dff(epsilon, shapes.share_milli[j]);
+        if let (Some(z), true) = (*z, weight > 0.0) {
+            load.add_mul(weight, z);
+        }
+    }
+    load
 }
 
 /// `used[n,d] = 1000·w[n,d] + Σ_j m_j·z[n,d,j]`.
@@ -565,6 +768,8 @@ fn used_gpu_milli(vars: &NodeVars, shapes: &Shapes, d: usize) -> Expression {
 pub(crate) struct NodePowerVars {
     pub idle_cores: Variable,
     pub active: Variable,
+    /// Some task with CPU runs on the node.
+    pub used: Variable,
     pub working: Vec<Variable>,
 }
 
@@ -587,6 +792,8 @@ impl PowerTerms {
                 .saturating_sub(idle_cores)
                 .div_ceil(power.socket.cores_per_socket);
             start[model.cols.col(vars.idle_cores)] = f64::from(idle_cores);
+            let used = load.cpu_used_milli > 0;
+            start[model.cols.col(vars.used)] = if used { 1.0 } else { 0.0 };
             start[model.cols.col(vars.active)] = f64::from(active);
             for (d, u) in vars.working.iter().enumerate() {
                 let working = load.used_gpu_milli(d, &model.shapes.share_milli) > 0;
@@ -641,7 +848,8 @@ impl FragTerms {
             for pod in &vars.pods {
                 let m = u32::from(vars.thresholds[pod.threshold]);
                 let fitting = left.iter().filter(|&&l| l >= m).count();
-                let h = cpu_left >= u64::from(pod.cpu_milli) && fitting >= usize::from(pod.gpu_count);
+                let h =
+                    cpu_left >= u64::from(pod.cpu_milli) && fitting >= usize::from(pod.gpu_count);
                 let reachable: u32 = left.iter().filter(|&&l| l >= m).sum();
                 start[model.cols.col(pod.h)] = if h { 1.0 } else { 0.0 };
                 start[model.cols.col(pod.v)] = if h { f64::from(reachable) } else { 0.0 };
@@ -719,7 +927,10 @@ pub(crate) fn canonical_loads(
         load.cpu_used_milli += u64::from(shape.cpu_milli);
         for d in placement.devices.iter() {
             if d >= load.whole.len() {
-                return Err(format!("placement on missing device {d} of node {}", placement.node));
+                return Err(format!(
+                    "placement on missing device {d} of node {}",
+                    placement.node
+                ));
             }
             match shape.kind() {
                 ShapeKind::Whole => load.whole[d] = true,

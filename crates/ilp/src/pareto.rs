@@ -6,11 +6,11 @@
 //! every `ε ≥ P*`). Every point is a real, checked placement; its fragmentation bound is
 //! proven for its own cap.
 
-use crate::min_frag::{frag_with_power_cap, min_frag};
+use crate::eval::{frag_milli, power_watts, state_of};
+use crate::min_frag::{frag_with_power_cap, min_frag_from};
 use crate::min_power::min_power;
 use crate::snapshot::Snapshot;
 use crate::solve::{SolveOptions, SolveReport, SolveStatus};
-use crate::eval::{frag_milli, power_watts, state_of};
 
 /// One point of the front.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +31,26 @@ pub struct ParetoPoint {
 
 /// Computes `points` points of the front (at least the two end points when they differ).
 /// Errors when an end point cannot be solved.
-pub fn pareto_front(snapshot: &Snapshot, points: usize, options: &SolveOptions) -> Result<Vec<ParetoPoint>, String> {
+pub fn pareto_front(
+    snapshot: &Snapshot,
+    points: usize,
+    options: &SolveOptions,
+) -> Result<Vec<ParetoPoint>, String> {
+    let least_power = min_power(snapshot, options);
+    let least_frag = min_frag_from(snapshot, &[&least_power.placement], options);
+    pareto_front_from(snapshot, &least_power, &least_frag, points, options)
+}
+
+/// The front between end points already solved: `least_power` from
+/// [`crate::min_power`] and `least_frag` from [`crate::min_frag`] (or
+/// [`crate::min_frag_from`]) on the same snapshot.
+pub fn pareto_front_from(
+    snapshot: &Snapshot,
+    least_power: &SolveReport,
+    least_frag: &SolveReport,
+    points: usize,
+    options: &SolveOptions,
+) -> Result<Vec<ParetoPoint>, String> {
     let measure = |report: &SolveReport| -> (f64, f64) {
         let state = state_of(snapshot.cluster, snapshot.tasks, &report.placement);
         (
@@ -39,16 +58,17 @@ pub fn pareto_front(snapshot: &Snapshot, points: usize, options: &SolveOptions) 
             frag_milli(snapshot.cluster, snapshot.typical, &state),
         )
     };
-    let least_power = min_power(snapshot, options);
     if least_power.incumbent.is_none() {
-        return Err(format!("min-power end point: {}", least_power.status.label()));
+        return Err(format!(
+            "min-power end point: {}",
+            least_power.status.label()
+        ));
     }
-    let least_frag = min_frag(snapshot, options);
     if least_frag.incumbent.is_none() {
         return Err(format!("min-frag end point: {}", least_frag.status.label()));
     }
-    let (p_star, f_at_p_star) = measure(&least_power);
-    let (p_at_f_star, f_star) = measure(&least_frag);
+    let (p_star, f_at_p_star) = measure(least_power);
+    let (p_at_f_star, f_star) = measure(least_frag);
     let mut front = vec![ParetoPoint {
         power_cap_watts: None,
         power_watts: p_star,
@@ -64,7 +84,10 @@ pub fn pareto_front(snapshot: &Snapshot, points: usize, options: &SolveOptions) 
             let cap = (p_star + (p_at_f_star - p_star) * k as f64 / (interior as f64)).floor();
             let report = frag_with_power_cap(snapshot, Some(cap), &least_power.placement, options);
             if report.incumbent.is_none() {
-                return Err(format!("ε-constraint point at {cap} W: {}", report.status.label()));
+                return Err(format!(
+                    "ε-constraint point at {cap} W: {}",
+                    report.status.label()
+                ));
             }
             let (power, frag) = measure(&report);
             front.push(ParetoPoint {
@@ -82,7 +105,7 @@ pub fn pareto_front(snapshot: &Snapshot, points: usize, options: &SolveOptions) 
         power_watts: p_at_f_star,
         frag_milli: f_star,
         frag_bound_milli: least_frag.bound,
-        status: least_frag.status,
+        status: least_frag.status.clone(),
         solve_seconds: least_frag.solve_seconds,
     });
     Ok(front)

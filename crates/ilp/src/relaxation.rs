@@ -9,7 +9,9 @@
 //!   feasible function `f_ε` (`f_ε(m) = 1` if `m > 1000 − 1000ε`, `0` if `m < 1000ε`, else
 //!   `m/1000`; at most 1 per device), `U_τ ≥ W_τ + Σ_{s share} f_ε(m_s)·X[τ,s]`;
 //!   `I_τ ∈ ℤ` idle cores with `2000·I_τ + Σ_s cpu_s·X ≤ N_τ·cpu_cap`;
-//!   `A_τ ∈ ℤ` active sockets with `cores_per_socket·A_τ + I_τ ≥ N_τ·real_cores`.
+//!   `A_τ ∈ ℤ` active sockets with `cores_per_socket·A_τ + I_τ ≥ N_τ·real_cores`;
+//!   `Y_τ ∈ ℤ` used nodes, each with an active socket, at most `G_τ` working devices and
+//!   `cpu_cap` of CPU: `A_τ ≥ Y_τ`, `G_τ·Y_τ ≥ U_τ`, `cpu_cap·Y_τ ≥ Σ_s cpu_s·X`.
 //!
 //! Every per-node solution aggregates to a solution of this model with the same objective
 //! value, so its optimum — and HiGHS's proven dual bound of it, which is at least its LP
@@ -36,7 +38,9 @@ use good_lp::{variable, Expression, ProblemVariables, SolverModel, Variable};
 use crate::eval::{alloc_gpu_milli, power_watts, state_of};
 use crate::shapes::{ShapeKind, Shapes};
 use crate::snapshot::Snapshot;
-use crate::solve::{relative_gap, run_highs, Objective, RawStatus, SolveOptions, SolveReport, SolveStatus};
+use crate::solve::{
+    relative_gap, run_highs, Objective, RawStatus, SolveOptions, SolveReport, SolveStatus,
+};
 
 const MILLI: f64 = MILLI_GPU_PER_GPU as f64;
 
@@ -69,7 +73,8 @@ pub fn relaxed_max_alloc(snapshot: &Snapshot, options: &SolveOptions) -> SolveRe
 
 fn relaxed(snapshot: &Snapshot, objective: Objective, options: &SolveOptions) -> SolveReport {
     let clock = Instant::now();
-    let fail = |message: String| SolveReport::error(objective, message, clock.elapsed().as_secs_f64());
+    let fail =
+        |message: String| SolveReport::error(objective, message, clock.elapsed().as_secs_f64());
     if let Err(e) = options.validate().and_then(|()| snapshot.check()) {
         return fail(e);
     }
@@ -144,18 +149,35 @@ fn relaxed(snapshot: &Snapshot, objective: Objective, options: &SolveOptions) ->
                     .min(0.0)
                     .max(nodes * f64::from(node_type.cpu_milli / 2000)),
             );
-            let active = vars.add(variable().integer().min(0.0).max(nodes * f64::from(model.sockets)));
+            let active = vars.add(
+                variable()
+                    .integer()
+                    .min(0.0)
+                    .max(nodes * f64::from(model.sockets)),
+            );
+            let cpu_used = cpu.clone();
             rows.push((2000.0 * idle_cores + cpu).leq(nodes * f64::from(node_type.cpu_milli)));
             rows.push(
                 (f64::from(model.socket.cores_per_socket) * active + idle_cores)
                     .geq(nodes * f64::from(model.real_cores)),
             );
-            let (socket_idle, socket_full) =
-                (f64::from(model.socket.idle_watts), f64::from(model.socket.full_watts));
+            let (socket_idle, socket_full) = (
+                f64::from(model.socket.idle_watts),
+                f64::from(model.socket.full_watts),
+            );
             power_constant += nodes * socket_idle * f64::from(model.sockets);
             power.add_mul(socket_full - socket_idle, active);
+            // Used nodes: every used node has an active socket (when every task uses CPU),
+            // holds at most G working
+            // devices and cpu_cap of CPU: A ≥ Y, G·Y ≥ U, cap·Y ≥ Σ cpu·X.
+            let used_nodes = vars.add(variable().integer().min(0.0).max(nodes));
+            if shapes.shapes.iter().all(|s| s.cpu_milli > 0) {
+                rows.push((active - used_nodes).geq(0.0));
+            }
+            rows.push((f64::from(node_type.cpu_milli) * used_nodes).geq(cpu_used.clone()));
             if let Some(gpu) = model.gpu {
                 let working = vars.add(variable().integer().min(0.0).max(nodes * devices));
+                rows.push((devices * used_nodes - working).geq(0.0));
                 rows.push((MILLI * working).geq(gpu_milli));
                 for load in dff_load {
                     rows.push(Expression::from(working).geq(whole_devices.clone() + load));
@@ -190,14 +212,16 @@ fn relaxed(snapshot: &Snapshot, objective: Objective, options: &SolveOptions) ->
         Objective::Power => power_watts(cluster, &state) as f64,
         _ => alloc_gpu_milli(snapshot.tasks, &snapshot.heuristic) as f64,
     };
-    let bound = match raw.status {
-        RawStatus::Error(ref e) => return fail(e.clone()),
-        RawStatus::Infeasible => {
-            return fail("the by-type relaxation is infeasible although the heuristic's placement is not".into())
-        }
-        RawStatus::Optimal => raw.bound.or(raw.objective),
-        RawStatus::Limit => raw.bound,
-    };
+    let bound =
+        match raw.status {
+            RawStatus::Error(ref e) => return fail(e.clone()),
+            RawStatus::Infeasible => return fail(
+                "the by-type relaxation is infeasible although the heuristic's placement is not"
+                    .into(),
+            ),
+            RawStatus::Optimal => raw.bound.or(raw.objective),
+            RawStatus::Limit => raw.bound,
+        };
     let Some(bound) = bound else {
         return fail("HiGHS gave no bound for the by-type relaxation within the time limit".into());
     };

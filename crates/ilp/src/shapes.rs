@@ -53,11 +53,11 @@ impl Shape {
     /// each resource bounds it separately (the feasibility filter of spec §2).
     pub fn max_per_node(&self, node_type: &NodeType) -> u32 {
         let mut most = MAX_TASKS_PER_NODE.min(self.count() as u32);
-        if self.cpu_milli > 0 {
-            most = most.min(node_type.cpu_milli / self.cpu_milli);
+        if let Some(fit) = node_type.cpu_milli.checked_div(self.cpu_milli) {
+            most = most.min(fit);
         }
-        if self.memory_mib > 0 {
-            most = most.min((node_type.memory_mib / self.memory_mib).min(u64::from(u32::MAX)) as u32);
+        if let Some(fit) = node_type.memory_mib.checked_div(self.memory_mib) {
+            most = most.min(fit.min(u64::from(u32::MAX)) as u32);
         }
         if self.gpu_count > 0 {
             let allowed = node_type
@@ -98,9 +98,9 @@ impl Shapes {
         type Key = (u32, u64, u8, u16, u16);
         let mut groups: BTreeMap<Key, Shape> = BTreeMap::new();
         for index in indices {
-            let task = tasks
-                .get(index)
-                .ok_or_else(|| format!("task index {index} out of range ({} tasks)", tasks.len()))?;
+            let task = tasks.get(index).ok_or_else(|| {
+                format!("task index {index} out of range ({} tasks)", tasks.len())
+            })?;
             if task.gpu_count > 1 && u32::from(task.gpu_milli) < MILLI_GPU_PER_GPU {
                 return Err(format!(
                     "task {} asks for {} partial GPUs of {} milli each, which no placement rule supports",

@@ -115,6 +115,8 @@ pub enum SolveStatus {
     /// The bound comes from a relaxation of an aggregated model (full cluster); the
     /// incumbent is the heuristic's own placement, the only placement known.
     RelaxationBound,
+    /// Not attempted: no formulation for this objective at this size (the reason says why).
+    Unsupported(String),
     Error(String),
 }
 
@@ -127,6 +129,7 @@ impl SolveStatus {
             SolveStatus::TimeLimitWithIncumbent => "time_limit".into(),
             SolveStatus::Infeasible => "infeasible".into(),
             SolveStatus::RelaxationBound => "relaxation_bound".into(),
+            SolveStatus::Unsupported(reason) => format!("unsupported: {reason}"),
             SolveStatus::Error(message) => format!("error: {message}"),
         }
     }
@@ -195,7 +198,11 @@ pub(crate) struct RawSolve {
 }
 
 /// Solves `problem` with `options`, warm-started from `start` (one value per column).
-pub(crate) fn run_highs(problem: HighsProblem, start: Option<&[f64]>, options: &SolveOptions) -> RawSolve {
+pub(crate) fn run_highs(
+    problem: HighsProblem,
+    start: Option<&[f64]>,
+    options: &SolveOptions,
+) -> RawSolve {
     let clock = Instant::now();
     let fail = |message: String| RawSolve {
         status: RawStatus::Error(message),
@@ -223,14 +230,27 @@ pub(crate) fn run_highs(problem: HighsProblem, start: Option<&[f64]>, options: &
         result.map_err(|e| format!("HiGHS option {name}: {e:?}"))
     };
     let settings = (|| -> Result<(), String> {
-        set("time_limit", model.try_set_option("time_limit", options.time_limit_s))?;
-        set("mip_rel_gap", model.try_set_option("mip_rel_gap", options.mip_rel_gap))?;
+        set(
+            "time_limit",
+            model.try_set_option("time_limit", options.time_limit_s),
+        )?;
+        set(
+            "mip_rel_gap",
+            model.try_set_option("mip_rel_gap", options.mip_rel_gap),
+        )?;
         if let Some(threads) = options.threads {
             set("threads", model.try_set_option("threads", threads as i32))?;
+            if threads > 1 {
+                // HiGHS searches the MIP tree with several workers only when asked.
+                set("parallel", model.try_set_option("parallel", "on"))?;
+            }
         }
         if options.verbose {
             set("output_flag", model.try_set_option("output_flag", true))?;
-            set("log_to_console", model.try_set_option("log_to_console", true))?;
+            set(
+                "log_to_console",
+                model.try_set_option("log_to_console", true),
+            )?;
         }
         if let Some(start) = start {
             model
@@ -260,8 +280,7 @@ pub(crate) fn run_highs(problem: HighsProblem, start: Option<&[f64]>, options: &
         }
         other => RawStatus::Error(format!("HiGHS ended with status {other:?}")),
     };
-    let has_solution =
-        solved.primal_solution_status() == highs::HighsSolutionStatus::Feasible;
+    let has_solution = solved.primal_solution_status() == highs::HighsSolutionStatus::Feasible;
     let bound = solved
         .double_info_value(c"mip_dual_bound")
         .ok()
@@ -300,7 +319,9 @@ pub(crate) fn interpret(
         Err(message) => return SolveReport::error(objective, message, seconds),
     };
     match &raw.status {
-        RawStatus::Error(message) => return SolveReport::error(objective, message.clone(), seconds),
+        RawStatus::Error(message) => {
+            return SolveReport::error(objective, message.clone(), seconds)
+        }
         RawStatus::Infeasible => {
             return SolveReport {
                 objective,
@@ -328,7 +349,11 @@ pub(crate) fn interpret(
         (None, f) => f,
     };
     let Some(best) = best else {
-        return SolveReport::error(objective, "HiGHS stopped without any solution".into(), seconds);
+        return SolveReport::error(
+            objective,
+            "HiGHS stopped without any solution".into(),
+            seconds,
+        );
     };
     let incumbent = best.value;
     let tolerance = 1e-6 * incumbent.abs().max(1.0);

@@ -16,7 +16,9 @@ pub fn type_quota(type_counts: &[usize], nodes: usize) -> Result<Vec<usize>, Str
         return Err("a sub-cluster needs at least one node".into());
     }
     if nodes > total {
-        return Err(format!("cannot draw {nodes} nodes from a cluster of {total}"));
+        return Err(format!(
+            "cannot draw {nodes} nodes from a cluster of {total}"
+        ));
     }
     let quota: Vec<f64> = type_counts
         .iter()
@@ -66,7 +68,11 @@ pub fn type_quota(type_counts: &[usize], nodes: usize) -> Result<Vec<usize>, Str
 /// within each type, which nodes are taken is a seeded uniform draw. Nodes keep their names
 /// and their order in the full cluster. Returns the sub-cluster and, per sub-cluster node,
 /// its id in `cluster`. Deterministic in (`cluster`, `nodes`, `seed`).
-pub fn sample_sub_cluster(cluster: &Cluster, nodes: usize, seed: u64) -> Result<(Cluster, Vec<NodeId>), String> {
+pub fn sample_sub_cluster(
+    cluster: &Cluster,
+    nodes: usize,
+    seed: u64,
+) -> Result<(Cluster, Vec<NodeId>), String> {
     let seats = type_quota(&cluster.type_counts(), nodes)?;
     let mut rng = seeded(seed);
     let mut chosen: Vec<NodeId> = Vec::with_capacity(nodes);

@@ -7,7 +7,7 @@ mod support;
 
 use gapbench_ilp::{
     check_assignment, gap_interval, heuristic_value, max_alloc, min_frag, min_power, pareto_front,
-    Objective, SolveOptions, SolveReport, Snapshot, SolveStatus,
+    Objective, Snapshot, SolveOptions, SolveReport, SolveStatus,
 };
 use gapbench_model::{GpuModel, GpuModelSet, Task};
 use proptest::prelude::*;
@@ -45,8 +45,15 @@ fn check_against_brute_force(types: &[gapbench_model::NodeType], tasks: &[Task],
         check_assignment(&cluster, snapshot.tasks, &report.placement).unwrap();
         let heuristic = heuristic_value(&snapshot, report.objective);
         let gap = gap_interval(report, heuristic, cluster.gpu_capacity_milli()).unwrap();
-        assert_eq!(Some(gap.low_pct), gap.high_pct, "a proven optimum has one gap");
-        assert!(gap.low_pct >= -1e-9, "the heuristic never beats a proven optimum");
+        assert_eq!(
+            Some(gap.low_pct),
+            gap.high_pct,
+            "a proven optimum has one gap"
+        );
+        assert!(
+            gap.low_pct >= -1e-9,
+            "the heuristic never beats a proven optimum"
+        );
     };
 
     let power = min_power(&snapshot, &options);
@@ -172,8 +179,11 @@ fn small_task() -> impl Strategy<Value = (u32, u64, u8, u16, bool)> {
         2 => Just((1u8, 1000u16)),
         1 => Just((2u8, 1000u16)),
     ];
-    (1u32..=40, 0u64..=24, gpus, any::<bool>())
-        .prop_map(|(vcpus, gib, (count, milli), constrained)| (vcpus * 1000, gib * 1024, count, milli, constrained))
+    (1u32..=40, 0u64..=24, gpus, any::<bool>()).prop_map(
+        |(vcpus, gib, (count, milli), constrained)| {
+            (vcpus * 1000, gib * 1024, count, milli, constrained)
+        },
+    )
 }
 
 proptest! {

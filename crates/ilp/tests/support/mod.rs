@@ -29,7 +29,14 @@ pub fn cluster(types: &[NodeType]) -> Cluster {
 
 /// An arrival sweep in the listed order (no shuffle, no tuning, first node wins ties).
 pub fn sweep(cluster: &Cluster, tasks: &[Task], policy: &str) -> (PreparedWorkload, SweepResult) {
-    let prepared = prepare(tasks, cluster, TaskOrder::AsListed, None, NodeOrder::AsListed, 7);
+    let prepared = prepare(
+        tasks,
+        cluster,
+        TaskOrder::AsListed,
+        None,
+        NodeOrder::AsListed,
+        7,
+    );
     let spec: PolicySpec = policy.parse().expect("valid policy");
     let result = run_arrival_sweep(cluster, &prepared, &spec);
     (prepared, result)
@@ -101,6 +108,7 @@ pub fn brute_force(cluster: &Cluster, typical: &TypicalPods, tasks: &[Task]) -> 
     };
     let mut assignment: Vec<Option<Placement>> = vec![None; tasks.len()];
     let mut state = ClusterState::empty(cluster);
+    #[allow(clippy::too_many_arguments)]
     fn visit(
         i: usize,
         cluster: &Cluster,
@@ -127,17 +135,44 @@ pub fn brute_force(cluster: &Cluster, typical: &TypicalPods, tasks: &[Task]) -> 
             }
             return;
         }
-        visit(i + 1, cluster, typical, tasks, options, state, assignment, best);
+        visit(
+            i + 1,
+            cluster,
+            typical,
+            tasks,
+            options,
+            state,
+            assignment,
+            best,
+        );
         for &p in &options[i] {
             if fits(cluster, state, &tasks[i], p) {
                 state.bind(&tasks[i], p);
                 assignment[i] = Some(p);
-                visit(i + 1, cluster, typical, tasks, options, state, assignment, best);
+                visit(
+                    i + 1,
+                    cluster,
+                    typical,
+                    tasks,
+                    options,
+                    state,
+                    assignment,
+                    best,
+                );
                 assignment[i] = None;
                 state.release(&tasks[i], p);
             }
         }
     }
-    visit(0, cluster, typical, tasks, &options, &mut state, &mut assignment, &mut best);
+    visit(
+        0,
+        cluster,
+        typical,
+        tasks,
+        &options,
+        &mut state,
+        &mut assignment,
+        &mut best,
+    );
     best
 }

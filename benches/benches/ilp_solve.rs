@@ -1,0 +1,58 @@
+//! Exact solve time on a fixed snapshot: a 5-node sub-cluster of the real openb cluster
+//! (node-type mix of the full cluster, drawn with seed 42), the `default` trace tuned to
+//! 1.3 × its GPU capacity, FGD, at the 100 % checkpoint — one benchmark per objective, each
+//! solved to proven optimality (single-threaded HiGHS, so times compare across machines'
+//! cores).
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use gapbench_ilp::{
+    max_alloc, min_frag, min_power, sample_sub_cluster, Snapshot, SolveOptions, SolveStatus,
+};
+use gapbench_model::{prepare, NodeOrder, TaskOrder};
+use gapbench_online::{run_arrival_sweep, PolicySpec};
+
+fn ilp_solve(c: &mut Criterion) {
+    let (full, tasks) = gapbench_benches::openb_default();
+    let (cluster, _) = sample_sub_cluster(&full, 5, 42).expect("5 of 1213 nodes");
+    let prepared = prepare(
+        &tasks,
+        &cluster,
+        TaskOrder::Shuffled,
+        Some(1.3),
+        NodeOrder::Random,
+        42,
+    );
+    let sweep = run_arrival_sweep(&cluster, &prepared, &"fgd".parse::<PolicySpec>().unwrap());
+    let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, 100.0).expect("snapshot");
+    let options = SolveOptions {
+        time_limit_s: 300.0,
+        threads: Some(1),
+        ..SolveOptions::default()
+    };
+    let mut group = c.benchmark_group("ilp_solve");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(5));
+    gapbench_benches::bench_calibration(&mut group);
+    type Solver = fn(&Snapshot, &SolveOptions) -> gapbench_ilp::SolveReport;
+    let solvers: [(&str, Solver); 3] = [
+        ("min_power", min_power),
+        ("max_alloc", max_alloc),
+        ("min_frag", min_frag),
+    ];
+    for (name, solve) in solvers {
+        let report = solve(&snapshot, &options);
+        assert_eq!(
+            report.status,
+            SolveStatus::Optimal,
+            "{name}: the fixed snapshot must solve to optimality"
+        );
+        group.bench_function(name, |b| b.iter(|| solve(&snapshot, &options).incumbent));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ilp_solve);
+criterion_main!(benches);
