@@ -274,15 +274,9 @@ pub fn gap_study(
                 &options,
             ) {
                 Ok(front) => {
-                    let last = front.len() - 1;
-                    for (k, p) in front.into_iter().enumerate() {
-                        let name = match k {
-                            0 => "min_power".to_string(),
-                            k if k == last => "min_frag".to_string(),
-                            k => format!("eps_{k}"),
-                        };
+                    for p in front {
                         pareto.push(row(
-                            name,
+                            p.label,
                             p.power_cap_watts,
                             p.power_watts,
                             p.frag_milli,
@@ -443,3 +437,72 @@ pub fn format_row(row: &GapRow) -> String {
 
 pub const TABLE_HEADER: &str =
     "  chk% object tasks      heuristic      incumbent          bound  solve s  gap (status)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(objective: &'static str, low: Option<f64>, high: Option<f64>, status: &str) -> GapRow {
+        GapRow {
+            checkpoint_pct: 80.0,
+            objective,
+            policy: "pwr:200,fgd:800".into(),
+            seed: 42,
+            nodes: 8,
+            tasks: 45,
+            heuristic_value: 7175.0,
+            incumbent: Some(6950.0),
+            bound: high.map(|_| 6900.0),
+            status: status.into(),
+            gap_low_pct: low,
+            gap_high_pct: high,
+            solve_s: 1.25,
+            gpu_capacity_milli: 40_000,
+        }
+    }
+
+    #[test]
+    fn csv_has_the_documented_columns_and_quotes_mixes() {
+        let text = gaps_csv(&[row("power", Some(3.2374), Some(3.9855), "time_limit")]);
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some(GAPS_HEADER));
+        assert_eq!(
+            lines.next(),
+            Some("80.0,power,\"pwr:200,fgd:800\",42,8,45,7175,6950,6900,time_limit,3.2374,3.9855,1.250")
+        );
+        assert_eq!(GAPS_HEADER.split(',').count(), 13);
+    }
+
+    #[test]
+    fn a_gap_is_never_shown_without_its_status() {
+        assert_eq!(
+            describe_gap(&row("power", Some(2.5), Some(2.5), "optimal")),
+            "2.50 % (optimal)"
+        );
+        assert_eq!(
+            describe_gap(&row("alloc", Some(1.0), Some(2.25), "time_limit")),
+            "[1.00, 2.25] pp (time_limit)"
+        );
+        assert_eq!(
+            describe_gap(&row("frag", None, None, "error: x")),
+            "— (error: x)"
+        );
+        assert!(
+            format_row(&row("frag", Some(0.0), Some(f64::INFINITY), "time_limit"))
+                .ends_with("[0.00, inf] % (time_limit)")
+        );
+    }
+
+    #[test]
+    fn objectives_parse_with_clear_errors() {
+        let names = vec!["power".to_string(), " frag ".into(), "power".into()];
+        assert_eq!(
+            parse_objectives(&names).unwrap(),
+            vec![Objective::Power, Objective::Frag]
+        );
+        assert!(parse_objectives(&["energy".to_string()])
+            .unwrap_err()
+            .to_string()
+            .contains("unknown objective"));
+    }
+}

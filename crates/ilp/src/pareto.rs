@@ -15,6 +15,8 @@ use crate::solve::{SolveOptions, SolveReport, SolveStatus};
 /// One point of the front.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParetoPoint {
+    /// `min_power`, `eps_<k>` (k-th ε-constraint point) or `min_frag`.
+    pub label: String,
     /// The ε of this point (`None` for the two end points, solved without a cap).
     pub power_cap_watts: Option<f64>,
     /// Total power of the point's placement.
@@ -29,8 +31,8 @@ pub struct ParetoPoint {
     pub solve_seconds: f64,
 }
 
-/// Computes `points` points of the front (at least the two end points when they differ).
-/// Errors when an end point cannot be solved.
+/// Computes up to `points` points of the front (the two end points and `points − 2`
+/// ε-constraint points), without dominated ones. Errors when an end point cannot be solved.
 pub fn pareto_front(
     snapshot: &Snapshot,
     points: usize,
@@ -70,6 +72,7 @@ pub fn pareto_front_from(
     let (p_star, f_at_p_star) = measure(least_power);
     let (p_at_f_star, f_star) = measure(least_frag);
     let mut front = vec![ParetoPoint {
+        label: "min_power".into(),
         power_cap_watts: None,
         power_watts: p_star,
         frag_milli: f_at_p_star,
@@ -91,6 +94,7 @@ pub fn pareto_front_from(
             }
             let (power, frag) = measure(&report);
             front.push(ParetoPoint {
+                label: format!("eps_{}", k + 1),
                 power_cap_watts: Some(cap),
                 power_watts: power,
                 frag_milli: frag,
@@ -101,6 +105,7 @@ pub fn pareto_front_from(
         }
     }
     front.push(ParetoPoint {
+        label: "min_frag".into(),
         power_cap_watts: None,
         power_watts: p_at_f_star,
         frag_milli: f_star,
@@ -108,5 +113,26 @@ pub fn pareto_front_from(
         status: least_frag.status.clone(),
         solve_seconds: least_frag.solve_seconds,
     });
-    Ok(front)
+    Ok(non_dominated(front))
+}
+
+/// Drops points another point matches or beats in both power and fragmentation (e.g. the
+/// unconstrained min-frag point when an ε-point reaches the same fragmentation with less
+/// power); the first of equal points stays. Order (by power) is kept.
+fn non_dominated(points: Vec<ParetoPoint>) -> Vec<ParetoPoint> {
+    const TOLERANCE: f64 = 1e-9;
+    let dominates = |a: &ParetoPoint, b: &ParetoPoint| {
+        a.power_watts <= b.power_watts + TOLERANCE && a.frag_milli <= b.frag_milli + TOLERANCE
+    };
+    let mut kept: Vec<ParetoPoint> = Vec::new();
+    for (i, point) in points.iter().enumerate() {
+        let beaten = points.iter().enumerate().any(|(j, other)| {
+            j != i && dominates(other, point) && (!dominates(point, other) || j < i)
+        });
+        if !beaten {
+            kept.push(point.clone());
+        }
+    }
+    kept.sort_by(|a, b| a.power_watts.total_cmp(&b.power_watts));
+    kept
 }

@@ -88,6 +88,12 @@ fn check_against_brute_force(types: &[gapbench_model::NodeType], tasks: &[Task],
     let last = front.last().unwrap();
     assert_eq!(first.power_watts, power.incumbent.unwrap());
     assert!((last.frag_milli - expected).abs() < 1e-6);
+    for pair in front.windows(2) {
+        assert!(
+            pair[0].power_watts < pair[1].power_watts && pair[0].frag_milli > pair[1].frag_milli,
+            "the front holds no dominated point: {front:?}"
+        );
+    }
     for point in &front {
         assert!(point.power_watts >= first.power_watts);
         assert!(point.frag_milli >= last.frag_milli - 1e-6);
