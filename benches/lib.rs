@@ -1,7 +1,7 @@
 //! Shared set-up for the criterion benchmarks in `benches/`: the workloads they run on.
 
-use criterion::BenchmarkGroup;
 use criterion::measurement::WallTime;
+use criterion::BenchmarkGroup;
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::{load_nodes_csv, load_tasks_csv};
 use gapbench_model::{Cluster, CpuPowerProfile, Task};
@@ -26,7 +26,9 @@ pub fn calibration_workload() -> u64 {
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     let mut values: Vec<u64> = (0..200_000)
         .map(|_| {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             state >> 17
         })
         .collect();

@@ -8,6 +8,7 @@
 //! - `merge ARGS…`     — `gapbench merge ARGS…`: join shard results
 //! - `perf [--save]`   — benchmarks vs the committed baseline (see `perf.rs`)
 //! - `run [ARGS…]`     — `gapbench run ARGS…` (default: the embedded openb-like workload)
+//! - `gap ARGS…`       — `gapbench gap ARGS…`: heuristic vs exact on the same snapshots
 //! - `test [ARGS…]`    — the whole test suite, release profile (what CI runs)
 //! - `prerequisites`   — only check and install the build prerequisites
 //!
@@ -26,9 +27,21 @@ fn main() -> Result<()> {
     // `cargo xtask run -- --policy pwr` and `cargo xtask run --policy pwr` mean the same.
     let rest: Vec<String> = args.skip_while(|a| a == "--").collect();
     match command.as_str() {
-        "run" | "bench" | "merge" | "figures" => {
+        "run" | "gap" | "bench" | "merge" | "figures" => {
             let env = prerequisites::ensure()?;
-            cargo(&env, &["run", "--release", "--quiet", "--package", "gapbench", "--", &command], &rest)
+            cargo(
+                &env,
+                &[
+                    "run",
+                    "--release",
+                    "--quiet",
+                    "--package",
+                    "gapbench",
+                    "--",
+                    &command,
+                ],
+                &rest,
+            )
         }
         "perf" => {
             let env = prerequisites::ensure()?;
@@ -40,7 +53,7 @@ fn main() -> Result<()> {
         }
         "prerequisites" => prerequisites::ensure().map(|_| ()),
         "help" | "--help" | "-h" => {
-            println!("usage: cargo xtask <bench [ARGS…] | figures DIR | merge ARGS… | perf [--save] | run [ARGS…] | test [ARGS…] | prerequisites>");
+            println!("usage: cargo xtask <bench [ARGS…] | gap ARGS… | figures DIR | merge ARGS… | perf [--save] | run [ARGS…] | test [ARGS…] | prerequisites>");
             Ok(())
         }
         other => bail!("unknown xtask command `{other}` (try `cargo xtask help`)"),
@@ -65,5 +78,8 @@ fn cargo(env: &[(String, String)], args: &[&str], extra: &[String]) -> Result<()
 }
 
 fn workspace_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
 }

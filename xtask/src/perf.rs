@@ -46,11 +46,15 @@ pub fn perf(env: &[(String, String)], root: &Path, save: bool) -> Result<()> {
             .map(|(id, ratio)| (id.clone(), serde_json::json!({ "ratio_to_calibration": round6(*ratio), "fastest_ns": times[id].round() })))
             .collect();
         std::fs::write(&baseline_path, serde_json::to_string_pretty(&json)? + "\n")?;
-        println!("saved {} benchmarks to results/perf-baseline.json", ratios.len());
+        println!(
+            "saved {} benchmarks to results/perf-baseline.json",
+            ratios.len()
+        );
         return Ok(());
     }
 
-    let text = std::fs::read_to_string(&baseline_path).context("results/perf-baseline.json: no baseline (run `cargo xtask perf --save`)")?;
+    let text = std::fs::read_to_string(&baseline_path)
+        .context("results/perf-baseline.json: no baseline (run `cargo xtask perf --save`)")?;
     let baseline: BTreeMap<String, f64> = serde_json::from_str::<serde_json::Value>(&text)
         .context("results/perf-baseline.json: not JSON")?
         .as_object()
@@ -59,14 +63,30 @@ pub fn perf(env: &[(String, String)], root: &Path, save: bool) -> Result<()> {
         .filter_map(|(id, entry)| Some((id.clone(), entry.get("ratio_to_calibration")?.as_f64()?)))
         .collect();
     let over = |ratios: &BTreeMap<String, f64>| -> Vec<String> {
-        ratios.iter().filter(|(id, ratio)| baseline.get(*id).is_some_and(|base| **ratio / base - 1.0 > TOLERANCE)).map(|(id, _)| id.clone()).collect()
+        ratios
+            .iter()
+            .filter(|(id, ratio)| {
+                baseline
+                    .get(*id)
+                    .is_some_and(|base| **ratio / base - 1.0 > TOLERANCE)
+            })
+            .map(|(id, _)| id.clone())
+            .collect()
     };
     let suspects = over(&ratios);
     if !suspects.is_empty() {
-        println!("measuring again, to rule out noise: {}", suspects.join(", "));
+        println!(
+            "measuring again, to rule out noise: {}",
+            suspects.join(", ")
+        );
         for suspect in &suspects {
             let (group, name) = suspect.split_once('/').expect("ids are group/name");
-            run_bench(env, root, group, Some(&format!("^{group}/({name}|{CALIBRATION})$")))?;
+            run_bench(
+                env,
+                root,
+                group,
+                Some(&format!("^{group}/({name}|{CALIBRATION})$")),
+            )?;
             let again = read_fastest(&criterion_dir)?;
             let ratio = again[suspect] / again[&format!("{group}/{CALIBRATION}")];
             if ratio < ratios[suspect] {
@@ -77,27 +97,67 @@ pub fn perf(env: &[(String, String)], root: &Path, save: bool) -> Result<()> {
     }
     append_history(&root.join("results/perf-history.csv"), &times, &ratios)?;
 
-    println!("{:<32} {:>12} {:>9} {:>9} {:>8}", "benchmark (vs its group's calibration)", "fastest", "ratio", "baseline", "change");
+    println!(
+        "{:<32} {:>12} {:>9} {:>9} {:>8}",
+        "benchmark (vs its group's calibration)", "fastest", "ratio", "baseline", "change"
+    );
     for (id, ratio) in &ratios {
         match baseline.get(id) {
-            None => println!("{id:<32} {:>12} {ratio:>9.3} {:>9} {:>8}", human(times[id]), "new", ""),
+            None => println!(
+                "{id:<32} {:>12} {ratio:>9.3} {:>9} {:>8}",
+                human(times[id]),
+                "new",
+                ""
+            ),
             Some(base) => {
                 let change = ratio / base - 1.0;
-                let flag = if change > TOLERANCE { "  REGRESSION" } else { "" };
-                println!("{id:<32} {:>12} {ratio:>9.3} {base:>9.3} {:>+7.1}%{flag}", human(times[id]), 100.0 * change);
+                let flag = if change > TOLERANCE {
+                    "  REGRESSION"
+                } else {
+                    ""
+                };
+                println!(
+                    "{id:<32} {:>12} {ratio:>9.3} {base:>9.3} {:>+7.1}%{flag}",
+                    human(times[id]),
+                    100.0 * change
+                );
             }
         }
     }
     let regressions = over(&ratios);
     if !regressions.is_empty() {
-        bail!("performance regressions over {:.0} % (measured twice): {}", 100.0 * TOLERANCE, regressions.join(", "));
+        bail!(
+            "performance regressions over {:.0} % (measured twice): {}",
+            100.0 * TOLERANCE,
+            regressions.join(", ")
+        );
     }
-    println!("no benchmark is more than {:.0} % slower than its baseline", 100.0 * TOLERANCE);
+    println!(
+        "no benchmark is more than {:.0} % slower than its baseline",
+        100.0 * TOLERANCE
+    );
     Ok(())
 }
 
-fn run_bench(env: &[(String, String)], root: &Path, bench: &str, filter: Option<&str>) -> Result<()> {
-    let mut args = vec!["bench", "--package", "gapbench-benches", "--bench", bench, "--", "--warm-up-time", "1", "--measurement-time", "3", "--noplot"];
+fn run_bench(
+    env: &[(String, String)],
+    root: &Path,
+    bench: &str,
+    filter: Option<&str>,
+) -> Result<()> {
+    let mut args = vec![
+        "bench",
+        "--package",
+        "gapbench-benches",
+        "--bench",
+        bench,
+        "--",
+        "--warm-up-time",
+        "1",
+        "--measurement-time",
+        "3",
+        "--noplot",
+    ];
     if let Some(filter) = filter {
         args.push(filter);
     }
@@ -120,7 +180,9 @@ fn ratios_of(times: &BTreeMap<String, f64>) -> Result<BTreeMap<String, f64>> {
         .filter(|(id, _)| !id.ends_with(&format!("/{CALIBRATION}")))
         .map(|(id, ns)| {
             let group = id.split_once('/').map_or(id.as_str(), |(g, _)| g);
-            let calibration = times.get(&format!("{group}/{CALIBRATION}")).with_context(|| format!("group {group} has no calibration benchmark"))?;
+            let calibration = times
+                .get(&format!("{group}/{CALIBRATION}"))
+                .with_context(|| format!("group {group} has no calibration benchmark"))?;
             Ok((id.clone(), ns / calibration))
         })
         .collect()
@@ -145,35 +207,66 @@ fn human(ns: f64) -> String {
 fn read_fastest(criterion_dir: &Path) -> Result<BTreeMap<String, f64>> {
     let mut fastest = BTreeMap::new();
     for group in BENCHES {
-        let Ok(entries) = std::fs::read_dir(criterion_dir.join(group)) else { continue };
+        let Ok(entries) = std::fs::read_dir(criterion_dir.join(group)) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let file = entry.path().join("new/sample.json");
-            let Ok(text) = std::fs::read_to_string(&file) else { continue };
-            let json: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", file.display()))?;
-            let numbers = |key: &str| -> Option<Vec<f64>> { json.get(key)?.as_array()?.iter().map(|v| v.as_f64()).collect() };
-            let (iters, times) = numbers("iters").zip(numbers("times")).with_context(|| format!("{}: no samples", file.display()))?;
-            let best = iters.iter().zip(&times).map(|(n, t)| t / n).fold(f64::INFINITY, f64::min);
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let json: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{}: not JSON", file.display()))?;
+            let numbers = |key: &str| -> Option<Vec<f64>> {
+                json.get(key)?
+                    .as_array()?
+                    .iter()
+                    .map(|v| v.as_f64())
+                    .collect()
+            };
+            let (iters, times) = numbers("iters")
+                .zip(numbers("times"))
+                .with_context(|| format!("{}: no samples", file.display()))?;
+            let best = iters
+                .iter()
+                .zip(&times)
+                .map(|(n, t)| t / n)
+                .fold(f64::INFINITY, f64::min);
             if !best.is_finite() {
                 bail!("{}: no samples", file.display());
             }
-            fastest.insert(format!("{group}/{}", entry.file_name().to_string_lossy()), best);
+            fastest.insert(
+                format!("{group}/{}", entry.file_name().to_string_lossy()),
+                best,
+            );
         }
     }
     Ok(fastest)
 }
 
-fn append_history(path: &Path, times: &BTreeMap<String, f64>, ratios: &BTreeMap<String, f64>) -> Result<()> {
+fn append_history(
+    path: &Path,
+    times: &BTreeMap<String, f64>,
+    ratios: &BTreeMap<String, f64>,
+) -> Result<()> {
     let output = |program: &str, args: &[&str]| {
         Command::new(program)
             .args(args)
             .output()
             .ok()
             .filter(|o| o.status.success())
-            .map_or_else(|| "unknown".to_string(), |o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .map_or_else(
+                || "unknown".to_string(),
+                |o| String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            )
     };
     let revision = output("git", &["rev-parse", "--short=12", "HEAD"]);
     let date = output("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"]);
-    let mut text = if path.is_file() { std::fs::read_to_string(path)? } else { "date,git_revision,benchmark,fastest_ns,ratio_to_calibration\n".to_string() };
+    let mut text = if path.is_file() {
+        std::fs::read_to_string(path)?
+    } else {
+        "date,git_revision,benchmark,fastest_ns,ratio_to_calibration\n".to_string()
+    };
     for (id, ratio) in ratios {
         writeln!(text, "{date},{revision},{id},{:.0},{ratio:.6}", times[id])?;
     }

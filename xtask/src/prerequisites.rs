@@ -18,8 +18,17 @@ pub fn ensure() -> Result<Vec<(String, String)>> {
     if have_cmake && libclang.is_some() {
         return Ok(env);
     }
-    let missing = [(!have_cmake).then_some("cmake"), libclang.is_none().then_some("libclang")].into_iter().flatten().collect::<Vec<_>>();
-    eprintln!("xtask: installing build prerequisites: {}", missing.join(", "));
+    let missing = [
+        (!have_cmake).then_some("cmake"),
+        libclang.is_none().then_some("libclang"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>();
+    eprintln!(
+        "xtask: installing build prerequisites: {}",
+        missing.join(", ")
+    );
     if is_root() && succeeds("apt-get", &["--version"]) {
         run("apt-get", &["update", "-qq"])?;
         let mut packages = Vec::new();
@@ -33,11 +42,29 @@ pub fn ensure() -> Result<Vec<(String, String)>> {
         args.extend(&packages);
         if run("apt-get", &args).is_err() && libclang.is_none() {
             // Other Debian releases name the package differently; libclang-dev depends on it.
-            run("apt-get", &["install", "-y", "-qq", "--no-install-recommends", "libclang-dev"])?;
+            run(
+                "apt-get",
+                &[
+                    "install",
+                    "-y",
+                    "-qq",
+                    "--no-install-recommends",
+                    "libclang-dev",
+                ],
+            )?;
         }
     } else {
-        let python = if succeeds("python3", &["--version"]) { "python3" } else { "python" };
-        run(python, &["-m", "pip", "install", "--user", "--quiet", "cmake", "libclang"])?;
+        let python = if succeeds("python3", &["--version"]) {
+            "python3"
+        } else {
+            "python"
+        };
+        run(
+            python,
+            &[
+                "-m", "pip", "install", "--user", "--quiet", "cmake", "libclang",
+            ],
+        )?;
         if let Some(dir) = pip_libclang_dir(python) {
             env.push(("LIBCLANG_PATH".to_string(), dir.display().to_string()));
         }
@@ -53,11 +80,17 @@ pub fn ensure() -> Result<Vec<(String, String)>> {
 }
 
 fn succeeds(program: &str, args: &[&str]) -> bool {
-    Command::new(program).args(args).output().is_ok_and(|o| o.status.success())
+    Command::new(program)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 fn run(program: &str, args: &[&str]) -> Result<()> {
-    let status = Command::new(program).args(args).status().with_context(|| format!("cannot start {program}"))?;
+    let status = Command::new(program)
+        .args(args)
+        .status()
+        .with_context(|| format!("cannot start {program}"))?;
     if !status.success() {
         bail!("`{program} {}` failed ({status})", args.join(" "));
     }
@@ -65,15 +98,35 @@ fn run(program: &str, args: &[&str]) -> Result<()> {
 }
 
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
 /// A folder holding `libclang*.so`: `LIBCLANG_PATH`, then the usual system folders.
 fn find_libclang() -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("LIBCLANG_PATH").map(PathBuf::from).into_iter().collect();
-    dirs.extend(["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"].map(PathBuf::from));
+    let mut dirs: Vec<PathBuf> = std::env::var_os("LIBCLANG_PATH")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    dirs.extend(
+        [
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+            "/usr/lib64",
+            "/usr/lib",
+            "/usr/local/lib",
+        ]
+        .map(PathBuf::from),
+    );
     if let Ok(entries) = std::fs::read_dir("/usr/lib") {
-        dirs.extend(entries.flatten().map(|e| e.path().join("lib")).filter(|p| p.to_string_lossy().contains("llvm")));
+        dirs.extend(
+            entries
+                .flatten()
+                .map(|e| e.path().join("lib"))
+                .filter(|p| p.to_string_lossy().contains("llvm")),
+        );
     }
     dirs.into_iter().find(|dir| has_libclang(dir))
 }
@@ -82,21 +135,34 @@ fn has_libclang(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|entries| {
         entries.flatten().any(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            name.starts_with("libclang") && name.contains(".so") && !name.starts_with("libclang-cpp")
+            name.starts_with("libclang")
+                && name.contains(".so")
+                && !name.starts_with("libclang-cpp")
         })
     })
 }
 
 fn python_output(python: &str, code: &str) -> Option<PathBuf> {
-    let output = Command::new(python).args(["-c", code]).output().ok().filter(|o| o.status.success())?;
+    let output = Command::new(python)
+        .args(["-c", code])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
     let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
     (!text.is_empty()).then(|| PathBuf::from(text))
 }
 
 fn pip_libclang_dir(python: &str) -> Option<PathBuf> {
-    python_output(python, "import clang, os; print(os.path.join(os.path.dirname(clang.__file__), 'native'))").filter(|d| has_libclang(d))
+    python_output(
+        python,
+        "import clang, os; print(os.path.join(os.path.dirname(clang.__file__), 'native'))",
+    )
+    .filter(|d| has_libclang(d))
 }
 
 fn user_bin_dir(python: &str) -> Option<PathBuf> {
-    python_output(python, "import site, os; print(os.path.join(site.getuserbase(), 'bin'))")
+    python_output(
+        python,
+        "import site, os; print(os.path.join(site.getuserbase(), 'bin'))",
+    )
 }

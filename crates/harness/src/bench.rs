@@ -118,13 +118,34 @@ struct CellRecord {
 impl Matrix {
     /// Resolves a spec against a traces folder; without the real traces the embedded default
     /// stands in (and the report says so).
-    pub fn resolve(spec: BenchSpec, traces_dir: Option<&Path>) -> Result<(Matrix, BTreeMap<String, Workload>)> {
+    pub fn resolve(
+        spec: BenchSpec,
+        traces_dir: Option<&Path>,
+    ) -> Result<(Matrix, BTreeMap<String, Workload>)> {
         let available = traces_dir.filter(|dir| {
-            dir.join(&spec.nodes).is_file() && spec.traces.iter().all(|t| dir.join(trace_file(t)).is_file())
+            dir.join(&spec.nodes).is_file()
+                && spec
+                    .traces
+                    .iter()
+                    .all(|t| dir.join(trace_file(t)).is_file())
         });
         let (traces, gap_traces, stand_in) = match available {
-            Some(_) => (spec.traces.clone(), spec.gaps.as_ref().map(|g| g.traces.clone()).unwrap_or_default(), false),
-            None => (vec![STAND_IN_TRACE.to_string()], spec.gaps.as_ref().map(|_| vec![STAND_IN_TRACE.to_string()]).unwrap_or_default(), true),
+            Some(_) => (
+                spec.traces.clone(),
+                spec.gaps
+                    .as_ref()
+                    .map(|g| g.traces.clone())
+                    .unwrap_or_default(),
+                false,
+            ),
+            None => (
+                vec![STAND_IN_TRACE.to_string()],
+                spec.gaps
+                    .as_ref()
+                    .map(|_| vec![STAND_IN_TRACE.to_string()])
+                    .unwrap_or_default(),
+                true,
+            ),
         };
         let mut workloads = BTreeMap::new();
         for trace in traces.iter().chain(&gap_traces) {
@@ -137,14 +158,31 @@ impl Matrix {
                     if !tasks.is_file() {
                         bail!("trace `{trace}`: {} does not exist", tasks.display());
                     }
-                    Workload::load(Some(&dir.join(&spec.nodes)), Some(&tasks), CpuPowerProfile::Reference)?
+                    Workload::load(
+                        Some(&dir.join(&spec.nodes)),
+                        Some(&tasks),
+                        CpuPowerProfile::Reference,
+                    )?
                 }
                 None => Workload::load(None, None, CpuPowerProfile::Reference)?,
             };
             workloads.insert(trace.clone(), workload);
         }
-        let inputs = workloads.iter().map(|(t, w)| (t.clone(), w.inputs.clone())).collect();
-        Ok((Matrix { spec, traces, gap_traces, stand_in, inputs, command: String::new() }, workloads))
+        let inputs = workloads
+            .iter()
+            .map(|(t, w)| (t.clone(), w.inputs.clone()))
+            .collect();
+        Ok((
+            Matrix {
+                spec,
+                traces,
+                gap_traces,
+                stand_in,
+                inputs,
+                command: String::new(),
+            },
+            workloads,
+        ))
     }
 
     /// Every arrival-sweep cell, in spec order (trace, then policy, then seed).
@@ -155,7 +193,11 @@ impl Matrix {
         for trace in &self.traces {
             for policy in &policies {
                 for &seed in &seeds {
-                    cells.push(Cell { trace: trace.clone(), policy: policy.clone(), seed });
+                    cells.push(Cell {
+                        trace: trace.clone(),
+                        policy: policy.clone(),
+                        seed,
+                    });
                 }
             }
         }
@@ -164,14 +206,20 @@ impl Matrix {
 
     /// Every gap-study cell, in spec order.
     pub fn gap_cells(&self) -> Result<Vec<GapCell>> {
-        let Some(gaps) = &self.spec.gaps else { return Ok(Vec::new()) };
+        let Some(gaps) = &self.spec.gaps else {
+            return Ok(Vec::new());
+        };
         let policies = parse_policies(&gaps.policies)?;
         let seeds = gaps.seeds.expand()?;
         let mut cells = Vec::new();
         for trace in &self.gap_traces {
             for policy in &policies {
                 for &seed in &seeds {
-                    cells.push(GapCell { trace: trace.clone(), policy: policy.clone(), seed });
+                    cells.push(GapCell {
+                        trace: trace.clone(),
+                        policy: policy.clone(),
+                        seed,
+                    });
                 }
             }
         }
@@ -180,7 +228,9 @@ impl Matrix {
 
     /// The settings of the spec's gap studies.
     fn gap_settings(&self) -> Result<Option<GapSettings>> {
-        let Some(gaps) = &self.spec.gaps else { return Ok(None) };
+        let Some(gaps) = &self.spec.gaps else {
+            return Ok(None);
+        };
         Ok(Some(GapSettings {
             checkpoints: gaps.checkpoints.iter().map(|&c| f64::from(c)).collect(),
             objectives: parse_objectives(&gaps.objectives)?,
@@ -196,27 +246,61 @@ impl Matrix {
 
     fn gap_key(&self, cell: &GapCell) -> String {
         let mut hasher = Sha256::new();
-        hasher.update(format!("gapbench-gap-v1|{}|{}|{}|{}|", env!("CARGO_PKG_VERSION"), cell.policy, cell.seed, self.spec.tune));
+        hasher.update(format!(
+            "gapbench-gap-v1|{}|{}|{}|{}|",
+            env!("CARGO_PKG_VERSION"),
+            cell.policy,
+            cell.seed,
+            self.spec.tune
+        ));
         hasher.update(serde_json::to_string(&self.spec.gaps).unwrap_or_default());
         for input in &self.inputs[&cell.trace] {
             hasher.update(&input.sha256);
         }
-        hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+        hasher
+            .finalize()
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     /// Whether two folders ran the same matrix (whatever the command line was).
     pub fn same_runs(&self, other: &Matrix) -> bool {
-        (&self.spec, &self.traces, &self.gap_traces, self.stand_in, &self.inputs) == (&other.spec, &other.traces, &other.gap_traces, other.stand_in, &other.inputs)
+        (
+            &self.spec,
+            &self.traces,
+            &self.gap_traces,
+            self.stand_in,
+            &self.inputs,
+        ) == (
+            &other.spec,
+            &other.traces,
+            &other.gap_traces,
+            other.stand_in,
+            &other.inputs,
+        )
     }
 
     /// A hash of everything that determines a cell's result.
     fn cell_key(&self, cell: &Cell) -> String {
         let mut hasher = Sha256::new();
-        hasher.update(format!("gapbench-cell-v1|{}|{}|{}|{}|", env!("CARGO_PKG_VERSION"), cell.policy, cell.seed, self.spec.tune));
+        hasher.update(format!(
+            "gapbench-cell-v1|{}|{}|{}|{}|",
+            env!("CARGO_PKG_VERSION"),
+            cell.policy,
+            cell.seed,
+            self.spec.tune
+        ));
         for input in &self.inputs[&cell.trace] {
             hasher.update(&input.sha256);
         }
-        hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+        hasher
+            .finalize()
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }
 
@@ -225,11 +309,17 @@ fn trace_file(trace: &str) -> String {
 }
 
 fn cell_path(out: &Path, cell: &Cell) -> PathBuf {
-    out.join("cells").join(&cell.trace).join(cell.policy.slug()).join(format!("seed-{}.json", cell.seed))
+    out.join("cells")
+        .join(&cell.trace)
+        .join(cell.policy.slug())
+        .join(format!("seed-{}.json", cell.seed))
 }
 
 fn gap_cell_path(out: &Path, cell: &GapCell) -> PathBuf {
-    out.join("gap-cells").join(&cell.trace).join(cell.policy.slug()).join(format!("seed-{}.json", cell.seed))
+    out.join("gap-cells")
+        .join(&cell.trace)
+        .join(cell.policy.slug())
+        .join(format!("seed-{}.json", cell.seed))
 }
 
 fn finished_gap(out: &Path, matrix: &Matrix, cell: &GapCell) -> Option<GapRecord> {
@@ -239,15 +329,40 @@ fn finished_gap(out: &Path, matrix: &Matrix, cell: &GapCell) -> Option<GapRecord
 }
 
 /// Runs one gap study and keeps its rows.
-fn run_gap_cell(matrix: &Matrix, settings: &GapSettings, workload: &Workload, cell: &GapCell) -> Result<GapRecord> {
-    let run = RunSettings::new(cell.policy.clone(), Some(matrix.spec.tune), TaskOrder::Shuffled, NodeOrder::Random);
+fn run_gap_cell(
+    matrix: &Matrix,
+    settings: &GapSettings,
+    workload: &Workload,
+    cell: &GapCell,
+) -> Result<GapRecord> {
+    let run = RunSettings::new(
+        cell.policy.clone(),
+        Some(matrix.spec.tune),
+        TaskOrder::Shuffled,
+        NodeOrder::Random,
+    );
     let (rows, pareto) = gap_study(workload, &run, settings, cell.seed, &mut |_| {})?;
-    let gap_lines = gaps_csv(&rows).lines().skip(1).map(str::to_string).collect();
+    let gap_lines = gaps_csv(&rows)
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect();
     let front = pareto
         .into_iter()
-        .map(|p| FrontPoint { checkpoint_pct: p.checkpoint_pct, tasks: p.tasks, point: p.point, power_watts: p.power_watts, frag_milli: p.frag_milli, status: p.status })
+        .map(|p| FrontPoint {
+            checkpoint_pct: p.checkpoint_pct,
+            tasks: p.tasks,
+            point: p.point,
+            power_watts: p.power_watts,
+            frag_milli: p.frag_milli,
+            status: p.status,
+        })
         .collect();
-    Ok(GapRecord { key: matrix.gap_key(cell), gap_lines, front })
+    Ok(GapRecord {
+        key: matrix.gap_key(cell),
+        gap_lines,
+        front,
+    })
 }
 
 /// The finished record of `cell` in `out`, if there is one with the right key.
@@ -276,30 +391,65 @@ pub struct BenchOutcome {
 /// Runs (the remaining cells of) a bench and, when every cell is done, aggregates.
 pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let spec = BenchSpec::load(&options.spec)?;
-    let traces_dir = options.traces_dir.clone().or_else(crate::workload::default_traces_dir);
+    let traces_dir = options
+        .traces_dir
+        .clone()
+        .or_else(crate::workload::default_traces_dir);
     let (mut matrix, workloads) = Matrix::resolve(spec, traces_dir.as_deref())?;
     matrix.command = options.command.clone();
-    let out = options.out.clone().unwrap_or_else(|| PathBuf::from(format!("results/{}-{}", matrix.spec.name, utc_date())));
+    let out = options
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("results/{}-{}", matrix.spec.name, utc_date())));
     write_json(&out.join("matrix.json"), &matrix)?;
 
     let cells = matrix.cells()?;
     let mine: Vec<&Cell> = match options.shard {
-        Some((index, count)) => cells.iter().enumerate().filter(|(i, _)| i % count == index).map(|(_, c)| c).collect(),
+        Some((index, count)) => cells
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % count == index)
+            .map(|(_, c)| c)
+            .collect(),
         None => cells.iter().collect(),
     };
-    let todo: Vec<&Cell> = mine.iter().copied().filter(|cell| finished(&out, &matrix, cell).is_none()).collect();
-    let progress = if options.progress { ProgressBar::new(todo.len() as u64) } else { ProgressBar::hidden() };
+    let todo: Vec<&Cell> = mine
+        .iter()
+        .copied()
+        .filter(|cell| finished(&out, &matrix, cell).is_none())
+        .collect();
+    let progress = if options.progress {
+        ProgressBar::new(todo.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
     progress.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} runs, ETA {eta} {msg}").expect("valid template").progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} runs, ETA {eta} {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     let start = Instant::now();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(options.jobs.unwrap_or(0)).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs.unwrap_or(0))
+        .build()?;
     pool.install(|| {
         todo.par_iter().try_for_each(|cell| -> Result<()> {
             let workload = &workloads[&cell.trace];
-            let settings = RunSettings::new(cell.policy.clone(), Some(matrix.spec.tune), TaskOrder::Shuffled, NodeOrder::Random);
+            let settings = RunSettings::new(
+                cell.policy.clone(),
+                Some(matrix.spec.tune),
+                TaskOrder::Shuffled,
+                NodeOrder::Random,
+            );
             let run = run_seed(workload, &settings, cell.seed);
-            let record = CellRecord { key: matrix.cell_key(cell), trace: cell.trace.clone(), policy: cell.policy.to_string(), summary: seed_summary(&workload.cluster, &run) };
+            let record = CellRecord {
+                key: matrix.cell_key(cell),
+                trace: cell.trace.clone(),
+                policy: cell.policy.to_string(),
+                summary: seed_summary(&workload.cluster, &run),
+            };
             write_json(&cell_path(&out, cell), &record)?;
             progress.inc(1);
             Ok(())
@@ -310,15 +460,32 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
 
     let gap_cells = matrix.gap_cells()?;
     let my_gaps: Vec<&GapCell> = match options.shard {
-        Some((index, count)) => gap_cells.iter().enumerate().filter(|(i, _)| (cells.len() + i) % count == index).map(|(_, c)| c).collect(),
+        Some((index, count)) => gap_cells
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (cells.len() + i) % count == index)
+            .map(|(_, c)| c)
+            .collect(),
         None => gap_cells.iter().collect(),
     };
-    let gaps_todo: Vec<&GapCell> = my_gaps.iter().copied().filter(|cell| finished_gap(&out, &matrix, cell).is_none()).collect();
+    let gaps_todo: Vec<&GapCell> = my_gaps
+        .iter()
+        .copied()
+        .filter(|cell| finished_gap(&out, &matrix, cell).is_none())
+        .collect();
     let gap_start = Instant::now();
     if let Some(settings) = matrix.gap_settings()? {
-        let progress = if options.progress && !gaps_todo.is_empty() { ProgressBar::new(gaps_todo.len() as u64) } else { ProgressBar::hidden() };
+        let progress = if options.progress && !gaps_todo.is_empty() {
+            ProgressBar::new(gaps_todo.len() as u64)
+        } else {
+            ProgressBar::hidden()
+        };
         progress.set_style(
-            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} gap studies, ETA {eta}").expect("valid template").progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:40}] {pos}/{len} gap studies, ETA {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         pool.install(|| {
             gaps_todo.par_iter().try_for_each(|cell| -> Result<()> {
@@ -332,8 +499,12 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     }
     let gap_seconds = gap_start.elapsed().as_secs_f64();
 
-    let complete = cells.iter().all(|cell| finished(&out, &matrix, cell).is_some())
-        && gap_cells.iter().all(|cell| finished_gap(&out, &matrix, cell).is_some());
+    let complete = cells
+        .iter()
+        .all(|cell| finished(&out, &matrix, cell).is_some())
+        && gap_cells
+            .iter()
+            .all(|cell| finished_gap(&out, &matrix, cell).is_some());
     if complete {
         aggregate(&out, &matrix, &cells)?;
         aggregate_gaps(&out, &matrix, &gap_cells)?;
@@ -359,10 +530,16 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
     let mut matrix: Option<Matrix> = None;
     for shard in shards {
         let path = shard.join("matrix.json");
-        let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-        let shard_matrix: Matrix = serde_json::from_str(&text).with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let shard_matrix: Matrix = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
         match &matrix {
-            Some(m) if !m.same_runs(&shard_matrix) => bail!("{} ran a different matrix than {}", shard.display(), shards[0].display()),
+            Some(m) if !m.same_runs(&shard_matrix) => bail!(
+                "{} ran a different matrix than {}",
+                shard.display(),
+                shards[0].display()
+            ),
             _ => matrix = Some(shard_matrix),
         }
     }
@@ -374,7 +551,10 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         if finished(out, &matrix, cell).is_some() {
             continue;
         }
-        match shards.iter().find_map(|shard| finished(shard, &matrix, cell)) {
+        match shards
+            .iter()
+            .find_map(|shard| finished(shard, &matrix, cell))
+        {
             Some(record) => write_json(&cell_path(out, cell), &record)?,
             None => missing += 1,
         }
@@ -385,7 +565,10 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         if finished_gap(out, &matrix, cell).is_some() {
             continue;
         }
-        match shards.iter().find_map(|shard| finished_gap(shard, &matrix, cell)) {
+        match shards
+            .iter()
+            .find_map(|shard| finished_gap(shard, &matrix, cell))
+        {
             Some(record) => write_json(&gap_cell_path(out, cell), &record)?,
             None => missing_gaps += 1,
         }
@@ -420,8 +603,14 @@ pub fn finish_folder(out: &Path, matrix: &Matrix) -> Result<()> {
 /// Redraws the figures and report of an existing results folder without re-running anything.
 pub fn redraw(out: &Path) -> Result<Vec<PathBuf>> {
     let path = out.join("matrix.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read (not a gapbench results folder?)", path.display()))?;
-    let matrix: Matrix = serde_json::from_str(&text).with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "{}: cannot read (not a gapbench results folder?)",
+            path.display()
+        )
+    })?;
+    let matrix: Matrix = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
     let figures = crate::figures::draw_all(out)?;
     crate::report::write_report(out, &matrix)?;
     Ok(figures)
@@ -434,24 +623,53 @@ fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
     let mut mean = format!("trace,family,policy,seeds,{SAMPLE_COLUMNS}\n");
     let mut group: Vec<SeedSummary> = Vec::new();
     for (i, cell) in cells.iter().enumerate() {
-        let record = finished(out, matrix, cell).with_context(|| format!("cell {} {} seed {} is missing", cell.trace, cell.policy, cell.seed))?;
+        let record = finished(out, matrix, cell).with_context(|| {
+            format!(
+                "cell {} {} seed {} is missing",
+                cell.trace, cell.policy, cell.seed
+            )
+        })?;
         let (family, policy) = (trace_family(&cell.trace), csv_field(&record.policy));
         let s = &record.summary;
         for sample in &s.grid {
-            writeln!(grid, "{},{family},{policy},{},{}", cell.trace, cell.seed, sample.csv_row())?;
+            writeln!(
+                grid,
+                "{},{family},{policy},{},{}",
+                cell.trace,
+                cell.seed,
+                sample.csv_row()
+            )?;
         }
         let f = &s.final_sample;
         writeln!(
             runs,
             "{},{family},{policy},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.2}",
-            cell.trace, cell.seed, s.events, s.placed, s.failed, s.cloned_tasks, s.removed_tasks, f.arrived_pct, f.alloc_pct, f.frag_ratio_pct, f.power_total_w
+            cell.trace,
+            cell.seed,
+            s.events,
+            s.placed,
+            s.failed,
+            s.cloned_tasks,
+            s.removed_tasks,
+            f.arrived_pct,
+            f.alloc_pct,
+            f.frag_ratio_pct,
+            f.power_total_w
         )?;
         group.push(record.summary);
-        let last_of_group = cells.get(i + 1).is_none_or(|next| next.trace != cell.trace || next.policy != cell.policy);
+        let last_of_group = cells
+            .get(i + 1)
+            .is_none_or(|next| next.trace != cell.trace || next.policy != cell.policy);
         if last_of_group {
             let grids: Vec<_> = group.iter().map(|s| s.grid.clone()).collect();
             for sample in mean_grid(&grids) {
-                writeln!(mean, "{},{family},{policy},{},{}", cell.trace, group.len(), sample.csv_row())?;
+                writeln!(
+                    mean,
+                    "{},{family},{policy},{},{}",
+                    cell.trace,
+                    group.len(),
+                    sample.csv_row()
+                )?;
             }
             group.clear();
         }
@@ -471,11 +689,17 @@ fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> 
         return Ok(());
     }
     let mut gaps = format!("trace,{GAPS_HEADER}\n");
-    let mut pareto = String::from("trace,checkpoint_pct,seed,kind,label,power_w,frag_gpu_milli,status\n");
+    let mut pareto =
+        String::from("trace,checkpoint_pct,seed,kind,label,power_w,frag_gpu_milli,status\n");
     let first_seed = cells.first().map(|c| c.seed);
     let mut fronts: BTreeMap<(String, String), usize> = BTreeMap::new();
     for cell in cells {
-        let record = finished_gap(out, matrix, cell).with_context(|| format!("gap study {} {} seed {} is missing", cell.trace, cell.policy, cell.seed))?;
+        let record = finished_gap(out, matrix, cell).with_context(|| {
+            format!(
+                "gap study {} {} seed {} is missing",
+                cell.trace, cell.policy, cell.seed
+            )
+        })?;
         for line in &record.gap_lines {
             writeln!(gaps, "{},{line}", cell.trace)?;
         }
@@ -484,14 +708,37 @@ fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> 
         }
         for point in &record.front {
             let checkpoint = format!("{:.1}", point.checkpoint_pct);
-            let front_tasks = *fronts.entry((cell.trace.clone(), checkpoint.clone())).or_insert_with(|| {
-                for p in record.front.iter().filter(|p| p.point != "heuristic" && format!("{:.1}", p.checkpoint_pct) == checkpoint && p.power_watts.is_finite()) {
-                    let _ = writeln!(pareto, "{},{checkpoint},{},front,{},{:.0},{:.3},{}", cell.trace, cell.seed, p.point, p.power_watts, p.frag_milli, csv_field(&p.status));
-                }
-                point.tasks
-            });
+            let front_tasks = *fronts
+                .entry((cell.trace.clone(), checkpoint.clone()))
+                .or_insert_with(|| {
+                    for p in record.front.iter().filter(|p| {
+                        p.point != "heuristic"
+                            && format!("{:.1}", p.checkpoint_pct) == checkpoint
+                            && p.power_watts.is_finite()
+                    }) {
+                        let _ = writeln!(
+                            pareto,
+                            "{},{checkpoint},{},front,{},{:.0},{:.3},{}",
+                            cell.trace,
+                            cell.seed,
+                            p.point,
+                            p.power_watts,
+                            p.frag_milli,
+                            csv_field(&p.status)
+                        );
+                    }
+                    point.tasks
+                });
             if point.point == "heuristic" && point.tasks == front_tasks {
-                writeln!(pareto, "{},{checkpoint},{},policy,{},{:.0},{:.3},heuristic", cell.trace, cell.seed, csv_field(&cell.policy.to_string()), point.power_watts, point.frag_milli)?;
+                writeln!(
+                    pareto,
+                    "{},{checkpoint},{},policy,{},{:.0},{:.3},heuristic",
+                    cell.trace,
+                    cell.seed,
+                    csv_field(&cell.policy.to_string()),
+                    point.power_watts,
+                    point.frag_milli
+                )?;
             }
         }
     }
@@ -511,15 +758,22 @@ pub fn csv_field(text: &str) -> String {
 
 /// Today's UTC date as `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).
 pub fn utc_date() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let days = (secs / 86_400) as i64 + 719_468;
     let era = days.div_euclid(146_097);
     let day_of_era = days.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_index = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
 }

@@ -63,8 +63,11 @@ impl Seeds {
         match self {
             Seeds::List(seeds) => Ok(seeds.clone()),
             Seeds::Range(text) => {
-                let (a, b) = text.split_once("..").with_context(|| format!("seeds `{text}`: expected a list or a range like \"42..51\""))?;
-                let (a, b): (u64, u64) = (a.trim().parse()?, b.trim().trim_start_matches('=').parse()?);
+                let (a, b) = text.split_once("..").with_context(|| {
+                    format!("seeds `{text}`: expected a list or a range like \"42..51\"")
+                })?;
+                let (a, b): (u64, u64) =
+                    (a.trim().parse()?, b.trim().trim_start_matches('=').parse()?);
                 if a > b {
                     bail!("seeds `{text}`: empty range");
                 }
@@ -92,9 +95,12 @@ fn default_time_limit() -> f64 {
 
 impl BenchSpec {
     pub fn load(path: &Path) -> Result<BenchSpec> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
-        let spec: BenchSpec = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        spec.validate().with_context(|| format!("{}: invalid spec", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let spec: BenchSpec =
+            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        spec.validate()
+            .with_context(|| format!("{}: invalid spec", path.display()))?;
         Ok(spec)
     }
 
@@ -126,7 +132,10 @@ impl BenchSpec {
 }
 
 pub fn parse_policies(policies: &[String]) -> Result<Vec<PolicySpec>> {
-    policies.iter().map(|p| p.parse::<PolicySpec>().map_err(anyhow::Error::msg)).collect()
+    policies
+        .iter()
+        .map(|p| p.parse::<PolicySpec>().map_err(anyhow::Error::msg))
+        .collect()
 }
 
 /// The trace family a figure panel groups by.

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod bench_spec;
+pub mod figures;
 pub mod gap;
 pub mod io;
 pub mod manifest;
@@ -10,4 +11,3 @@ pub mod report;
 pub mod run;
 pub mod summary;
 pub mod workload;
-pub mod figures;

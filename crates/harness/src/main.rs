@@ -52,10 +52,20 @@ struct GapArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
     /// Checkpoints: arrived GPU demand in % of the (sub-)cluster's GPU capacity.
-    #[arg(long, value_name = "PCTS", value_delimiter = ',', default_value = "50,80,100,130")]
+    #[arg(
+        long,
+        value_name = "PCTS",
+        value_delimiter = ',',
+        default_value = "50,80,100,130"
+    )]
     checkpoints: Vec<f64>,
     /// Objectives to solve: power (min total power), alloc (max allocated GPU), frag (min FGD fragmentation).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "power,alloc,frag")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "power,alloc,frag"
+    )]
     objectives: Vec<String>,
     /// Draw a sub-cluster of N nodes with the cluster's node-type mix (seeded) and run the policy on a proportionally scaled workload.
     #[arg(long, value_name = "N")]
@@ -81,7 +91,9 @@ struct GapArgs {
 }
 
 fn gap(args: GapArgs) -> Result<()> {
-    use gapbench::gap::{format_row, gap_study, parse_objectives, write_gap_outputs, GapSettings, TABLE_HEADER};
+    use gapbench::gap::{
+        format_row, gap_study, parse_objectives, write_gap_outputs, GapSettings, TABLE_HEADER,
+    };
     let run = args.workload.settings()?;
     let workload = args.workload.load()?;
     let seeds = args.workload.seeds();
@@ -96,7 +108,11 @@ fn gap(args: GapArgs) -> Result<()> {
         exact_max_nodes: args.exact_max_nodes,
     };
     settings.validate()?;
-    println!("gapbench gap: policy {} on {}", run.policy, workload.describe());
+    println!(
+        "gapbench gap: policy {} on {}",
+        run.policy,
+        workload.describe()
+    );
     let (mut rows, mut pareto) = (Vec::new(), Vec::new());
     for &seed in &seeds {
         let cluster = gapbench::gap::study_cluster(&workload, &settings, seed)?;
@@ -104,14 +120,22 @@ fn gap(args: GapArgs) -> Result<()> {
             "\nseed {seed}: {} nodes ({} GPUs){}",
             cluster.len(),
             cluster.gpu_count(),
-            if cluster.len() > settings.exact_max_nodes { " — relaxation bounds only" } else { "" }
+            if cluster.len() > settings.exact_max_nodes {
+                " — relaxation bounds only"
+            } else {
+                ""
+            }
         );
         println!("{TABLE_HEADER}");
-        let (seed_rows, seed_pareto) = gap_study(&workload, &run, &settings, seed, &mut |row| println!("{}", format_row(row)))?;
+        let (seed_rows, seed_pareto) = gap_study(&workload, &run, &settings, seed, &mut |row| {
+            println!("{}", format_row(row))
+        })?;
         rows.extend(seed_rows);
         pareto.extend(seed_pareto);
     }
-    write_gap_outputs(&args.out, &workload, &run, &settings, &seeds, &rows, &pareto)?;
+    write_gap_outputs(
+        &args.out, &workload, &run, &settings, &seeds, &rows, &pareto,
+    )?;
     println!("\npower and frag gaps: % of the optimum (total power incl. idle; whole Σ F(n)); alloc: percentage points of GPU capacity");
     println!("results in {}", args.out.display());
     Ok(())
@@ -150,8 +174,19 @@ struct MergeArgs {
 }
 
 fn parse_shard(text: &str) -> Result<(usize, usize), String> {
-    let (index, count) = text.split_once('/').ok_or_else(|| format!("`{text}` is not I/N"))?;
-    let (index, count): (usize, usize) = (index.trim().parse().map_err(|_| format!("`{index}` is not a number"))?, count.trim().parse().map_err(|_| format!("`{count}` is not a number"))?);
+    let (index, count) = text
+        .split_once('/')
+        .ok_or_else(|| format!("`{text}` is not I/N"))?;
+    let (index, count): (usize, usize) = (
+        index
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{index}` is not a number"))?,
+        count
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{count}` is not a number"))?,
+    );
     if count == 0 || index >= count {
         return Err(format!("shard {text}: need 0 <= I < N"));
     }
@@ -159,8 +194,22 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 }
 
 fn bench(args: BenchArgs) -> Result<()> {
-    let spec = args.spec.unwrap_or_else(|| PathBuf::from(if args.quick { "workloads/quick.toml" } else { "workloads/paper.toml" }));
-    let options = gapbench::bench::BenchOptions { spec, traces_dir: args.traces, out: args.out, jobs: args.jobs, shard: args.shard, progress: true, command: reproduce_command() };
+    let spec = args.spec.unwrap_or_else(|| {
+        PathBuf::from(if args.quick {
+            "workloads/quick.toml"
+        } else {
+            "workloads/paper.toml"
+        })
+    });
+    let options = gapbench::bench::BenchOptions {
+        spec,
+        traces_dir: args.traces,
+        out: args.out,
+        jobs: args.jobs,
+        shard: args.shard,
+        progress: true,
+        command: reproduce_command(),
+    };
     let outcome = gapbench::bench::run_bench(&options)?;
     report_outcome(&outcome)
 }
@@ -391,7 +440,13 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Bench(args) => bench(args),
         Command::Merge(args) => merge(args),
-        Command::Figures { dir } => gapbench::bench::redraw(&dir).map(|figures| println!("{} figure files and REPORT.md written in {}", figures.len(), dir.display())),
+        Command::Figures { dir } => gapbench::bench::redraw(&dir).map(|figures| {
+            println!(
+                "{} figure files and REPORT.md written in {}",
+                figures.len(),
+                dir.display()
+            )
+        }),
         Command::Gap(args) => gap(args),
     };
     match result {

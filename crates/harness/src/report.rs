@@ -44,11 +44,15 @@ struct RunRow {
 fn final_allocation(rows: &[RunRow]) -> BTreeMap<(String, String), f64> {
     let mut sums: BTreeMap<(String, String), (f64, usize)> = BTreeMap::new();
     for row in rows {
-        let entry = sums.entry((row.trace.clone(), row.policy.clone())).or_default();
+        let entry = sums
+            .entry((row.trace.clone(), row.policy.clone()))
+            .or_default();
         entry.0 += row.final_alloc_pct;
         entry.1 += 1;
     }
-    sums.into_iter().map(|(k, (sum, n))| (k, sum / n as f64)).collect()
+    sums.into_iter()
+        .map(|(k, (sum, n))| (k, sum / n as f64))
+        .collect()
 }
 
 #[derive(Debug, Deserialize)]
@@ -69,7 +73,8 @@ struct GapRow {
 }
 
 fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
-    let mut reader = csv::Reader::from_path(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("{}: cannot read", path.display()))?;
     let mut rows = Vec::new();
     for row in reader.deserialize() {
         rows.push(row.with_context(|| format!("{}: malformed row", path.display()))?);
@@ -94,7 +99,10 @@ fn curves(rows: Vec<MeanRow>) -> Curves {
 
 /// The value at integer percent `a` (the last grid point when the curve stops short).
 fn at(points: &[MeanRow], a: usize) -> &MeanRow {
-    points.iter().find(|p| p.arrived_pct.round() as usize == a).unwrap_or_else(|| points.last().expect("curves are non-empty"))
+    points
+        .iter()
+        .find(|p| p.arrived_pct.round() as usize == a)
+        .unwrap_or_else(|| points.last().expect("curves are non-empty"))
 }
 
 /// Writes `REPORT.md` into `dir` and returns its text.
@@ -110,12 +118,32 @@ pub fn write_report(dir: &Path, matrix: &Matrix) -> Result<String> {
     writeln!(out, "## What ran\n")?;
     writeln!(out, "- traces: {}", matrix.traces.join(", "))?;
     writeln!(out, "- policies: {}", spec.policies.join("; "))?;
-    writeln!(out, "- seeds: {} ({} per policy and trace); tune {} × cluster GPU capacity", seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), seeds.len(), spec.tune)?;
-    writeln!(out, "- runs: {}", matrix.traces.len() * spec.policies.len() * seeds.len())?;
+    writeln!(
+        out,
+        "- seeds: {} ({} per policy and trace); tune {} × cluster GPU capacity",
+        seeds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        seeds.len(),
+        spec.tune
+    )?;
+    writeln!(
+        out,
+        "- runs: {}",
+        matrix.traces.len() * spec.policies.len() * seeds.len()
+    )?;
     writeln!(out, "- inputs (SHA-256):")?;
     for (trace, inputs) in &matrix.inputs {
         for input in inputs {
-            writeln!(out, "  - {trace} {}: `{}` {}", input.role, input.source, &input.sha256[..16])?;
+            writeln!(
+                out,
+                "  - {trace} {}: `{}` {}",
+                input.role,
+                input.source,
+                &input.sha256[..16]
+            )?;
         }
     }
     writeln!(out, "\nReproduce: `{}` (finished runs are reused; delete `cells/` to recompute; `gapbench figures DIR` redraws figures and this report from the CSVs).\n", matrix.command)?;
@@ -133,29 +161,57 @@ pub fn write_report(dir: &Path, matrix: &Matrix) -> Result<String> {
     Ok(out)
 }
 
-fn allocation_section(out: &mut String, curves: &Curves, finals: &BTreeMap<(String, String), f64>) -> Result<()> {
+fn allocation_section(
+    out: &mut String,
+    curves: &Curves,
+    finals: &BTreeMap<(String, String), f64>,
+) -> Result<()> {
     writeln!(out, "## GPU allocation\n")?;
     writeln!(out, "Allocated GPU (% of cluster capacity) when arrived demand reaches 100 % and at the end (≈ 130 %), mean over seeds. Higher is better; the FGD paper's main comparison.\n")?;
     for (trace, policies) in curves {
         writeln!(out, "### {trace}\n")?;
-        writeln!(out, "| policy | alloc % at 100 % | alloc % at 130 % | frag ratio % at 100 % | seeds |")?;
+        writeln!(
+            out,
+            "| policy | alloc % at 100 % | alloc % at 130 % | frag ratio % at 100 % | seeds |"
+        )?;
         writeln!(out, "|---|---|---|---|---|")?;
         let mut ranked: Vec<(&String, f64)> = Vec::new();
         for (policy, points) in policies {
             let p100 = at(points, 100);
             let end = finals[&(trace.clone(), policy.clone())];
-            writeln!(out, "| {policy} | {:.2} | {end:.2} | {:.2} | {} |", p100.alloc_pct, p100.frag_ratio_pct, p100.seeds)?;
+            writeln!(
+                out,
+                "| {policy} | {:.2} | {end:.2} | {:.2} | {} |",
+                p100.alloc_pct, p100.frag_ratio_pct, p100.seeds
+            )?;
             ranked.push((policy, p100.alloc_pct));
         }
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-        writeln!(out, "\nRanking at 100 %: {}\n", ranked.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(" > "))?;
+        writeln!(
+            out,
+            "\nRanking at 100 %: {}\n",
+            ranked
+                .iter()
+                .map(|(p, _)| p.as_str())
+                .collect::<Vec<_>>()
+                .join(" > ")
+        )?;
         if trace == "default" || trace == "openb-like" {
-            writeln!(out, "Against the FGD authors' published means (same trace, tune 1.3, seeds 42–51):\n")?;
-            writeln!(out, "| policy | reference 100 % / 130 % | gapbench 100 % / 130 % | difference (pp) |")?;
+            writeln!(
+                out,
+                "Against the FGD authors' published means (same trace, tune 1.3, seeds 42–51):\n"
+            )?;
+            writeln!(
+                out,
+                "| policy | reference 100 % / 130 % | gapbench 100 % / 130 % | difference (pp) |"
+            )?;
             writeln!(out, "|---|---|---|---|")?;
             for (policy, reference_100, reference_130) in REFERENCE_ALLOCATION {
                 if let Some((_, points)) = policies.iter().find(|(p, _)| p == policy) {
-                    let (ours_100, ours_130) = (at(points, 100).alloc_pct, finals[&(trace.clone(), policy.to_string())]);
+                    let (ours_100, ours_130) = (
+                        at(points, 100).alloc_pct,
+                        finals[&(trace.clone(), policy.to_string())],
+                    );
                     writeln!(out, "| {policy} | {reference_100:.2} / {reference_130:.2} | {ours_100:.2} / {ours_130:.2} | {:+.2} / {:+.2} |", ours_100 - reference_100, ours_130 - reference_130)?;
                 }
             }
@@ -169,12 +225,17 @@ fn power_section(out: &mut String, curves: &Curves) -> Result<()> {
     writeln!(out, "## Power\n")?;
     writeln!(out, "Power saving vs FGD, `(P_fgd − P_x) / P_fgd`, on the mean total power when arrived demand reaches 50 / 80 / 100 % of capacity (the PWR paper's comparison), with allocation at 100 % for the trade-off.\n")?;
     for (trace, policies) in curves {
-        let Some((_, fgd)) = policies.iter().find(|(p, _)| p == "fgd") else { continue };
+        let Some((_, fgd)) = policies.iter().find(|(p, _)| p == "fgd") else {
+            continue;
+        };
         writeln!(out, "### {trace}\n")?;
         writeln!(out, "| policy | power kW at 50 % | saving at 50 % | saving at 80 % | saving at 100 % | alloc % at 100 % |")?;
         writeln!(out, "|---|---|---|---|---|---|")?;
         for (policy, points) in policies {
-            let saving = |a| 100.0 * (at(fgd, a).power_total_w - at(points, a).power_total_w) / at(fgd, a).power_total_w;
+            let saving = |a| {
+                100.0 * (at(fgd, a).power_total_w - at(points, a).power_total_w)
+                    / at(fgd, a).power_total_w
+            };
             writeln!(
                 out,
                 "| {policy} | {:.1} | {:+.2} % | {:+.2} % | {:+.2} % | {:.2} |",
@@ -220,14 +281,23 @@ fn gaps_section(out: &mut String, rows: &[GapRow]) -> Result<()> {
 }
 
 fn figures_section(out: &mut String, dir: &Path) -> Result<()> {
-    let Ok(entries) = std::fs::read_dir(dir.join("figures")) else { return Ok(()) };
-    let mut pngs: Vec<String> = entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".png")).collect();
+    let Ok(entries) = std::fs::read_dir(dir.join("figures")) else {
+        return Ok(());
+    };
+    let mut pngs: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".png"))
+        .collect();
     if pngs.is_empty() {
         return Ok(());
     }
     pngs.sort();
     writeln!(out, "## Figures\n")?;
-    writeln!(out, "Each as PNG (shown) and SVG beside it; redraw with `cargo xtask figures DIR`.\n")?;
+    writeln!(
+        out,
+        "Each as PNG (shown) and SVG beside it; redraw with `cargo xtask figures DIR`.\n"
+    )?;
     for png in pngs {
         writeln!(out, "![{}](figures/{png})\n", png.trim_end_matches(".png"))?;
     }

@@ -4,8 +4,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use gapbench_model::{Cluster, 
-    prepare, ClusterState, MetricsTracker, NodeOrder, PreparedWorkload, TaskOrder,
+use gapbench_model::{
+    prepare, Cluster, ClusterState, MetricsTracker, NodeOrder, PreparedWorkload, TaskOrder,
 };
 use gapbench_online::{run_arrival_sweep, PolicySpec, SweepResult};
 use rayon::prelude::*;
@@ -132,7 +132,12 @@ pub struct RunSummary {
 
 /// The summary of one seed's run.
 pub fn seed_summary(cluster: &Cluster, run: &SeedRun) -> SeedSummary {
-    let empty = MetricsTracker::new(cluster, &ClusterState::empty(cluster), &run.prepared.typical).totals();
+    let empty = MetricsTracker::new(
+        cluster,
+        &ClusterState::empty(cluster),
+        &run.prepared.typical,
+    )
+    .totals();
     let records = &run.result.records;
     let failed = records.last().map_or(0, |r| r.failed_tasks as usize);
     SeedSummary {

@@ -11,8 +11,16 @@ use gapbench_model::{CpuPowerProfile, NodeOrder, TaskOrder};
 
 fn run_with_threads(threads: usize, out: &Path) {
     let workload = Workload::load(None, None, CpuPowerProfile::Reference).unwrap();
-    let settings = RunSettings::new("pwr:200,fgd:800".parse().unwrap(), Some(1.3), TaskOrder::Shuffled, NodeOrder::Random);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let settings = RunSettings::new(
+        "pwr:200,fgd:800".parse().unwrap(),
+        Some(1.3),
+        TaskOrder::Shuffled,
+        NodeOrder::Random,
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
     let runs = pool.install(|| run_seeds(&workload, &settings, &[42, 43, 44]));
     write_outputs(out, &workload, &settings, &runs, true).unwrap();
 }
@@ -23,8 +31,16 @@ fn outputs_are_byte_identical_on_one_and_two_threads() {
     let (one, two) = (base.join("one"), base.join("two"));
     run_with_threads(1, &one);
     run_with_threads(2, &two);
-    let names: Vec<String> = files_under(&one).iter().map(|(n, _)| n.display().to_string()).collect();
-    assert!(names.contains(&"seed-43/curve.csv".to_string()) && names.contains(&"mean_curve.csv".to_string()) && names.contains(&"manifest.json".to_string()), "{names:?}");
+    let names: Vec<String> = files_under(&one)
+        .iter()
+        .map(|(n, _)| n.display().to_string())
+        .collect();
+    assert!(
+        names.contains(&"seed-43/curve.csv".to_string())
+            && names.contains(&"mean_curve.csv".to_string())
+            && names.contains(&"manifest.json".to_string()),
+        "{names:?}"
+    );
     assert_same_files(&one, &two);
     std::fs::remove_dir_all(&base).unwrap();
 }

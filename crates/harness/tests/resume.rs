@@ -40,10 +40,18 @@ fn an_interrupted_bench_resumes_to_identical_outputs() {
     let outcome = run_bench(&options(&dir, &whole, None)).unwrap();
     assert!(outcome.complete && outcome.matrix.stand_in);
     assert_eq!((outcome.cells_total, outcome.cells_run), (4, 4));
-    for file in ["grid.csv", "mean_grid.csv", "runs.csv", "REPORT.md", "matrix.json"] {
+    for file in [
+        "grid.csv",
+        "mean_grid.csv",
+        "runs.csv",
+        "REPORT.md",
+        "matrix.json",
+    ] {
         assert!(whole.join(file).is_file(), "{file} missing");
     }
-    assert!(std::fs::read_to_string(whole.join("REPORT.md")).unwrap().contains("stood in"));
+    assert!(std::fs::read_to_string(whole.join("REPORT.md"))
+        .unwrap()
+        .contains("stood in"));
 
     // "Interrupt": only some runs finished, one cell file was cut short mid-write, and a temp
     // file was left behind.
@@ -58,7 +66,11 @@ fn an_interrupted_bench_resumes_to_identical_outputs() {
 
     let resumed = run_bench(&options(&dir, &interrupted, None)).unwrap();
     assert!(resumed.complete);
-    assert_eq!((resumed.cells_run, resumed.cells_skipped), (3, 1), "only the unfinished and the damaged runs are redone");
+    assert_eq!(
+        (resumed.cells_run, resumed.cells_skipped),
+        (3, 1),
+        "only the unfinished and the damaged runs are redone"
+    );
     std::fs::remove_file(&stray).unwrap();
     assert_same_files(&whole, &interrupted);
 
@@ -69,9 +81,22 @@ fn an_interrupted_bench_resumes_to_identical_outputs() {
     let outcome = merge(&merged, &[shard0, shard1]).unwrap();
     assert!(outcome.complete);
     let report = |d: &Path| std::fs::read_to_string(d.join("REPORT.md")).unwrap();
-    assert_eq!(report(&merged).lines().filter(|l| !l.starts_with("Reproduce")).collect::<Vec<_>>(), report(&whole).lines().filter(|l| !l.starts_with("Reproduce")).collect::<Vec<_>>());
+    assert_eq!(
+        report(&merged)
+            .lines()
+            .filter(|l| !l.starts_with("Reproduce"))
+            .collect::<Vec<_>>(),
+        report(&whole)
+            .lines()
+            .filter(|l| !l.starts_with("Reproduce"))
+            .collect::<Vec<_>>()
+    );
     for file in ["grid.csv", "mean_grid.csv", "runs.csv", "matrix.json"] {
-        assert_eq!(std::fs::read(merged.join(file)).unwrap(), std::fs::read(whole.join(file)).unwrap(), "{file}");
+        assert_eq!(
+            std::fs::read(merged.join(file)).unwrap(),
+            std::fs::read(whole.join(file)).unwrap(),
+            "{file}"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

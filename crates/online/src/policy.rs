@@ -134,7 +134,11 @@ pub fn fitting_devices<'s>(
 /// node-level quantity changes (FGD: fragment amount; PWR: power). A sharing task is tried
 /// on every fitting device and the highest score wins, the first device on a tie; any other
 /// task has one hypothetical placement ([`Hypothetical::non_share`]) and no device choice.
-pub fn best_placement_on_node(state: &NodeState, task: &Task, score_after: impl Fn(&Hypothetical) -> i64) -> (Option<usize>, i64) {
+pub fn best_placement_on_node(
+    state: &NodeState,
+    task: &Task,
+    score_after: impl Fn(&Hypothetical) -> i64,
+) -> (Option<usize>, i64) {
     if !task.is_share() {
         return (None, score_after(&Hypothetical::non_share(state, task)));
     }

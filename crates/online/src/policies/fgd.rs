@@ -20,9 +20,13 @@ fn sigmoid(x: f64) -> f64 {
 fn best_placement(ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> (Option<usize>, i64) {
     let state = ctx.state.node(node);
     let model = ctx.cluster.node_type(node).gpu_model;
-    let before = ctx.typical.node_fragment_milli(model, state.cpu_left_milli, state.free_gpu_milli());
+    let before =
+        ctx.typical
+            .node_fragment_milli(model, state.cpu_left_milli, state.free_gpu_milli());
     best_placement_on_node(state, task, |after| {
-        let fragment_after = ctx.typical.node_fragment_milli(model, after.cpu_left_milli, after.free_gpu_milli());
+        let fragment_after =
+            ctx.typical
+                .node_fragment_milli(model, after.cpu_left_milli, after.free_gpu_milli());
         (sigmoid((before - fragment_after) / 1000.0) * 100.0) as i64
     })
 }

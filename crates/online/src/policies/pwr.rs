@@ -16,8 +16,15 @@ pub struct Pwr;
 fn best_placement(ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> (Option<usize>, i64) {
     let model = ctx.cluster.power_model(node);
     let state = ctx.state.node(node);
-    let before = model.node_power(state.cpu_left_milli, state.free_gpu_milli()).total_watts();
-    best_placement_on_node(state, task, |after| before - model.node_power(after.cpu_left_milli, after.free_gpu_milli()).total_watts())
+    let before = model
+        .node_power(state.cpu_left_milli, state.free_gpu_milli())
+        .total_watts();
+    best_placement_on_node(state, task, |after| {
+        before
+            - model
+                .node_power(after.cpu_left_milli, after.free_gpu_milli())
+                .total_watts()
+    })
 }
 
 /// The device PWR picks for a sharing task.
