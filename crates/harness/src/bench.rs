@@ -546,33 +546,21 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
     let matrix = matrix.context("merge needs at least one shard folder")?;
     write_json(&out.join("matrix.json"), &matrix)?;
     let cells = matrix.cells()?;
-    let mut missing = 0;
-    for cell in &cells {
-        if finished(out, &matrix, cell).is_some() {
-            continue;
-        }
-        match shards
-            .iter()
-            .find_map(|shard| finished(shard, &matrix, cell))
-        {
-            Some(record) => write_json(&cell_path(out, cell), &record)?,
-            None => missing += 1,
-        }
-    }
+    let missing = gather(
+        out,
+        shards,
+        &cells,
+        |dir, cell| finished(dir, &matrix, cell),
+        cell_path,
+    )?;
     let gap_cells = matrix.gap_cells()?;
-    let mut missing_gaps = 0;
-    for cell in &gap_cells {
-        if finished_gap(out, &matrix, cell).is_some() {
-            continue;
-        }
-        match shards
-            .iter()
-            .find_map(|shard| finished_gap(shard, &matrix, cell))
-        {
-            Some(record) => write_json(&gap_cell_path(out, cell), &record)?,
-            None => missing_gaps += 1,
-        }
-    }
+    let missing_gaps = gather(
+        out,
+        shards,
+        &gap_cells,
+        |dir, cell| finished_gap(dir, &matrix, cell),
+        gap_cell_path,
+    )?;
     let complete = missing == 0 && missing_gaps == 0;
     if complete {
         aggregate(out, &matrix, &cells)?;
@@ -678,6 +666,28 @@ fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
     write_atomic(&out.join("runs.csv"), runs.as_bytes())?;
     write_atomic(&out.join("mean_grid.csv"), mean.as_bytes())?;
     Ok(())
+}
+
+/// Copies into `out` each cell's finished record from the first shard that has it; returns
+/// how many cells no shard has finished.
+fn gather<C, R: Serialize>(
+    out: &Path,
+    shards: &[PathBuf],
+    cells: &[C],
+    finished: impl Fn(&Path, &C) -> Option<R>,
+    path: impl Fn(&Path, &C) -> PathBuf,
+) -> Result<usize> {
+    let mut missing = 0;
+    for cell in cells {
+        if finished(out, cell).is_some() {
+            continue;
+        }
+        match shards.iter().find_map(|shard| finished(shard, cell)) {
+            Some(record) => write_json(&path(out, cell), &record)?,
+            None => missing += 1,
+        }
+    }
+    Ok(missing)
 }
 
 /// Writes `gaps.csv` (the gap columns with the trace first) and `pareto.csv` from the gap
