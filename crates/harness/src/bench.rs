@@ -245,24 +245,14 @@ impl Matrix {
     }
 
     fn gap_key(&self, cell: &GapCell) -> String {
-        let mut hasher = Sha256::new();
-        hasher.update(format!(
-            "gapbench-gap-v1|{}|{}|{}|{}|",
-            env!("CARGO_PKG_VERSION"),
-            cell.policy,
+        let study = serde_json::to_string(&self.spec.gaps).unwrap_or_default();
+        self.key(
+            "gapbench-gap-v1",
+            &cell.trace,
+            &cell.policy,
             cell.seed,
-            self.spec.tune
-        ));
-        hasher.update(serde_json::to_string(&self.spec.gaps).unwrap_or_default());
-        for input in &self.inputs[&cell.trace] {
-            hasher.update(&input.sha256);
-        }
-        hasher
-            .finalize()
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+            &study,
+        )
     }
 
     /// Whether two folders ran the same matrix (whatever the command line was).
@@ -284,15 +274,20 @@ impl Matrix {
 
     /// A hash of everything that determines a cell's result.
     fn cell_key(&self, cell: &Cell) -> String {
+        self.key("gapbench-cell-v1", &cell.trace, &cell.policy, cell.seed, "")
+    }
+
+    /// A short hash of a result's kind, the tool version, policy, seed, tune ratio, `extra`
+    /// settings and the trace's input hashes: two results with equal keys are the same.
+    fn key(&self, kind: &str, trace: &str, policy: &PolicySpec, seed: u64, extra: &str) -> String {
         let mut hasher = Sha256::new();
         hasher.update(format!(
-            "gapbench-cell-v1|{}|{}|{}|{}|",
+            "{kind}|{}|{policy}|{seed}|{}|",
             env!("CARGO_PKG_VERSION"),
-            cell.policy,
-            cell.seed,
             self.spec.tune
         ));
-        for input in &self.inputs[&cell.trace] {
+        hasher.update(extra);
+        for input in &self.inputs[trace] {
             hasher.update(&input.sha256);
         }
         hasher
