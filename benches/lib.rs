@@ -1,10 +1,29 @@
-//! Shared set-up for the criterion benchmarks in `benches/`: the workloads they run on.
+//! The benchmark workloads, in one place: the criterion benchmarks in `benches/` time them,
+//! and the `perf-probe` binary runs them under callgrind for `cargo xtask perf`, so both
+//! always measure the same code on the same inputs.
 
-use criterion::measurement::WallTime;
-use criterion::BenchmarkGroup;
+use gapbench_model::rng::SimRng;
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::{load_nodes_csv, load_tasks_csv};
-use gapbench_model::{Cluster, CpuPowerProfile, Task};
+use gapbench_model::{
+    prepare, Cluster, ClusterState, CpuPowerProfile, NodeId, NodeOrder, PreparedWorkload, Task,
+    TaskOrder,
+};
+use gapbench_online::{
+    new_policy, run_arrival_sweep, Policy, PolicyKind, PolicySpec, ScoreContext,
+};
+
+/// The policy specs of the `whole_run` group, as written on the command line.
+pub const WHOLE_RUN_POLICIES: [&str; 8] = [
+    "fgd",
+    "pwr",
+    "bestfit",
+    "pwr:200,fgd:800",
+    "random",
+    "dotprod",
+    "clustering",
+    "packing",
+];
 
 /// The real openb GPU cluster and `default` trace (the benchmarks' reference workload).
 pub fn openb_default() -> (Cluster, Vec<Task>) {
@@ -19,26 +38,114 @@ pub fn openb_default() -> (Cluster, Vec<Task>) {
     (cluster, tasks)
 }
 
-/// A fixed CPU workload that does not depend on gapbench's code: sorts 200,000 pseudo-random
-/// integers (a fixed linear congruential sequence) and folds them — branchy, cache-using
-/// integer work of the same flavour as scheduling.
-pub fn calibration_workload() -> u64 {
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut values: Vec<u64> = (0..200_000)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            state >> 17
-        })
-        .collect();
-    values.sort_unstable();
-    values.iter().fold(0u64, |acc, &v| acc.rotate_left(5) ^ v)
+/// One whole run: an arrival sweep (preparation included) on the real openb cluster and
+/// `default` trace at tune 1.3, seed 42 — the unit the reference simulator needs over an
+/// hour for. Returns the number of events, so the work cannot be optimised away.
+pub fn whole_run(cluster: &Cluster, tasks: &[Task], spec: &PolicySpec) -> usize {
+    let prepared = prepare(
+        tasks,
+        cluster,
+        TaskOrder::Shuffled,
+        Some(1.3),
+        NodeOrder::Random,
+        42,
+    );
+    run_arrival_sweep(cluster, &prepared, spec).records.len()
 }
 
-/// Registers `<group>/calibration`. Every group measures it next to its own benchmarks, so
-/// `cargo xtask perf` can divide each benchmark by a calibration taken under the same
-/// machine conditions (speed, load) moments apart.
-pub fn bench_calibration(group: &mut BenchmarkGroup<'_, WallTime>) {
-    group.bench_function("calibration", |b| b.iter(calibration_workload));
+/// Scoring throughput's fixture: the real openb cluster at about 70 % GPU allocation (FGD,
+/// seed 42) and the next 256 arriving tasks, each with every node it fits on.
+pub struct ScoringSnapshot {
+    pub cluster: Cluster,
+    pub prepared: PreparedWorkload,
+    pub state: ClusterState,
+    pub probe: Vec<Task>,
+    pub feasible: Vec<Vec<NodeId>>,
+}
+
+impl ScoringSnapshot {
+    pub fn new() -> Self {
+        let (cluster, tasks) = openb_default();
+        let prepared = prepare(
+            &tasks,
+            &cluster,
+            TaskOrder::Shuffled,
+            Some(1.3),
+            NodeOrder::Random,
+            42,
+        );
+        let sweep = run_arrival_sweep(&cluster, &prepared, &PolicySpec::solo(PolicyKind::Fgd));
+        let capacity = cluster.gpu_capacity_milli();
+        let cut = sweep
+            .records
+            .iter()
+            .position(|r| r.metrics.used_gpu_milli * 100 >= 70 * capacity)
+            .expect("the sweep reaches 70 %");
+        let mut state = ClusterState::empty(&cluster);
+        for (task, placement) in sweep.placements_until(cut) {
+            state.bind(&prepared.events[task], placement);
+        }
+        let probe: Vec<Task> = prepared.events[cut..cut + 256].to_vec();
+        let feasible = probe
+            .iter()
+            .map(|task| {
+                (0..cluster.len() as NodeId)
+                    .filter(|&n| state.fits(&cluster, n, task))
+                    .collect()
+            })
+            .collect();
+        ScoringSnapshot {
+            cluster,
+            prepared,
+            state,
+            probe,
+            feasible,
+        }
+    }
+
+    /// How many node scores one `score_all` computes.
+    pub fn node_scores(&self) -> u64 {
+        self.feasible.iter().map(|nodes| nodes.len() as u64).sum()
+    }
+
+    /// A fresh, un-memoised policy of `kind` with the run's random stream, ready for
+    /// `score_all`.
+    pub fn scorer(&self, kind: PolicyKind) -> Scorer {
+        Scorer {
+            policy: new_policy(kind),
+            rng: self.prepared.rng.clone(),
+        }
+    }
+
+    /// Scores every probe task on every node it fits on; returns the wrapping sum of the
+    /// scores, so the work cannot be optimised away.
+    pub fn score_all(&self, scorer: &mut Scorer) -> i64 {
+        let ctx = ScoreContext {
+            cluster: &self.cluster,
+            state: &self.state,
+            typical: &self.prepared.typical,
+        };
+        let mut sum = 0i64;
+        for (task, nodes) in self.probe.iter().zip(&self.feasible) {
+            if nodes.len() > 1 {
+                scorer.policy.begin_task(nodes, &mut scorer.rng);
+            }
+            for &node in nodes {
+                sum = sum.wrapping_add(scorer.policy.score(&ctx, node, task));
+            }
+        }
+        sum
+    }
+}
+
+impl Default for ScoringSnapshot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A policy and its random stream, scored by [`ScoringSnapshot::score_all`].
+pub struct Scorer {
+    policy: Box<dyn Policy>,
+    rng: SimRng,
 }

@@ -35,7 +35,6 @@ fn ilp_solve(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(5));
-    gapbench_benches::bench_calibration(&mut group);
     type Solver = fn(&Snapshot, &SolveOptions) -> gapbench_ilp::SolveReport;
     let solvers: [(&str, Solver); 3] = [
         ("min_power", min_power),

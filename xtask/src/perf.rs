@@ -1,277 +1,332 @@
-//! `cargo xtask perf [--save]`: run the criterion benchmarks briefly, compare each with the
-//! committed baseline `results/perf-baseline.json`, fail on a regression, and append the
-//! measurements to `results/perf-history.csv`.
+//! `cargo xtask perf [--save]`: count the cost of every `whole_run` and `scoring` benchmark
+//! under callgrind, compare each with the committed baseline `results/perf-baseline.json`,
+//! fail on a regression, and append the counts to `results/perf-history.csv`.
 //!
-//! Noise handling:
-//! - every criterion group also measures `calibration`, a fixed integer workload that uses
-//!   none of gapbench's code, and each benchmark is compared as the ratio of its time to its
-//!   group's calibration time: the speed of the machine cancels, so a baseline carries over
-//!   between machines of a kind;
-//! - the time of a benchmark is its fastest sample (per iteration), not the mean: other
-//!   processes only ever add time, so the minimum is the estimate least moved by them;
-//! - a benchmark over the tolerance is measured again once (with its calibration) and only
-//!   a regression that persists fails.
+//! Why counts, not wall time: on shared and virtual machines (CI runners, this project's
+//! own) wall time swings by ±35–45 % between identical runs, far more than the 15 %
+//! tolerance, and no calibration or fastest-sample trick brought it under. Callgrind runs
+//! the program on a simulated CPU, so the same binary on the same input gives the same
+//! counts on every run — noise is zero by construction, and a 15 % gate means 15 %.
 //!
-//! A benchmark regresses when its ratio exceeds the baseline's by more than 15 %.
+//! The cost of a benchmark is its *estimated cycles*, the weighting KCachegrind uses:
+//! `Ir + 10 × (I1mr + D1mr + D1mw) + 100 × (ILmr + DLmr + DLmw)` — instructions, plus
+//! first-level cache misses at 10 cycles and last-level misses at 100 — so a change that
+//! only makes memory access worse is caught too. The simulated caches are fixed
+//! (32 KiB 8-way L1s, 8 MiB 16-way LL, 64 B lines), not read from the host, so counts
+//! agree across machines. They do depend on the compiler and valgrind versions, which the
+//! baseline records; after a toolchain change, re-save the baseline.
+//!
+//! The criterion benchmarks (`cargo bench -p gapbench-benches`) remain the place to read
+//! wall times; both run the same workloads, defined once in `benches/lib.rs`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
+use serde_json::{json, Value};
 
-/// The bench targets `perf` runs; each defines one criterion group of the same name.
-const BENCHES: [&str; 2] = ["whole_run", "scoring"];
-const CALIBRATION: &str = "calibration";
+/// The probe's groups, each named after the criterion bench target that times it.
+const GROUPS: [&str; 2] = ["whole_run", "scoring"];
+/// A benchmark regresses when its estimated cycles exceed the baseline's by more than this.
 const TOLERANCE: f64 = 0.15;
+/// Fixed simulated caches: size in bytes, associativity, line size.
+const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"];
+
+/// Callgrind's counts for one benchmark.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cost {
+    instructions: u64,
+    estimated_cycles: u64,
+}
 
 pub fn perf(env: &[(String, String)], root: &Path, save: bool) -> Result<()> {
-    let criterion_dir = root.join("target/criterion");
-    for group in BENCHES {
-        // Stale results of renamed benchmarks must not be read back.
-        let _ = std::fs::remove_dir_all(criterion_dir.join(group));
-    }
-    for group in BENCHES {
-        run_bench(env, root, group, None)?;
-    }
-    let mut times = read_fastest(&criterion_dir)?;
-    let mut ratios = ratios_of(&times)?;
-    let baseline_path = root.join("results/perf-baseline.json");
+    crate::prerequisites::ensure_valgrind()?;
+    let valgrind = tool_version("valgrind", &["--version"]).context("cannot run valgrind")?;
+    let rustc = tool_version("rustc", &["--version"]).context("cannot run rustc")?;
+    let probe = build_probe(env, root)?;
 
-    if save {
-        append_history(&root.join("results/perf-history.csv"), &times, &ratios)?;
-        let json: serde_json::Map<String, serde_json::Value> = ratios
+    // The two groups are independent processes; run them side by side.
+    let costs: BTreeMap<String, Cost> = std::thread::scope(|scope| {
+        let handles: Vec<_> = GROUPS
             .iter()
-            .map(|(id, ratio)| (id.clone(), serde_json::json!({ "ratio_to_calibration": round6(*ratio), "fastest_ns": times[id].round() })))
+            .map(|group| scope.spawn(|| count_group(env, root, &probe, group)))
             .collect();
-        std::fs::write(&baseline_path, serde_json::to_string_pretty(&json)? + "\n")?;
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a counting thread panicked"))
+            .collect::<Result<Vec<_>>>()
+    })?
+    .into_iter()
+    .flatten()
+    .collect();
+
+    let baseline_path = root.join("results/perf-baseline.json");
+    append_history(&root.join("results/perf-history.csv"), &costs)?;
+    if save {
+        let benchmarks: serde_json::Map<String, Value> = costs
+            .iter()
+            .map(|(id, cost)| {
+                let entry = json!({
+                    "estimated_cycles": cost.estimated_cycles,
+                    "instructions": cost.instructions,
+                });
+                (id.clone(), entry)
+            })
+            .collect();
+        let document = json!({
+            "toolchain": { "rustc": rustc, "valgrind": valgrind },
+            "benchmarks": benchmarks,
+        });
+        write_atomic(
+            &baseline_path,
+            &(serde_json::to_string_pretty(&document)? + "\n"),
+        )?;
         println!(
             "saved {} benchmarks to results/perf-baseline.json",
-            ratios.len()
+            costs.len()
         );
         return Ok(());
     }
 
-    let text = std::fs::read_to_string(&baseline_path)
-        .context("results/perf-baseline.json: no baseline (run `cargo xtask perf --save`)")?;
-    let baseline: BTreeMap<String, f64> = serde_json::from_str::<serde_json::Value>(&text)
-        .context("results/perf-baseline.json: not JSON")?
-        .as_object()
-        .context("results/perf-baseline.json: not an object")?
-        .iter()
-        .filter_map(|(id, entry)| Some((id.clone(), entry.get("ratio_to_calibration")?.as_f64()?)))
-        .collect();
-    let over = |ratios: &BTreeMap<String, f64>| -> Vec<String> {
-        ratios
-            .iter()
-            .filter(|(id, ratio)| {
-                baseline
-                    .get(*id)
-                    .is_some_and(|base| **ratio / base - 1.0 > TOLERANCE)
-            })
-            .map(|(id, _)| id.clone())
-            .collect()
-    };
-    let suspects = over(&ratios);
-    if !suspects.is_empty() {
-        println!(
-            "measuring again, to rule out noise: {}",
-            suspects.join(", ")
-        );
-        for suspect in &suspects {
-            let (group, name) = suspect.split_once('/').expect("ids are group/name");
-            run_bench(
-                env,
-                root,
-                group,
-                Some(&format!("^{group}/({name}|{CALIBRATION})$")),
-            )?;
-            let again = read_fastest(&criterion_dir)?;
-            let ratio = again[suspect] / again[&format!("{group}/{CALIBRATION}")];
-            if ratio < ratios[suspect] {
-                ratios.insert(suspect.clone(), ratio);
-                times.insert(suspect.clone(), again[suspect]);
-            }
-        }
-    }
-    append_history(&root.join("results/perf-history.csv"), &times, &ratios)?;
-
+    let baseline = read_baseline(&baseline_path, &rustc, &valgrind)?;
     println!(
-        "{:<32} {:>12} {:>9} {:>9} {:>8}",
-        "benchmark (vs its group's calibration)", "fastest", "ratio", "baseline", "change"
+        "{:<28} {:>16} {:>16} {:>8}",
+        "benchmark", "estimated cycles", "baseline", "change"
     );
-    for (id, ratio) in &ratios {
+    let mut regressions = Vec::new();
+    for (id, cost) in &costs {
+        let now = cost.estimated_cycles;
         match baseline.get(id) {
-            None => println!(
-                "{id:<32} {:>12} {ratio:>9.3} {:>9} {:>8}",
-                human(times[id]),
-                "new",
-                ""
-            ),
-            Some(base) => {
-                let change = ratio / base - 1.0;
+            None => println!("{id:<28} {now:>16} {:>16} {:>8}", "new", ""),
+            Some(&base) => {
+                let change = now as f64 / base as f64 - 1.0;
                 let flag = if change > TOLERANCE {
+                    regressions.push(format!("{id} ({:+.1} %)", 100.0 * change));
                     "  REGRESSION"
                 } else {
                     ""
                 };
                 println!(
-                    "{id:<32} {:>12} {ratio:>9.3} {base:>9.3} {:>+7.1}%{flag}",
-                    human(times[id]),
+                    "{id:<28} {now:>16} {base:>16} {:>+7.1}%{flag}",
                     100.0 * change
                 );
             }
         }
     }
-    let regressions = over(&ratios);
+    for id in baseline.keys().filter(|id| !costs.contains_key(*id)) {
+        println!("{id:<28} {:>16} (no longer measured)", "—");
+    }
     if !regressions.is_empty() {
         bail!(
-            "performance regressions over {:.0} % (measured twice): {}",
+            "performance regressions over {:.0} %: {}",
             100.0 * TOLERANCE,
             regressions.join(", ")
         );
     }
     println!(
-        "no benchmark is more than {:.0} % slower than its baseline",
+        "no benchmark costs more than {:.0} % over its baseline",
         100.0 * TOLERANCE
     );
     Ok(())
 }
 
-fn run_bench(
-    env: &[(String, String)],
-    root: &Path,
-    bench: &str,
-    filter: Option<&str>,
-) -> Result<()> {
-    let mut args = vec![
-        "bench",
-        "--package",
-        "gapbench-benches",
-        "--bench",
-        bench,
-        "--",
-        "--warm-up-time",
-        "1",
-        "--measurement-time",
-        "3",
-        "--noplot",
-    ];
-    if let Some(filter) = filter {
-        args.push(filter);
-    }
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(&args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .current_dir(root)
-        .status()
-        .context("cannot start cargo bench")?;
-    if !status.success() {
-        bail!("benchmark `{bench}` failed ({status})");
-    }
-    Ok(())
+/// Builds `perf-probe` (release profile, like everything else) and returns its path.
+fn build_probe(env: &[(String, String)], root: &Path) -> Result<PathBuf> {
+    crate::cargo(
+        env,
+        &[
+            "build",
+            "--release",
+            "--package",
+            "gapbench-benches",
+            "--bin",
+            "perf-probe",
+        ],
+        &[],
+    )?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    Ok(target.join("release/perf-probe"))
 }
 
-/// Each benchmark's ratio to its group's calibration.
-fn ratios_of(times: &BTreeMap<String, f64>) -> Result<BTreeMap<String, f64>> {
-    times
-        .iter()
-        .filter(|(id, _)| !id.ends_with(&format!("/{CALIBRATION}")))
-        .map(|(id, ns)| {
-            let group = id.split_once('/').map_or(id.as_str(), |(g, _)| g);
-            let calibration = times
-                .get(&format!("{group}/{CALIBRATION}"))
-                .with_context(|| format!("group {group} has no calibration benchmark"))?;
-            Ok((id.clone(), ns / calibration))
+/// Runs `perf-probe GROUP` under callgrind and returns each benchmark's cost.
+fn count_group(
+    env: &[(String, String)],
+    root: &Path,
+    probe: &Path,
+    group: &str,
+) -> Result<Vec<(String, Cost)>> {
+    let dir = root.join("target/perf").join(group);
+    // Dumps of an earlier run must not be read back.
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let out_file = dir.join("callgrind.out");
+    println!("counting {group} under callgrind (a few minutes)…");
+    let output = Command::new("valgrind")
+        .args(["--tool=callgrind", "--cache-sim=yes"])
+        .args(CACHES)
+        .args([
+            "--collect-atstart=no",
+            "--toggle-collect=perf_probe::measured",
+            "--dump-after=perf_probe::benchmark",
+        ])
+        .arg(format!("--callgrind-out-file={}", out_file.display()))
+        .arg(probe)
+        .arg(group)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(root)
+        .output()
+        .context("cannot start valgrind")?;
+    if !output.status.success() {
+        bail!(
+            "perf-probe {group} failed under valgrind ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let ids: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.strip_prefix("benchmark "))
+        .map(str::to_string)
+        .collect();
+    ensure!(!ids.is_empty(), "perf-probe {group} ran no benchmark");
+    // Callgrind numbers its dumps from 1 in the order the benchmarks ran.
+    ids.into_iter()
+        .enumerate()
+        .map(|(k, id)| {
+            let dump = dir.join(format!("callgrind.out.{}", k + 1));
+            let text = std::fs::read_to_string(&dump)
+                .with_context(|| format!("{}: no callgrind dump for {id}", dump.display()))?;
+            let cost = parse_dump(&text).with_context(|| format!("{}", dump.display()))?;
+            Ok((id, cost))
         })
         .collect()
 }
 
-fn round6(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
+/// Reads the `events:` and `totals:` lines of a callgrind dump (trailing zero counts may
+/// be left out of `totals:`).
+fn parse_dump(text: &str) -> Result<Cost> {
+    let line = |prefix: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .with_context(|| format!("no `{prefix}` line"))
+    };
+    let events: Vec<&str> = line("events:")?.split_whitespace().collect();
+    let totals: Vec<u64> = line("totals:")?
+        .split_whitespace()
+        .map(|n| n.parse().context("a total is not a count"))
+        .collect::<Result<_>>()?;
+    let count = |event: &str| -> u64 {
+        events
+            .iter()
+            .position(|e| *e == event)
+            .and_then(|i| totals.get(i).copied())
+            .unwrap_or(0)
+    };
+    ensure!(events.contains(&"Ir"), "no instruction counts (Ir)");
+    let l1_misses = count("I1mr") + count("D1mr") + count("D1mw");
+    let last_level_misses = count("ILmr") + count("DLmr") + count("DLmw");
+    let instructions = count("Ir");
+    Ok(Cost {
+        instructions,
+        estimated_cycles: instructions + 10 * l1_misses + 100 * last_level_misses,
+    })
 }
 
-fn human(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{:.3} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.3} ms", ns / 1e6)
-    } else {
-        format!("{:.3} µs", ns / 1e3)
-    }
-}
-
-/// The fastest sample's time per iteration, in ns, of every benchmark criterion measured:
-/// `<group>/<bench>` → `target/criterion/<group>/<bench>/new/sample.json`.
-fn read_fastest(criterion_dir: &Path) -> Result<BTreeMap<String, f64>> {
-    let mut fastest = BTreeMap::new();
-    for group in BENCHES {
-        let Ok(entries) = std::fs::read_dir(criterion_dir.join(group)) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let file = entry.path().join("new/sample.json");
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            let json: serde_json::Value = serde_json::from_str(&text)
-                .with_context(|| format!("{}: not JSON", file.display()))?;
-            let numbers = |key: &str| -> Option<Vec<f64>> {
-                json.get(key)?
-                    .as_array()?
-                    .iter()
-                    .map(|v| v.as_f64())
-                    .collect()
-            };
-            let (iters, times) = numbers("iters")
-                .zip(numbers("times"))
-                .with_context(|| format!("{}: no samples", file.display()))?;
-            let best = iters
-                .iter()
-                .zip(&times)
-                .map(|(n, t)| t / n)
-                .fold(f64::INFINITY, f64::min);
-            if !best.is_finite() {
-                bail!("{}: no samples", file.display());
-            }
-            fastest.insert(
-                format!("{group}/{}", entry.file_name().to_string_lossy()),
-                best,
+/// The baseline's estimated cycles per benchmark; warns when it was saved under another
+/// toolchain, whose counts are not comparable.
+fn read_baseline(path: &Path, rustc: &str, valgrind: &str) -> Result<BTreeMap<String, u64>> {
+    let name = "results/perf-baseline.json";
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{name}: no baseline (run `cargo xtask perf --save`)"))?;
+    let document: Value =
+        serde_json::from_str(&text).with_context(|| format!("{name}: not JSON"))?;
+    let saved_with = |tool: &str| document["toolchain"][tool].as_str().unwrap_or("unknown");
+    for (tool, now) in [("rustc", rustc), ("valgrind", valgrind)] {
+        if saved_with(tool) != now {
+            println!(
+                "warning: the baseline was saved with {}, this is {now}; counts may differ for that reason alone (re-save with `cargo xtask perf --save`)",
+                saved_with(tool)
             );
         }
     }
-    Ok(fastest)
+    document["benchmarks"]
+        .as_object()
+        .with_context(|| {
+            format!("{name}: no `benchmarks` object (re-save with `cargo xtask perf --save`)")
+        })?
+        .iter()
+        .map(|(id, entry)| {
+            let cycles = entry["estimated_cycles"]
+                .as_u64()
+                .with_context(|| format!("{name}: {id} has no `estimated_cycles` count"))?;
+            Ok((id.clone(), cycles))
+        })
+        .collect()
 }
 
-fn append_history(
-    path: &Path,
-    times: &BTreeMap<String, f64>,
-    ratios: &BTreeMap<String, f64>,
-) -> Result<()> {
-    let output = |program: &str, args: &[&str]| {
-        Command::new(program)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map_or_else(
-                || "unknown".to_string(),
-                |o| String::from_utf8_lossy(&o.stdout).trim().to_string(),
-            )
-    };
-    let revision = output("git", &["rev-parse", "--short=12", "HEAD"]);
-    let date = output("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"]);
-    let mut text = if path.is_file() {
-        std::fs::read_to_string(path)?
+/// The first line a tool prints, e.g. `valgrind-3.19.0`; `None` when it cannot run.
+fn tool_version(program: &str, args: &[&str]) -> Option<String> {
+    let output = Command::new(program).args(args).output().ok()?;
+    output.status.success().then(|| {
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    })
+}
+
+fn append_history(path: &Path, costs: &BTreeMap<String, Cost>) -> Result<()> {
+    let revision = tool_version("git", &["rev-parse", "--short=12", "HEAD"])
+        .unwrap_or_else(|| "unknown".into());
+    let dirty = tool_version("git", &["status", "--porcelain", "--untracked-files=no"])
+        .is_some_and(|status| !status.is_empty());
+    let revision = if dirty {
+        format!("{revision}+dirty")
     } else {
-        "date,git_revision,benchmark,fastest_ns,ratio_to_calibration\n".to_string()
+        revision
     };
-    for (id, ratio) in ratios {
-        writeln!(text, "{date},{revision},{id},{:.0},{ratio:.6}", times[id])?;
+    let date = tool_version("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"]).unwrap_or_default();
+    let mut text = if path.is_file() {
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?
+    } else {
+        "date,git_revision,benchmark,estimated_cycles,instructions\n".to_string()
+    };
+    for (id, cost) in costs {
+        writeln!(
+            text,
+            "{date},{revision},{id},{},{}",
+            cost.estimated_cycles, cost.instructions
+        )?;
     }
-    let temp = path.with_extension("csv.tmp");
-    std::fs::write(&temp, text)?;
-    std::fs::rename(&temp, path)?;
-    Ok(())
+    write_atomic(path, &text)
+}
+
+/// Writes through a temporary file and a rename, so an interrupted write leaves the old file.
+fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let temp = path.with_extension("tmp");
+    std::fs::write(&temp, text).with_context(|| format!("cannot write {}", temp.display()))?;
+    std::fs::rename(&temp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimated_cycles_weigh_misses_and_tolerate_omitted_zeros() {
+        let dump = "events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\nsummary: 1000 0 0 1 2 3 4\ntotals: 1000 0 0 1 2 3 4\n";
+        let cost = parse_dump(dump).unwrap();
+        assert_eq!(cost.instructions, 1000);
+        assert_eq!(cost.estimated_cycles, 1000 + 10 * (1 + 2 + 3) + 100 * 4);
+    }
+
+    #[test]
+    fn a_dump_without_totals_is_an_error() {
+        assert!(parse_dump("events: Ir\n").is_err());
+    }
 }

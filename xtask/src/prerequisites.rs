@@ -10,6 +10,30 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+/// Makes sure valgrind (for `cargo xtask perf`) is there: installed with apt as root,
+/// otherwise a clear error saying how to get it.
+pub fn ensure_valgrind() -> Result<()> {
+    if succeeds("valgrind", &["--version"]) {
+        return Ok(());
+    }
+    if is_root() && succeeds("apt-get", &["--version"]) {
+        eprintln!("xtask: installing valgrind (for `cargo xtask perf`)");
+        run("apt-get", &["update", "-qq"])?;
+        run(
+            "apt-get",
+            &[
+                "install",
+                "-y",
+                "-qq",
+                "--no-install-recommends",
+                "valgrind",
+            ],
+        )?;
+        return Ok(());
+    }
+    bail!("`cargo xtask perf` counts under valgrind, which is not installed (e.g. `sudo apt-get install valgrind`)")
+}
+
 /// Makes sure the prerequisites are there; returns environment variables cargo needs.
 pub fn ensure() -> Result<Vec<(String, String)>> {
     let mut env = Vec::new();
