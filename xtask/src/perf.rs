@@ -35,10 +35,12 @@ const TOLERANCE: f64 = 0.15;
 const CACHES: [&str; 3] = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"];
 
 /// Callgrind's counts for one benchmark.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Cost {
     instructions: u64,
     estimated_cycles: u64,
+    /// The callgrind dump they come from: `callgrind_annotate` on it shows where the cost is.
+    dump: PathBuf,
 }
 
 pub fn perf(env: &[(String, String)], root: &Path, save: bool) -> Result<()> {
@@ -103,7 +105,7 @@ pub fn perf(env: &[(String, String)], root: &Path, save: bool) -> Result<()> {
             Some(&base) => {
                 let change = now as f64 / base as f64 - 1.0;
                 let flag = if change > TOLERANCE {
-                    regressions.push(format!("{id} ({:+.1} %)", 100.0 * change));
+                    regressions.push((id, change, &cost.dump));
                     "  REGRESSION"
                 } else {
                     ""
@@ -119,10 +121,18 @@ pub fn perf(env: &[(String, String)], root: &Path, save: bool) -> Result<()> {
         println!("{id:<28} {:>16} (no longer measured)", "—");
     }
     if !regressions.is_empty() {
+        println!("where the cost is: `callgrind_annotate FILE` (or KCachegrind) on");
+        for (id, _, dump) in &regressions {
+            println!("  {id:<26} {}", dump.display());
+        }
+        let list: Vec<String> = regressions
+            .iter()
+            .map(|(id, change, _)| format!("{id} ({:+.1} %)", 100.0 * change))
+            .collect();
         bail!(
             "performance regressions over {:.0} %: {}",
             100.0 * TOLERANCE,
-            regressions.join(", ")
+            list.join(", ")
         );
     }
     println!(
@@ -199,7 +209,7 @@ fn count_group(
             let dump = dir.join(format!("callgrind.out.{}", k + 1));
             let text = std::fs::read_to_string(&dump)
                 .with_context(|| format!("{}: no callgrind dump for {id}", dump.display()))?;
-            let cost = parse_dump(&text).with_context(|| format!("{}", dump.display()))?;
+            let cost = parse_dump(&text, &dump).with_context(|| format!("{}", dump.display()))?;
             Ok((id, cost))
         })
         .collect()
@@ -207,7 +217,7 @@ fn count_group(
 
 /// Reads the `events:` and `totals:` lines of a callgrind dump (trailing zero counts may
 /// be left out of `totals:`).
-fn parse_dump(text: &str) -> Result<Cost> {
+fn parse_dump(text: &str, dump: &Path) -> Result<Cost> {
     let line = |prefix: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(prefix))
@@ -232,6 +242,7 @@ fn parse_dump(text: &str) -> Result<Cost> {
     Ok(Cost {
         instructions,
         estimated_cycles: instructions + 10 * l1_misses + 100 * last_level_misses,
+        dump: dump.to_path_buf(),
     })
 }
 
@@ -320,13 +331,13 @@ mod tests {
     #[test]
     fn estimated_cycles_weigh_misses_and_tolerate_omitted_zeros() {
         let dump = "events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\nsummary: 1000 0 0 1 2 3 4\ntotals: 1000 0 0 1 2 3 4\n";
-        let cost = parse_dump(dump).unwrap();
+        let cost = parse_dump(dump, Path::new("callgrind.out.1")).unwrap();
         assert_eq!(cost.instructions, 1000);
         assert_eq!(cost.estimated_cycles, 1000 + 10 * (1 + 2 + 3) + 100 * 4);
     }
 
     #[test]
     fn a_dump_without_totals_is_an_error() {
-        assert!(parse_dump("events: Ir\n").is_err());
+        assert!(parse_dump("events: Ir\n", Path::new("callgrind.out.1")).is_err());
     }
 }
