@@ -38,18 +38,23 @@ pub fn openb_default() -> (Cluster, Vec<Task>) {
     (cluster, tasks)
 }
 
-/// One whole run: an arrival sweep (preparation included) on the real openb cluster and
-/// `default` trace at tune 1.3, seed 42 — the unit the reference simulator needs over an
-/// hour for. Returns the number of events, so the work cannot be optimised away.
-pub fn whole_run(cluster: &Cluster, tasks: &[Task], spec: &PolicySpec) -> usize {
-    let prepared = prepare(
+/// The paper's preparation (spec §3: shuffled tasks, tune 1.3, random node order) at seed 42.
+pub fn prepare_paper(tasks: &[Task], cluster: &Cluster) -> PreparedWorkload {
+    prepare(
         tasks,
         cluster,
         TaskOrder::Shuffled,
         Some(1.3),
         NodeOrder::Random,
         42,
-    );
+    )
+}
+
+/// One whole run: an arrival sweep (preparation included) on the real openb cluster and
+/// `default` trace at tune 1.3, seed 42 — the unit the reference simulator needs over an
+/// hour for. Returns the number of events, so the work cannot be optimised away.
+pub fn whole_run(cluster: &Cluster, tasks: &[Task], spec: &PolicySpec) -> usize {
+    let prepared = prepare_paper(tasks, cluster);
     run_arrival_sweep(cluster, &prepared, spec).records.len()
 }
 
@@ -66,14 +71,7 @@ pub struct ScoringSnapshot {
 impl ScoringSnapshot {
     pub fn new() -> Self {
         let (cluster, tasks) = openb_default();
-        let prepared = prepare(
-            &tasks,
-            &cluster,
-            TaskOrder::Shuffled,
-            Some(1.3),
-            NodeOrder::Random,
-            42,
-        );
+        let prepared = prepare_paper(&tasks, &cluster);
         let sweep = run_arrival_sweep(&cluster, &prepared, &PolicySpec::solo(PolicyKind::Fgd));
         let capacity = cluster.gpu_capacity_milli();
         let cut = sweep

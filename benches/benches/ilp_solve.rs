@@ -10,20 +10,12 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use gapbench_ilp::{
     max_alloc, min_frag, min_power, sample_sub_cluster, Snapshot, SolveOptions, SolveStatus,
 };
-use gapbench_model::{prepare, NodeOrder, TaskOrder};
 use gapbench_online::{run_arrival_sweep, PolicySpec};
 
 fn ilp_solve(c: &mut Criterion) {
     let (full, tasks) = gapbench_benches::openb_default();
     let (cluster, _) = sample_sub_cluster(&full, 5, 42).expect("5 of 1213 nodes");
-    let prepared = prepare(
-        &tasks,
-        &cluster,
-        TaskOrder::Shuffled,
-        Some(1.3),
-        NodeOrder::Random,
-        42,
-    );
+    let prepared = gapbench_benches::prepare_paper(&tasks, &cluster);
     let sweep = run_arrival_sweep(&cluster, &prepared, &"fgd".parse::<PolicySpec>().unwrap());
     let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, 100.0).expect("snapshot");
     let options = SolveOptions {

@@ -19,17 +19,7 @@ pub fn ensure_valgrind() -> Result<()> {
     if is_root() && succeeds("apt-get", &["--version"]) {
         eprintln!("xtask: installing valgrind (for `cargo xtask perf`)");
         run("apt-get", &["update", "-qq"])?;
-        run(
-            "apt-get",
-            &[
-                "install",
-                "-y",
-                "-qq",
-                "--no-install-recommends",
-                "valgrind",
-            ],
-        )?;
-        return Ok(());
+        return apt_install(&["valgrind"]);
     }
     bail!("`cargo xtask perf` counts under valgrind, which is not installed (e.g. `sudo apt-get install valgrind`)")
 }
@@ -62,20 +52,9 @@ pub fn ensure() -> Result<Vec<(String, String)>> {
         if libclang.is_none() {
             packages.push("libclang1-14");
         }
-        let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
-        args.extend(&packages);
-        if run("apt-get", &args).is_err() && libclang.is_none() {
+        if apt_install(&packages).is_err() && libclang.is_none() {
             // Other Debian releases name the package differently; libclang-dev depends on it.
-            run(
-                "apt-get",
-                &[
-                    "install",
-                    "-y",
-                    "-qq",
-                    "--no-install-recommends",
-                    "libclang-dev",
-                ],
-            )?;
+            apt_install(&["libclang-dev"])?;
         }
     } else {
         let python = if succeeds("python3", &["--version"]) {
@@ -101,6 +80,13 @@ pub fn ensure() -> Result<Vec<(String, String)>> {
         bail!("libclang is still missing after installing it; set LIBCLANG_PATH to the folder holding libclang.so");
     }
     Ok(env)
+}
+
+/// `apt-get install` of `packages`, quietly and without recommended packages.
+fn apt_install(packages: &[&str]) -> Result<()> {
+    let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    args.extend(packages);
+    run("apt-get", &args)
 }
 
 fn succeeds(program: &str, args: &[&str]) -> bool {

@@ -214,10 +214,11 @@ fn bench(args: BenchArgs) -> Result<()> {
     report_outcome(&outcome)
 }
 
-/// This invocation as a command a user can paste.
+/// This invocation as a command a user can paste in the project: `cargo xtask` forwards
+/// its arguments to this binary unchanged.
 fn reproduce_command() -> String {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    format!("gapbench {}", args.join(" "))
+    format!("cargo xtask {}", args.join(" "))
 }
 
 fn merge(args: MergeArgs) -> Result<()> {

@@ -146,7 +146,7 @@ pub fn write_report(dir: &Path, matrix: &Matrix) -> Result<String> {
             )?;
         }
     }
-    writeln!(out, "\nReproduce: `{}` (finished runs are reused; delete `cells/` to recompute; `gapbench figures DIR` redraws figures and this report from the CSVs).\n", matrix.command)?;
+    writeln!(out, "\nReproduce: `{}` (finished runs are reused; delete `cells/` to recompute; `cargo xtask figures DIR` redraws figures and this report from the CSVs).\n", matrix.command)?;
 
     let curves = curves(read_csv(&dir.join("mean_grid.csv"))?);
     let finals = final_allocation(&read_csv(&dir.join("runs.csv"))?);
