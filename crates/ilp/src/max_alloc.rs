@@ -18,7 +18,6 @@ use good_lp::Expression;
 use crate::common::{solve, solver_candidate, start_from, Sense};
 use crate::eval::{alloc_gpu_milli, power_watts, state_of};
 use crate::model::{Demand, PlacementModel};
-use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
 use crate::solve::{
     interpret, relative_gap, Candidate, Objective, SolveOptions, SolveReport, SolveStatus,
@@ -31,10 +30,7 @@ pub fn max_alloc(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
     let fail = |message: String| {
         SolveReport::error(Objective::Alloc, message, clock.elapsed().as_secs_f64())
     };
-    if let Err(e) = options.validate().and_then(|()| snapshot.check()) {
-        return fail(e);
-    }
-    let shapes = match Shapes::group(snapshot.tasks, 0..snapshot.tasks.len()) {
+    let shapes = match snapshot.checked_shapes(options, 0..snapshot.tasks.len()) {
         Ok(shapes) => shapes,
         Err(e) => return fail(e),
     };

@@ -13,7 +13,6 @@ use std::time::Instant;
 use crate::common::{solve, solver_candidate, start_from, Sense};
 use crate::eval::{power_watts, state_of};
 use crate::model::{Demand, PlacementModel};
-use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
 use crate::solve::{interpret, Candidate, Objective, SolveOptions, SolveReport};
 
@@ -23,10 +22,7 @@ pub fn min_power(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
     let fail = |message: String| {
         SolveReport::error(Objective::Power, message, clock.elapsed().as_secs_f64())
     };
-    if let Err(e) = options.validate().and_then(|()| snapshot.check()) {
-        return fail(e);
-    }
-    let shapes = match Shapes::group(snapshot.tasks, snapshot.placed_tasks()) {
+    let shapes = match snapshot.checked_shapes(options, snapshot.placed_tasks()) {
         Ok(shapes) => shapes,
         Err(e) => return fail(e),
     };

@@ -36,27 +36,14 @@ use gapbench_model::MILLI_GPU_PER_GPU;
 use good_lp::{variable, Expression, ProblemVariables, SolverModel, Variable};
 
 use crate::eval::{alloc_gpu_milli, power_watts, state_of};
-use crate::shapes::{ShapeKind, Shapes};
+use crate::model::{dff, DFF_EPSILONS};
+use crate::shapes::ShapeKind;
 use crate::snapshot::Snapshot;
 use crate::solve::{
     relative_gap, run_highs, Objective, RawStatus, SolveOptions, SolveReport, SolveStatus,
 };
 
 const MILLI: f64 = MILLI_GPU_PER_GPU as f64;
-
-/// The dual feasible functions used for the working-device cuts, by ε.
-const DFF_EPSILONS: [f64; 4] = [0.2, 0.3, 0.4, 0.5];
-
-fn dff(epsilon: f64, gpu_milli: u16) -> f64 {
-    let x = f64::from(gpu_milli) / MILLI;
-    if x > 1.0 - epsilon {
-        1.0
-    } else if x < epsilon {
-        0.0
-    } else {
-        x
-    }
-}
 
 /// A lower bound on the least total power (idle power included) that places exactly the
 /// heuristic's placed tasks, from the by-type relaxation. The report's incumbent and
@@ -75,15 +62,12 @@ fn relaxed(snapshot: &Snapshot, objective: Objective, options: &SolveOptions) ->
     let clock = Instant::now();
     let fail =
         |message: String| SolveReport::error(objective, message, clock.elapsed().as_secs_f64());
-    if let Err(e) = options.validate().and_then(|()| snapshot.check()) {
-        return fail(e);
-    }
     let indices: Vec<usize> = match objective {
         Objective::Power => snapshot.placed_tasks(),
         Objective::Alloc => (0..snapshot.tasks.len()).collect(),
         Objective::Frag => return fail("no by-type relaxation of fragmentation".into()),
     };
-    let shapes = match Shapes::group(snapshot.tasks, indices) {
+    let shapes = match snapshot.checked_shapes(options, indices) {
         Ok(shapes) => shapes,
         Err(e) => return fail(e),
     };

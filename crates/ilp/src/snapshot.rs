@@ -4,6 +4,9 @@
 use gapbench_model::{check_placements, Cluster, Placement, PreparedWorkload, Task, TypicalPods};
 use gapbench_online::SweepResult;
 
+use crate::shapes::Shapes;
+use crate::solve::SolveOptions;
+
 /// What an online policy faced and did up to a checkpoint of an arrival sweep. Borrows the
 /// simulator's own cluster, task list and typical pods: nothing is re-parsed or copied, so
 /// the solver answers for exactly the task set the heuristic saw.
@@ -120,6 +123,18 @@ impl<'a> Snapshot<'a> {
             ));
         }
         check_assignment(self.cluster, self.tasks, &self.heuristic)
+    }
+
+    /// The shapes of the tasks `task_ids` once `options` and the snapshot are checked: the
+    /// first step of every solve.
+    pub(crate) fn checked_shapes(
+        &self,
+        options: &SolveOptions,
+        task_ids: impl IntoIterator<Item = usize>,
+    ) -> Result<Shapes, String> {
+        options.validate()?;
+        self.check()?;
+        Shapes::group(self.tasks, task_ids)
     }
 
     /// Indices of the tasks the heuristic placed, in arrival order.

@@ -161,9 +161,14 @@ pub struct SolveReport {
 
 impl SolveReport {
     pub(crate) fn error(objective: Objective, message: String, seconds: f64) -> Self {
+        Self::without_solution(objective, SolveStatus::Error(message), seconds)
+    }
+
+    /// A report with `status` and nothing found: no incumbent, bound or placement.
+    fn without_solution(objective: Objective, status: SolveStatus, seconds: f64) -> Self {
         SolveReport {
             objective,
-            status: SolveStatus::Error(message),
+            status,
             incumbent: None,
             bound: None,
             mip_gap: None,
@@ -323,16 +328,7 @@ pub(crate) fn interpret(
             return SolveReport::error(objective, message.clone(), seconds)
         }
         RawStatus::Infeasible => {
-            return SolveReport {
-                objective,
-                status: SolveStatus::Infeasible,
-                incumbent: None,
-                bound: None,
-                mip_gap: None,
-                solve_seconds: seconds,
-                placement: Vec::new(),
-                secondary_power_watts: None,
-            }
+            return SolveReport::without_solution(objective, SolveStatus::Infeasible, seconds)
         }
         _ => {}
     }
