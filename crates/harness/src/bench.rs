@@ -399,32 +399,13 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     write_json(&out.join("matrix.json"), &matrix)?;
 
     let cells = matrix.cells()?;
-    let mine: Vec<&Cell> = match options.shard {
-        Some((index, count)) => cells
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % count == index)
-            .map(|(_, c)| c)
-            .collect(),
-        None => cells.iter().collect(),
-    };
+    let mine = in_shard(&cells, 0, options.shard);
     let todo: Vec<&Cell> = mine
         .iter()
         .copied()
         .filter(|cell| finished(&out, &matrix, cell).is_none())
         .collect();
-    let progress = if options.progress {
-        ProgressBar::new(todo.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    progress.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:40}] {pos}/{len} runs, ETA {eta} {msg}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
+    let progress = progress_bar(options.progress, todo.len(), "runs");
     let start = Instant::now();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.unwrap_or(0))
@@ -454,15 +435,8 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let sweep_seconds = start.elapsed().as_secs_f64();
 
     let gap_cells = matrix.gap_cells()?;
-    let my_gaps: Vec<&GapCell> = match options.shard {
-        Some((index, count)) => gap_cells
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| (cells.len() + i) % count == index)
-            .map(|(_, c)| c)
-            .collect(),
-        None => gap_cells.iter().collect(),
-    };
+    // Gap cells are numbered after the sweep cells, so shards share them out evenly too.
+    let my_gaps = in_shard(&gap_cells, cells.len(), options.shard);
     let gaps_todo: Vec<&GapCell> = my_gaps
         .iter()
         .copied()
@@ -470,17 +444,10 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .collect();
     let gap_start = Instant::now();
     if let Some(settings) = matrix.gap_settings()? {
-        let progress = if options.progress && !gaps_todo.is_empty() {
-            ProgressBar::new(gaps_todo.len() as u64)
-        } else {
-            ProgressBar::hidden()
-        };
-        progress.set_style(
-            ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:40}] {pos}/{len} gap studies, ETA {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
+        let progress = progress_bar(
+            options.progress && !gaps_todo.is_empty(),
+            gaps_todo.len(),
+            "gap studies",
         );
         pool.install(|| {
             gaps_todo.par_iter().try_for_each(|cell| -> Result<()> {
@@ -517,6 +484,34 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         complete,
         matrix,
     })
+}
+
+/// The items of shard `index` of `count`: item `i` is cell number `first_number + i`, and
+/// cell `k` belongs to shard `k mod count`. All items without sharding.
+fn in_shard<T>(items: &[T], first_number: usize, shard: Option<(usize, usize)>) -> Vec<&T> {
+    items
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| shard.is_none_or(|(index, count)| (first_number + i) % count == index))
+        .map(|(_, item)| item)
+        .collect()
+}
+
+/// A progress bar over `len` items called `what`, with an ETA; hidden unless `visible`.
+fn progress_bar(visible: bool, len: usize, what: &str) -> ProgressBar {
+    let progress = if visible {
+        ProgressBar::new(len as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    progress.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {what}, ETA {{eta}}"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    progress
 }
 
 /// Joins the cells of shard folders into `out` (checking they ran the same matrix), then
