@@ -6,8 +6,8 @@ use gapbench_model::rng::SimRng;
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::{load_nodes_csv, load_tasks_csv};
 use gapbench_model::{
-    prepare, Cluster, ClusterState, CpuPowerProfile, NodeId, NodeOrder, PreparedWorkload, Task,
-    TaskOrder,
+    prepare, Cluster, ClusterState, CpuPowerProfile, InputRules, NodeId, NodeOrder,
+    PreparedWorkload, Task, TaskOrder,
 };
 use gapbench_online::{
     new_policy, run_arrival_sweep, Policy, PolicyKind, PolicySpec, ScoreContext,
@@ -33,8 +33,9 @@ pub fn openb_default() -> (Cluster, Vec<Task>) {
         CpuPowerProfile::Reference,
     )
     .expect("openb node list loads");
-    let tasks =
-        load_tasks_csv(&dir.join("openb_pod_list_default.csv")).expect("openb default trace loads");
+    let tasks = load_tasks_csv(&dir.join("openb_pod_list_default.csv"), InputRules::Strict)
+        .expect("openb default trace loads")
+        .tasks;
     (cluster, tasks)
 }
 

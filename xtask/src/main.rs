@@ -29,7 +29,12 @@ fn main() -> Result<()> {
     match command.as_str() {
         "run" | "gap" | "bench" | "merge" | "figures" => {
             let env = prerequisites::ensure()?;
-            cargo(
+            // `cargo run --quiet` keeps later runs quiet, but on a fresh machine it would sit
+            // silent through the HiGHS compile: build first, with cargo's progress, then.
+            if announce_first_build() {
+                cargo(&env, &["build", "--release", "--package", "gapbench"], &[])?;
+            }
+            forward(
                 &env,
                 &[
                     "run",
@@ -49,7 +54,8 @@ fn main() -> Result<()> {
         }
         "test" => {
             let env = prerequisites::ensure()?;
-            cargo(&env, &["test", "--release", "--workspace"], &rest)
+            announce_first_build();
+            forward(&env, &["test", "--release", "--workspace"], &rest)
         }
         "prerequisites" => prerequisites::ensure().map(|_| ()),
         "help" | "--help" | "-h" => {
@@ -60,21 +66,62 @@ fn main() -> Result<()> {
     }
 }
 
+/// When HiGHS has not been built yet (a fresh clone), says so and returns true: the first
+/// build compiles its C++ sources, which takes minutes and would otherwise look frozen.
+fn announce_first_build() -> bool {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    let built = std::fs::read_dir(target.join("release").join("build"))
+        .map(|entries| {
+            entries.flatten().any(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("highs-sys-")
+                    && entry.path().join("out").join("lib").is_dir()
+            })
+        })
+        .unwrap_or(false);
+    if !built {
+        eprintln!("xtask: building gapbench in the release profile, HiGHS from source included (first time only: about 4-12 minutes on 2 cores; later runs start at once)");
+    }
+    !built
+}
+
 /// Runs cargo with `args` then `extra`, in the workspace root, with `env` set; fails when
 /// cargo fails.
 fn cargo(env: &[(String, String)], args: &[&str], extra: &[String]) -> Result<()> {
+    let status = cargo_status(env, args, extra)?;
+    if !status.success() {
+        bail!("`cargo {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Like [`cargo`] for a command the user asked for: its own output already says what went
+/// wrong, so a failure only passes its exit code on.
+fn forward(env: &[(String, String)], args: &[&str], extra: &[String]) -> Result<()> {
+    let status = cargo_status(env, args, extra)?;
+    if !status.success() {
+        std::process::exit(status.code().unwrap_or(1));
+    }
+    Ok(())
+}
+
+fn cargo_status(
+    env: &[(String, String)],
+    args: &[&str],
+    extra: &[String],
+) -> Result<std::process::ExitStatus> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let status = Command::new(cargo)
+    Command::new(cargo)
         .args(args)
         .args(extra)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(workspace_root())
         .status()
-        .context("cannot start cargo")?;
-    if !status.success() {
-        bail!("`cargo {}` failed ({status})", args.join(" "));
-    }
-    Ok(())
+        .context("cannot start cargo")
 }
 
 fn workspace_root() -> std::path::PathBuf {

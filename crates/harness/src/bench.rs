@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use gapbench_model::{CpuPowerProfile, NodeOrder, TaskOrder};
+use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
 use gapbench_online::PolicySpec;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -162,9 +162,15 @@ impl Matrix {
                         Some(&dir.join(&spec.nodes)),
                         Some(&tasks),
                         CpuPowerProfile::Reference,
+                        InputRules::Reference,
                     )?
                 }
-                None => Workload::load(None, None, CpuPowerProfile::Reference)?,
+                None => Workload::load(
+                    None,
+                    None,
+                    CpuPowerProfile::Reference,
+                    InputRules::Reference,
+                )?,
             };
             workloads.insert(trace.clone(), workload);
         }

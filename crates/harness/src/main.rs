@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use gapbench::run::{run_seeds, write_outputs, RunSettings, RunSummary};
 use gapbench::summary::Sample;
 use gapbench::workload::Workload;
-use gapbench_model::{CpuPowerProfile, NodeOrder, TaskOrder};
+use gapbench_model::{CpuPowerProfile, FailureReason, InputRules, NodeOrder, TaskOrder};
 use gapbench_online::PolicySpec;
 
 #[derive(Parser)]
@@ -279,6 +279,9 @@ struct WorkloadArgs {
     /// CPU power profile: `reference` (every node a Xeon E5-2682 v4, as the reference) or `by-gpu-model` (CPU model guessed from the GPU model).
     #[arg(long, value_enum, default_value_t = CpuPowerArg::Reference)]
     cpu_power: CpuPowerArg,
+    /// Task values the reference simulator converts (gpu_milli above 1000 → 1000; GPU fields of a task without GPU count or milli dropped): `reference` converts them as it does, counts each kind and prints a warning (also in manifest.json); `strict` rejects such a row with its file, line and column.
+    #[arg(long, value_enum, default_value_t = InputRulesArg::Reference)]
+    input_rules: InputRulesArg,
 }
 
 #[derive(Args)]
@@ -300,6 +303,12 @@ enum TaskOrderArg {
 enum NodeOrderArg {
     Random,
     AsListed,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum InputRulesArg {
+    Reference,
+    Strict,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -358,7 +367,20 @@ impl WorkloadArgs {
             CpuPowerArg::Reference => CpuPowerProfile::Reference,
             CpuPowerArg::ByGpuModel => CpuPowerProfile::ByGpuModel,
         };
-        Workload::load(self.nodes.as_deref(), self.tasks.as_deref(), cpu_power)
+        let rules = match self.input_rules {
+            InputRulesArg::Reference => InputRules::Reference,
+            InputRulesArg::Strict => InputRules::Strict,
+        };
+        let workload = Workload::load(
+            self.nodes.as_deref(),
+            self.tasks.as_deref(),
+            cpu_power,
+            rules,
+        )?;
+        for warning in workload.warnings() {
+            eprintln!("warning: {warning}");
+        }
+        Ok(workload)
     }
 }
 
@@ -432,7 +454,18 @@ fn print_summary(summary: &RunSummary) {
     row(&final_sample);
     let failed: usize = summary.runs.iter().map(|r| r.failed).sum();
     let events: usize = summary.runs.iter().map(|r| r.events).sum();
-    println!("{failed} of {events} task events failed (never retried)\n");
+    println!("{failed} of {events} task events failed (never retried)");
+    for reason in FailureReason::ALL {
+        let count: usize = summary
+            .runs
+            .iter()
+            .filter_map(|r| r.failures.get(reason.label()))
+            .sum();
+        if count > 0 {
+            println!("  {count:>8}  {:<26} {}", reason.label(), reason.describe());
+        }
+    }
+    println!();
 }
 
 fn main() -> ExitCode {

@@ -1,5 +1,6 @@
 //! `gapbench run`: one policy on one workload, for one or more seeds.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::io::{write_atomic, write_json};
 use crate::manifest::Manifest;
 use crate::summary::{
-    curve_csv, final_sample, grid_csv, integer_grid, mean_grid, mean_sample, Sample,
+    curve_csv, failure_counts, final_sample, grid_csv, integer_grid, mean_grid, mean_sample, Sample,
 };
 use crate::workload::Workload;
 
@@ -102,6 +103,10 @@ pub struct SeedSummary {
     pub events: usize,
     pub placed: usize,
     pub failed: usize,
+    /// Failed events by reason label (`no_room`, `never_fits:memory`, …), reasons that did
+    /// not occur left out.
+    #[serde(default)]
+    pub failures: BTreeMap<String, usize>,
     pub cloned_tasks: usize,
     pub removed_tasks: usize,
     /// Values after the last event.
@@ -145,6 +150,10 @@ pub fn seed_summary(cluster: &Cluster, run: &SeedRun) -> SeedSummary {
         events: records.len(),
         placed: records.len() - failed,
         failed,
+        failures: failure_counts(cluster, &run.prepared, &run.result)
+            .into_iter()
+            .map(|(reason, count)| (reason.label().to_string(), count))
+            .collect(),
         cloned_tasks: run.prepared.cloned_tasks,
         removed_tasks: run.prepared.removed_tasks,
         final_sample: final_sample(cluster, &empty, records),

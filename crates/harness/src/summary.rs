@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use gapbench_model::{Cluster, ClusterMetrics, PreparedWorkload};
+use gapbench_model::{Cluster, ClusterMetrics, FailureReason, PreparedWorkload};
 use gapbench_online::{EventRecord, SweepResult};
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +13,27 @@ fn pct(milli: f64, capacity_milli: u64) -> f64 {
 }
 
 /// The header of `curve.csv`: one row per task event.
-pub const CURVE_HEADER: &str = "event,task,outcome,node,devices,arrived_gpu_milli,arrived_pct,used_gpu_milli,alloc_pct,frag_gpu_milli,frag_ratio_pct,q124_pct,idle_gpu_milli,power_cpu_w,power_gpu_w,power_total_w,used_nodes,used_gpus,arrived_cpu_milli,used_cpu_milli,failed_tasks";
+pub const CURVE_HEADER: &str = "event,task,outcome,reason,node,devices,arrived_gpu_milli,arrived_pct,used_gpu_milli,alloc_pct,frag_gpu_milli,frag_ratio_pct,q124_pct,idle_gpu_milli,power_cpu_w,power_gpu_w,power_total_w,used_nodes,used_gpus,arrived_cpu_milli,used_cpu_milli,failed_tasks";
+
+/// Why each failed event of a run failed: counts per [`FailureReason`] label, in the
+/// order of [`FailureReason::ALL`], reasons that did not occur left out.
+pub fn failure_counts(
+    cluster: &Cluster,
+    prepared: &PreparedWorkload,
+    result: &SweepResult,
+) -> Vec<(FailureReason, usize)> {
+    let mut counts = [0usize; FailureReason::ALL.len()];
+    for record in result.records.iter().filter(|r| r.placement.is_none()) {
+        let reason = FailureReason::of(cluster, &prepared.events[record.task as usize]);
+        let slot = FailureReason::ALL.iter().position(|r| *r == reason);
+        counts[slot.expect("ALL lists every reason")] += 1;
+    }
+    FailureReason::ALL
+        .into_iter()
+        .zip(counts)
+        .filter(|(_, count)| *count > 0)
+        .collect()
+}
 
 /// `curve.csv` of one run, as text (deterministic formatting: fixed decimals).
 pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepResult) -> String {
@@ -24,9 +44,10 @@ pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepR
     for (event, record) in result.records.iter().enumerate() {
         let m = &record.metrics;
         let task = &prepared.events[record.task as usize];
-        let (outcome, node, devices) = match record.placement {
+        let (outcome, reason, node, devices) = match record.placement {
             Some(p) => (
                 "placed",
+                "",
                 cluster.nodes[p.node as usize].name.as_str(),
                 p.devices
                     .iter()
@@ -34,7 +55,12 @@ pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepR
                     .collect::<Vec<_>>()
                     .join("|"),
             ),
-            None => ("failed", "", String::new()),
+            None => (
+                "failed",
+                FailureReason::of(cluster, task).label(),
+                "",
+                String::new(),
+            ),
         };
         let idle = m.idle_gpu_milli();
         let q124_pct = if idle > 0.0 {
@@ -44,7 +70,7 @@ pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepR
         };
         writeln!(
             out,
-            "{event},{},{outcome},{node},{devices},{},{:.4},{},{:.4},{:.2},{:.4},{:.4},{:.2},{},{},{},{},{},{},{},{}",
+            "{event},{},{outcome},{reason},{node},{devices},{},{:.4},{},{:.4},{:.2},{:.4},{:.4},{:.2},{},{},{},{},{},{},{},{}",
             task.name,
             record.arrived_gpu_milli,
             pct(record.arrived_gpu_milli as f64, capacity),

@@ -8,7 +8,7 @@ use gapbench_model::workload::{
     load_nodes_csv, load_tasks_csv, openb_like_cluster, openb_like_tasks, OPENB_LIKE_NODE_TYPES,
     OPENB_LIKE_TASK_SHAPES,
 };
-use gapbench_model::{Cluster, CpuPowerProfile, Task};
+use gapbench_model::{Adjustment, Cluster, CpuPowerProfile, InputRules, Task};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -27,6 +27,10 @@ pub struct InputFingerprint {
     /// A file path as given, or `embedded:openb-like/…`.
     pub source: String,
     pub sha256: String,
+    /// Values the loader converted as the reference simulator does (none for the shipped
+    /// traces), so a result says when its input was not taken literally.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adjustments: Vec<Adjustment>,
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -43,6 +47,7 @@ fn fingerprint_file(role: &str, path: &Path) -> Result<InputFingerprint> {
         role: role.into(),
         source: path.display().to_string(),
         sha256: sha256_hex(&bytes),
+        adjustments: Vec::new(),
     })
 }
 
@@ -51,15 +56,19 @@ fn fingerprint_embedded(role: &str, name: &str, text: &str) -> InputFingerprint 
         role: role.into(),
         source: format!("embedded:{name}"),
         sha256: sha256_hex(text.as_bytes()),
+        adjustments: Vec::new(),
     }
 }
 
 impl Workload {
-    /// Loads `nodes` and `tasks` files, each falling back to the embedded default.
+    /// Loads `nodes` and `tasks` files, each falling back to the embedded default. Values
+    /// the task loader converts under `rules` are recorded in the task input's fingerprint
+    /// and printed as warnings (see [`Workload::warnings`]).
     pub fn load(
         nodes: Option<&Path>,
         tasks: Option<&Path>,
         cpu_power: CpuPowerProfile,
+        rules: InputRules,
     ) -> Result<Workload> {
         let mut inputs = Vec::new();
         let cluster = match nodes {
@@ -78,8 +87,11 @@ impl Workload {
         };
         let task_list = match tasks {
             Some(path) => {
-                inputs.push(fingerprint_file("tasks", path)?);
-                load_tasks_csv(path)?
+                let mut fingerprint = fingerprint_file("tasks", path)?;
+                let list = load_tasks_csv(path, rules)?;
+                fingerprint.adjustments = list.adjustments;
+                inputs.push(fingerprint);
+                list.tasks
             }
             None => {
                 inputs.push(fingerprint_embedded(
@@ -95,6 +107,14 @@ impl Workload {
             tasks: task_list,
             inputs,
         })
+    }
+
+    /// One warning line per kind of converted value, naming the file.
+    pub fn warnings(&self) -> Vec<String> {
+        self.inputs
+            .iter()
+            .flat_map(|input| input.adjustments.iter().map(|a| a.warning(&input.source)))
+            .collect()
     }
 
     /// A one-line description for terminals and reports.

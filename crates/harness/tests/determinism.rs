@@ -7,10 +7,16 @@ use common::{assert_same_files, files_under};
 
 use gapbench::run::{run_seeds, write_outputs, RunSettings};
 use gapbench::workload::Workload;
-use gapbench_model::{CpuPowerProfile, NodeOrder, TaskOrder};
+use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
 
 fn run_with_threads(threads: usize, out: &Path) {
-    let workload = Workload::load(None, None, CpuPowerProfile::Reference).unwrap();
+    let workload = Workload::load(
+        None,
+        None,
+        CpuPowerProfile::Reference,
+        InputRules::Reference,
+    )
+    .unwrap();
     let settings = RunSettings::new(
         "pwr:200,fgd:800".parse().unwrap(),
         Some(1.3),

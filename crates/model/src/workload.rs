@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::cluster::{Cluster, NodeType};
 use crate::error::InputError;
 use crate::gpu::{known_models, GpuModel, GpuModelSet};
+use crate::input_rules::{Adjustment, AdjustmentKind, AdjustmentLog, InputRules};
 use crate::power::CpuPowerProfile;
 use crate::task::Task;
 
@@ -243,12 +244,25 @@ pub fn load_nodes_csv(path: &Path, profile: CpuPowerProfile) -> Result<Cluster, 
     parse_nodes_csv(path, &read_file(path)?, profile)
 }
 
+/// A task list as read, with every value the reference's conversion rules changed.
+#[derive(Debug, Clone)]
+pub struct TaskList {
+    pub tasks: Vec<Task>,
+    /// Converted values, one entry per kind (empty for the shipped openb traces).
+    pub adjustments: Vec<Adjustment>,
+}
+
 /// Parses an openb task list. Columns `name, cpu_milli, memory_mib, num_gpu, gpu_milli` are
 /// required; `gpu_spec`, `creation_time` and `deletion_time` are read when present (the
 /// multigpu traces lack them); other columns are ignored. Every row is one task, in file
-/// order, with the reference's conversion rules (reference-semantics §1.2):
-/// GPU milli above 1000 becomes 1000; a task with no GPU count or no GPU milli is CPU-only.
-pub fn parse_tasks_csv(file: &Path, text: &[u8]) -> Result<Vec<Task>, InputError> {
+/// order. Values the reference simulator converts (reference-semantics §1.2: GPU milli above
+/// 1000 becomes 1000; a task with no GPU count or no GPU milli is CPU-only) are converted and
+/// counted under [`InputRules::Reference`], rejected under [`InputRules::Strict`].
+pub fn parse_tasks_csv(
+    file: &Path,
+    text: &[u8],
+    rules: InputRules,
+) -> Result<TaskList, InputError> {
     let table = Table::parse(file, text)?;
     let name = table.column("name")?;
     let cpu = table.column("cpu_milli")?;
@@ -260,11 +274,37 @@ pub fn parse_tasks_csv(file: &Path, text: &[u8]) -> Result<Vec<Task>, InputError
         table.optional_column("creation_time"),
         table.optional_column("deletion_time"),
     );
+    let mut log = AdjustmentLog::default();
     let mut tasks = Vec::with_capacity(table.rows.len());
     for (line, record) in &table.rows {
         let line = *line;
+        let mut adjust = |kind: AdjustmentKind| match rules {
+            InputRules::Reference => {
+                log.record(kind, line);
+                Ok(())
+            }
+            InputRules::Strict => {
+                let column = table.column(kind.column())?;
+                Err(table.error(
+                    line,
+                    column,
+                    format!(
+                        "{} (--input-rules reference converts it as the reference simulator does)",
+                        kind.describe()
+                    ),
+                ))
+            }
+        };
         let gpu_count = table.bounded(line, record, gpus, 0, i64::from(u8::MAX))? as u8;
-        let gpu_milli = table.integer(line, record, milli)?.clamp(0, 1000) as u16;
+        let raw_milli = table.integer(line, record, milli)?;
+        if gpu_count == 0 && raw_milli != 0 {
+            adjust(AdjustmentKind::GpuMilliWithoutCount)?;
+        } else if gpu_count > 0 && raw_milli <= 0 {
+            adjust(AdjustmentKind::GpuCountWithoutMilli)?;
+        } else if gpu_count > 0 && raw_milli > 1000 {
+            adjust(AdjustmentKind::GpuMilliAboveWhole)?;
+        }
+        let gpu_milli = raw_milli.clamp(0, 1000) as u16;
         let mut task = Task::new(
             table.text(line, record, name)?,
             table.bounded(line, record, cpu, 0, i64::from(u32::MAX))? as u32,
@@ -276,9 +316,12 @@ pub fn parse_tasks_csv(file: &Path, text: &[u8]) -> Result<Vec<Task>, InputError
             return Err(table.error(line, milli, format!("a {gpu_count}-GPU task must request whole GPUs (gpu_milli 1000), found {gpu_milli}")));
         }
         if let Some(spec) = spec {
+            let spec_text = table.text(line, record, spec)?;
             if !task.is_cpu_only() {
-                task.gpu_models = GpuModelSet::parse(table.text(line, record, spec)?)
-                    .map_err(|m| table.error(line, spec, m))?;
+                task.gpu_models =
+                    GpuModelSet::parse(spec_text).map_err(|m| table.error(line, spec, m))?;
+            } else if spec_text.split('|').any(|piece| !piece.is_empty()) {
+                adjust(AdjustmentKind::GpuSpecOnCpuOnlyTask)?;
             }
         }
         task.creation_time_s = table.optional_time(line, record, created)?;
@@ -291,11 +334,14 @@ pub fn parse_tasks_csv(file: &Path, text: &[u8]) -> Result<Vec<Task>, InputError
             "no tasks: the file has a header but no rows",
         ));
     }
-    Ok(tasks)
+    Ok(TaskList {
+        tasks,
+        adjustments: log.into_sorted(),
+    })
 }
 
-pub fn load_tasks_csv(path: &Path) -> Result<Vec<Task>, InputError> {
-    parse_tasks_csv(path, &read_file(path)?)
+pub fn load_tasks_csv(path: &Path, rules: InputRules) -> Result<TaskList, InputError> {
+    parse_tasks_csv(path, &read_file(path)?, rules)
 }
 
 /// The embedded openb-like cluster: the 15 GPU node types of the openb GPU cluster with

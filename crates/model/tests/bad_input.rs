@@ -3,14 +3,19 @@
 use std::path::Path;
 
 use gapbench_model::workload::{load_tasks_csv, parse_nodes_csv, parse_tasks_csv};
-use gapbench_model::CpuPowerProfile;
+use gapbench_model::{Adjustment, AdjustmentKind, CpuPowerProfile, InputRules};
 
 const TASK_HEADER: &str = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n";
 
 fn task_error(body: &str) -> String {
+    task_error_under(InputRules::Reference, body)
+}
+
+fn task_error_under(rules: InputRules, body: &str) -> String {
     parse_tasks_csv(
         Path::new("tasks.csv"),
         format!("{TASK_HEADER}{body}").as_bytes(),
+        rules,
     )
     .unwrap_err()
     .to_string()
@@ -41,35 +46,96 @@ fn negative_and_partial_multi_gpu_requests_are_rejected() {
     assert!(task_error("a,1000,10,300,1000,\n").contains("out of range"));
 }
 
+/// The reference's conversions apply, and every one is counted with its first line.
 #[test]
-fn reference_conversion_rules_apply() {
-    let tasks = parse_tasks_csv(Path::new("t.csv"), format!("{TASK_HEADER}a,1000,10,1,1500,\nb,1000,10,0,500,T4\nc,1000,10,1,0,\nd,1,1,1,10,|T4||G2|\n").as_bytes()).unwrap();
+fn reference_conversion_rules_apply_and_are_counted() {
+    let list = parse_tasks_csv(
+        Path::new("t.csv"),
+        format!("{TASK_HEADER}a,1000,10,1,1500,\nb,1000,10,0,500,T4\nc,1000,10,1,0,\nd,1,1,1,10,|T4||G2|\ne,1000,10,1,2000,\nf,1,1,1,-3,\n").as_bytes(),
+        InputRules::Reference,
+    )
+    .unwrap();
+    let tasks = &list.tasks;
     assert_eq!((tasks[0].gpu_count, tasks[0].gpu_milli), (1, 1000));
     assert!(tasks[1].is_cpu_only() && tasks[1].gpu_models.is_any());
     assert!(tasks[2].is_cpu_only());
     assert_eq!(tasks[3].gpu_models.spec(), "T4|G2");
+    assert_eq!((tasks[4].gpu_count, tasks[4].gpu_milli), (1, 1000));
+    assert!(tasks[5].is_cpu_only());
+    let adjustment = |kind, rows, first_line| Adjustment {
+        kind,
+        rows,
+        first_line,
+    };
+    assert_eq!(
+        list.adjustments,
+        vec![
+            adjustment(AdjustmentKind::GpuMilliAboveWhole, 2, 2),
+            adjustment(AdjustmentKind::GpuCountWithoutMilli, 2, 4),
+            adjustment(AdjustmentKind::GpuMilliWithoutCount, 1, 3),
+            adjustment(AdjustmentKind::GpuSpecOnCpuOnlyTask, 1, 3),
+        ]
+    );
+    assert!(list.adjustments[0]
+        .warning("t.csv")
+        .starts_with("t.csv: 2 rows (first at line 2): gpu_milli above 1000"));
+}
+
+/// Under strict rules every value the reference would convert is an error naming the file,
+/// line and column; a row the reference takes literally passes.
+#[test]
+fn strict_rules_reject_every_conversion() {
+    let strict = |body: &str| task_error_under(InputRules::Strict, body);
+    assert!(strict("a,1000,10,1,500,\nb,1000,10,1,1500,\n")
+        .starts_with("tasks.csv:3 (column `gpu_milli`): gpu_milli above 1000"));
+    assert!(strict("a,1000,10,1,0,\n")
+        .starts_with("tasks.csv:2 (column `gpu_milli`): num_gpu ≥ 1 with gpu_milli ≤ 0"));
+    assert!(strict("a,1000,10,0,500,\n")
+        .starts_with("tasks.csv:2 (column `gpu_milli`): gpu_milli on a task with num_gpu 0"));
+    assert!(strict("a,1000,10,0,0,T4\n")
+        .starts_with("tasks.csv:2 (column `gpu_spec`): gpu_spec on a CPU-only task"));
+    let list = parse_tasks_csv(
+        Path::new("t.csv"),
+        format!("{TASK_HEADER}a,1000,10,1,1000,T4\nb,1000,10,0,0,\nc,1,1,2,1000,|\n").as_bytes(),
+        InputRules::Strict,
+    )
+    .unwrap();
+    assert_eq!(list.tasks.len(), 3);
+    assert!(list.adjustments.is_empty());
 }
 
 #[test]
 fn short_rows_missing_columns_and_empty_files_are_reported() {
-    let error = parse_tasks_csv(Path::new("t.csv"), b"name,cpu_milli\na,1\n")
-        .unwrap_err()
-        .to_string();
+    let error = parse_tasks_csv(
+        Path::new("t.csv"),
+        b"name,cpu_milli\na,1\n",
+        InputRules::Reference,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(error.contains("missing column `memory_mib`"), "{error}");
     let error = task_error("a,1000,10\n");
     assert!(error.starts_with("t") && error.contains(":2"), "{error}");
-    assert!(parse_tasks_csv(Path::new("t.csv"), b"")
-        .unwrap_err()
-        .to_string()
-        .contains("empty file"));
-    assert!(parse_tasks_csv(Path::new("t.csv"), TASK_HEADER.as_bytes())
-        .unwrap_err()
-        .to_string()
-        .contains("no tasks"));
-    assert!(load_tasks_csv(Path::new("no/such/file.csv"))
-        .unwrap_err()
-        .to_string()
-        .starts_with("no/such/file.csv: cannot read"));
+    assert!(
+        parse_tasks_csv(Path::new("t.csv"), b"", InputRules::Reference)
+            .unwrap_err()
+            .to_string()
+            .contains("empty file")
+    );
+    assert!(parse_tasks_csv(
+        Path::new("t.csv"),
+        TASK_HEADER.as_bytes(),
+        InputRules::Reference
+    )
+    .unwrap_err()
+    .to_string()
+    .contains("no tasks"));
+    assert!(
+        load_tasks_csv(Path::new("no/such/file.csv"), InputRules::Reference)
+            .unwrap_err()
+            .to_string()
+            .starts_with("no/such/file.csv: cannot read")
+    );
 }
 
 #[test]

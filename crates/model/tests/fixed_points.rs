@@ -6,8 +6,8 @@ use gapbench_model::workload::{
     load_nodes_csv, load_tasks_csv, openb_like_cluster, openb_like_tasks,
 };
 use gapbench_model::{
-    prepare, Cluster, ClusterState, CpuPowerProfile, DeviceSet, GpuModel, MetricsTracker,
-    NodeOrder, Placement, Task, TaskOrder, TypicalPods,
+    prepare, Cluster, ClusterState, CpuPowerProfile, DeviceSet, GpuModel, InputRules,
+    MetricsTracker, NodeOrder, Placement, Task, TaskOrder, TypicalPods,
 };
 
 fn real_cluster() -> Cluster {
@@ -19,7 +19,12 @@ fn real_cluster() -> Cluster {
 }
 
 fn real_default_tasks() -> Vec<Task> {
-    load_tasks_csv(&openb_traces_dir().join("openb_pod_list_default.csv")).unwrap()
+    load_tasks_csv(
+        &openb_traces_dir().join("openb_pod_list_default.csv"),
+        InputRules::Strict,
+    )
+    .unwrap()
+    .tasks
 }
 
 fn cluster_power(cluster: &Cluster, state: &ClusterState) -> (i64, i64) {
@@ -192,7 +197,12 @@ fn tuning_the_default_trace_to_1_3_appends_about_2_700_clones() {
 #[test]
 fn multigpu_traces_are_tuned_down() {
     let cluster = real_cluster();
-    let tasks = load_tasks_csv(&openb_traces_dir().join("openb_pod_list_multigpu50.csv")).unwrap();
+    let tasks = load_tasks_csv(
+        &openb_traces_dir().join("openb_pod_list_multigpu50.csv"),
+        InputRules::Strict,
+    )
+    .unwrap()
+    .tasks;
     assert_eq!(tasks.len(), 9061);
     let prepared = prepare(
         &tasks,
@@ -225,4 +235,26 @@ fn explicit_orders_keep_the_input_order() {
     );
     assert_eq!(prepared.events, tasks);
     assert_eq!(prepared.node_rank, (0..1213).collect::<Vec<u32>>());
+}
+
+/// Every shipped openb trace is taken literally: strict input rules accept all of them, so no
+/// value of the real data is converted (the warnings of `--input-rules reference` never fire).
+#[test]
+fn every_shipped_trace_loads_without_conversion() {
+    let mut traces = 0;
+    for entry in std::fs::read_dir(openb_traces_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("openb_pod_list_") && name.ends_with(".csv") {
+            let list = load_tasks_csv(&path, InputRules::Reference).unwrap();
+            assert!(
+                list.adjustments.is_empty(),
+                "{name}: {:?}",
+                list.adjustments
+            );
+            load_tasks_csv(&path, InputRules::Strict).unwrap();
+            traces += 1;
+        }
+    }
+    assert_eq!(traces, 23);
 }
