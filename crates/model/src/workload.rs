@@ -187,6 +187,13 @@ fn node_type_of(
     if gpu_count > 0 && gpu_model.is_none() {
         return Err(table.error(line, model, "a node with GPUs needs a GPU model"));
     }
+    if gpu_count == 0 && gpu_model.is_some() {
+        return Err(table.error(
+            line,
+            model,
+            format!("a node without GPUs (gpu 0) cannot have a GPU model, found `{model_text}`: set its GPU count or leave the model empty"),
+        ));
+    }
     if let Some(model_name) = gpu_model {
         if crate::power::gpu_power_profile(model_name).is_none() {
             return Err(table.error(
@@ -197,7 +204,7 @@ fn node_type_of(
         }
     }
     Ok(NodeType {
-        gpu_model: if gpu_count == 0 { None } else { gpu_model },
+        gpu_model,
         gpu_count,
         cpu_milli,
         memory_mib,

@@ -159,6 +159,12 @@ fn node_lists_are_validated() {
         .unwrap_err()
         .to_string()
         .contains("column `gpu`"));
+    assert!(parse("n0,1000,10,0,T4\n")
+        .unwrap_err()
+        .to_string()
+        .starts_with(
+            "nodes.csv:2 (column `model`): a node without GPUs (gpu 0) cannot have a GPU model"
+        ));
     assert!(parse("n0,1000,10,1,G1\n")
         .unwrap_err()
         .to_string()
