@@ -7,6 +7,7 @@
 //!
 //! This crate depends on no solver, plotting or CLI crate (see `ARCHITECTURE.md`).
 
+pub mod carbon;
 pub mod checker;
 pub mod cluster;
 pub mod error;
@@ -23,6 +24,7 @@ pub mod task;
 pub mod testing;
 pub mod workload;
 
+pub use carbon::{caiso_2023, load_carbon_csv, CarbonSeries, SyntheticGrid};
 pub use checker::{check_placements, Violation};
 pub use cluster::{Cluster, Node, NodeId, NodeType, NodeTypeId};
 pub use error::InputError;

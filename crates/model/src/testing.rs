@@ -17,3 +17,15 @@ pub fn openb_traces_dir() -> PathBuf {
     );
     dir
 }
+
+/// The real grid carbon-intensity series (Electricity Maps, 2023): `../shared/carbon` beside
+/// the workspace. Panics when missing, like [`openb_traces_dir`].
+pub fn shared_carbon_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/carbon");
+    assert!(
+        dir.join("US-CAL-CISO_2023_hourly.csv").is_file(),
+        "the real carbon-intensity series are not at {}",
+        dir.display()
+    );
+    dir
+}

@@ -1,0 +1,514 @@
+//! Grid carbon-intensity series: what one kWh drawn at time `t` emits (gCO2e/kWh).
+//!
+//! A series is a step function over simulation seconds (each value holds until the next
+//! point), extended periodically past its end so a year of hourly data or a synthetic week
+//! covers a replay of any length. Carbon of a constant power `P` over `[t0, t1)` is
+//! `P / 1000 · ∫ CI(t) dt / 3600` grams (W → kW, s → h), computed exactly from prefix sums.
+//!
+//! Sources: a simple CSV `time_s,g_per_kwh` (what users bring), the Electricity Maps hourly
+//! zone export (its `Datetime (UTC)` and `Carbon Intensity gCO₂eq/kWh (direct)` columns),
+//! or the synthetic CAISO-like and GB-like generators of time-and-budgets §4.3.
+
+use std::path::Path;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+
+use crate::error::InputError;
+
+/// A carbon-intensity step function, periodic past its last step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CarbonSeries {
+    /// Where it came from (a file path, `caiso-like:seed=42`, …), for manifests and plots.
+    pub name: String,
+    /// Step start times in seconds, strictly increasing, the first 0.
+    pub start_s: Vec<f64>,
+    /// Intensity of each step, gCO2e/kWh.
+    pub g_per_kwh: Vec<f64>,
+    /// Length of one period: the last step lasts until here.
+    pub period_s: f64,
+    /// `prefix[k]` = ∫ CI over `[0, start_s[k])`, in g/kWh · s.
+    prefix: Vec<f64>,
+}
+
+impl CarbonSeries {
+    /// A series from steps; `period_s` ends the last step. Errors say what is wrong.
+    pub fn new(
+        name: impl Into<String>,
+        start_s: Vec<f64>,
+        g_per_kwh: Vec<f64>,
+        period_s: f64,
+    ) -> Result<CarbonSeries, String> {
+        if start_s.is_empty() || start_s.len() != g_per_kwh.len() {
+            return Err(
+                "a carbon series needs as many intensities as step times, at least one".into(),
+            );
+        }
+        if start_s[0] != 0.0 {
+            return Err(format!(
+                "the first step must start at 0 s, not {}",
+                start_s[0]
+            ));
+        }
+        if let Some(w) = start_s.windows(2).find(|w| w[1] <= w[0]) {
+            return Err(format!("step times must increase: {} then {}", w[0], w[1]));
+        }
+        if !(period_s > *start_s.last().expect("non-empty")) || !period_s.is_finite() {
+            return Err(format!(
+                "the period ({period_s} s) must end after the last step"
+            ));
+        }
+        if let Some(bad) = g_per_kwh.iter().find(|g| !g.is_finite() || **g < 0.0) {
+            return Err(format!(
+                "carbon intensity must be a finite non-negative number, found {bad}"
+            ));
+        }
+        let mut prefix = Vec::with_capacity(start_s.len());
+        let mut sum = 0.0;
+        for k in 0..start_s.len() {
+            prefix.push(sum);
+            let end = start_s.get(k + 1).copied().unwrap_or(period_s);
+            sum += g_per_kwh[k] * (end - start_s[k]);
+        }
+        Ok(CarbonSeries {
+            name: name.into(),
+            start_s,
+            g_per_kwh,
+            period_s,
+            prefix,
+        })
+    }
+
+    /// A series of equal steps of `step_s` seconds.
+    pub fn regular(
+        name: impl Into<String>,
+        step_s: f64,
+        g_per_kwh: Vec<f64>,
+    ) -> Result<CarbonSeries, String> {
+        let start_s = (0..g_per_kwh.len()).map(|k| k as f64 * step_s).collect();
+        let period_s = g_per_kwh.len() as f64 * step_s;
+        CarbonSeries::new(name, start_s, g_per_kwh, period_s)
+    }
+
+    /// The intensity at `time_s` (≥ 0), gCO2e/kWh.
+    pub fn at(&self, time_s: f64) -> f64 {
+        let t = time_s.rem_euclid(self.period_s);
+        let k = self.start_s.partition_point(|&s| s <= t) - 1;
+        self.g_per_kwh[k]
+    }
+
+    /// ∫ CI over `[0, t)` for `t` within one period.
+    fn integral_within_period(&self, t: f64) -> f64 {
+        let k = self.start_s.partition_point(|&s| s <= t) - 1;
+        self.prefix[k] + self.g_per_kwh[k] * (t - self.start_s[k])
+    }
+
+    /// ∫ CI dt over `[0, time_s)`, in g/kWh · s.
+    fn integral_from_zero(&self, time_s: f64) -> f64 {
+        let periods = (time_s / self.period_s).floor();
+        let whole = self.prefix.last().expect("non-empty")
+            + self.g_per_kwh.last().expect("non-empty")
+                * (self.period_s - self.start_s.last().expect("non-empty"));
+        periods * whole + self.integral_within_period(time_s - periods * self.period_s)
+    }
+
+    /// Grams of CO2e emitted by a constant `watts` over `[from_s, to_s)`.
+    pub fn grams(&self, watts: f64, from_s: f64, to_s: f64) -> f64 {
+        let intensity_seconds = self.integral_from_zero(to_s) - self.integral_from_zero(from_s);
+        watts / 1000.0 * intensity_seconds / 3600.0
+    }
+
+    /// Mean intensity over `[from_s, to_s)`, gCO2e/kWh.
+    pub fn mean(&self, from_s: f64, to_s: f64) -> f64 {
+        (self.integral_from_zero(to_s) - self.integral_from_zero(from_s)) / (to_s - from_s)
+    }
+}
+
+/// The parameters of the synthetic generator of time-and-budgets §4.3 (all [D]):
+/// `CI(t) = clip(μ − S·solar(h) + A·bump(h; 19 h, 2.5 h) + X(t), min, max)` with
+/// `solar(h) = max(0, sin(π (h − 6) / 13))` on hours 6–19, a Gaussian evening bump, and an
+/// Ornstein–Uhlenbeck weather term `X` (mean 0, standard deviation σ, correlation time τ).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SyntheticGrid {
+    pub mean_g_per_kwh: f64,
+    pub solar_dip: f64,
+    pub evening_bump: f64,
+    pub noise_sigma: f64,
+    pub noise_correlation_h: f64,
+    pub min_g_per_kwh: f64,
+    pub max_g_per_kwh: f64,
+}
+
+impl SyntheticGrid {
+    /// A solar-heavy spring grid: deep midday trough, evening peak ("duck curve").
+    pub const CAISO_LIKE: SyntheticGrid = SyntheticGrid {
+        mean_g_per_kwh: 260.0,
+        solar_dip: 190.0,
+        evening_bump: 40.0,
+        noise_sigma: 15.0,
+        noise_correlation_h: 6.0,
+        min_g_per_kwh: 40.0,
+        max_g_per_kwh: 340.0,
+    };
+    /// A wind-driven grid: weak diurnal shape, multi-day swings.
+    pub const GB_LIKE: SyntheticGrid = SyntheticGrid {
+        mean_g_per_kwh: 160.0,
+        solar_dip: 20.0,
+        evening_bump: 30.0,
+        noise_sigma: 60.0,
+        noise_correlation_h: 36.0,
+        min_g_per_kwh: 20.0,
+        max_g_per_kwh: 350.0,
+    };
+
+    /// The deterministic part at hour of day `h` (0 ≤ h < 24).
+    pub fn diurnal(&self, hour_of_day: f64) -> f64 {
+        let solar = if (6.0..=19.0).contains(&hour_of_day) {
+            (std::f64::consts::PI * (hour_of_day - 6.0) / 13.0)
+                .sin()
+                .max(0.0)
+        } else {
+            0.0
+        };
+        let bump = (-(hour_of_day - 19.0).powi(2) / (2.0 * 2.5 * 2.5)).exp();
+        self.mean_g_per_kwh - self.solar_dip * solar + self.evening_bump * bump
+    }
+
+    /// `hours` hourly steps from midnight, the OU term started at its stationary law and
+    /// advanced exactly (`X' = X·e^(−1/τ) + σ·√(1 − e^(−2/τ))·N(0,1)`), seeded.
+    pub fn generate(&self, name: impl Into<String>, hours: usize, seed: u64) -> CarbonSeries {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let decay = (-1.0 / self.noise_correlation_h).exp();
+        let innovation = self.noise_sigma * (1.0 - decay * decay).sqrt();
+        let first: f64 = StandardNormal.sample(&mut rng);
+        let mut noise = self.noise_sigma * first;
+        let mut values = Vec::with_capacity(hours);
+        for hour in 0..hours {
+            let value = self.diurnal((hour % 24) as f64 + 0.5) + noise;
+            values.push(value.clamp(self.min_g_per_kwh, self.max_g_per_kwh));
+            let draw: f64 = StandardNormal.sample(&mut rng);
+            noise = noise * decay + innovation * draw;
+        }
+        CarbonSeries::regular(name, 3600.0, values).expect("hourly synthetic series is valid")
+    }
+}
+
+/// California ISO's hourly direct carbon intensity for 2023 (Electricity Maps, ODbL; see
+/// `workloads/carbon/README.md`), shipped so a carbon-budgeted replay needs no download.
+pub const CAISO_2023_HOURLY: &str =
+    include_str!("../../../workloads/carbon/us-cal-ciso-2023-hourly.csv");
+
+/// The shipped CAISO 2023 series.
+pub fn caiso_2023() -> CarbonSeries {
+    let mut series = parse_carbon_csv(
+        Path::new("<embedded>/workloads/carbon/us-cal-ciso-2023-hourly.csv"),
+        CAISO_2023_HOURLY.as_bytes(),
+    )
+    .expect("the shipped series parses");
+    series.name = "us-cal-ciso-2023 (Electricity Maps, ODbL)".to_string();
+    series
+}
+
+/// Electricity Maps' hourly zone export: the direct-emission column.
+const ELECTRICITY_MAPS_TIME: &str = "Datetime (UTC)";
+const ELECTRICITY_MAPS_DIRECT: &str = "Carbon Intensity gCO₂eq/kWh (direct)";
+
+/// Reads a carbon-intensity CSV: either `time_s,g_per_kwh` (seconds from the series start,
+/// the first row at 0, increasing) or an Electricity Maps hourly export (its direct column;
+/// times from the first row). The last step lasts as long as the one before it (one step
+/// for a single row: an hour). Errors name the file, line and column.
+pub fn parse_carbon_csv(file: &Path, text: &[u8]) -> Result<CarbonSeries, InputError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(text);
+    let located = |line: Option<u64>, column: Option<&str>, message: String| {
+        let mut error = InputError::new(file, message);
+        error.line = line;
+        error.column = column.map(str::to_string);
+        error
+    };
+    let headers = reader
+        .headers()
+        .map_err(|e| located(None, None, format!("malformed CSV: {e}")))?
+        .clone();
+    let find = |name: &str| headers.iter().position(|h| h == name);
+    let (time_column, value_column, electricity_maps) = match (
+        find("time_s"),
+        find("g_per_kwh"),
+        find(ELECTRICITY_MAPS_TIME),
+        find(ELECTRICITY_MAPS_DIRECT),
+    ) {
+        (Some(t), Some(v), _, _) => (t, v, false),
+        (_, _, Some(t), Some(v)) => (t, v, true),
+        _ => {
+            return Err(located(
+                Some(1),
+                None,
+                format!(
+                    "expected columns `time_s,g_per_kwh` (or an Electricity Maps export with `{ELECTRICITY_MAPS_TIME}` and `{ELECTRICITY_MAPS_DIRECT}`); header: {}",
+                    headers.iter().collect::<Vec<_>>().join(",")
+                ),
+            ))
+        }
+    };
+    let (time_name, value_name) = (&headers[time_column], &headers[value_column]);
+    let mut start_s = Vec::new();
+    let mut values = Vec::new();
+    let mut first_epoch_s = None;
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            located(
+                e.position().map(|p| p.line()),
+                None,
+                format!("malformed CSV: {e}"),
+            )
+        })?;
+        let line = record.position().map(|p| p.line());
+        let field = |column: usize, name: &str| {
+            record.get(column).ok_or_else(|| {
+                located(line, Some(name), format!("row has {} fields", record.len()))
+            })
+        };
+        let time_text = field(time_column, time_name)?;
+        let time = if electricity_maps {
+            let epoch = utc_datetime_seconds(time_text).ok_or_else(|| {
+                located(
+                    line,
+                    Some(time_name),
+                    format!("expected a time like 2023-01-01 00:00:00, found `{time_text}`"),
+                )
+            })?;
+            (epoch - *first_epoch_s.get_or_insert(epoch)) as f64
+        } else {
+            time_text
+                .parse::<f64>()
+                .ok()
+                .filter(|t| t.is_finite())
+                .ok_or_else(|| {
+                    located(
+                        line,
+                        Some(time_name),
+                        format!("expected seconds, found `{time_text}`"),
+                    )
+                })?
+        };
+        let value_text = field(value_column, value_name)?;
+        let value = value_text
+            .parse::<f64>()
+            .ok()
+            .filter(|g| g.is_finite() && *g >= 0.0)
+            .ok_or_else(|| {
+                located(
+                    line,
+                    Some(value_name),
+                    format!("expected a non-negative intensity in g/kWh, found `{value_text}`"),
+                )
+            })?;
+        let expected_first = start_s.is_empty() && time != 0.0;
+        let not_increasing = start_s.last().is_some_and(|&last| time <= last);
+        if expected_first || not_increasing {
+            return Err(located(
+                line,
+                Some(time_name),
+                if expected_first {
+                    format!("the first row must be at time 0, found {time}")
+                } else {
+                    format!(
+                        "times must increase, found {time} after {}",
+                        start_s.last().expect("a row before")
+                    )
+                },
+            ));
+        }
+        start_s.push(time);
+        values.push(value);
+    }
+    let last_step = match start_s.as_slice() {
+        [] => {
+            return Err(located(
+                None,
+                None,
+                "no rows: the file has a header but no data".into(),
+            ))
+        }
+        [_] => 3600.0,
+        [.., a, b] => b - a,
+    };
+    let period_s = start_s.last().expect("non-empty") + last_step;
+    CarbonSeries::new(file.display().to_string(), start_s, values, period_s)
+        .map_err(|message| located(None, None, message))
+}
+
+pub fn load_carbon_csv(path: &Path) -> Result<CarbonSeries, InputError> {
+    let text =
+        std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    parse_carbon_csv(path, &text)
+}
+
+/// Seconds since 1970-01-01 of `YYYY-MM-DD HH:MM:SS` (UTC), or `None` when malformed.
+fn utc_datetime_seconds(text: &str) -> Option<i64> {
+    let (date, time) = text.split_once(' ')?;
+    let mut date_parts = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (year, month, day) = (
+        date_parts.next()??,
+        date_parts.next()??,
+        date_parts.next()??,
+    );
+    let mut time_parts = time.split(':').map(|p| p.parse::<i64>().ok());
+    let (hour, minute, second) = (
+        time_parts.next()??,
+        time_parts.next()??,
+        time_parts.next()??,
+    );
+    let valid = (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && (0..24).contains(&hour)
+        && (0..60).contains(&minute)
+        && (0..61).contains(&second)
+        && date_parts.next().is_none()
+        && time_parts.next().is_none();
+    valid.then(|| days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let month_index = (month + 9) % 12;
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn three_steps() -> CarbonSeries {
+        // 100 g/kWh for an hour, 300 for two hours, 200 for an hour; period 4 h.
+        CarbonSeries::new(
+            "t",
+            vec![0.0, 3600.0, 10_800.0],
+            vec![100.0, 300.0, 200.0],
+            14_400.0,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn grams_integrate_the_step_function_exactly() {
+        let series = three_steps();
+        // 1 kW from 0:30 to 1:30: half an hour at 100 and half at 300 → 200 g.
+        assert!((series.grams(1000.0, 1800.0, 5400.0) - 200.0).abs() < 1e-9);
+        // A whole period at 2 kW: 2 × (100 + 600 + 200) = 1800 g; the next period repeats.
+        assert!((series.grams(2000.0, 0.0, 14_400.0) - 1800.0).abs() < 1e-9);
+        assert!((series.grams(2000.0, 14_400.0, 28_800.0) - 1800.0).abs() < 1e-9);
+        assert_eq!(series.at(3599.0), 100.0);
+        assert_eq!(series.at(3600.0), 300.0);
+        assert_eq!(series.at(14_400.0 + 11_000.0), 200.0);
+        assert!((series.mean(0.0, 14_400.0) - 225.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn synthetic_grids_have_their_published_shape() {
+        let caiso = SyntheticGrid::CAISO_LIKE.generate("caiso-like", 24 * 28, 7);
+        let hourly_mean = |series: &CarbonSeries, hour: usize| {
+            (0..28)
+                .map(|day| series.at(((day * 24 + hour) * 3600) as f64))
+                .sum::<f64>()
+                / 28.0
+        };
+        // Midday solar trough well below the evening peak, inside the clip bounds.
+        assert!(
+            hourly_mean(&caiso, 12) < 120.0,
+            "{}",
+            hourly_mean(&caiso, 12)
+        );
+        assert!(
+            hourly_mean(&caiso, 20) > 250.0,
+            "{}",
+            hourly_mean(&caiso, 20)
+        );
+        assert!(caiso.g_per_kwh.iter().all(|g| (40.0..=340.0).contains(g)));
+        // GB-like: weak diurnal shape, large multi-day swings.
+        let gb = SyntheticGrid::GB_LIKE.generate("gb-like", 24 * 28, 7);
+        let (lo, hi) = gb
+            .g_per_kwh
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), g| (lo.min(*g), hi.max(*g)));
+        assert!(hi - lo > 100.0, "swing {lo}..{hi}");
+        assert_eq!(gb, SyntheticGrid::GB_LIKE.generate("gb-like", 24 * 28, 7));
+        assert_ne!(gb, SyntheticGrid::GB_LIKE.generate("gb-like", 24 * 28, 8));
+    }
+
+    #[test]
+    fn csv_formats_parse_and_bad_rows_are_located() {
+        let simple =
+            parse_carbon_csv(Path::new("ci.csv"), b"time_s,g_per_kwh\n0,100\n1800,250\n").unwrap();
+        assert_eq!(simple.period_s, 3600.0);
+        assert_eq!(simple.at(2000.0), 250.0);
+        let maps = "Datetime (UTC),Country,Carbon Intensity gCO₂eq/kWh (direct)\n2023-12-31 23:00:00,X,50\n2024-01-01 00:00:00,X,70.5\n";
+        let series = parse_carbon_csv(Path::new("em.csv"), maps.as_bytes()).unwrap();
+        assert_eq!(series.start_s, vec![0.0, 3600.0]);
+        assert_eq!(series.g_per_kwh, vec![50.0, 70.5]);
+        let error = |text: &str| {
+            parse_carbon_csv(Path::new("ci.csv"), text.as_bytes())
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            error("time_s,g_per_kwh\n0,100\n60,-5\n"),
+            "ci.csv:3 (column `g_per_kwh`): expected a non-negative intensity in g/kWh, found `-5`"
+        );
+        assert!(error("time_s,g_per_kwh\n0,100\n0,90\n")
+            .starts_with("ci.csv:3 (column `time_s`): times must increase"));
+        assert!(error("time_s,g_per_kwh\n5,100\n")
+            .starts_with("ci.csv:2 (column `time_s`): the first row must be at time 0"));
+        assert!(
+            error("time,ci\n0,1\n").starts_with("ci.csv:1: expected columns `time_s,g_per_kwh`")
+        );
+        assert!(error("time_s,g_per_kwh\n").contains("no rows"));
+        assert!(error(
+            "Datetime (UTC),Carbon Intensity gCO₂eq/kWh (direct)\n2023-13-01 00:00:00,5\n"
+        )
+        .contains("expected a time like"));
+    }
+
+    /// The shipped series equals the Electricity Maps file it was derived from, read as
+    /// published from `../shared/carbon`.
+    #[test]
+    fn shipped_caiso_series_matches_its_source() {
+        let shipped = caiso_2023();
+        assert_eq!(shipped.g_per_kwh.len(), 8760);
+        assert_eq!(shipped.period_s, 8760.0 * 3600.0);
+        let mean = shipped.mean(0.0, shipped.period_s);
+        assert!((mean - 193.96).abs() < 0.01, "{mean}");
+        let source = crate::testing::shared_carbon_dir().join("US-CAL-CISO_2023_hourly.csv");
+        let published = load_carbon_csv(&source).unwrap();
+        assert_eq!(published.start_s, shipped.start_s);
+        assert_eq!(published.g_per_kwh, shipped.g_per_kwh);
+        for zone in ["GB", "DE-LU"] {
+            let series = load_carbon_csv(
+                &crate::testing::shared_carbon_dir().join(format!("{zone}_2023_hourly.csv")),
+            )
+            .unwrap();
+            assert_eq!(series.g_per_kwh.len(), 8760, "{zone}");
+        }
+    }
+
+    #[test]
+    fn civil_dates_count_days_correctly() {
+        assert_eq!(utc_datetime_seconds("1970-01-01 00:00:00"), Some(0));
+        assert_eq!(
+            utc_datetime_seconds("2023-01-01 00:00:00"),
+            Some(1_672_531_200)
+        );
+        assert_eq!(
+            utc_datetime_seconds("2024-03-01 01:00:00"),
+            Some(1_709_254_800)
+        );
+        assert_eq!(utc_datetime_seconds("2023-01-01T00:00:00"), None);
+    }
+}
