@@ -22,6 +22,7 @@ pub mod rng;
 pub mod state;
 pub mod task;
 pub mod testing;
+pub mod training;
 pub mod workload;
 
 pub use carbon::{caiso_2023, load_carbon_csv, CarbonSeries, SyntheticGrid};

@@ -28,3 +28,17 @@ pub fn shuffle<T>(rng: &mut SimRng, items: &mut [T]) {
         items.swap(i, j);
     }
 }
+
+/// A generator for one named thing (a task's derived attributes, a workload class), keyed by
+/// `seed`, a `purpose` and the thing's `key`: the same triple gives the same stream whatever
+/// else was drawn before, so every policy and every bound sees identical derived numbers.
+/// The key is hashed with 64-bit FNV-1a (stable across platforms and releases).
+pub fn keyed(seed: u64, purpose: &str, key: &str) -> SimRng {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = OFFSET;
+    for byte in purpose.bytes().chain([0]).chain(key.bytes()) {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(PRIME);
+    }
+    ChaCha8Rng::seed_from_u64(hash ^ seed.rotate_left(32))
+}
