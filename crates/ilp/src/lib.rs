@@ -21,6 +21,7 @@
 
 mod common;
 pub mod eval;
+pub mod frontier;
 pub mod gap;
 pub mod max_alloc;
 pub mod min_frag;

@@ -54,7 +54,8 @@ impl CarbonSeries {
         if let Some(w) = start_s.windows(2).find(|w| w[1] <= w[0]) {
             return Err(format!("step times must increase: {} then {}", w[0], w[1]));
         }
-        if !(period_s > *start_s.last().expect("non-empty")) || !period_s.is_finite() {
+        let last_step = *start_s.last().expect("non-empty");
+        if !period_s.is_finite() || period_s <= last_step {
             return Err(format!(
                 "the period ({period_s} s) must end after the last step"
             ));

@@ -1,0 +1,455 @@
+//! One job's problem once slot capacities and the budget are priced: the exact cheapest
+//! schedule, JCT plus priced GPU-seconds and budget.
+//!
+//! Within slot `t` a job running at average speed `ρ` (iterations/s, mixing configurations
+//! and idle time) pays, per second of the slot, the lower convex hull of the points
+//! `(0, 0)` and `(v_c, κ[c,t])`, `κ[c,t] = λ·P_c·b_t + μ_t·n_c` (`b_t` the budget per watt-second):
+//! running a mix is never worse than what the hull says, and the hull is reached by mixing
+//! two neighbours. So the cost of doing `w` iterations in a slot is convex piecewise linear in
+//! `w`. A slot before the finishing slot also costs its whole length in JCT; the finishing
+//! slot costs only the time actually run, so its hull uses `1 + κ[c,t]`. For a fixed
+//! finishing slot the job's problem is a separable convex allocation of `W` over slots:
+//! filling the cheapest segments first is optimal. Trying every finishing slot (stopping when
+//! the time of the earlier slots alone exceeds the best cost) gives the exact optimum.
+
+use super::{FrontierInstance, FrontierJob};
+
+/// Prices of the dualised constraints.
+#[derive(Debug, Clone, Copy)]
+pub struct Prices<'a> {
+    /// λ: JCT seconds per unit of budget (kWh or kg).
+    pub budget: f64,
+    /// μ_t: JCT seconds per GPU-second in each slot of the horizon.
+    pub gpu_second: &'a [f64],
+}
+
+/// Budget per watt-second in each slot and after the horizon
+/// ([`FrontierInstance::budget_per_watt_second`]), computed once per instance.
+#[derive(Debug, Clone)]
+pub struct BudgetRates {
+    pub per_slot: Vec<f64>,
+    pub after_horizon: f64,
+}
+
+impl BudgetRates {
+    pub fn of(instance: &FrontierInstance) -> BudgetRates {
+        let (per_slot, after_horizon) = instance.budget_per_watt_second();
+        BudgetRates {
+            per_slot,
+            after_horizon,
+        }
+    }
+
+    fn at(&self, slot: usize) -> f64 {
+        self.per_slot
+            .get(slot)
+            .copied()
+            .unwrap_or(self.after_horizon)
+    }
+}
+
+/// The cheapest schedule of one job at given prices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSchedule {
+    /// JCT + λ·budget used + Σ μ_t·GPU-seconds.
+    pub cost: f64,
+    pub jct_s: f64,
+    pub budget_used: f64,
+    /// GPU-seconds used per slot of the horizon, `(slot, gpu_seconds)`.
+    pub gpu_seconds: Vec<(usize, f64)>,
+}
+
+/// A corner of a slot's cost hull: running speed and cost per second, and which
+/// configuration it is (`None` for idle).
+#[derive(Debug, Clone, Copy)]
+struct Corner {
+    speed: f64,
+    cost_per_s: f64,
+    config: Option<usize>,
+}
+
+/// A piece of a slot's work-cost function: `capacity` iterations at `cost_per_iteration`.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    cost_per_iteration: f64,
+    capacity: f64,
+    slot: usize,
+}
+
+/// The lower convex hull of `(0, 0)` and the configurations' `(speed, cost)` points, from
+/// idle to the fastest configuration (monotone chain; collinear corners dropped).
+fn hull(points: &mut Vec<Corner>) -> Vec<Corner> {
+    points.push(Corner {
+        speed: 0.0,
+        cost_per_s: 0.0,
+        config: None,
+    });
+    points.sort_by(|a, b| {
+        a.speed
+            .total_cmp(&b.speed)
+            .then(a.cost_per_s.total_cmp(&b.cost_per_s))
+    });
+    let mut lower: Vec<Corner> = Vec::with_capacity(points.len());
+    for &p in points.iter() {
+        if lower.last().is_some_and(|l| l.speed == p.speed) {
+            continue; // same speed, higher cost: never on the lower hull
+        }
+        while lower.len() >= 2 {
+            let (a, b) = (lower[lower.len() - 2], lower[lower.len() - 1]);
+            let cross = (b.speed - a.speed) * (p.cost_per_s - a.cost_per_s)
+                - (b.cost_per_s - a.cost_per_s) * (p.speed - a.speed);
+            if cross <= 0.0 {
+                lower.pop();
+            } else {
+                break;
+            }
+        }
+        lower.push(p);
+    }
+    lower
+}
+
+/// What the job pays for running in `slot` (`time_charge` = 1 for the finishing slot).
+fn slot_hull(
+    job: &FrontierJob,
+    prices: &Prices,
+    rates: &BudgetRates,
+    slot: usize,
+    time_charge: f64,
+) -> Vec<Corner> {
+    let gpu_price = prices.gpu_second.get(slot).copied().unwrap_or(0.0);
+    let rate = rates.at(slot);
+    let mut points: Vec<Corner> = job
+        .configs
+        .iter()
+        .enumerate()
+        .map(|(k, c)| Corner {
+            speed: c.iterations_per_s,
+            cost_per_s: time_charge
+                + prices.budget * c.watts * rate
+                + gpu_price * f64::from(c.gpus),
+            config: Some(k),
+        })
+        .collect();
+    hull(&mut points)
+}
+
+/// The hull's pieces as work segments of a slot `available_s` long.
+fn segments(
+    corners: &[Corner],
+    available_s: f64,
+    slot: usize,
+) -> impl Iterator<Item = Segment> + '_ {
+    corners.windows(2).map(move |w| Segment {
+        cost_per_iteration: (w[1].cost_per_s - w[0].cost_per_s) / (w[1].speed - w[0].speed),
+        capacity: (w[1].speed - w[0].speed) * available_s,
+        slot,
+    })
+}
+
+/// Inserts `new` into `sorted` (by cost per iteration, then slot: a stable order).
+fn merge_sorted(sorted: &mut Vec<Segment>, new: impl Iterator<Item = Segment>) {
+    for segment in new {
+        let at = sorted.partition_point(|s| {
+            (s.cost_per_iteration, s.slot) <= (segment.cost_per_iteration, segment.slot)
+        });
+        sorted.insert(at, segment);
+    }
+}
+
+/// Fills `work` iterations from the cheapest of two sorted segment lists; returns the cost
+/// and the iterations taken per slot, or `None` when their capacity is short.
+fn fill(work: f64, a: &[Segment], b: &[Segment], taken: &mut Vec<(usize, f64)>) -> Option<f64> {
+    taken.clear();
+    let (mut i, mut k, mut left, mut cost) = (0, 0, work, 0.0);
+    while left > 1e-12 * work {
+        let next = match (a.get(i), b.get(k)) {
+            (Some(x), Some(y)) if x.cost_per_iteration <= y.cost_per_iteration => {
+                i += 1;
+                x
+            }
+            (Some(x), None) => {
+                i += 1;
+                x
+            }
+            (_, Some(y)) => {
+                k += 1;
+                y
+            }
+            (None, None) => return None,
+        };
+        let amount = next.capacity.min(left);
+        cost += amount * next.cost_per_iteration;
+        left -= amount;
+        match taken.last_mut() {
+            Some((slot, total)) if *slot == next.slot => *total += amount,
+            _ => taken.push((next.slot, amount)),
+        }
+    }
+    Some(cost)
+}
+
+/// The exact cheapest schedule of `job` at `prices`.
+pub fn cheapest_schedule(
+    instance: &FrontierInstance,
+    job: &FrontierJob,
+    prices: &Prices,
+    rates: &BudgetRates,
+) -> JobSchedule {
+    let horizon = instance.horizon_slots;
+    let arrival = instance.arrival_slot(job).min(horizon);
+    let mut before: Vec<Segment> = Vec::new();
+    let mut waited_s = 0.0;
+    let mut best: Option<(f64, usize)> = None;
+    let mut taken = Vec::new();
+    for finish in arrival..=horizon {
+        if best.is_some_and(|(cost, _)| waited_s >= cost) {
+            break; // the earlier slots' time alone already costs more
+        }
+        let finishing = finishing_segments(instance, job, prices, rates, finish);
+        if let Some(cost) = fill(job.iterations, &before, &finishing, &mut taken) {
+            let cost = waited_s + cost;
+            if best.is_none_or(|(b, _)| cost < b) {
+                best = Some((cost, finish));
+            }
+        }
+        if finish < horizon {
+            let available = instance.available_s(job, finish);
+            let corners = slot_hull(job, prices, rates, finish, 0.0);
+            merge_sorted(&mut before, segments(&corners, available, finish));
+            waited_s += available;
+        }
+    }
+    let (_, finish) = best.expect("the slot after the horizon always finishes the job");
+    schedule_finishing_in(instance, job, prices, rates, arrival, finish)
+}
+
+/// The finishing slot's segments (after the horizon: one unlimited segment at the best
+/// cost per iteration, no capacity price).
+fn finishing_segments(
+    instance: &FrontierInstance,
+    job: &FrontierJob,
+    prices: &Prices,
+    rates: &BudgetRates,
+    finish: usize,
+) -> Vec<Segment> {
+    let corners = slot_hull(job, prices, rates, finish, 1.0);
+    if finish >= instance.horizon_slots {
+        let best = corners
+            .iter()
+            .skip(1)
+            .map(|c| c.cost_per_s / c.speed)
+            .fold(f64::INFINITY, f64::min);
+        return vec![Segment {
+            cost_per_iteration: best,
+            capacity: f64::INFINITY,
+            slot: finish,
+        }];
+    }
+    segments(&corners, instance.available_s(job, finish), finish).collect()
+}
+
+/// The schedule that finishes in slot `finish`, with the times it runs each configuration.
+fn schedule_finishing_in(
+    instance: &FrontierInstance,
+    job: &FrontierJob,
+    prices: &Prices,
+    rates: &BudgetRates,
+    arrival: usize,
+    finish: usize,
+) -> JobSchedule {
+    let mut before = Vec::new();
+    for slot in arrival..finish {
+        let corners = slot_hull(job, prices, rates, slot, 0.0);
+        merge_sorted(
+            &mut before,
+            segments(&corners, instance.available_s(job, slot), slot),
+        );
+    }
+    let finishing = finishing_segments(instance, job, prices, rates, finish);
+    let mut taken = Vec::new();
+    fill(job.iterations, &before, &finishing, &mut taken)
+        .expect("this finishing slot was feasible");
+    let mut schedule = JobSchedule {
+        cost: 0.0,
+        jct_s: (arrival..finish)
+            .map(|t| instance.available_s(job, t))
+            .sum(),
+        budget_used: 0.0,
+        gpu_seconds: Vec::new(),
+    };
+    for &(slot, work) in &taken {
+        let charge = if slot == finish { 1.0 } else { 0.0 };
+        let corners = slot_hull(job, prices, rates, slot, charge);
+        let times = if slot >= instance.horizon_slots {
+            // After the horizon: the single best configuration, for as long as it takes.
+            let (k, speed) = corners
+                .iter()
+                .skip(1)
+                .min_by(|a, b| (a.cost_per_s / a.speed).total_cmp(&(b.cost_per_s / b.speed)))
+                .map(|c| (c.config.expect("a configuration"), c.speed))
+                .expect("a job has a configuration");
+            vec![(k, work / speed)]
+        } else {
+            run_times(
+                &corners,
+                work / instance.available_s(job, slot),
+                instance.available_s(job, slot),
+            )
+        };
+        let mut gpu_seconds = 0.0;
+        for (k, seconds) in times {
+            let config = job.configs[k];
+            schedule.budget_used += config.watts * rates.at(slot) * seconds;
+            gpu_seconds += f64::from(config.gpus) * seconds;
+            if slot == finish {
+                schedule.jct_s += seconds;
+            }
+        }
+        if slot < instance.horizon_slots {
+            schedule.gpu_seconds.push((slot, gpu_seconds));
+        }
+    }
+    let gpu_cost: f64 = schedule
+        .gpu_seconds
+        .iter()
+        .map(|&(t, s)| prices.gpu_second[t] * s)
+        .sum();
+    schedule.cost = schedule.jct_s + prices.budget * schedule.budget_used + gpu_cost;
+    schedule
+}
+
+/// Seconds per configuration when a slot `available_s` long runs at average speed `speed`
+/// on the hull: a mix of the two corners around it.
+fn run_times(corners: &[Corner], speed: f64, available_s: f64) -> Vec<(usize, f64)> {
+    let at = corners
+        .windows(2)
+        .position(|w| speed <= w[1].speed * (1.0 + 1e-12))
+        .unwrap_or(corners.len() - 2);
+    let (low, high) = (corners[at], corners[at + 1]);
+    let share_high = ((speed - low.speed) / (high.speed - low.speed)).clamp(0.0, 1.0);
+    [(low, 1.0 - share_high), (high, share_high)]
+        .into_iter()
+        .filter_map(|(corner, share)| corner.config.map(|k| (k, share * available_s)))
+        .filter(|&(_, seconds)| seconds > 0.0)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontier::{BudgetKind, JobConfig};
+
+    fn instance(jobs: Vec<FrontierJob>) -> FrontierInstance {
+        FrontierInstance {
+            jobs,
+            gpus: 4,
+            slot_s: 100.0,
+            horizon_slots: 10,
+            budget: BudgetKind::Energy,
+        }
+    }
+
+    /// With no prices the job runs flat out from its arrival: JCT = work / fastest speed.
+    #[test]
+    fn unpriced_jobs_run_at_full_speed() {
+        let job = FrontierJob {
+            arrival_s: 30.0,
+            iterations: 500.0,
+            configs: vec![
+                JobConfig {
+                    gpus: 1,
+                    iterations_per_s: 1.0,
+                    watts: 100.0,
+                },
+                JobConfig {
+                    gpus: 2,
+                    iterations_per_s: 2.5,
+                    watts: 300.0,
+                },
+            ],
+        };
+        let inst = instance(vec![job.clone()]);
+        let mu = vec![0.0; 10];
+        let prices = Prices {
+            budget: 0.0,
+            gpu_second: &mu,
+        };
+        let schedule = cheapest_schedule(&inst, &job, &prices, &BudgetRates::of(&inst));
+        assert!((schedule.jct_s - 200.0).abs() < 1e-9, "{schedule:?}");
+        assert!((schedule.cost - 200.0).abs() < 1e-9);
+        // 70 s of slot 0 and 100 s of slot 1 at 2 GPUs, then 30 s of slot 2.
+        assert_eq!(schedule.gpu_seconds.len(), 3);
+        assert!((schedule.gpu_seconds[0].1 - 140.0).abs() < 1e-9);
+        let kwh = 200.0 * 300.0 / 3.6e6;
+        assert!((schedule.budget_used - kwh).abs() < 1e-12);
+    }
+
+    /// A high energy price makes the frugal configuration win, a high capacity price in a
+    /// slot makes the job wait it out: both hand-computed.
+    #[test]
+    fn prices_move_the_schedule() {
+        let job = FrontierJob {
+            arrival_s: 0.0,
+            iterations: 100.0,
+            configs: vec![
+                JobConfig {
+                    gpus: 1,
+                    iterations_per_s: 1.0,
+                    watts: 100.0,
+                },
+                JobConfig {
+                    gpus: 2,
+                    iterations_per_s: 2.0,
+                    watts: 400.0,
+                },
+            ],
+        };
+        let inst = instance(vec![job.clone()]);
+        let rates = BudgetRates::of(&inst);
+        let mu = vec![0.0; 10];
+        // λ per kWh such that 1 s at 100 W costs 1 s: λ = 3.6e6 / 100 s/kWh.
+        // Fast: 50 s × (1 + 4) = 250; slow: 100 s × (1 + 1) = 200 → slow wins.
+        let expensive = Prices {
+            budget: 3.6e4,
+            gpu_second: &mu,
+        };
+        let schedule = cheapest_schedule(&inst, &job, &expensive, &rates);
+        assert!((schedule.jct_s - 100.0).abs() < 1e-9, "{schedule:?}");
+        assert!((schedule.cost - 200.0).abs() < 1e-9);
+        // Slot 0 priced at 10 s per GPU-second: cheaper to wait for slot 1 (100 s of waiting
+        // then 50 s at full speed = 150) than to run in slot 0 (≥ 100 × 1 × 10).
+        let mut mu = vec![0.0; 10];
+        mu[0] = 10.0;
+        let congested = Prices {
+            budget: 0.0,
+            gpu_second: &mu,
+        };
+        let schedule = cheapest_schedule(&inst, &job, &congested, &rates);
+        assert!((schedule.jct_s - 150.0).abs() < 1e-9, "{schedule:?}");
+        assert_eq!(schedule.gpu_seconds, vec![(1, 100.0)]);
+    }
+
+    /// A job that cannot finish within the horizon finishes after it, uncapacitated.
+    #[test]
+    fn the_slot_after_the_horizon_always_finishes() {
+        let job = FrontierJob {
+            arrival_s: 950.0,
+            iterations: 1000.0,
+            configs: vec![JobConfig {
+                gpus: 1,
+                iterations_per_s: 1.0,
+                watts: 50.0,
+            }],
+        };
+        let inst = instance(vec![job.clone()]);
+        let mu = vec![0.0; 10];
+        let prices = Prices {
+            budget: 0.0,
+            gpu_second: &mu,
+        };
+        let schedule = cheapest_schedule(&inst, &job, &prices, &BudgetRates::of(&inst));
+        assert!((schedule.jct_s - 1000.0).abs() < 1e-9, "{schedule:?}");
+        assert_eq!(schedule.gpu_seconds, vec![(9, 50.0)]);
+    }
+}

@@ -1,0 +1,130 @@
+//! The Lagrangian JCT–budget envelope against the time-indexed MIP on small instances: the
+//! envelope never exceeds a proven optimum, and how close it comes is measured.
+
+use gapbench_ilp::frontier::{
+    lagrangian_frontier, min_total_jct, BudgetKind, FrontierInstance, FrontierJob,
+    LagrangianOptions,
+};
+use gapbench_ilp::{SolveOptions, SolveStatus};
+use gapbench_model::training::{DvfsProfile, Fidelity, TrainingJob, WorkloadClass};
+use gapbench_model::{GpuModel, SyntheticGrid};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// `jobs` training jobs of the performance model (V100, 1–4 GPUs, 10–50 minutes at their
+/// trace size) arriving over the first hour, on `gpus` GPUs, 10-minute slots (16: long
+/// enough for all of them).
+fn instance(seed: u64, jobs: usize, gpus: u32, budget: BudgetKind) -> FrontierInstance {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let dvfs = DvfsProfile::of(GpuModel::V100M32).unwrap();
+    let jobs = (0..jobs)
+        .map(|_| {
+            let class = WorkloadClass::ALL[rng.random_range(0..4)];
+            let trace_gpus = [1u8, 2, 4][rng.random_range(0..3)];
+            let duration_s = rng.random_range(600.0..3000.0);
+            let job = TrainingJob::from_trace(class, dvfs, trace_gpus, 1000, duration_s);
+            FrontierJob::of_training(&job, rng.random_range(0.0..3600.0), Fidelity::ElasticGpus)
+        })
+        .collect();
+    FrontierInstance {
+        jobs,
+        gpus,
+        slot_s: 600.0,
+        horizon_slots: 16,
+        budget,
+    }
+}
+
+fn options() -> SolveOptions {
+    SolveOptions {
+        time_limit_s: 20.0,
+        threads: Some(1),
+        ..SolveOptions::default()
+    }
+}
+
+/// On instances the MIP proves optimal, the envelope is at or below the optimum at every
+/// budget, from tight to generous, and within a measured distance of it.
+fn check_against_mip(instance: &FrontierInstance) -> Vec<f64> {
+    let frontier = lagrangian_frontier(instance, &LagrangianOptions::default()).unwrap();
+    let mut ratios = Vec::new();
+    for fraction in [0.8, 0.9, 1.0, 1.3] {
+        let budget = frontier.unconstrained_budget * fraction;
+        let mip = min_total_jct(instance, budget, &options()).unwrap();
+        let bound = frontier.total_jct_bound(budget);
+        match mip.status {
+            SolveStatus::Optimal => {
+                let optimum = mip.total_jct_s.unwrap();
+                let bound = bound.expect("a feasible budget has a bound");
+                assert!(
+                    bound <= optimum * (1.0 + 1e-6) + 1e-6,
+                    "budget {budget}: Lagrangian {bound} above the MIP optimum {optimum}"
+                );
+                ratios.push(bound / optimum);
+            }
+            // Not proven within the time limit: the bound still may not pass the incumbent.
+            SolveStatus::TimeLimitWithIncumbent => {
+                let incumbent = mip.total_jct_s.unwrap();
+                assert!(bound.expect("feasible") <= incumbent * (1.0 + 1e-6));
+            }
+            SolveStatus::Infeasible => {}
+            other => panic!("budget {budget}: MIP ended {other:?}"),
+        }
+    }
+    ratios
+}
+
+#[test]
+fn energy_envelope_never_exceeds_the_mip_optimum() {
+    let mut ratios = Vec::new();
+    for seed in 0..3 {
+        ratios.extend(check_against_mip(&instance(seed, 6, 8, BudgetKind::Energy)));
+    }
+    assert!(ratios.len() >= 6, "{ratios:?}");
+    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    eprintln!(
+        "energy: bound/optimum worst {worst:.3}, mean {mean:.3} over {} budgets",
+        ratios.len()
+    );
+}
+
+#[test]
+fn carbon_envelope_never_exceeds_the_mip_optimum() {
+    let grid = SyntheticGrid::CAISO_LIKE.generate("caiso-like", 48, 3);
+    let mut ratios = Vec::new();
+    for seed in 10..13 {
+        ratios.extend(check_against_mip(&instance(
+            seed,
+            8,
+            8,
+            BudgetKind::Carbon(grid.clone()),
+        )));
+    }
+    assert!(!ratios.is_empty());
+    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    eprintln!(
+        "carbon: bound/optimum worst {worst:.3} over {} budgets",
+        ratios.len()
+    );
+}
+
+/// Below the least budget no schedule exists: the envelope says so, and so does the MIP.
+#[test]
+fn a_budget_below_the_least_is_infeasible_for_both() {
+    let instance = instance(5, 6, 8, BudgetKind::Energy);
+    let frontier = lagrangian_frontier(&instance, &LagrangianOptions::default()).unwrap();
+    let too_small = instance.least_budget() * 0.99;
+    assert_eq!(frontier.total_jct_bound(too_small), None);
+    let mip = min_total_jct(&instance, too_small, &options()).unwrap();
+    assert_eq!(mip.status, SolveStatus::Infeasible);
+    // The bound never rises with the budget.
+    let budgets: Vec<f64> = (0..20)
+        .map(|k| instance.least_budget() * (1.0 + 0.1 * k as f64))
+        .collect();
+    let bounds: Vec<f64> = budgets
+        .iter()
+        .map(|b| frontier.total_jct_bound(*b).unwrap())
+        .collect();
+    assert!(bounds.windows(2).all(|w| w[1] <= w[0] + 1e-9), "{bounds:?}");
+}
