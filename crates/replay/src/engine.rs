@@ -18,7 +18,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
 use gapbench_model::frag::REFERENCE_POPULARITY_PCT;
-use gapbench_model::rng::{seeded, shuffle};
+use gapbench_model::rng::{seeded, shuffle, SimRng};
 use gapbench_model::{
     check_placements, Cluster, ClusterState, MetricsTracker, NodeId, Placement, Task, TypicalPods,
 };
@@ -151,7 +151,7 @@ struct TaskRun {
     failed: bool,
     undos: u32,
     /// Share of its node's power, as a weight (see [`Replay::weight`]).
-    weight: f64,
+    weight: u64,
     energy_index_at_start: f64,
     energy_j: f64,
     segments: Vec<(f64, f64, f64)>,
@@ -178,7 +178,7 @@ struct Replay<'a> {
     energy: EnergyMeter,
     active_nodes: u32,
     active_node_seconds: f64,
-    node_weight: Vec<f64>,
+    node_weight: Vec<u64>,
     node_energy_index: Vec<f64>,
     node_index_time: Vec<f64>,
     timeline: Vec<TimelineRow>,
@@ -194,98 +194,109 @@ pub fn run(
     policy: &mut dyn TimePolicy,
     options: &ReplayOptions,
 ) -> ReplayResult {
-    let mut by_name: Vec<Task> = workload.tasks.iter().map(|t| t.task.clone()).collect();
-    by_name.sort_by(|a, b| a.name.cmp(&b.name));
-    let typical = TypicalPods::from_tasks(&by_name, REFERENCE_POPULARITY_PCT);
-    let mut rng = seeded(options.seed);
-    let mut order: Vec<u32> = (0..cluster.len() as u32).collect();
-    shuffle(&mut rng, &mut order);
-    let mut node_rank = vec![0; cluster.len()];
-    for (rank, &node) in order.iter().enumerate() {
-        node_rank[node as usize] = rank as u32;
-    }
-    let state = ClusterState::empty(cluster);
-    let devices = DeviceTable::new(cluster);
-    let tracker = MetricsTracker::new(cluster, &state, &typical);
-    let node_power: Vec<PowerSplit> = (0..cluster.len() as NodeId)
-        .map(|n| {
-            node_power(
-                cluster,
-                n,
-                state.node(n),
-                devices.node(n),
-                &options.power,
-                &options.colocation,
-            )
-        })
-        .collect();
-    let mut power = PowerSplit::default();
-    for p in &node_power {
-        power.add(*p, 1);
-    }
-    let progress: Vec<Progress> = workload
-        .tasks
-        .iter()
-        .map(|t| Progress {
-            remaining_work_s: t.duration_s,
-            since_s: t.arrival_s,
-            slowdown: 1.0,
-            placement: None,
-        })
-        .collect();
-    let first_arrival = workload.tasks.first().map_or(0.0, |t| t.arrival_s);
-    let mut replay = Replay {
-        cluster,
-        workload,
-        options,
-        attributes: derive_attributes(&workload.tasks, options.seed, &options.deadlines),
-        typical,
-        node_rank,
-        state,
-        devices,
-        tracker,
-        runs: progress
-            .iter()
-            .map(|p| TaskRun {
-                progress: *p,
-                generation: 0,
-                starts: 0,
-                capacity: CapacityMode::Reserved,
-                first_start_s: None,
-                end_s: None,
-                failed: false,
-                undos: 0,
-                weight: 0.0,
-                energy_index_at_start: 0.0,
-                energy_j: 0.0,
-                segments: Vec::new(),
-            })
-            .collect(),
-        progress,
-        queue: VecDeque::new(),
-        heap: BinaryHeap::new(),
-        seq: 0,
-        now_s: first_arrival,
-        node_power,
-        power,
-        energy: EnergyMeter::default(),
-        active_nodes: 0,
-        active_node_seconds: 0.0,
-        node_weight: vec![0.0; cluster.len()],
-        node_energy_index: vec![0.0; cluster.len()],
-        node_index_time: vec![first_arrival; cluster.len()],
-        timeline: Vec::with_capacity(3 * workload.tasks.len()),
-        undo_count: 0,
-        violations: Vec::new(),
-    };
-    if let Some(tick) = options.tick_s.filter(|t| *t > 0.0) {
-        replay.push(first_arrival + tick, EventKind::Tick);
-    }
+    let (mut replay, mut rng) = Replay::new(cluster, workload, options);
     replay.main_loop(policy, &mut rng);
     replay.finish(policy.name())
 }
 
 impl<'a> Replay<'a> {
+    /// An empty cluster at the first arrival, and the run's generator (after the node
+    /// priority shuffle).
+    fn new(
+        cluster: &'a Cluster,
+        workload: &'a TimedWorkload,
+        options: &'a ReplayOptions,
+    ) -> (Self, SimRng) {
+        let mut by_name: Vec<Task> = workload.tasks.iter().map(|t| t.task.clone()).collect();
+        by_name.sort_by(|a, b| a.name.cmp(&b.name));
+        let typical = TypicalPods::from_tasks(&by_name, REFERENCE_POPULARITY_PCT);
+        let mut rng = seeded(options.seed);
+        let mut order: Vec<u32> = (0..cluster.len() as u32).collect();
+        shuffle(&mut rng, &mut order);
+        let mut node_rank = vec![0; cluster.len()];
+        for (rank, &node) in order.iter().enumerate() {
+            node_rank[node as usize] = rank as u32;
+        }
+        let state = ClusterState::empty(cluster);
+        let devices = DeviceTable::new(cluster);
+        let tracker = MetricsTracker::new(cluster, &state, &typical);
+        let node_power: Vec<PowerSplit> = (0..cluster.len() as NodeId)
+            .map(|n| {
+                node_power(
+                    cluster,
+                    n,
+                    state.node(n),
+                    devices.node(n),
+                    &options.power,
+                    &options.colocation,
+                )
+            })
+            .collect();
+        let mut power = PowerSplit::default();
+        for p in &node_power {
+            power.add(*p, 1);
+        }
+        let progress: Vec<Progress> = workload
+            .tasks
+            .iter()
+            .map(|t| Progress {
+                remaining_work_s: t.duration_s,
+                since_s: t.arrival_s,
+                slowdown: 1.0,
+                placement: None,
+            })
+            .collect();
+        let first_arrival = workload.tasks.first().map_or(0.0, |t| t.arrival_s);
+        let mut replay = Replay {
+            cluster,
+            workload,
+            options,
+            attributes: derive_attributes(&workload.tasks, options.seed, &options.deadlines),
+            typical,
+            node_rank,
+            state,
+            devices,
+            tracker,
+            runs: progress
+                .iter()
+                .map(|p| TaskRun {
+                    progress: *p,
+                    generation: 0,
+                    starts: 0,
+                    capacity: CapacityMode::Reserved,
+                    first_start_s: None,
+                    end_s: None,
+                    failed: false,
+                    undos: 0,
+                    weight: 0,
+                    energy_index_at_start: 0.0,
+                    energy_j: 0.0,
+                    segments: Vec::new(),
+                })
+                .collect(),
+            progress,
+            queue: VecDeque::new(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now_s: first_arrival,
+            node_power,
+            power,
+            energy: EnergyMeter::default(),
+            active_nodes: 0,
+            active_node_seconds: 0.0,
+            node_weight: vec![0; cluster.len()],
+            node_energy_index: vec![0.0; cluster.len()],
+            node_index_time: vec![first_arrival; cluster.len()],
+            timeline: Vec::with_capacity(3 * workload.tasks.len()),
+            undo_count: 0,
+            violations: Vec::new(),
+        };
+        if let Some(tick) = options.tick_s.filter(|t| *t > 0.0) {
+            replay.push(first_arrival + tick, EventKind::Tick);
+        }
+        (replay, rng)
+    }
+
     fn push(&mut self, time_s: f64, kind: EventKind) {
         self.seq += 1;
         self.heap.push(Reverse(Event {
@@ -310,7 +321,7 @@ impl<'a> Replay<'a> {
         }
     }
 
-    fn main_loop(&mut self, policy: &mut dyn TimePolicy, rng: &mut gapbench_model::rng::SimRng) {
+    fn main_loop(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
         let until = self.options.until_s.unwrap_or(f64::INFINITY);
         let mut next_arrival = 0usize;
         let workload = self.workload;
@@ -378,12 +389,7 @@ impl<'a> Replay<'a> {
         }
     }
 
-    fn handle(
-        &mut self,
-        kind: EventKind,
-        policy: &mut dyn TimePolicy,
-        rng: &mut gapbench_model::rng::SimRng,
-    ) {
+    fn handle(&mut self, kind: EventKind, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
         match kind {
             EventKind::Arrival { task } => {
                 self.queue.push_back(task);
@@ -435,12 +441,7 @@ impl<'a> Replay<'a> {
 
     /// Offers the queue head to the policy until one does not fit. `arrival`: the head just
     /// arrived, so under `OnFull::Fail` a refusal fails it.
-    fn drain(
-        &mut self,
-        policy: &mut dyn TimePolicy,
-        rng: &mut gapbench_model::rng::SimRng,
-        arrival: bool,
-    ) {
+    fn drain(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng, arrival: bool) {
         while let Some(&head) = self.queue.front() {
             match policy.schedule(&self.view(), head, rng) {
                 Action::Place {
@@ -484,21 +485,26 @@ impl<'a> Replay<'a> {
     fn touch_node(&mut self, node: NodeId) {
         let n = node as usize;
         let dt = self.now_s - self.node_index_time[n];
-        if self.node_weight[n] > 0.0 && dt > 0.0 {
+        if self.node_weight[n] > 0 && dt > 0.0 {
             let watts = self.node_power[n].total_mw() as f64 / 1000.0;
-            self.node_energy_index[n] += watts * dt / self.node_weight[n];
+            self.node_energy_index[n] += watts * dt / self.node_weight[n] as f64;
         }
         self.node_index_time[n] = self.now_s;
     }
 
-    /// A task's share of its node: its CPU share plus its share of the node's GPUs.
-    fn weight(&self, task: &Task, node: NodeId) -> f64 {
+    /// A task's share of its node, `cpu/C + gpu_milli/(1000·N)` for a node of `C` milli-CPU
+    /// and `N` GPUs, as an integer numerator over the node's fixed denominator `C·1000·N`
+    /// (so node sums are exact and an undo restores them); at least 1.
+    fn weight(&self, task: &Task, node: NodeId) -> u64 {
         let node_type = self.cluster.node_type(node);
-        let mut weight = f64::from(task.cpu_milli) / f64::from(node_type.cpu_milli.max(1));
-        if node_type.gpu_count > 0 {
-            weight += f64::from(task.total_gpu_milli()) / (1000.0 * f64::from(node_type.gpu_count));
-        }
-        weight.max(1e-9)
+        let cpu = u64::from(task.cpu_milli);
+        let weight = if node_type.gpu_count > 0 {
+            cpu * 1000 * u64::from(node_type.gpu_count)
+                + u64::from(task.total_gpu_milli()) * u64::from(node_type.cpu_milli)
+        } else {
+            cpu
+        };
+        weight.max(1)
     }
 
     /// What `ClusterState` reserves for the task: everything, or CPU and memory only.
@@ -545,8 +551,10 @@ impl<'a> Replay<'a> {
         let bound = self.bound_task(task);
         let node = placement.node;
         if capacity == CapacityMode::Reserved {
+            let free = &self.state.node(node).free_gpu_milli_by_device;
             assert!(
-                self.state.fits(self.cluster, node, &bound),
+                self.state.fits(self.cluster, node, &bound)
+                    && placement.devices.iter().all(|d| free[d] >= bound.gpu_milli),
                 "policy placed {} where it does not fit",
                 bound.name
             );
@@ -600,19 +608,18 @@ impl<'a> Replay<'a> {
         progress.remaining_work_s = remaining;
         progress.since_s = now;
         progress.placement = None;
+        progress.slowdown = 1.0;
         let run = &mut self.runs[i];
         run.generation += 1;
         run.energy_j +=
-            run.weight * (self.node_energy_index[node as usize] - run.energy_index_at_start);
+            run.weight as f64 * (self.node_energy_index[node as usize] - run.energy_index_at_start);
         let weight = run.weight;
         let bound = self.bound_task(task);
         self.state.release(&bound, placement);
         if self.state.node(node).task_count == 0 {
             self.active_nodes -= 1;
-            self.node_weight[node as usize] = 0.0;
-        } else {
-            self.node_weight[node as usize] -= weight;
         }
+        self.node_weight[node as usize] -= weight;
         let attributes = self.attributes[i];
         let gpu_milli = u32::from(self.workload.tasks[i].task.gpu_milli);
         for device in placement.devices.iter() {
@@ -693,15 +700,53 @@ impl<'a> Replay<'a> {
         });
     }
 
-    /// The independent checker on every running task's reservation.
+    /// The independent checker on every running task's reservation. Oversubscribed tasks
+    /// reserve CPU and memory only, so their GPU side is checked here: devices that exist,
+    /// an allowed GPU model, and tenants' peak memory within each device.
     fn check(&mut self) {
-        let running: Vec<(Task, Placement)> = (0..self.runs.len() as u32)
-            .filter_map(|t| {
-                self.progress[t as usize]
-                    .placement
-                    .map(|p| (self.bound_task(t), p))
-            })
-            .collect();
+        let mut running: Vec<(Task, Placement)> = Vec::new();
+        for t in 0..self.runs.len() as u32 {
+            let Some(placement) = self.progress[t as usize].placement else {
+                continue;
+            };
+            match self.runs[t as usize].capacity {
+                CapacityMode::Reserved => running.push((self.bound_task(t), placement)),
+                CapacityMode::Oversubscribed => {
+                    let node_type = self.cluster.node_type(placement.node);
+                    let timed = &self.workload.tasks[t as usize].task;
+                    let devices_ok = placement.devices.len() == usize::from(timed.gpu_count)
+                        && placement
+                            .devices
+                            .iter()
+                            .all(|d| d < usize::from(node_type.gpu_count));
+                    let model_ok = timed.is_cpu_only()
+                        || node_type
+                            .gpu_model
+                            .is_some_and(|m| timed.gpu_models.allows(m));
+                    if !(devices_ok && model_ok) {
+                        self.violations.push(format!(
+                            "at {} s: task {} has a bad GPU set on node {}",
+                            self.now_s, timed.name, placement.node
+                        ));
+                    }
+                    let cpu_only = Placement {
+                        node: placement.node,
+                        devices: gapbench_model::DeviceSet::EMPTY,
+                    };
+                    running.push((self.bound_task(t), cpu_only));
+                }
+            }
+        }
+        for node in 0..self.cluster.len() as NodeId {
+            for (device, load) in self.devices.node(node).iter().enumerate() {
+                if load.memory_permille > 1000 {
+                    self.violations.push(format!(
+                        "at {} s: node {node} device {device} holds {} ‰ of its memory",
+                        self.now_s, load.memory_permille
+                    ));
+                }
+            }
+        }
         for violation in check_placements(self.cluster, running.iter().map(|(t, p)| (t, *p))) {
             self.violations
                 .push(format!("at {} s: {violation}", self.now_s));
@@ -715,7 +760,7 @@ impl<'a> Replay<'a> {
             if let Some(p) = self.progress[t].placement {
                 self.touch_node(p.node);
                 let run = &mut self.runs[t];
-                run.energy_j += run.weight
+                run.energy_j += run.weight as f64
                     * (self.node_energy_index[p.node as usize] - run.energy_index_at_start);
                 run.energy_index_at_start = self.node_energy_index[p.node as usize];
                 if self.options.record_segments {
@@ -764,6 +809,111 @@ impl<'a> Replay<'a> {
             violations: self.violations,
             final_state: self.state,
             final_devices: self.devices,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timed_workload::{PodPhase, Qos, TimedTask};
+    use gapbench_model::{CpuPowerProfile, DeviceSet, GpuModel, NodeType};
+
+    struct Idle;
+
+    impl TimePolicy for Idle {
+        fn name(&self) -> String {
+            "idle".to_string()
+        }
+        fn schedule(&mut self, _: &ReplayView<'_>, task: u32, _: &mut SimRng) -> Action {
+            Action::Queue { task }
+        }
+    }
+
+    fn task(name: &str, gpu_milli: u16) -> TimedTask {
+        TimedTask {
+            task: Task::new(name, 3000, 4096, 1, gpu_milli),
+            qos: Qos::BestEffort,
+            phase: PodPhase::Running,
+            arrival_s: 0.0,
+            duration_s: 500.0,
+            censored: false,
+        }
+    }
+
+    /// Everything an undo must give back, compared exactly.
+    #[allow(clippy::type_complexity)]
+    fn snapshot(
+        r: &Replay<'_>,
+    ) -> (
+        ClusterState,
+        DeviceTable,
+        PowerSplit,
+        Vec<PowerSplit>,
+        gapbench_model::ClusterMetrics,
+        Vec<u64>,
+        u32,
+        Vec<(f64, Option<Placement>)>,
+    ) {
+        (
+            r.state.clone(),
+            r.devices.clone(),
+            r.power,
+            r.node_power.clone(),
+            r.tracker.totals(),
+            r.node_weight.clone(),
+            r.active_nodes,
+            r.progress
+                .iter()
+                .map(|p| (p.slowdown, p.placement))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn undo_restores_the_state_exactly() {
+        let node = NodeType {
+            gpu_model: Some(GpuModel::V100M32),
+            gpu_count: 2,
+            cpu_milli: 32000,
+            memory_mib: 65536,
+        };
+        let cluster = Cluster::new(
+            [("n0".to_string(), node), ("n1".to_string(), node)],
+            CpuPowerProfile::Reference,
+        )
+        .unwrap();
+        let workload = TimedWorkload {
+            tasks: vec![
+                task("a", 300),
+                task("b", 500),
+                task("c", 200),
+                task("d", 1000),
+            ],
+            dropped_pending: 0,
+            trace_end_s: 500.0,
+        };
+        let options = ReplayOptions::default();
+        for capacity in [CapacityMode::Reserved, CapacityMode::Oversubscribed] {
+            let (mut replay, _) = Replay::new(&cluster, &workload, &options);
+            let mut policy = Idle;
+            let on = |node, device| Placement {
+                node,
+                devices: DeviceSet::single(device),
+            };
+            replay.start(0, on(0, 0), capacity, &mut policy);
+            replay.start(1, on(0, 0), capacity, &mut policy);
+            replay.start(3, on(0, 1), capacity, &mut policy);
+            replay.advance(120.0);
+            let before = snapshot(&replay);
+            replay.start(2, on(0, 0), capacity, &mut policy);
+            assert_ne!(snapshot(&replay), before, "the placement changed something");
+            assert!(
+                replay.progress[0].slowdown > 1.03,
+                "three tenants slow each other"
+            );
+            replay.stop(2, &mut policy);
+            assert_eq!(snapshot(&replay), before);
         }
     }
 }
