@@ -76,7 +76,9 @@ pub fn task_rng(seed: u64, name: &str) -> SimRng {
     SimRng::seed_from_u64(task_key(seed, name))
 }
 
-/// Derives the attributes of every task (same order as `tasks`).
+/// Derives the attributes of every task (same order as `tasks`); a task's measured
+/// [`crate::timed_workload::GpuProfile`] replaces the utilisation and memory draws (each
+/// task has its own generator, so this changes no other task's numbers).
 pub fn derive_attributes(
     tasks: &[TimedTask],
     seed: u64,
@@ -92,6 +94,8 @@ pub fn derive_attributes(
             let share = f64::from(timed.task.gpu_milli) / 1000.0;
             let (util_permille, gpu_memory_permille) = if timed.task.is_cpu_only() {
                 (0, 0)
+            } else if let Some(profile) = timed.profile {
+                (profile.util_permille, profile.gpu_memory_permille)
             } else {
                 (
                     ((share * x).clamp(0.05, 1.0) * 1000.0).round() as u32,

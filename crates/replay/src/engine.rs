@@ -838,6 +838,7 @@ mod tests {
             arrival_s: 0.0,
             duration_s: 500.0,
             censored: false,
+            profile: None,
         }
     }
 

@@ -10,6 +10,7 @@
 pub mod attributes;
 pub mod colocation;
 pub mod devices;
+pub mod eaco_setup;
 pub mod energy;
 pub mod engine;
 pub mod openb_like;
@@ -25,4 +26,4 @@ pub use engine::{run, OnFull, ReplayOptions};
 pub use openb_like::openb_like_timed;
 pub use policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
 pub use results::{Distribution, ReplayResult, Summary, TaskRecord, TimelineRow};
-pub use timed_workload::{PodPhase, Qos, TimedTask, TimedWorkload};
+pub use timed_workload::{GpuProfile, PodPhase, Qos, TimedTask, TimedWorkload};

@@ -110,6 +110,7 @@ pub fn openb_like_timed(seed: u64) -> TimedWorkload {
                     duration
                 },
                 censored,
+                profile: None,
             }
         })
         .collect();

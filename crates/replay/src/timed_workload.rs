@@ -92,6 +92,18 @@ pub struct TimedTask {
     pub duration_s: f64,
     /// Still running at the trace end: the duration is a lower bound.
     pub censored: bool,
+    /// Measured GPU behaviour, when the workload knows it (profiled jobs); otherwise it is
+    /// derived (see `attributes`).
+    pub profile: Option<GpuProfile>,
+}
+
+/// A job's measured GPU behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuProfile {
+    /// Actual utilisation of each of its GPUs, per mille.
+    pub util_permille: u32,
+    /// Peak memory on each of its GPUs, per mille of the device's memory.
+    pub gpu_memory_permille: u32,
 }
 
 /// Tasks sorted by arrival (ties keep file order), with what the loading rules removed.
@@ -250,6 +262,7 @@ impl TimedWorkload {
                 arrival_s: creation as f64,
                 duration_s: duration as f64,
                 censored: end == trace_end,
+                profile: None,
             })
             .collect();
         if timed.is_empty() {

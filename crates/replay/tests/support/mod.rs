@@ -46,6 +46,7 @@ pub fn timed(
         arrival_s,
         duration_s,
         censored: false,
+        profile: None,
     }
 }
 
