@@ -24,6 +24,8 @@ pub struct DeviceTable {
     gpu_counts: Vec<u8>,
     /// Devices with at least one tenant.
     pub busy_devices: u32,
+    /// Σ reserved milli-GPU over all devices (above capacity under oversubscription).
+    pub reserved_milli_total: u64,
 }
 
 impl DeviceTable {
@@ -34,6 +36,7 @@ impl DeviceTable {
                 .map(|n| cluster.node_type(n).gpu_count)
                 .collect(),
             busy_devices: 0,
+            reserved_milli_total: 0,
         }
     }
 
@@ -64,6 +67,7 @@ impl DeviceTable {
         load.util_permille += util;
         load.memory_permille += memory;
         load.reserved_milli += reserved;
+        self.reserved_milli_total += u64::from(reserved);
     }
 
     pub fn remove(
@@ -85,6 +89,7 @@ impl DeviceTable {
         load.util_permille -= util;
         load.memory_permille -= memory;
         load.reserved_milli -= reserved;
+        self.reserved_milli_total -= u64::from(reserved);
         if load.tenants.is_empty() {
             self.busy_devices -= 1;
         }

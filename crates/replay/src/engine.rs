@@ -692,7 +692,7 @@ impl<'a> Replay<'a> {
             event,
             power_watts: self.power.total_mw() as f64 / 1000.0,
             energy_kwh: self.energy.total_kwh(),
-            allocated_gpu_pct: 100.0 * metrics.used_gpu_milli as f64 / capacity,
+            allocated_gpu_pct: 100.0 * self.devices.reserved_milli_total as f64 / capacity,
             frag_gpu_milli: metrics.frag_gpu_milli(),
             active_nodes: self.active_nodes,
             active_gpus: self.devices.busy_devices,

@@ -26,4 +26,4 @@ pub use engine::{run, OnFull, ReplayOptions};
 pub use openb_like::openb_like_timed;
 pub use policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
 pub use results::{Distribution, ReplayResult, Summary, TaskRecord, TimelineRow};
-pub use timed_workload::{GpuProfile, PodPhase, Qos, TimedTask, TimedWorkload};
+pub use timed_workload::{GpuProfile, PodPhase, Qos, TimedTask, TimedWorkload, TIME_RULES};

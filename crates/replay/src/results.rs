@@ -20,6 +20,7 @@ pub struct TimelineRow {
     pub event: &'static str,
     pub power_watts: f64,
     pub energy_kwh: f64,
+    /// Reserved milli-GPU over capacity; above 100 only under oversubscription.
     pub allocated_gpu_pct: f64,
     /// FGD fragmentation (milli-GPU no typical task could use); not meaningful under
     /// oversubscription, where reservations are not tracked per device.

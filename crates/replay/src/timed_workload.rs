@@ -16,6 +16,14 @@
 
 use std::path::Path;
 
+/// The loading rules in one paragraph, for `--help` texts and manifests.
+pub const TIME_RULES: &str = "Arrival = creation_time; solo duration = deletion_time − \
+scheduled_time. Pending pods (never scheduled) are dropped and counted; Failed pods are kept \
+with their run time; pods still running at the trace end (deletion_time = the latest \
+deletion_time of the file) are kept with their censored length and flagged. A non-pending \
+pod with a missing or out-of-order time is an error naming file, line and column. \
+--arrival-scale X divides every gap to the first arrival by X; durations are unchanged.";
+
 use gapbench_model::workload::parse_tasks_csv;
 use gapbench_model::{InputError, Task};
 

@@ -155,7 +155,7 @@ impl Eaco {
                 let ok = load.util_permille <= self.config.util_threshold_permille
                     && load.memory_permille + memory <= self.config.memory_threshold_permille
                     && device_has_room(view, node, device, task, self.config.capacity)
-                    && !(no_slack && !load.tenants.is_empty());
+                    && (!no_slack || load.tenants.is_empty());
                 if ok {
                     feasible[count] = (load.util_permille, device);
                     count += 1;
