@@ -1,24 +1,34 @@
 //! EaCO vs its Gavel baselines on the EaCO evaluation setup (`eaco_setup`): energy,
 //! run time, JTT and active nodes, normalised to FIFO, on 64 and 28 servers.
 //!
-//!   cargo run --release -p gapbench-replay --example eaco_study [JOBS] [JOBS_PER_HOUR] [SEED]
+//!   cargo run --release -p gapbench-replay --example eaco_study [JOBS] [JOBS_PER_HOUR] [SEED] [SIGMA]
+//!
+//! SIGMA is the jobs' deadline factor (deadline = arrival + SIGMA · solo duration), 1.2 by
+//! default.
 
 use gapbench_replay::eaco_setup::{eaco_cluster, eaco_jobs};
 use gapbench_replay::policies::{Eaco, EacoConfig, FifoExclusive, FifoPacked, Gandiva};
-use gapbench_replay::{run, CapacityMode, IdlePolicy, PowerSettings, ReplayOptions, TimePolicy};
+use gapbench_replay::{
+    run, CapacityMode, DeadlineFactors, IdlePolicy, PowerSettings, ReplayOptions, TimePolicy,
+};
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let jobs: usize = args.next().map_or(400, |a| a.parse().unwrap());
     let rate: f64 = args.next().map_or(2.0, |a| a.parse().unwrap());
     let seed: u64 = args.next().map_or(42, |a| a.parse().unwrap());
+    let sigma: f64 = args.next().map_or(1.2, |a| a.parse().unwrap());
     let workload = eaco_jobs(jobs, rate, seed);
-    println!("{jobs} jobs, {rate} jobs/h, seed {seed}");
+    println!("{jobs} jobs, {rate} jobs/h, seed {seed}, deadline factor {sigma}");
     for idle in [IdlePolicy::SleepWhenEmpty, IdlePolicy::AlwaysOn] {
         for nodes in [64, 28] {
             let cluster = eaco_cluster(nodes);
             let options = ReplayOptions {
                 seed,
+                deadlines: DeadlineFactors {
+                    burstable: sigma,
+                    ..DeadlineFactors::default()
+                },
                 power: PowerSettings {
                     idle,
                     ..PowerSettings::default()

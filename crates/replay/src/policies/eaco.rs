@@ -16,8 +16,10 @@
 //!    speed): the true slowdowns go into `H`, and if a deadline now fails the placement is
 //!    undone (progress kept) and `j` retries at the head of the queue.
 //!
-//! `j` waits when no candidate passes. A job with no slack (σ = 1: LS, Guaranteed) is never
-//! co-located: any tenant slows it. CPU-only tasks pack onto the busiest fitting node.
+//! `j` waits when no candidate passes. A job with no slack (σ ≤ 1: LS and Guaranteed by
+//! default, or already late) gets devices of its own and nobody joins it there (the paper
+//! gives high-priority jobs exclusive resources). CPU-only tasks pack onto the busiest
+//! fitting node.
 
 use std::collections::HashMap;
 
@@ -136,6 +138,13 @@ impl Eaco {
         end_s <= deadline.max(baseline_end_s) * (1.0 + 1e-12)
     }
 
+    /// Whether the task's deadline allows no slowdown at all (σ ≤ 1).
+    fn needs_exclusive(view: &ReplayView<'_>, task: u32) -> bool {
+        let timed = &view.tasks[task as usize];
+        view.attributes[task as usize].deadline_s - timed.arrival_s
+            <= timed.duration_s * (1.0 + 1e-12)
+    }
+
     fn collect_candidates(&mut self, view: &ReplayView<'_>, task: u32) {
         self.candidates.clear();
         let timed = &view.tasks[task as usize].task;
@@ -143,6 +152,7 @@ impl Eaco {
         let no_slack = {
             let remaining = view.progress[task as usize].remaining_work_s;
             view.attributes[task as usize].deadline_s <= view.now_s + remaining * (1.0 + 1e-12)
+                || Self::needs_exclusive(view, task)
         };
         let wanted = usize::from(timed.gpu_count);
         for node in 0..view.cluster.len() as NodeId {
@@ -155,7 +165,11 @@ impl Eaco {
                 let ok = load.util_permille <= self.config.util_threshold_permille
                     && load.memory_permille + memory <= self.config.memory_threshold_permille
                     && device_has_room(view, node, device, task, self.config.capacity)
-                    && (!no_slack || load.tenants.is_empty());
+                    && (!no_slack || load.tenants.is_empty())
+                    && load
+                        .tenants
+                        .iter()
+                        .all(|&t| !Self::needs_exclusive(view, t));
                 if ok {
                     feasible[count] = (load.util_permille, device);
                     count += 1;
