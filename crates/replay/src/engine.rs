@@ -175,6 +175,8 @@ struct Replay<'a> {
     now_s: f64,
     node_power: Vec<PowerSplit>,
     power: PowerSplit,
+    /// Tasks placed right now.
+    running: u32,
     energy: EnergyMeter,
     active_nodes: u32,
     active_node_seconds: f64,
@@ -281,6 +283,7 @@ impl<'a> Replay<'a> {
             now_s: first_arrival,
             node_power,
             power,
+            running: 0,
             energy: EnergyMeter::default(),
             active_nodes: 0,
             active_node_seconds: 0.0,
@@ -357,9 +360,7 @@ impl<'a> Replay<'a> {
                 self.heap.pop();
             }
             if let EventKind::Tick = event.kind {
-                let busy = next_arrival < tasks.len()
-                    || !self.queue.is_empty()
-                    || self.runs.iter().any(|r| r.progress.placement.is_some());
+                let busy = next_arrival < tasks.len() || !self.queue.is_empty() || self.running > 0;
                 if !busy {
                     continue;
                 }
@@ -564,6 +565,7 @@ impl<'a> Replay<'a> {
             self.active_nodes += 1;
         }
         self.state.bind(&bound, placement);
+        self.running += 1;
         let attributes = self.attributes[i];
         let timed = &self.workload.tasks[i].task;
         for device in placement.devices.iter() {
@@ -616,6 +618,7 @@ impl<'a> Replay<'a> {
         let weight = run.weight;
         let bound = self.bound_task(task);
         self.state.release(&bound, placement);
+        self.running -= 1;
         if self.state.node(node).task_count == 0 {
             self.active_nodes -= 1;
         }

@@ -53,8 +53,11 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Work left at `now_s`.
+    /// Work left at `now_s` (a task that is not running makes no progress).
     pub fn remaining_at(&self, now_s: f64) -> f64 {
+        if self.placement.is_none() {
+            return self.remaining_work_s;
+        }
         (self.remaining_work_s - (now_s - self.since_s) / self.slowdown).max(0.0)
     }
 }

@@ -38,6 +38,7 @@ fn energy_is_the_integral_of_power_on_a_hand_computed_case() {
         },
         record_segments: true,
         check_every_event: true,
+        tick_s: Some(40.0),
         ..ReplayOptions::default()
     };
     let mut policy = policy("fgd", &cluster);
@@ -68,6 +69,22 @@ fn energy_is_the_integral_of_power_on_a_hand_computed_case() {
         "{shared}"
     );
     assert_eq!(summary.slowdown.max, 1.125);
+    // Ticks sample the energy so far: at 80 s, 50 s at 436.5 W then 30 s at 541.5 W.
+    let tick = result
+        .timeline
+        .iter()
+        .find(|r| r.event == "tick" && r.time_s == 80.0)
+        .expect("a tick at 80 s");
+    let so_far_j = 436.5 * 50.0 + 541.5 * 30.0;
+    assert!((tick.energy_kwh * JOULES_PER_KWH - so_far_j).abs() < 1e-6);
+    assert_eq!(tick.power_watts, 541.5);
+    let ticks: Vec<f64> = result
+        .timeline
+        .iter()
+        .filter(|r| r.event == "tick")
+        .map(|r| r.time_s)
+        .collect();
+    assert_eq!(ticks, [40.0, 80.0, 120.0, 160.0]);
 }
 
 #[derive(Debug, Clone)]
@@ -128,7 +145,7 @@ proptest! {
 
     /// For every policy: the checker passes after every event; every task completes exactly
     /// when its speed history has done its work; first starts follow arrival order (strict
-    /// FIFO); the energy curve ends at the total; and a rerun is identical.
+    /// FIFO); energy equals the step integral of the power curve; a rerun is identical.
     #[test]
     fn every_policy_conserves_work_and_keeps_placements_valid(instance in instance()) {
         prop_assume!(!instance.tasks.is_empty());
@@ -162,6 +179,14 @@ proptest! {
             prop_assert_eq!(summary.completed, workload.tasks.len());
             let last = result.timeline.last().unwrap();
             prop_assert!((last.energy_kwh - summary.total_energy_kwh).abs() < 1e-12);
+            // Power is constant between rows: the rows' step integral is the energy.
+            let integral_j: f64 = result
+                .timeline
+                .windows(2)
+                .map(|w| w[0].power_watts * (w[1].time_s - w[0].time_s))
+                .sum();
+            prop_assert!((integral_j - result.energy.total_j()).abs() <= 1e-9 * (1.0 + integral_j),
+                "{name}: ∫power {integral_j} J vs {} J", result.energy.total_j());
             prop_assert_eq!(last.queue_length, 0);
             let mut again = policy(name, &cluster);
             let rerun = run(&cluster, &workload, again.as_mut(), &options);
