@@ -141,7 +141,6 @@ impl Ord for Event {
 /// Per-task bookkeeping of the engine.
 #[derive(Debug, Clone)]
 struct TaskRun {
-    progress: Progress,
     generation: u32,
     /// Number of starts so far (an observation is valid only for the start that asked).
     starts: u32,
@@ -261,8 +260,7 @@ impl<'a> Replay<'a> {
             tracker,
             runs: progress
                 .iter()
-                .map(|p| TaskRun {
-                    progress: *p,
+                .map(|_| TaskRun {
                     generation: 0,
                     starts: 0,
                     capacity: CapacityMode::Reserved,

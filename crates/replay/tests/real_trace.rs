@@ -83,7 +83,7 @@ fn a_loaded_cluster_keeps_every_placement_valid() {
         ..ReplayOptions::default()
     };
     let mut queued_somewhere = false;
-    for name in ["fgd", "eaco-r", "eaco-o", "fifo", "gandiva"] {
+    for name in ["fgd", "eaco-r", "eaco-o", "fifo", "gandiva-o"] {
         let mut p = policy(name, &cluster);
         let result = run(&cluster, &workload, p.as_mut(), &options);
         assert!(

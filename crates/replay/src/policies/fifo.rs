@@ -12,7 +12,7 @@ pub struct FifoExclusive {
 
 impl TimePolicy for FifoExclusive {
     fn name(&self) -> String {
-        "fifo".to_string()
+        format!("fifo{}", super::capacity_suffix(self.capacity))
     }
 
     fn schedule(&mut self, view: &ReplayView<'_>, task: u32, _rng: &mut SimRng) -> Action {

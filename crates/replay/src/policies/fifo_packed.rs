@@ -44,7 +44,7 @@ pub fn pair_devices(
 
 impl TimePolicy for FifoPacked {
     fn name(&self) -> String {
-        "fifo-packed".to_string()
+        format!("fifo-packed{}", super::capacity_suffix(self.capacity))
     }
 
     fn schedule(&mut self, view: &ReplayView<'_>, task: u32, _rng: &mut SimRng) -> Action {

@@ -33,7 +33,7 @@ impl Gandiva {
 
 impl TimePolicy for Gandiva {
     fn name(&self) -> String {
-        "gandiva-simplified".to_string()
+        format!("gandiva{}", super::capacity_suffix(self.capacity))
     }
 
     fn schedule(&mut self, view: &ReplayView<'_>, task: u32, rng: &mut SimRng) -> Action {

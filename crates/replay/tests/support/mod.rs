@@ -3,11 +3,8 @@
 #![allow(dead_code)]
 
 use gapbench_model::{Cluster, CpuPowerProfile, GpuModel, NodeType, Task};
-use gapbench_online::PolicySpec;
-use gapbench_replay::policies::{
-    Eaco, EacoConfig, FifoExclusive, FifoPacked, Gandiva, OnlinePolicy,
-};
-use gapbench_replay::{CapacityMode, PodPhase, Qos, TimePolicy, TimedTask, TimedWorkload};
+use gapbench_replay::policies::{time_policy, Eaco, EacoConfig};
+use gapbench_replay::{PodPhase, Qos, TimePolicy, TimedTask, TimedWorkload};
 
 pub fn node_type(gpus: u8, cpu_cores: u32) -> NodeType {
     NodeType {
@@ -63,7 +60,7 @@ pub fn workload(mut tasks: Vec<TimedTask>) -> TimedWorkload {
     }
 }
 
-/// Every time-mode policy, by name.
+/// Every time-mode policy, by name (plus a noisy EaCO that must undo).
 pub const POLICIES: [&str; 10] = [
     "fgd",
     "pwr",
@@ -72,31 +69,18 @@ pub const POLICIES: [&str; 10] = [
     "eaco-o",
     "eaco-o-noisy",
     "fifo",
-    "fifo-packed",
+    "fifo-packed-o",
+    "gandiva-o",
     "gandiva",
-    "gandiva-r",
 ];
 
 pub fn policy(name: &str, cluster: &Cluster) -> Box<dyn TimePolicy> {
     match name {
-        "eaco-r" => Box::new(Eaco::new(EacoConfig::reserved())),
-        "eaco-o" => Box::new(Eaco::new(EacoConfig::oversubscribed())),
         // Wrong predictions make EaCO co-locate where an observation must undo it.
         "eaco-o-noisy" => Box::new(Eaco::new(EacoConfig {
             prediction_noise: 0.3,
             ..EacoConfig::oversubscribed()
         })),
-        "fifo" => Box::new(FifoExclusive {
-            capacity: CapacityMode::Reserved,
-        }),
-        "fifo-packed" => Box::new(FifoPacked {
-            capacity: CapacityMode::Oversubscribed,
-        }),
-        "gandiva" => Box::new(Gandiva::new(CapacityMode::Oversubscribed)),
-        "gandiva-r" => Box::new(Gandiva::new(CapacityMode::Reserved)),
-        spec => Box::new(OnlinePolicy::new(
-            &spec.parse::<PolicySpec>().expect("valid spec"),
-            cluster,
-        )),
+        name => time_policy(name, cluster).expect("a known policy"),
     }
 }
