@@ -215,3 +215,38 @@ proptest! {
         prop_assert!(result.timeline.iter().all(|r| r.queue_length == 0));
     }
 }
+
+/// `until_s` stops the replay: energy up to that time exactly, unfinished tasks keep the
+/// work they have left (the hand case above, stopped at 100 s).
+#[test]
+fn until_stops_with_exact_energy_and_remaining_work() {
+    let cluster = cluster(&[node_type(1, 64), node_type(0, 32)]);
+    let workload = workload(vec![
+        timed("a", 2000, 1, 500, Qos::BestEffort, 0.0, 100.0),
+        timed("b", 40000, 1, 500, Qos::BestEffort, 50.0, 100.0),
+    ]);
+    let options = ReplayOptions {
+        power: PowerSettings {
+            gpu_mode: GpuPowerMode::Reservation,
+            idle: IdlePolicy::SleepWhenEmpty,
+            sleep_fraction: 0.1,
+        },
+        colocation: ColocationModel {
+            per_tenant_penalty: 0.25,
+            knee_permille: 1000,
+            overload_penalty: 0.0,
+            power_eta: [1.0; 4],
+        },
+        until_s: Some(100.0),
+        ..ReplayOptions::default()
+    };
+    let mut policy = policy("fgd", &cluster);
+    let result = run(&cluster, &workload, policy.as_mut(), &options);
+    assert_eq!(result.end_s, 100.0);
+    let expected_j = 436.5 * 50.0 + 541.5 * 50.0;
+    assert!((result.energy.total_j() - expected_j).abs() < 1e-6);
+    let left: Vec<f64> = result.tasks.iter().map(|t| t.remaining_work_s).collect();
+    assert_eq!(left, [10.0, 60.0]);
+    let summary = result.summary();
+    assert_eq!((summary.completed, summary.unfinished), (0, 2));
+}
