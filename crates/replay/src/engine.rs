@@ -14,7 +14,7 @@
 //! undo the engine offers the head to the policy until one does not fit. With
 //! [`OnFull::Fail`] a task that fits nowhere on arrival fails at once (the sweep's rule).
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use gapbench_model::frag::REFERENCE_POPULARITY_PCT;
@@ -23,120 +23,14 @@ use gapbench_model::{
     check_placements, Cluster, ClusterState, MetricsTracker, NodeId, Placement, Task, TypicalPods,
 };
 
-use crate::attributes::{derive_attributes, DeadlineFactors, TaskAttributes};
-use crate::colocation::ColocationModel;
+use crate::attributes::{derive_attributes, TaskAttributes};
 use crate::devices::DeviceTable;
-use crate::energy::{node_power, EnergyMeter, PowerSettings, PowerSplit};
+use crate::energy::{node_power, EnergyMeter, PowerSplit};
+use crate::events::{Event, EventKind};
+pub use crate::options::{OnFull, ReplayOptions};
 use crate::policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
 use crate::results::{ReplayResult, TaskRecord, TimelineRow};
 use crate::timed_workload::TimedWorkload;
-
-/// What happens to a task that fits nowhere on arrival.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum OnFull {
-    /// It waits in the FIFO queue.
-    #[default]
-    Queue,
-    /// It fails at once and is never retried (the arrival sweep's semantics).
-    Fail,
-}
-
-/// The settings of one replay.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReplayOptions {
-    /// Seeds the node priority order, the policy's random choices and the derived task
-    /// attributes.
-    pub seed: u64,
-    pub on_full: OnFull,
-    pub power: PowerSettings,
-    pub colocation: ColocationModel,
-    pub deadlines: DeadlineFactors,
-    /// Extra work (seconds) a task must redo after an undo; 0 = resume from the checkpoint.
-    pub restart_overhead_s: f64,
-    /// Adds a timeline row every this many seconds (none when `None`).
-    pub tick_s: Option<f64>,
-    /// Stops the replay at this time (seconds since the trace start).
-    pub until_s: Option<f64>,
-    /// Runs the independent placement checker after every event (slow; for tests).
-    pub check_every_event: bool,
-    /// Keeps each task's speed history in [`TaskRecord::segments`] (for tests).
-    pub record_segments: bool,
-}
-
-impl Default for ReplayOptions {
-    fn default() -> Self {
-        ReplayOptions {
-            seed: 42,
-            on_full: OnFull::Queue,
-            power: PowerSettings::default(),
-            colocation: ColocationModel::default(),
-            deadlines: DeadlineFactors::default(),
-            restart_overhead_s: 0.0,
-            tick_s: None,
-            until_s: None,
-            check_every_event: false,
-            record_segments: false,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum EventKind {
-    Completion { task: u32, generation: u32 },
-    Observation { task: u32, start: u32 },
-    Arrival { task: u32 },
-    Tick,
-}
-
-impl EventKind {
-    fn label(self) -> &'static str {
-        match self {
-            EventKind::Completion { .. } => "completion",
-            EventKind::Observation { .. } => "observation",
-            EventKind::Arrival { .. } => "arrival",
-            EventKind::Tick => "tick",
-        }
-    }
-}
-
-/// A heap entry: time, then kind order, then insertion order.
-#[derive(Debug, Clone, Copy)]
-struct Event {
-    time_s: f64,
-    kind: EventKind,
-    seq: u64,
-}
-
-impl Event {
-    fn rank(&self) -> u8 {
-        match self.kind {
-            EventKind::Completion { .. } => 0,
-            EventKind::Observation { .. } => 1,
-            EventKind::Arrival { .. } => 2,
-            EventKind::Tick => 3,
-        }
-    }
-}
-
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Event {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.time_s
-            .total_cmp(&other.time_s)
-            .then(self.rank().cmp(&other.rank()))
-            .then(self.seq.cmp(&other.seq))
-    }
-}
 
 /// Per-task bookkeeping of the engine.
 #[derive(Debug, Clone)]
