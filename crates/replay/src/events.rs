@@ -1,0 +1,62 @@
+//! The engine's events and their order: time, then completions before observations before
+//! arrivals before ticks, then insertion order.
+
+use std::cmp::Ordering;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum EventKind {
+    Completion { task: u32, generation: u32 },
+    Observation { task: u32, start: u32 },
+    Arrival { task: u32 },
+    Tick,
+}
+
+impl EventKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            EventKind::Completion { .. } => "completion",
+            EventKind::Observation { .. } => "observation",
+            EventKind::Arrival { .. } => "arrival",
+            EventKind::Tick => "tick",
+        }
+    }
+}
+
+/// A heap entry: time, then kind order, then insertion order.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Event {
+    pub time_s: f64,
+    pub kind: EventKind,
+    pub seq: u64,
+}
+
+impl Event {
+    pub fn rank(&self) -> u8 {
+        match self.kind {
+            EventKind::Completion { .. } => 0,
+            EventKind::Observation { .. } => 1,
+            EventKind::Arrival { .. } => 2,
+            EventKind::Tick => 3,
+        }
+    }
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Event {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.time_s
+            .total_cmp(&other.time_s)
+            .then(self.rank().cmp(&other.rank()))
+            .then(self.seq.cmp(&other.seq))
+    }
+}

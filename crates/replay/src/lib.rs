@@ -1,0 +1,31 @@
+//! Time-driven replay: tasks arrive at their trace times, wait when nothing fits, run for
+//! their durations at a speed set by who shares their GPUs, and leave. Energy is integrated
+//! exactly from piecewise-constant power; JCT, waits and deadline misses are per task.
+//!
+//! Entry point: [`run`]`(cluster, timed_workload, policy, options) -> ReplayResult`.
+//! Policies: every arrival-sweep policy through [`policies::OnlinePolicy`], EaCO
+//! ([`policies::Eaco`], modes R and O) and EaCO's Gavel baselines (FIFO exclusive,
+//! FIFO_packed, simplified Gandiva). Design: `../shared/spec/time-and-budgets.md` §1, §2, §6.1.
+
+pub mod attributes;
+pub mod colocation;
+pub mod devices;
+pub mod eaco_setup;
+pub mod energy;
+pub mod engine;
+mod events;
+pub mod openb_like;
+pub mod options;
+pub mod policies;
+pub mod policy;
+pub mod results;
+pub mod timed_workload;
+
+pub use attributes::{derive_attributes, DeadlineFactors, TaskAttributes};
+pub use colocation::ColocationModel;
+pub use energy::{GpuPowerMode, IdlePolicy, PowerSettings};
+pub use engine::{run, OnFull, ReplayOptions};
+pub use openb_like::openb_like_timed;
+pub use policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
+pub use results::{Distribution, ReplayResult, Summary, TaskRecord, TimelineRow};
+pub use timed_workload::{GpuProfile, PodPhase, Qos, TimedTask, TimedWorkload, TIME_RULES};

@@ -1,0 +1,330 @@
+//! EaCO, energy-aware co-allocation (Haghshenas & Hashemi, arXiv 2412.08294; spec
+//! time-and-budgets §2.3–2.6), on the engine's events.
+//!
+//! For the queue head `j`:
+//! 1. Candidates (per node, spec §2.3 [D]): devices whose actual utilisation is at most
+//!    `U_threshold` and whose tenants' peak memory plus `j`'s stays within `mem_threshold`
+//!    (and, in EaCO-R, whose free reservation holds `j`'s). A one-GPU task may take any such
+//!    device; a `g`-GPU task takes the `g` least-utilised ones of a node.
+//! 2. Most-utilised candidate first (summed utilisation of the set; ties: nodes already
+//!    hosting work, then lower node id, then lower device index).
+//! 3. Predict the slowdown of the set with `j` from the history `H` (key: the sorted classes
+//!    `(g, m/100, u/100)` of the tenants); an unseen key gets the co-location model plus
+//!    `N(0, σ)` noise, stored as a prediction. Accept the first set where no tenant (nor `j`)
+//!    would finish later than both its deadline and its finish without `j`.
+//! 4. A co-location is observed one epoch later (the longest epoch of the set, at its
+//!    speed): the true slowdowns go into `H`, and if a deadline now fails the placement is
+//!    undone (progress kept) and `j` retries at the head of the queue.
+//!
+//! `j` waits when no candidate passes. A job with no slack (σ ≤ 1: LS and Guaranteed by
+//! default, or already late) gets devices of its own and nobody joins it there (the paper
+//! gives high-priority jobs exclusive resources). CPU-only tasks pack onto the busiest
+//! fitting node.
+
+use std::collections::HashMap;
+
+use rand_distr::{Distribution, Normal};
+
+use gapbench_model::rng::SimRng;
+use gapbench_model::{DeviceSet, NodeId, Placement, MAX_GPUS_PER_NODE};
+
+use crate::policies::gpu_sets::{device_has_room, host_fits};
+use crate::policy::{Action, CapacityMode, ReplayView, TimePolicy};
+
+/// EaCO's thresholds and modes (the paper gives no threshold values; ours are [D]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EacoConfig {
+    /// `Reserved` = EaCO-R (comparable with FGD/PWR), `Oversubscribed` = EaCO-O (the paper).
+    pub capacity: CapacityMode,
+    pub util_threshold_permille: u32,
+    pub memory_threshold_permille: u32,
+    /// σ of the noise on predictions for unseen co-location sets.
+    pub prediction_noise: f64,
+}
+
+impl EacoConfig {
+    pub fn reserved() -> Self {
+        EacoConfig {
+            capacity: CapacityMode::Reserved,
+            util_threshold_permille: 800,
+            memory_threshold_permille: 900,
+            prediction_noise: 0.02,
+        }
+    }
+
+    pub fn oversubscribed() -> Self {
+        EacoConfig {
+            capacity: CapacityMode::Oversubscribed,
+            ..Self::reserved()
+        }
+    }
+}
+
+/// A task's class in the history key: GPU count, milli bucket, utilisation bucket.
+type TaskClass = (u8, u16, u16);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct CandidateKey {
+    util_permille: u32,
+    hosts_work: bool,
+    /// Reversed so that the max-heap order prefers the lower node and device.
+    node: std::cmp::Reverse<NodeId>,
+    first_device: std::cmp::Reverse<u8>,
+    devices: DeviceSet,
+}
+
+pub struct Eaco {
+    config: EacoConfig,
+    /// Slowdown per co-location set: observed, or a (noisy) model prediction.
+    history: HashMap<Vec<TaskClass>, f64>,
+    candidates: Vec<CandidateKey>,
+    /// Observations that found the prediction wrong.
+    pub mispredictions: u32,
+}
+
+impl Eaco {
+    pub fn new(config: EacoConfig) -> Self {
+        Eaco {
+            config,
+            history: HashMap::new(),
+            candidates: Vec::new(),
+            mispredictions: 0,
+        }
+    }
+
+    fn class(view: &ReplayView<'_>, task: u32) -> TaskClass {
+        let timed = &view.tasks[task as usize].task;
+        let util = view.attributes[task as usize].util_permille;
+        (
+            timed.gpu_count,
+            timed.gpu_milli / 100,
+            (util / 100).min(10) as u16,
+        )
+    }
+
+    fn key(view: &ReplayView<'_>, tenants: impl Iterator<Item = u32>) -> Vec<TaskClass> {
+        let mut key: Vec<TaskClass> = tenants.map(|t| Self::class(view, t)).collect();
+        key.sort_unstable();
+        key
+    }
+
+    /// Predicted slowdown of `device` if `task` joins it.
+    fn predict(
+        &mut self,
+        view: &ReplayView<'_>,
+        node: NodeId,
+        device: usize,
+        task: u32,
+        rng: &mut SimRng,
+    ) -> f64 {
+        let load = view.devices.device(node, device);
+        if load.tenants.is_empty() {
+            return 1.0;
+        }
+        let key = Self::key(view, load.tenants.iter().copied().chain([task]));
+        let util = load.util_permille + view.attributes[task as usize].util_permille;
+        let noise = self.config.prediction_noise;
+        *self.history.entry(key).or_insert_with(|| {
+            let model = view.colocation.slowdown(load.tenants.len() + 1, util);
+            let normal = Normal::new(0.0, noise.max(0.0)).expect("valid noise");
+            (model + normal.sample(rng)).max(1.0)
+        })
+    }
+
+    /// Whether a task finishing at `end_s` is acceptable: by its deadline, or no later than
+    /// it would finish anyway at `baseline_end_s`.
+    fn acceptable(view: &ReplayView<'_>, task: u32, end_s: f64, baseline_end_s: f64) -> bool {
+        let deadline = view.attributes[task as usize].deadline_s;
+        end_s <= deadline.max(baseline_end_s) * (1.0 + 1e-12)
+    }
+
+    /// Whether the task's deadline allows no slowdown at all (σ ≤ 1).
+    fn needs_exclusive(view: &ReplayView<'_>, task: u32) -> bool {
+        let timed = &view.tasks[task as usize];
+        view.attributes[task as usize].deadline_s - timed.arrival_s
+            <= timed.duration_s * (1.0 + 1e-12)
+    }
+
+    fn collect_candidates(&mut self, view: &ReplayView<'_>, task: u32) {
+        self.candidates.clear();
+        let timed = &view.tasks[task as usize].task;
+        let memory = view.attributes[task as usize].gpu_memory_permille;
+        let no_slack = {
+            let remaining = view.progress[task as usize].remaining_work_s;
+            view.attributes[task as usize].deadline_s <= view.now_s + remaining * (1.0 + 1e-12)
+                || Self::needs_exclusive(view, task)
+        };
+        let wanted = usize::from(timed.gpu_count);
+        for node in 0..view.cluster.len() as NodeId {
+            if !host_fits(view, node, timed) {
+                continue;
+            }
+            let mut feasible = [(0u32, 0usize); MAX_GPUS_PER_NODE];
+            let mut count = 0;
+            for (device, load) in view.devices.node(node).iter().enumerate() {
+                let ok = load.util_permille <= self.config.util_threshold_permille
+                    && load.memory_permille + memory <= self.config.memory_threshold_permille
+                    && device_has_room(view, node, device, task, self.config.capacity)
+                    && (!no_slack || load.tenants.is_empty())
+                    && load
+                        .tenants
+                        .iter()
+                        .all(|&t| !Self::needs_exclusive(view, t));
+                if ok {
+                    feasible[count] = (load.util_permille, device);
+                    count += 1;
+                }
+            }
+            let hosts_work = view.state.node(node).task_count > 0;
+            let mut push = |devices: DeviceSet, util_permille: u32, first: usize| {
+                self.candidates.push(CandidateKey {
+                    util_permille,
+                    hosts_work,
+                    node: std::cmp::Reverse(node),
+                    first_device: std::cmp::Reverse(first as u8),
+                    devices,
+                })
+            };
+            if wanted == 1 {
+                for &(util, device) in &feasible[..count] {
+                    push(DeviceSet::single(device), util, device);
+                }
+            } else if count >= wanted {
+                let chosen = &mut feasible[..count];
+                chosen.sort_unstable();
+                let chosen = &chosen[..wanted];
+                let devices = chosen
+                    .iter()
+                    .fold(DeviceSet::EMPTY, |set, &(_, d)| set.with(d));
+                let util = chosen.iter().map(|&(u, _)| u).sum();
+                push(devices, util, devices.iter().next().unwrap_or(0));
+            }
+        }
+    }
+
+    /// Places a CPU-only task on the busiest node it fits (most CPU in use, lowest id).
+    fn place_cpu_only(&self, view: &ReplayView<'_>, task: u32) -> Action {
+        let timed = &view.tasks[task as usize].task;
+        let best = (0..view.cluster.len() as NodeId)
+            .filter(|&n| host_fits(view, n, timed))
+            .max_by_key(|&n| {
+                let state = view.state.node(n);
+                let used = view.cluster.node_type(n).cpu_milli - state.cpu_left_milli;
+                (state.task_count > 0, used, std::cmp::Reverse(n))
+            });
+        match best {
+            Some(node) => Action::Place {
+                task,
+                placement: Placement {
+                    node,
+                    devices: DeviceSet::EMPTY,
+                },
+                capacity: self.config.capacity,
+                observe_after_s: None,
+            },
+            None => Action::Queue { task },
+        }
+    }
+}
+
+impl TimePolicy for Eaco {
+    fn name(&self) -> String {
+        match self.config.capacity {
+            CapacityMode::Reserved => "eaco-r".to_string(),
+            CapacityMode::Oversubscribed => "eaco-o".to_string(),
+        }
+    }
+
+    fn schedule(&mut self, view: &ReplayView<'_>, task: u32, rng: &mut SimRng) -> Action {
+        if view.tasks[task as usize].task.is_cpu_only() {
+            return self.place_cpu_only(view, task);
+        }
+        self.collect_candidates(view, task);
+        let mut heap = std::collections::BinaryHeap::from(std::mem::take(&mut self.candidates));
+        let now = view.now_s;
+        let remaining = view.progress[task as usize].remaining_work_s;
+        let mut chosen = None;
+        while let Some(candidate) = heap.pop() {
+            let node = candidate.node.0;
+            let mut slowdown: f64 = 1.0;
+            for device in candidate.devices.iter() {
+                slowdown = slowdown.max(self.predict(view, node, device, task, rng));
+            }
+            let mut ok = Self::acceptable(view, task, now + remaining * slowdown, now + remaining);
+            for device in candidate.devices.iter() {
+                for &tenant in &view.devices.device(node, device).tenants {
+                    if !ok {
+                        break;
+                    }
+                    let progress = &view.progress[tenant as usize];
+                    let left = progress.remaining_at(now);
+                    let current = progress.slowdown;
+                    let end = now + left * current.max(slowdown);
+                    ok = Self::acceptable(view, tenant, end, now + left * current);
+                }
+            }
+            if ok {
+                let shared = candidate
+                    .devices
+                    .iter()
+                    .any(|d| !view.devices.device(node, d).tenants.is_empty());
+                let observe_after_s = shared.then(|| {
+                    let longest_epoch = candidate
+                        .devices
+                        .iter()
+                        .flat_map(|d| view.devices.device(node, d).tenants.iter().copied())
+                        .chain([task])
+                        .map(|t| view.attributes[t as usize].epoch_s)
+                        .fold(0.0, f64::max);
+                    longest_epoch * slowdown
+                });
+                chosen = Some((
+                    Placement {
+                        node,
+                        devices: candidate.devices,
+                    },
+                    observe_after_s,
+                ));
+                break;
+            }
+        }
+        self.candidates = heap.into_vec();
+        match chosen {
+            Some((placement, observe_after_s)) => Action::Place {
+                task,
+                placement,
+                capacity: self.config.capacity,
+                observe_after_s,
+            },
+            None => Action::Queue { task },
+        }
+    }
+
+    fn on_observation(&mut self, view: &ReplayView<'_>, task: u32) -> Vec<Action> {
+        let Some(placement) = view.progress[task as usize].placement else {
+            return Vec::new();
+        };
+        let now = view.now_s;
+        let mut keep = true;
+        for device in placement.devices.iter() {
+            let load = view.devices.device(placement.node, device);
+            let truth = view.device_slowdown(placement.node, device);
+            let key = Self::key(view, load.tenants.iter().copied());
+            if let Some(old) = self.history.insert(key, truth) {
+                if (old - truth).abs() > 1e-9 {
+                    self.mispredictions += 1;
+                }
+            }
+            for &tenant in &load.tenants {
+                let progress = &view.progress[tenant as usize];
+                let left = progress.remaining_at(now);
+                keep &= Self::acceptable(view, tenant, now + left * progress.slowdown, now + left);
+            }
+        }
+        if keep {
+            Vec::new()
+        } else {
+            vec![Action::Undo { task }]
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! Gavel's default baseline as EaCO evaluates it: FIFO with exclusive GPUs. The queue head
+//! gets the lowest-id node with enough untenanted devices, or waits.
+
+use gapbench_model::rng::SimRng;
+
+use crate::policies::gpu_sets::first_exclusive;
+use crate::policy::{Action, CapacityMode, ReplayView, TimePolicy};
+
+pub struct FifoExclusive {
+    pub capacity: CapacityMode,
+}
+
+impl TimePolicy for FifoExclusive {
+    fn name(&self) -> String {
+        format!("fifo{}", super::capacity_suffix(self.capacity))
+    }
+
+    fn schedule(&mut self, view: &ReplayView<'_>, task: u32, _rng: &mut SimRng) -> Action {
+        match first_exclusive(view, task) {
+            Some(placement) => Action::Place {
+                task,
+                placement,
+                capacity: self.capacity,
+                observe_after_s: None,
+            },
+            None => Action::Queue { task },
+        }
+    }
+}

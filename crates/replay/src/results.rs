@@ -1,0 +1,272 @@
+//! What a replay produced, as data, and its serializers: `timeline.csv` (one row per event),
+//! `tasks.csv` (one row per task) and `summary.json`, each written to any `io::Write` (the
+//! harness owns files, atomic writes and manifests).
+
+use std::io;
+
+use serde::Serialize;
+
+use gapbench_model::ClusterState;
+
+use crate::attributes::TaskAttributes;
+use crate::devices::DeviceTable;
+use crate::energy::{EnergyMeter, JOULES_PER_KWH};
+use crate::timed_workload::{PodPhase, Qos};
+
+/// The cluster after one event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimelineRow {
+    pub time_s: f64,
+    pub event: &'static str,
+    pub power_watts: f64,
+    pub energy_kwh: f64,
+    /// Reserved milli-GPU over capacity; above 100 only under oversubscription.
+    pub allocated_gpu_pct: f64,
+    /// FGD fragmentation (milli-GPU no typical task could use); not meaningful under
+    /// oversubscription, where reservations are not tracked per device.
+    pub frag_gpu_milli: f64,
+    pub active_nodes: u32,
+    pub active_gpus: u32,
+    pub queue_length: u32,
+}
+
+/// One task's fate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    pub name: String,
+    pub qos: Qos,
+    pub phase: PodPhase,
+    pub gpu_count: u8,
+    pub gpu_milli: u16,
+    pub arrival_s: f64,
+    pub duration_s: f64,
+    pub censored: bool,
+    pub attributes: TaskAttributes,
+    /// First start (an undone task keeps its first start).
+    pub start_s: Option<f64>,
+    pub end_s: Option<f64>,
+    /// Fit nowhere on arrival under `OnFull::Fail`.
+    pub failed: bool,
+    pub undos: u32,
+    /// Work left when the replay stopped (0 for completed tasks).
+    pub remaining_work_s: f64,
+    /// The task's share of its nodes' energy while it ran.
+    pub energy_kwh: f64,
+    /// Speed history `(from, to, slowdown)`, kept only with `record_segments`.
+    pub segments: Vec<(f64, f64, f64)>,
+}
+
+impl TaskRecord {
+    pub fn wait_s(&self) -> Option<f64> {
+        self.start_s.map(|s| s - self.arrival_s)
+    }
+
+    /// Job completion time: end − arrival.
+    pub fn jct_s(&self) -> Option<f64> {
+        self.end_s.map(|e| e - self.arrival_s)
+    }
+
+    /// Run time over solo duration (1 = never slowed); `None` until it completes.
+    pub fn slowdown(&self) -> Option<f64> {
+        match (self.start_s, self.end_s) {
+            (Some(s), Some(e)) if self.duration_s > 0.0 => Some((e - s) / self.duration_s),
+            (Some(_), Some(_)) => Some(1.0),
+            _ => None,
+        }
+    }
+
+    pub fn deadline_missed(&self) -> bool {
+        self.end_s
+            .is_some_and(|e| e > self.attributes.deadline_s * (1.0 + 1e-12))
+    }
+}
+
+#[derive(Serialize)]
+struct TaskRow<'a> {
+    name: &'a str,
+    qos: &'static str,
+    phase: &'static str,
+    gpu_count: u8,
+    gpu_milli: u16,
+    arrival_s: f64,
+    duration_s: f64,
+    censored: bool,
+    util_permille: u32,
+    gpu_memory_permille: u32,
+    epochs: u32,
+    deadline_s: Option<f64>,
+    start_s: Option<f64>,
+    end_s: Option<f64>,
+    wait_s: Option<f64>,
+    jct_s: Option<f64>,
+    slowdown: Option<f64>,
+    failed: bool,
+    undos: u32,
+    deadline_missed: bool,
+    energy_kwh: f64,
+}
+
+/// Statistics of a sample: mean and nearest-rank percentiles.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct Distribution {
+    pub count: usize,
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Distribution {
+    pub fn of(mut values: Vec<f64>) -> Self {
+        if values.is_empty() {
+            return Distribution::default();
+        }
+        values.sort_by(f64::total_cmp);
+        let rank =
+            |p: f64| values[((p * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
+        Distribution {
+            count: values.len(),
+            mean: values.iter().sum::<f64>() / values.len() as f64,
+            p50: rank(0.50),
+            p95: rank(0.95),
+            p99: rank(0.99),
+            max: values[values.len() - 1],
+        }
+    }
+}
+
+/// The content of `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub policy: String,
+    pub tasks: usize,
+    pub completed: usize,
+    pub failed: usize,
+    /// Still waiting or running when the replay stopped.
+    pub unfinished: usize,
+    pub censored: usize,
+    pub total_energy_kwh: f64,
+    pub gpu_busy_kwh: f64,
+    pub gpu_idle_kwh: f64,
+    pub cpu_kwh: f64,
+    pub sleep_kwh: f64,
+    pub mean_power_watts: f64,
+    /// Time-weighted mean number of nodes with at least one task.
+    pub mean_active_nodes: f64,
+    pub jct_s: Distribution,
+    pub wait_s: Distribution,
+    /// Run time over solo duration, completed tasks.
+    pub slowdown: Distribution,
+    /// From the first arrival to the last event.
+    pub makespan_s: f64,
+    pub undo_count: u32,
+    pub deadline_misses: usize,
+}
+
+/// Everything one replay produced.
+#[derive(Debug, Clone)]
+pub struct ReplayResult {
+    pub policy: String,
+    /// In arrival order (the workload's order).
+    pub tasks: Vec<TaskRecord>,
+    pub timeline: Vec<TimelineRow>,
+    pub energy: EnergyMeter,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub active_node_seconds: f64,
+    pub undo_count: u32,
+    /// Checker findings (only with `check_every_event`); empty when all placements held.
+    pub violations: Vec<String>,
+    pub final_state: ClusterState,
+    pub final_devices: DeviceTable,
+}
+
+impl ReplayResult {
+    pub fn summary(&self) -> Summary {
+        let completed: Vec<&TaskRecord> = self.tasks.iter().filter(|t| t.end_s.is_some()).collect();
+        let failed = self.tasks.iter().filter(|t| t.failed).count();
+        let span = self.end_s - self.start_s;
+        Summary {
+            policy: self.policy.clone(),
+            tasks: self.tasks.len(),
+            completed: completed.len(),
+            failed,
+            unfinished: self.tasks.len() - completed.len() - failed,
+            censored: self.tasks.iter().filter(|t| t.censored).count(),
+            total_energy_kwh: self.energy.total_kwh(),
+            gpu_busy_kwh: self.energy.gpu_busy_j / JOULES_PER_KWH,
+            gpu_idle_kwh: self.energy.gpu_idle_j / JOULES_PER_KWH,
+            cpu_kwh: self.energy.cpu_j / JOULES_PER_KWH,
+            sleep_kwh: self.energy.sleep_j / JOULES_PER_KWH,
+            mean_power_watts: if span > 0.0 {
+                self.energy.total_j() / span
+            } else {
+                0.0
+            },
+            mean_active_nodes: if span > 0.0 {
+                self.active_node_seconds / span
+            } else {
+                0.0
+            },
+            jct_s: Distribution::of(completed.iter().filter_map(|t| t.jct_s()).collect()),
+            wait_s: Distribution::of(self.tasks.iter().filter_map(|t| t.wait_s()).collect()),
+            slowdown: Distribution::of(completed.iter().filter_map(|t| t.slowdown()).collect()),
+            makespan_s: span,
+            undo_count: self.undo_count,
+            deadline_misses: completed.iter().filter(|t| t.deadline_missed()).count(),
+        }
+    }
+
+    /// `timeline.csv`: one row per event.
+    pub fn write_timeline_csv(&self, out: impl io::Write) -> io::Result<()> {
+        let mut writer = csv::Writer::from_writer(out);
+        for row in &self.timeline {
+            writer.serialize(row).map_err(io::Error::other)?;
+        }
+        writer.flush()
+    }
+
+    /// `tasks.csv`: one row per task, derived attributes included.
+    pub fn write_tasks_csv(&self, out: impl io::Write) -> io::Result<()> {
+        let mut writer = csv::Writer::from_writer(out);
+        for t in &self.tasks {
+            writer
+                .serialize(TaskRow {
+                    name: &t.name,
+                    qos: t.qos.name(),
+                    phase: t.phase.name(),
+                    gpu_count: t.gpu_count,
+                    gpu_milli: t.gpu_milli,
+                    arrival_s: t.arrival_s,
+                    duration_s: t.duration_s,
+                    censored: t.censored,
+                    util_permille: t.attributes.util_permille,
+                    gpu_memory_permille: t.attributes.gpu_memory_permille,
+                    epochs: t.attributes.epochs,
+                    deadline_s: t
+                        .attributes
+                        .deadline_s
+                        .is_finite()
+                        .then_some(t.attributes.deadline_s),
+                    start_s: t.start_s,
+                    end_s: t.end_s,
+                    wait_s: t.wait_s(),
+                    jct_s: t.jct_s(),
+                    slowdown: t.slowdown(),
+                    failed: t.failed,
+                    undos: t.undos,
+                    deadline_missed: t.deadline_missed(),
+                    energy_kwh: t.energy_kwh,
+                })
+                .map_err(io::Error::other)?;
+        }
+        writer.flush()
+    }
+
+    /// `summary.json`, pretty-printed, newline-terminated.
+    pub fn write_summary_json(&self, mut out: impl io::Write) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut out, &self.summary()).map_err(io::Error::other)?;
+        writeln!(out)
+    }
+}

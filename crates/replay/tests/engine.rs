@@ -1,0 +1,252 @@
+//! Properties of the time-driven engine on small hand-made and random instances.
+
+mod support;
+
+use proptest::prelude::*;
+
+use gapbench_replay::energy::{GpuPowerMode, JOULES_PER_KWH};
+use gapbench_replay::{
+    run, ColocationModel, IdlePolicy, OnFull, PowerSettings, Qos, ReplayOptions, TimedTask,
+};
+use support::*;
+
+/// One 64-core node with one V100 and one 32-core CPU-only node that stays empty and sleeps.
+/// A (2 cores, half a GPU) runs alone on [0, 50); B (40 cores, half the GPU) joins at 50, and
+/// with a flat 25 % sharing penalty both run at 1/1.25: A's last 50 s of work take 62.5 s
+/// (end 112.5), B has done 50 by then and finishes its last 50 alone (end 162.5).
+/// Power (reference model: 2 sockets × 16 cores, idle 15 W / active 120 W; GPU 300 W busy):
+/// [0, 50): 1 active socket + 1 idle = 135 W CPU + 300 W GPU;
+/// [50, 162.5): 2 active sockets = 240 W + 300 W; the CPU node sleeps at 10 % of 15 W.
+#[test]
+fn energy_is_the_integral_of_power_on_a_hand_computed_case() {
+    let cluster = cluster(&[node_type(1, 64), node_type(0, 32)]);
+    let workload = workload(vec![
+        timed("a", 2000, 1, 500, Qos::BestEffort, 0.0, 100.0),
+        timed("b", 40000, 1, 500, Qos::BestEffort, 50.0, 100.0),
+    ]);
+    let options = ReplayOptions {
+        power: PowerSettings {
+            gpu_mode: GpuPowerMode::Reservation,
+            idle: IdlePolicy::SleepWhenEmpty,
+            sleep_fraction: 0.1,
+        },
+        colocation: ColocationModel {
+            per_tenant_penalty: 0.25,
+            knee_permille: 1000,
+            overload_penalty: 0.0,
+            power_eta: [1.0; 4],
+        },
+        record_segments: true,
+        check_every_event: true,
+        tick_s: Some(40.0),
+        ..ReplayOptions::default()
+    };
+    let mut policy = policy("fgd", &cluster);
+    let result = run(&cluster, &workload, policy.as_mut(), &options);
+    assert!(result.violations.is_empty(), "{:?}", result.violations);
+    let ends: Vec<f64> = result.tasks.iter().map(|t| t.end_s.unwrap()).collect();
+    assert_eq!(ends, [112.5, 162.5]);
+    let expected_j = 435.0 * 50.0 + 540.0 * 112.5 + 1.5 * 162.5;
+    assert!(
+        (result.energy.total_j() - expected_j).abs() < 1e-6,
+        "{:?}",
+        result.energy
+    );
+    assert!((result.energy.cpu_j - (135.0 * 50.0 + 240.0 * 112.5)).abs() < 1e-6);
+    assert!((result.energy.gpu_busy_j - 270.0 * 162.5).abs() < 1e-6);
+    assert!((result.energy.gpu_idle_j - 30.0 * 162.5).abs() < 1e-6);
+    assert!((result.energy.sleep_j - 1.5 * 162.5).abs() < 1e-6);
+    let summary = result.summary();
+    assert!((summary.total_energy_kwh - expected_j / JOULES_PER_KWH).abs() < 1e-12);
+    let last = result.timeline.last().unwrap();
+    assert_eq!(last.time_s, 162.5);
+    assert!((last.energy_kwh - summary.total_energy_kwh).abs() < 1e-12);
+    // The GPU node's energy is shared by its tenants; the sleeping node's is nobody's.
+    let shared: f64 = result.tasks.iter().map(|t| t.energy_kwh).sum();
+    let gpu_node_j = 435.0 * 50.0 + 540.0 * 112.5;
+    assert!(
+        (shared * JOULES_PER_KWH - gpu_node_j).abs() < 1e-6,
+        "{shared}"
+    );
+    assert_eq!(summary.slowdown.max, 1.125);
+    // Ticks sample the energy so far: at 80 s, 50 s at 436.5 W then 30 s at 541.5 W.
+    let tick = result
+        .timeline
+        .iter()
+        .find(|r| r.event == "tick" && r.time_s == 80.0)
+        .expect("a tick at 80 s");
+    let so_far_j = 436.5 * 50.0 + 541.5 * 30.0;
+    assert!((tick.energy_kwh * JOULES_PER_KWH - so_far_j).abs() < 1e-6);
+    assert_eq!(tick.power_watts, 541.5);
+    let ticks: Vec<f64> = result
+        .timeline
+        .iter()
+        .filter(|r| r.event == "tick")
+        .map(|r| r.time_s)
+        .collect();
+    assert_eq!(ticks, [40.0, 80.0, 120.0, 160.0]);
+}
+
+#[derive(Debug, Clone)]
+struct Instance {
+    nodes: Vec<(u8, u32)>,
+    tasks: Vec<TimedTask>,
+}
+
+fn instance() -> impl Strategy<Value = Instance> {
+    let nodes = prop::collection::vec((prop::sample::select(vec![1u8, 2, 4]), 8u32..33), 1..4);
+    let task = (
+        0u32..6,
+        prop::sample::select(vec![200u16, 300, 500, 700, 1000]),
+        1u32..8,
+        0u32..4,
+        0u32..2000,
+        1u32..3000,
+    );
+    (nodes, prop::collection::vec(task, 1..25)).prop_map(|(nodes, raw)| {
+        let tasks = raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, (kind, milli, cores, qos, arrival, duration))| {
+                let (gpus, gpu_milli) = match kind {
+                    0 => (0, 0),
+                    1 => (2, 1000),
+                    _ => (1, milli),
+                };
+                let qos = [
+                    Qos::LatencySensitive,
+                    Qos::Burstable,
+                    Qos::BestEffort,
+                    Qos::BestEffort,
+                ][qos as usize];
+                timed(
+                    &format!("t{i:02}"),
+                    cores * 1000,
+                    gpus,
+                    gpu_milli,
+                    qos,
+                    f64::from(arrival),
+                    f64::from(duration),
+                )
+            })
+            // Every task fits an empty node of the cluster, so none waits forever.
+            .filter(|t| {
+                nodes
+                    .iter()
+                    .any(|&(g, c)| t.task.gpu_count <= g && t.task.cpu_milli <= c * 1000)
+            })
+            .collect();
+        Instance { nodes, tasks }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// For every policy: the checker passes after every event; every task completes exactly
+    /// when its speed history has done its work; first starts follow arrival order (strict
+    /// FIFO); energy equals the step integral of the power curve; a rerun is identical.
+    #[test]
+    fn every_policy_conserves_work_and_keeps_placements_valid(instance in instance()) {
+        prop_assume!(!instance.tasks.is_empty());
+        let types: Vec<_> = instance.nodes.iter().map(|&(g, c)| node_type(g, c)).collect();
+        let cluster = cluster(&types);
+        let workload = workload(instance.tasks.clone());
+        let options = ReplayOptions {
+            record_segments: true,
+            check_every_event: true,
+            colocation: ColocationModel::harsh(),
+            restart_overhead_s: 0.0,
+            ..ReplayOptions::default()
+        };
+        for name in POLICIES {
+            let mut p = policy(name, &cluster);
+            let result = run(&cluster, &workload, p.as_mut(), &options);
+            prop_assert!(result.violations.is_empty(), "{name}: {:?}", result.violations);
+            let mut last_start = f64::NEG_INFINITY;
+            for t in &result.tasks {
+                let end = t.end_s.unwrap_or_else(|| panic!("{name}: {} never ended", t.name));
+                let done: f64 = t.segments.iter().map(|&(a, b, s)| (b - a) / s).sum();
+                prop_assert!((done - t.duration_s).abs() <= 1e-6 * (1.0 + t.duration_s),
+                    "{name}: {} did {done} of {}", t.name, t.duration_s);
+                prop_assert_eq!(t.segments.last().map(|s| s.1), Some(end));
+                prop_assert!(t.segments.windows(2).all(|w| w[0].1 <= w[1].0));
+                let start = t.start_s.unwrap();
+                prop_assert!(start >= last_start, "{name}: {} started before an earlier arrival", t.name);
+                last_start = start;
+            }
+            let summary = result.summary();
+            prop_assert_eq!(summary.completed, workload.tasks.len());
+            let last = result.timeline.last().unwrap();
+            prop_assert!((last.energy_kwh - summary.total_energy_kwh).abs() < 1e-12);
+            // Power is constant between rows: the rows' step integral is the energy.
+            let integral_j: f64 = result
+                .timeline
+                .windows(2)
+                .map(|w| w[0].power_watts * (w[1].time_s - w[0].time_s))
+                .sum();
+            prop_assert!((integral_j - result.energy.total_j()).abs() <= 1e-9 * (1.0 + integral_j),
+                "{name}: ∫power {integral_j} J vs {} J", result.energy.total_j());
+            prop_assert_eq!(last.queue_length, 0);
+            let mut again = policy(name, &cluster);
+            let rerun = run(&cluster, &workload, again.as_mut(), &options);
+            prop_assert_eq!(&rerun.tasks, &result.tasks);
+            prop_assert_eq!(&rerun.timeline, &result.timeline);
+        }
+    }
+
+    /// Under `OnFull::Fail` nothing waits: a task starts at its arrival or fails.
+    #[test]
+    fn on_full_fail_keeps_the_sweeps_semantics(instance in instance()) {
+        prop_assume!(!instance.tasks.is_empty());
+        let types: Vec<_> = instance.nodes.iter().map(|&(g, c)| node_type(g, c)).collect();
+        let cluster = cluster(&types);
+        let workload = workload(instance.tasks.clone());
+        let options = ReplayOptions { on_full: OnFull::Fail, check_every_event: true, ..ReplayOptions::default() };
+        let mut p = policy("fgd", &cluster);
+        let result = run(&cluster, &workload, p.as_mut(), &options);
+        prop_assert!(result.violations.is_empty());
+        for t in &result.tasks {
+            prop_assert!(t.failed != t.start_s.is_some());
+            if let Some(start) = t.start_s {
+                prop_assert_eq!(start, t.arrival_s);
+            }
+        }
+        prop_assert!(result.timeline.iter().all(|r| r.queue_length == 0));
+    }
+}
+
+/// `until_s` stops the replay: energy up to that time exactly, unfinished tasks keep the
+/// work they have left (the hand case above, stopped at 100 s).
+#[test]
+fn until_stops_with_exact_energy_and_remaining_work() {
+    let cluster = cluster(&[node_type(1, 64), node_type(0, 32)]);
+    let workload = workload(vec![
+        timed("a", 2000, 1, 500, Qos::BestEffort, 0.0, 100.0),
+        timed("b", 40000, 1, 500, Qos::BestEffort, 50.0, 100.0),
+    ]);
+    let options = ReplayOptions {
+        power: PowerSettings {
+            gpu_mode: GpuPowerMode::Reservation,
+            idle: IdlePolicy::SleepWhenEmpty,
+            sleep_fraction: 0.1,
+        },
+        colocation: ColocationModel {
+            per_tenant_penalty: 0.25,
+            knee_permille: 1000,
+            overload_penalty: 0.0,
+            power_eta: [1.0; 4],
+        },
+        until_s: Some(100.0),
+        ..ReplayOptions::default()
+    };
+    let mut policy = policy("fgd", &cluster);
+    let result = run(&cluster, &workload, policy.as_mut(), &options);
+    assert_eq!(result.end_s, 100.0);
+    let expected_j = 436.5 * 50.0 + 541.5 * 50.0;
+    assert!((result.energy.total_j() - expected_j).abs() < 1e-6);
+    let left: Vec<f64> = result.tasks.iter().map(|t| t.remaining_work_s).collect();
+    assert_eq!(left, [10.0, 60.0]);
+    let summary = result.summary();
+    assert_eq!((summary.completed, summary.unfinished), (0, 2));
+}
