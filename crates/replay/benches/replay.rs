@@ -5,7 +5,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::load_nodes_csv;
-use gapbench_model::CpuPowerProfile;
+use gapbench_model::{CpuPowerProfile, InputRules};
 use gapbench_online::PolicySpec;
 use gapbench_replay::policies::{Eaco, EacoConfig, FifoExclusive, OnlinePolicy};
 use gapbench_replay::{run, CapacityMode, ReplayOptions, TimePolicy, TimedWorkload};
@@ -17,8 +17,9 @@ fn replays(c: &mut Criterion) {
         CpuPowerProfile::Reference,
     )
     .expect("openb nodes load");
-    let workload = TimedWorkload::load_csv(&dir.join("openb_pod_list_default.csv"))
-        .expect("openb default trace loads");
+    let workload =
+        TimedWorkload::load_csv(&dir.join("openb_pod_list_default.csv"), InputRules::Strict)
+            .expect("openb default trace loads");
     let options = ReplayOptions::default();
     let mut group = c.benchmark_group("replay_default_trace");
     group.sample_size(10);

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::load_nodes_csv;
-use gapbench_model::CpuPowerProfile;
+use gapbench_model::{CpuPowerProfile, InputRules};
 use gapbench_replay::policies::{
     Eaco, EacoConfig, FifoExclusive, FifoPacked, Gandiva, OnlinePolicy,
 };
@@ -25,10 +25,11 @@ fn main() {
         CpuPowerProfile::Reference,
     )
     .expect("nodes");
-    let workload = TimedWorkload::load_csv(&dir.join("openb_pod_list_default.csv"))
-        .expect("tasks")
-        .with_arrival_scale(scale)
-        .expect("scale");
+    let workload =
+        TimedWorkload::load_csv(&dir.join("openb_pod_list_default.csv"), InputRules::Strict)
+            .expect("tasks")
+            .with_arrival_scale(scale)
+            .expect("scale");
     println!(
         "{} tasks ({} Pending dropped, {} censored), arrival scale {scale}",
         workload.tasks.len(),

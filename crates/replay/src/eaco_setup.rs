@@ -76,5 +76,6 @@ pub fn eaco_jobs(jobs: usize, jobs_per_hour: f64, seed: u64) -> TimedWorkload {
         tasks,
         dropped_pending: 0,
         trace_end_s: end,
+        adjustments: Vec::new(),
     }
 }

@@ -788,6 +788,7 @@ mod tests {
             ],
             dropped_pending: 0,
             trace_end_s: 500.0,
+            adjustments: Vec::new(),
         };
         let options = ReplayOptions::default();
         for capacity in [CapacityMode::Reserved, CapacityMode::Oversubscribed] {

@@ -119,6 +119,7 @@ pub fn openb_like_timed(seed: u64) -> TimedWorkload {
         tasks,
         dropped_pending: 0,
         trace_end_s: OPENB_TRACE_END_S,
+        adjustments: Vec::new(),
     }
 }
 

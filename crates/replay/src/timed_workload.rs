@@ -24,8 +24,8 @@ deletion_time of the file) are kept with their censored length and flagged. A no
 pod with a missing or out-of-order time is an error naming file, line and column. \
 --arrival-scale X divides every gap to the first arrival by X; durations are unchanged.";
 
-use gapbench_model::workload::parse_tasks_csv;
-use gapbench_model::{InputError, Task};
+use gapbench_model::workload::{parse_tasks_csv, TaskList};
+use gapbench_model::{Adjustment, InputError, InputRules, Task};
 
 /// The pod's QoS class, which decides its deadline class (spec §2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -122,6 +122,9 @@ pub struct TimedWorkload {
     pub dropped_pending: usize,
     /// The latest `deletion_time` of the source, in seconds.
     pub trace_end_s: f64,
+    /// Values the task loader converted as the reference simulator does (see
+    /// `gapbench_model::input_rules`); empty for the shipped traces and generated workloads.
+    pub adjustments: Vec<Adjustment>,
 }
 
 /// The time columns time mode needs besides the resource columns.
@@ -135,15 +138,19 @@ const TIME_COLUMNS: [&str; 5] = [
 
 impl TimedWorkload {
     /// Loads an openb pod list with its times.
-    pub fn load_csv(path: &Path) -> Result<TimedWorkload, InputError> {
+    pub fn load_csv(path: &Path, rules: InputRules) -> Result<TimedWorkload, InputError> {
         let text =
             std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
-        Self::parse_csv(path, &text)
+        Self::parse_csv(path, &text, rules)
     }
 
     /// Parses an openb pod list with its times (rules in the module documentation).
-    pub fn parse_csv(file: &Path, text: &[u8]) -> Result<TimedWorkload, InputError> {
-        let tasks = parse_tasks_csv(file, text)?;
+    pub fn parse_csv(
+        file: &Path,
+        text: &[u8],
+        rules: InputRules,
+    ) -> Result<TimedWorkload, InputError> {
+        let TaskList { tasks, adjustments } = parse_tasks_csv(file, text, rules)?;
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
             .trim(csv::Trim::All)
@@ -284,6 +291,7 @@ impl TimedWorkload {
             tasks: timed,
             dropped_pending,
             trace_end_s: trace_end as f64,
+            adjustments,
         })
     }
 
@@ -311,7 +319,11 @@ mod tests {
     const HEADER: &str = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
 
     fn parse(rows: &str) -> Result<TimedWorkload, InputError> {
-        TimedWorkload::parse_csv(Path::new("pods.csv"), format!("{HEADER}{rows}").as_bytes())
+        TimedWorkload::parse_csv(
+            Path::new("pods.csv"),
+            format!("{HEADER}{rows}").as_bytes(),
+            InputRules::Strict,
+        )
     }
 
     #[test]
@@ -356,6 +368,7 @@ mod tests {
         let e = TimedWorkload::parse_csv(
             Path::new("multigpu.csv"),
             b"name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,1,0,0\n",
+            InputRules::Strict,
         )
         .unwrap_err();
         assert!(e.message.contains("creation_time"), "{e}");

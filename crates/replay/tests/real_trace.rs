@@ -4,7 +4,7 @@ mod support;
 
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::load_nodes_csv;
-use gapbench_model::{ClusterState, CpuPowerProfile};
+use gapbench_model::{ClusterState, CpuPowerProfile, InputRules};
 use gapbench_replay::{run, ReplayOptions, TimedWorkload};
 use support::{policy, POLICIES};
 
@@ -15,8 +15,9 @@ fn load() -> (gapbench_model::Cluster, TimedWorkload) {
         CpuPowerProfile::Reference,
     )
     .expect("openb nodes load");
-    let workload = TimedWorkload::load_csv(&dir.join("openb_pod_list_default.csv"))
-        .expect("openb default trace loads");
+    let workload =
+        TimedWorkload::load_csv(&dir.join("openb_pod_list_default.csv"), InputRules::Strict)
+            .expect("openb default trace loads");
     (cluster, workload)
 }
 

@@ -57,6 +57,7 @@ pub fn workload(mut tasks: Vec<TimedTask>) -> TimedWorkload {
         tasks,
         dropped_pending: 0,
         trace_end_s: end,
+        adjustments: Vec::new(),
     }
 }
 
