@@ -7,6 +7,7 @@ pub mod figures;
 pub mod gap;
 pub mod io;
 pub mod manifest;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod summary;
