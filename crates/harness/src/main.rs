@@ -441,7 +441,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Bench(args) => bench(args),
         Command::Merge(args) => merge(args),
-        Command::Figures { dir } => gapbench::bench::redraw(&dir).map(|figures| {
+        Command::Figures { dir } => gapbench_report::redraw(&dir).map(|figures| {
             println!(
                 "{} figure files and REPORT.md written in {}",
                 figures.len(),

@@ -9,8 +9,9 @@ use gapbench_model::workload::{
     OPENB_LIKE_TASK_SHAPES,
 };
 use gapbench_model::{Cluster, CpuPowerProfile, Task};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+pub use gapbench_results::InputFingerprint;
 
 /// A cluster and a task list, with where each came from.
 #[derive(Debug, Clone)]
@@ -18,15 +19,6 @@ pub struct Workload {
     pub cluster: Cluster,
     pub tasks: Vec<Task>,
     pub inputs: Vec<InputFingerprint>,
-}
-
-/// One input, named and hashed so a result can be traced to exactly what produced it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct InputFingerprint {
-    pub role: String,
-    /// A file path as given, or `embedded:openb-like/…`.
-    pub source: String,
-    pub sha256: String,
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

@@ -6,8 +6,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const DATA: &str = "../report/tests/data/synthetic";
-const GOLDEN: &str = "../report/tests/data/synthetic-golden";
+const DATA: &str = "tests/data/synthetic";
+const GOLDEN: &str = "tests/data/synthetic-golden";
 
 fn temp_copy_of(data: &Path) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gapbench-golden-{}", std::process::id()));
@@ -39,7 +39,7 @@ fn redrawn_figures_and_report_match_the_golden_files() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (data, golden) = (root.join(DATA), root.join(GOLDEN));
     let dir = temp_copy_of(&data);
-    gapbench::bench::redraw(&dir).unwrap();
+    gapbench_report::redraw(&dir).unwrap();
     let drawn = compared_files(&dir);
     if std::env::var_os("GAPBENCH_BLESS").is_some() {
         let _ = fs::remove_dir_all(&golden);
