@@ -85,7 +85,7 @@ struct GapArgs {
     /// Largest cluster solved with the exact per-node model; larger clusters get relaxation bounds (power, alloc).
     #[arg(long, value_name = "N", default_value_t = 128)]
     exact_max_nodes: usize,
-    /// Output folder (gaps.csv, pareto.csv, manifest.json).
+    /// Output folder (gaps.csv, fronts.csv, manifest.json).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
 }

@@ -320,6 +320,22 @@ fn gap_figures_explain_status_whiskers_and_skipped_rows() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Every label the solver writes parses: an `unsupported: …` row (a fragmentation bound
+/// asked for beyond the exact model's size) is read and counted as not plotted.
+#[test]
+fn unsupported_rows_are_read_and_counted() {
+    let dir = temp_dir("unsupported");
+    let gaps = format!(
+        "{GAPS_CSV}default,90,frag,fgd,42,200,800,5200,,,\"unsupported: no fragmentation bound beyond 128 nodes, use --sample-nodes\",,,0.0\n\
+         default,90,frag,pwr,42,20,80,6100,5000,5000,optimal,22,22,1.0\n"
+    );
+    fs::write(dir.join("gaps.csv"), gaps).unwrap();
+    draw_all(&dir).unwrap();
+    let frag = read_svg(&dir, "gaps_default_frag");
+    assert!(frag.contains("rows not plotted: 1 unsupported"), "{frag}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn pareto_figure_labels_front_and_policies() {
     let dir = temp_dir("pareto");
