@@ -23,7 +23,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use gapbench_model::{CpuPowerProfile, NodeOrder, TaskOrder};
 use gapbench_results::csv_text::field as csv_field;
-use gapbench_results::{FrontRow, GapRow, ParetoPoint, PointKind, GAPS_CSV, PARETO_CSV};
+use gapbench_results::{FrontRow, GapRow, ParetoPoint, PointKind, RunRow, GAPS_CSV, PARETO_CSV};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -436,7 +436,7 @@ pub fn finish_folder(out: &Path) -> Result<()> {
 /// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order.
 fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
     let mut grid = format!("trace,family,policy,seed,{SAMPLE_COLUMNS}\n");
-    let mut runs = String::from("trace,family,policy,seed,events,placed,failed,cloned_tasks,removed_tasks,final_arrived_pct,final_alloc_pct,final_frag_ratio_pct,final_power_total_w\n");
+    let mut runs = format!("{}\n", RunRow::CSV_HEADER);
     let mut mean = format!("trace,family,policy,seeds,{SAMPLE_COLUMNS}\n");
     let mut group: Vec<SeedSummary> = Vec::new();
     for (i, cell) in cells.iter().enumerate() {
@@ -458,21 +458,22 @@ fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
             )?;
         }
         let f = &s.final_sample;
-        writeln!(
-            runs,
-            "{},{family},{policy},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.2}",
-            cell.trace,
-            cell.seed,
-            s.events,
-            s.placed,
-            s.failed,
-            s.cloned_tasks,
-            s.removed_tasks,
-            f.arrived_pct,
-            f.alloc_pct,
-            f.frag_ratio_pct,
-            f.power_total_w
-        )?;
+        let run = RunRow {
+            trace: cell.trace.clone(),
+            family: family.to_string(),
+            policy: record.policy.clone(),
+            seed: cell.seed,
+            events: s.events,
+            placed: s.placed,
+            failed: s.failed,
+            cloned_tasks: s.cloned_tasks,
+            removed_tasks: s.removed_tasks,
+            final_arrived_pct: f.arrived_pct,
+            final_alloc_pct: f.alloc_pct,
+            final_frag_ratio_pct: f.frag_ratio_pct,
+            final_power_total_w: f.power_total_w,
+        };
+        writeln!(runs, "{}", run.csv_line())?;
         group.push(record.summary);
         let last_of_group = cells
             .get(i + 1)

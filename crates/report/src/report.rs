@@ -8,7 +8,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use gapbench_results::io::write_atomic;
 use gapbench_results::table::read_rows;
-use gapbench_results::{GapRow, MatrixDescription, GAPS_CSV, MEAN_GRID_CSV, REPORT_MD, RUNS_CSV};
+use gapbench_results::{
+    GapRow, MatrixDescription, MeanGridRow, RunRow, GAPS_CSV, MEAN_GRID_CSV, REPORT_MD, RUNS_CSV,
+};
 use serde::Deserialize;
 
 use crate::figures::FIGURES_DIR;
@@ -23,24 +25,6 @@ const REFERENCE_ALLOCATION: [(&str, f64, f64); 6] = [
     ("bestfit", 92.86, 93.08),
     ("fgd", 95.23, 95.39),
 ];
-
-#[derive(Debug, Deserialize)]
-struct MeanRow {
-    trace: String,
-    policy: String,
-    seeds: usize,
-    arrived_pct: f64,
-    alloc_pct: f64,
-    frag_ratio_pct: f64,
-    power_total_w: f64,
-}
-
-#[derive(Debug, Deserialize)]
-struct RunRow {
-    trace: String,
-    policy: String,
-    final_alloc_pct: f64,
-}
 
 /// Mean final allocation (after the last event, ≈ 130 % arrived) per (trace, policy).
 fn final_allocation(rows: &[RunRow]) -> BTreeMap<(String, String), f64> {
@@ -68,9 +52,9 @@ fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
 }
 
 /// Mean values per (trace, policy) at each integer arrived percent, in file order.
-type Curves = BTreeMap<String, Vec<(String, Vec<MeanRow>)>>;
+type Curves = BTreeMap<String, Vec<(String, Vec<MeanGridRow>)>>;
 
-fn curves(rows: Vec<MeanRow>) -> Curves {
+fn curves(rows: Vec<MeanGridRow>) -> Curves {
     let mut by_trace: Curves = BTreeMap::new();
     for row in rows {
         let policies = by_trace.entry(row.trace.clone()).or_default();
@@ -83,7 +67,7 @@ fn curves(rows: Vec<MeanRow>) -> Curves {
 }
 
 /// The value at integer percent `a` (the last grid point when the curve stops short).
-fn at(points: &[MeanRow], a: usize) -> &MeanRow {
+fn at(points: &[MeanGridRow], a: usize) -> &MeanGridRow {
     points
         .iter()
         .find(|p| p.arrived_pct.round() as usize == a)

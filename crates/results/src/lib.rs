@@ -14,6 +14,7 @@ pub mod io;
 pub mod matrix;
 pub mod objective;
 pub mod pareto;
+pub mod runs;
 pub mod status;
 pub mod table;
 
@@ -22,6 +23,7 @@ pub use gap_row::GapRow;
 pub use matrix::{InputFingerprint, MatrixDescription, Seeds};
 pub use objective::Objective;
 pub use pareto::{ParetoPoint, PointKind};
+pub use runs::{MeanGridRow, RunRow};
 pub use status::SolveStatus;
 
 /// Per-integer-percent means over seeds, one row per (trace, policy, arrived %).

@@ -68,9 +68,13 @@ pub fn read_rows<T: DeserializeOwned>(path: &Path, required: &[&str]) -> Result<
             anyhow!("{}: line {line}: {e}", path.display())
         })?;
         let line = record.position().map_or(0, csv::Position::line);
-        let value = record
-            .deserialize(Some(&headers))
-            .map_err(|e| anyhow!("{}: line {line}: {}", path.display(), field_error(&e)))?;
+        let value = record.deserialize(Some(&headers)).map_err(|e| {
+            anyhow!(
+                "{}: line {line}: {}",
+                path.display(),
+                field_error(&e, &headers)
+            )
+        })?;
         rows.push(Row {
             line,
             record,
@@ -87,14 +91,16 @@ pub fn read_rows<T: DeserializeOwned>(path: &Path, required: &[&str]) -> Result<
     }))
 }
 
-/// A deserialisation error without the csv crate's record and byte positions (the caller
-/// names the line).
-fn field_error(error: &csv::Error) -> String {
+/// A deserialisation error naming the column, without the csv crate's record and byte
+/// positions (the caller names the line).
+fn field_error(error: &csv::Error, headers: &csv::StringRecord) -> String {
     match error.kind() {
-        csv::ErrorKind::Deserialize { err, .. } => match err.field() {
-            Some(i) => format!("field {}: {}", i + 1, err.kind()),
-            None => err.kind().to_string(),
-        },
+        csv::ErrorKind::Deserialize { err, .. } => {
+            match err.field().and_then(|i| headers.get(i as usize)) {
+                Some(column) => format!("column `{column}`: {}", err.kind()),
+                None => err.kind().to_string(),
+            }
+        }
         _ => error.to_string(),
     }
 }
