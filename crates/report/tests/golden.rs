@@ -1,10 +1,14 @@
 //! Byte-identical guard: redraws the committed synthetic results folder and compares every
-//! SVG and `REPORT.md` with the files the code drew when they were blessed. Any change in
-//! what users see shows up here; regenerate deliberately with `GAPBENCH_BLESS=1` and say why
-//! in the commit message.
+//! SVG and `REPORT.md` with the files the code drew when they were blessed, and every PNG
+//! with its blessed SHA-256 (`png-sha256.txt`; the PNGs themselves would be ~1 MB). PNGs are
+//! deterministic: plotters rasterises the embedded font in pure Rust. Any change in what
+//! users see shows up here; regenerate deliberately with `GAPBENCH_BLESS=1` and say why in
+//! the commit message.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
 
 const DATA: &str = "tests/data/synthetic";
 const GOLDEN: &str = "tests/data/synthetic-golden";
@@ -34,6 +38,27 @@ fn compared_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// `<sha256>  figures/<name>.png` for every PNG under `dir`, in name order.
+fn png_hashes(dir: &Path) -> String {
+    let mut names: Vec<String> = fs::read_dir(dir.join("figures"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".png"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|name| {
+            let bytes = fs::read(dir.join("figures").join(name)).unwrap();
+            let hex: String = Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            format!("{hex}  figures/{name}\n")
+        })
+        .collect()
+}
+
 #[test]
 fn redrawn_figures_and_report_match_the_golden_files() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -47,6 +72,7 @@ fn redrawn_figures_and_report_match_the_golden_files() {
         for file in &drawn {
             fs::copy(dir.join(file), golden.join(file)).unwrap();
         }
+        fs::write(golden.join("png-sha256.txt"), png_hashes(&dir)).unwrap();
     }
     assert_eq!(
         drawn,
@@ -66,5 +92,11 @@ fn redrawn_figures_and_report_match_the_golden_files() {
             dir.display()
         );
     }
+    assert_eq!(
+        png_hashes(&dir),
+        fs::read_to_string(golden.join("png-sha256.txt")).unwrap(),
+        "PNGs differ from the golden hashes (left in {})",
+        dir.display()
+    );
     fs::remove_dir_all(&dir).unwrap();
 }
