@@ -226,7 +226,7 @@ fn power_section(out: &mut String, curves: &Curves) -> Result<()> {
 
 fn gaps_section(out: &mut String, rows: &[(&str, &GapRow)]) -> Result<()> {
     writeln!(out, "## Exact gaps\n")?;
-    writeln!(out, "For the very tasks each heuristic faced at a checkpoint, the best any placement could do (HiGHS). Power and fragmentation gaps are `(heuristic − optimum) / optimum` in %; the allocation gap is `optimum − heuristic` in percentage points of GPU capacity. The true gap lies in [low, high]: `low` against the solver's best placement, `high` against its proven bound; they are equal when the status is `optimal`. A `time_limit` or `relaxation` row is an interval, never a fake optimum.\n")?;
+    writeln!(out, "For the very tasks each heuristic faced at a checkpoint, the best any placement could do (HiGHS). Power and fragmentation gaps are `(heuristic − optimum) / optimum` in %; the allocation gap is `optimum − heuristic` in percentage points of GPU capacity. The true gap lies in [low, high]: `low` against the solver's best placement, `high` against its proven bound; they are equal when the status is `optimal`. A `time_limit`, `gap_limit` or `relaxation_bound` row is an interval, never a fake optimum.\n")?;
     writeln!(out, "| trace | checkpoint | objective | policy | nodes | tasks | heuristic | incumbent | bound | status | gap low | gap high | solve s |")?;
     writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")?;
     let number = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.2}"));
