@@ -16,6 +16,8 @@
 
 mod perf;
 mod prerequisites;
+#[cfg(test)]
+mod tidy;
 
 use std::process::Command;
 

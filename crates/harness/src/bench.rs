@@ -22,14 +22,16 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
-use gapbench_online::PolicySpec;
+use gapbench_results::csv_text::field as csv_field;
+use gapbench_results::{FrontRow, GapRow, ParetoPoint, PointKind, RunRow, GAPS_CSV, PARETO_CSV};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::bench_spec::{parse_policies, trace_family, BenchSpec};
-use crate::gap::{gap_study, gaps_csv, parse_objectives, GapSettings, GAPS_HEADER};
+use crate::cells::{cell_path, finished, finished_gap, gap_cell_path, run_gap_cell, CellRecord};
+pub use crate::cells::{Cell, GapCell};
+use crate::gap::{parse_objectives, GapSettings};
 use crate::io::{write_atomic, write_json};
 use crate::run::{run_seed, seed_summary, RunSettings, SeedSummary};
 use crate::summary::{mean_grid, SAMPLE_COLUMNS};
@@ -68,51 +70,6 @@ pub struct Matrix {
     /// The command that produced the folder (shown in the report as how to reproduce it).
     #[serde(default)]
     pub command: String,
-}
-
-/// One arrival sweep of the matrix.
-#[derive(Debug, Clone)]
-pub struct Cell {
-    pub trace: String,
-    pub policy: PolicySpec,
-    pub seed: u64,
-}
-
-/// One exact-gap study of the matrix: a policy's sweep on a sampled sub-cluster, solved at
-/// every checkpoint.
-#[derive(Debug, Clone)]
-pub struct GapCell {
-    pub trace: String,
-    pub policy: PolicySpec,
-    pub seed: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-struct GapRecord {
-    key: String,
-    /// `gaps.csv` rows without the leading trace column.
-    gap_lines: Vec<String>,
-    front: Vec<FrontPoint>,
-}
-
-/// A point of a power–fragmentation front, or the heuristic's own point (`point ==
-/// "heuristic"`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-struct FrontPoint {
-    checkpoint_pct: f64,
-    tasks: usize,
-    point: String,
-    power_watts: f64,
-    frag_milli: f64,
-    status: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-struct CellRecord {
-    key: String,
-    trace: String,
-    policy: String,
-    summary: SeedSummary,
 }
 
 impl Matrix {
@@ -250,17 +207,6 @@ impl Matrix {
         }))
     }
 
-    fn gap_key(&self, cell: &GapCell) -> String {
-        let study = serde_json::to_string(&self.spec.gaps).unwrap_or_default();
-        self.key(
-            "gapbench-gap-v1",
-            &cell.trace,
-            &cell.policy,
-            cell.seed,
-            &study,
-        )
-    }
-
     /// Whether two folders ran the same matrix (whatever the command line was).
     pub fn same_runs(&self, other: &Matrix) -> bool {
         (
@@ -277,100 +223,10 @@ impl Matrix {
             &other.inputs,
         )
     }
-
-    /// A hash of everything that determines a cell's result.
-    fn cell_key(&self, cell: &Cell) -> String {
-        self.key("gapbench-cell-v1", &cell.trace, &cell.policy, cell.seed, "")
-    }
-
-    /// A short hash of a result's kind, the tool version, policy, seed, tune ratio, `extra`
-    /// settings and the trace's input hashes: two results with equal keys are the same.
-    fn key(&self, kind: &str, trace: &str, policy: &PolicySpec, seed: u64, extra: &str) -> String {
-        let mut hasher = Sha256::new();
-        hasher.update(format!(
-            "{kind}|{}|{policy}|{seed}|{}|",
-            env!("CARGO_PKG_VERSION"),
-            self.spec.tune
-        ));
-        hasher.update(extra);
-        for input in &self.inputs[trace] {
-            hasher.update(&input.sha256);
-        }
-        hasher
-            .finalize()
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    }
 }
 
 fn trace_file(trace: &str) -> String {
     format!("openb_pod_list_{trace}.csv")
-}
-
-fn cell_path(out: &Path, cell: &Cell) -> PathBuf {
-    out.join("cells")
-        .join(&cell.trace)
-        .join(cell.policy.slug())
-        .join(format!("seed-{}.json", cell.seed))
-}
-
-fn gap_cell_path(out: &Path, cell: &GapCell) -> PathBuf {
-    out.join("gap-cells")
-        .join(&cell.trace)
-        .join(cell.policy.slug())
-        .join(format!("seed-{}.json", cell.seed))
-}
-
-fn finished_gap(out: &Path, matrix: &Matrix, cell: &GapCell) -> Option<GapRecord> {
-    let text = std::fs::read_to_string(gap_cell_path(out, cell)).ok()?;
-    let record: GapRecord = serde_json::from_str(&text).ok()?;
-    (record.key == matrix.gap_key(cell)).then_some(record)
-}
-
-/// Runs one gap study and keeps its rows.
-fn run_gap_cell(
-    matrix: &Matrix,
-    settings: &GapSettings,
-    workload: &Workload,
-    cell: &GapCell,
-) -> Result<GapRecord> {
-    let run = RunSettings::new(
-        cell.policy.clone(),
-        Some(matrix.spec.tune),
-        TaskOrder::Shuffled,
-        NodeOrder::Random,
-    );
-    let (rows, pareto) = gap_study(workload, &run, settings, cell.seed, &mut |_| {})?;
-    let gap_lines = gaps_csv(&rows)
-        .lines()
-        .skip(1)
-        .map(str::to_string)
-        .collect();
-    let front = pareto
-        .into_iter()
-        .map(|p| FrontPoint {
-            checkpoint_pct: p.checkpoint_pct,
-            tasks: p.tasks,
-            point: p.point,
-            power_watts: p.power_watts,
-            frag_milli: p.frag_milli,
-            status: p.status,
-        })
-        .collect();
-    Ok(GapRecord {
-        key: matrix.gap_key(cell),
-        gap_lines,
-        front,
-    })
-}
-
-/// The finished record of `cell` in `out`, if there is one with the right key.
-fn finished(out: &Path, matrix: &Matrix, cell: &Cell) -> Option<CellRecord> {
-    let text = std::fs::read_to_string(cell_path(out, cell)).ok()?;
-    let record: CellRecord = serde_json::from_str(&text).ok()?;
-    (record.key == matrix.cell_key(cell)).then_some(record)
 }
 
 /// What a bench did.
@@ -476,7 +332,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     if complete {
         aggregate(&out, &matrix, &cells)?;
         aggregate_gaps(&out, &matrix, &gap_cells)?;
-        finish_folder(&out, &matrix)?;
+        finish_folder(&out)?;
     }
     Ok(BenchOutcome {
         out,
@@ -561,7 +417,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
     if complete {
         aggregate(out, &matrix, &cells)?;
         aggregate_gaps(out, &matrix, &gap_cells)?;
-        finish_folder(out, &matrix)?;
+        finish_folder(out)?;
     }
     Ok(BenchOutcome {
         out: out.to_path_buf(),
@@ -578,32 +434,15 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
 }
 
 /// Draws the figures and writes `REPORT.md` of a complete results folder, from its CSVs.
-pub fn finish_folder(out: &Path, matrix: &Matrix) -> Result<()> {
-    crate::figures::draw_all(out)?;
-    crate::report::write_report(out, matrix)?;
+pub fn finish_folder(out: &Path) -> Result<()> {
+    gapbench_report::redraw(out)?;
     Ok(())
-}
-
-/// Redraws the figures and report of an existing results folder without re-running anything.
-pub fn redraw(out: &Path) -> Result<Vec<PathBuf>> {
-    let path = out.join("matrix.json");
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "{}: cannot read (not a gapbench results folder?)",
-            path.display()
-        )
-    })?;
-    let matrix: Matrix = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
-    let figures = crate::figures::draw_all(out)?;
-    crate::report::write_report(out, &matrix)?;
-    Ok(figures)
 }
 
 /// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order.
 fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
     let mut grid = format!("trace,family,policy,seed,{SAMPLE_COLUMNS}\n");
-    let mut runs = String::from("trace,family,policy,seed,events,placed,failed,cloned_tasks,removed_tasks,final_arrived_pct,final_alloc_pct,final_frag_ratio_pct,final_power_total_w\n");
+    let mut runs = format!("{}\n", RunRow::CSV_HEADER);
     let mut mean = format!("trace,family,policy,seeds,{SAMPLE_COLUMNS}\n");
     let mut group: Vec<SeedSummary> = Vec::new();
     for (i, cell) in cells.iter().enumerate() {
@@ -625,21 +464,22 @@ fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
             )?;
         }
         let f = &s.final_sample;
-        writeln!(
-            runs,
-            "{},{family},{policy},{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.2}",
-            cell.trace,
-            cell.seed,
-            s.events,
-            s.placed,
-            s.failed,
-            s.cloned_tasks,
-            s.removed_tasks,
-            f.arrived_pct,
-            f.alloc_pct,
-            f.frag_ratio_pct,
-            f.power_total_w
-        )?;
+        let run = RunRow {
+            trace: cell.trace.clone(),
+            family: family.to_string(),
+            policy: record.policy.clone(),
+            seed: cell.seed,
+            events: s.events,
+            placed: s.placed,
+            failed: s.failed,
+            cloned_tasks: s.cloned_tasks,
+            removed_tasks: s.removed_tasks,
+            final_arrived_pct: f.arrived_pct,
+            final_alloc_pct: f.alloc_pct,
+            final_frag_ratio_pct: f.frag_ratio_pct,
+            final_power_total_w: f.power_total_w,
+        };
+        writeln!(runs, "{}", run.csv_line())?;
         group.push(record.summary);
         let last_of_group = cells
             .get(i + 1)
@@ -694,9 +534,8 @@ fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> 
     if matrix.spec.gaps.is_none() {
         return Ok(());
     }
-    let mut gaps = format!("trace,{GAPS_HEADER}\n");
-    let mut pareto =
-        String::from("trace,checkpoint_pct,seed,kind,label,power_w,frag_gpu_milli,status\n");
+    let mut gaps = format!("trace,{}\n", GapRow::CSV_HEADER);
+    let mut pareto = format!("{}\n", ParetoPoint::CSV_HEADER);
     let first_seed = cells.first().map(|c| c.seed);
     let mut fronts: BTreeMap<(String, String), usize> = BTreeMap::new();
     for cell in cells {
@@ -706,60 +545,48 @@ fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> 
                 cell.trace, cell.policy, cell.seed
             )
         })?;
-        for line in &record.gap_lines {
-            writeln!(gaps, "{},{line}", cell.trace)?;
+        for row in &record.rows {
+            writeln!(gaps, "{},{}", csv_field(&cell.trace), row.csv_line())?;
         }
         if Some(cell.seed) != first_seed {
             continue;
         }
-        for point in &record.front {
+        let point_of = |kind, label: String, p: &FrontRow, status: String| ParetoPoint {
+            trace: cell.trace.clone(),
+            checkpoint_pct: p.checkpoint_pct,
+            seed: cell.seed.to_string(),
+            kind,
+            label,
+            power_w: Some(p.power_watts),
+            frag_gpu_milli: Some(p.frag_milli),
+            status,
+        };
+        for point in &record.fronts {
             let checkpoint = format!("{:.1}", point.checkpoint_pct);
             let front_tasks = *fronts
                 .entry((cell.trace.clone(), checkpoint.clone()))
                 .or_insert_with(|| {
-                    for p in record.front.iter().filter(|p| {
-                        p.point != "heuristic"
+                    for p in record.fronts.iter().filter(|p| {
+                        !p.is_heuristic()
                             && format!("{:.1}", p.checkpoint_pct) == checkpoint
                             && p.power_watts.is_finite()
                     }) {
-                        let _ = writeln!(
-                            pareto,
-                            "{},{checkpoint},{},front,{},{:.0},{:.3},{}",
-                            cell.trace,
-                            cell.seed,
-                            p.point,
-                            p.power_watts,
-                            p.frag_milli,
-                            csv_field(&p.status)
-                        );
+                        let front =
+                            point_of(PointKind::Front, p.point.clone(), p, p.status_label());
+                        let _ = writeln!(pareto, "{}", front.csv_line());
                     }
                     point.tasks
                 });
-            if point.point == "heuristic" && point.tasks == front_tasks {
-                writeln!(
-                    pareto,
-                    "{},{checkpoint},{},policy,{},{:.0},{:.3},heuristic",
-                    cell.trace,
-                    cell.seed,
-                    csv_field(&cell.policy.to_string()),
-                    point.power_watts,
-                    point.frag_milli
-                )?;
+            if point.is_heuristic() && point.tasks == front_tasks {
+                let label = cell.policy.to_string();
+                let own = point_of(PointKind::Policy, label, point, point.status_label());
+                writeln!(pareto, "{}", own.csv_line())?;
             }
         }
     }
-    write_atomic(&out.join("gaps.csv"), gaps.as_bytes())?;
-    write_atomic(&out.join("pareto.csv"), pareto.as_bytes())?;
+    write_atomic(&out.join(GAPS_CSV), gaps.as_bytes())?;
+    write_atomic(&out.join(PARETO_CSV), pareto.as_bytes())?;
     Ok(())
-}
-
-/// Quotes a CSV field that holds a comma (policy mixes such as `pwr:200,fgd:800`).
-pub fn csv_field(text: &str) -> String {
-    if text.contains([',', '"']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
 }
 
 /// Today's UTC date as `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).

@@ -7,6 +7,8 @@ use anyhow::{bail, Context, Result};
 use gapbench_online::PolicySpec;
 use serde::{Deserialize, Serialize};
 
+pub use gapbench_results::Seeds;
+
 /// A whole experiment matrix.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -49,32 +51,6 @@ pub struct GapStudySpec {
     /// ε-constraint points of the power–fragmentation front (0: no front).
     #[serde(default)]
     pub pareto_points: usize,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
-pub enum Seeds {
-    List(Vec<u64>),
-    Range(String),
-}
-
-impl Seeds {
-    pub fn expand(&self) -> Result<Vec<u64>> {
-        match self {
-            Seeds::List(seeds) => Ok(seeds.clone()),
-            Seeds::Range(text) => {
-                let (a, b) = text.split_once("..").with_context(|| {
-                    format!("seeds `{text}`: expected a list or a range like \"42..51\"")
-                })?;
-                let (a, b): (u64, u64) =
-                    (a.trim().parse()?, b.trim().trim_start_matches('=').parse()?);
-                if a > b {
-                    bail!("seeds `{text}`: empty range");
-                }
-                Ok((a..=b).collect())
-            }
-        }
-    }
 }
 
 fn default_nodes() -> String {

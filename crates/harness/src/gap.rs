@@ -13,17 +13,19 @@
 //! (sub-)cluster's GPU capacity, always as the interval `[gap_low, gap_high]` against the
 //! incumbent and the proven bound, and always next to the solve's status.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{bail, Result};
 use gapbench_ilp::{
     gap_interval, heuristic_value, max_alloc, min_frag_from, min_power, pareto_front_from,
     relaxed_max_alloc, relaxed_min_power, sample_sub_cluster, Objective, Snapshot, SolveOptions,
-    SolveReport, SolveStatus,
+    SolveReport, SolveStatus, SweepEvent,
 };
 use gapbench_model::{prepare, Cluster};
-use gapbench_online::run_arrival_sweep;
+use gapbench_online::{run_arrival_sweep, SweepResult};
+use gapbench_results::csv_text::number;
+pub use gapbench_results::{FrontRow, GapRow};
+use gapbench_results::{FRONTS_CSV, GAPS_CSV};
 use serde::Serialize;
 
 use crate::io::{write_atomic, write_json};
@@ -101,52 +103,6 @@ pub fn parse_objectives(names: &[String]) -> Result<Vec<Objective>> {
     Ok(objectives)
 }
 
-/// One line of `gaps.csv`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GapRow {
-    pub checkpoint_pct: f64,
-    pub objective: &'static str,
-    pub policy: String,
-    pub seed: u64,
-    /// Nodes of the (sub-)cluster.
-    pub nodes: usize,
-    /// Tasks the solver decided about: the heuristic's placed tasks for power and
-    /// fragmentation, every arrived task for allocation.
-    pub tasks: usize,
-    /// Watts (power), milli-GPU allocated (alloc) or Σ F(n) in milli-GPU (frag).
-    pub heuristic_value: f64,
-    pub incumbent: Option<f64>,
-    pub bound: Option<f64>,
-    pub status: String,
-    pub gap_low_pct: Option<f64>,
-    pub gap_high_pct: Option<f64>,
-    pub solve_s: f64,
-    /// The (sub-)cluster's GPU capacity (allocation gaps are in its percentage points).
-    #[serde(skip)]
-    pub gpu_capacity_milli: u64,
-}
-
-/// One line of `pareto.csv`: a point of the front, or the heuristic itself.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ParetoRow {
-    pub checkpoint_pct: f64,
-    pub policy: String,
-    pub seed: u64,
-    pub nodes: usize,
-    pub tasks: usize,
-    /// `heuristic`, `min_power`, `eps_<k>` or `min_frag`.
-    pub point: String,
-    pub power_cap_watts: Option<f64>,
-    pub power_watts: f64,
-    pub frag_milli: f64,
-    pub frag_bound_milli: Option<f64>,
-    pub status: String,
-    pub solve_s: f64,
-}
-
-pub const GAPS_HEADER: &str = "checkpoint_pct,objective,policy,seed,nodes,tasks,heuristic_value,incumbent,bound,status,gap_low_pct,gap_high_pct,solve_s";
-pub const PARETO_HEADER: &str = "checkpoint_pct,policy,seed,nodes,tasks,point,power_cap_watts,power_watts,frag_milli,frag_bound_milli,status,solve_s";
-
 /// The cluster a study runs on: the workload's, or a sampled sub-cluster.
 pub fn study_cluster(workload: &Workload, settings: &GapSettings, seed: u64) -> Result<Cluster> {
     match settings.sample_nodes {
@@ -165,7 +121,7 @@ pub fn gap_study(
     settings: &GapSettings,
     seed: u64,
     on_row: &mut dyn FnMut(&GapRow),
-) -> Result<(Vec<GapRow>, Vec<ParetoRow>)> {
+) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
     settings.validate()?;
     let cluster = study_cluster(workload, settings, seed)?;
     let prepared = prepare(
@@ -176,7 +132,7 @@ pub fn gap_study(
         run.node_order_value,
         seed,
     );
-    let sweep = run_arrival_sweep(&cluster, &prepared, &run.policy_spec);
+    let sweep = sweep_events(&run_arrival_sweep(&cluster, &prepared, &run.policy_spec));
     let options = settings.solve_options();
     let exact = cluster.len() <= settings.exact_max_nodes;
     let capacity = cluster.gpu_capacity_milli();
@@ -221,7 +177,7 @@ pub fn gap_study(
             let gap = gap_interval(&report, heuristic, capacity);
             let row = GapRow {
                 checkpoint_pct: checkpoint,
-                objective: objective.name(),
+                objective,
                 policy: run.policy.clone(),
                 seed,
                 nodes: cluster.len(),
@@ -233,17 +189,16 @@ pub fn gap_study(
                 heuristic_value: heuristic,
                 incumbent: report.incumbent,
                 bound: report.bound,
-                status: report.status.label(),
+                status: report.status,
                 gap_low_pct: gap.map(|g| g.low_pct),
                 gap_high_pct: gap.and_then(|g| g.high_pct),
                 solve_s: report.solve_seconds,
-                gpu_capacity_milli: capacity,
             };
             on_row(&row);
             rows.push(row);
         }
         if let (true, Some(least_power), Some(least_frag)) = (front, &least_power, &least_frag) {
-            let row = |point: String, cap, power, frag, bound, status: String, seconds| ParetoRow {
+            let row = |point: String, cap, power, frag, bound, status, seconds| FrontRow {
                 checkpoint_pct: checkpoint,
                 policy: run.policy.clone(),
                 seed,
@@ -258,12 +213,12 @@ pub fn gap_study(
                 solve_s: seconds,
             };
             pareto.push(row(
-                "heuristic".into(),
+                FrontRow::HEURISTIC.into(),
                 None,
                 heuristic_value(&snapshot, Objective::Power),
                 heuristic_value(&snapshot, Objective::Frag),
                 None,
-                "heuristic".into(),
+                None,
                 0.0,
             ));
             match pareto_front_from(
@@ -281,7 +236,7 @@ pub fn gap_study(
                             p.power_watts,
                             p.frag_milli,
                             p.frag_bound_milli,
-                            p.status.label(),
+                            Some(p.status),
                             p.solve_seconds,
                         ));
                     }
@@ -292,7 +247,7 @@ pub fn gap_study(
                     f64::NAN,
                     f64::NAN,
                     None,
-                    SolveStatus::Error(e).label(),
+                    Some(SolveStatus::Error(e)),
                     0.0,
                 )),
             }
@@ -301,91 +256,21 @@ pub fn gap_study(
     Ok((rows, pareto))
 }
 
-fn opt(value: Option<f64>, decimals: usize) -> String {
-    value.map_or(String::new(), |v| num(v, decimals))
+/// The engine's records as the events a snapshot is cut from (the solver side knows no
+/// engine).
+pub fn sweep_events(sweep: &SweepResult) -> Vec<SweepEvent> {
+    sweep
+        .records
+        .iter()
+        .map(|r| SweepEvent {
+            task: r.task as usize,
+            placement: r.placement,
+            arrived_gpu_milli: r.arrived_gpu_milli,
+        })
+        .collect()
 }
 
-fn num(value: f64, decimals: usize) -> String {
-    if value.is_infinite() {
-        if value > 0.0 { "inf" } else { "-inf" }.to_string()
-    } else if value.is_nan() {
-        "nan".to_string()
-    } else {
-        format!("{value:.decimals$}")
-    }
-}
-
-/// A CSV field, quoted when it holds a comma or quote (policy mixes, error messages).
-fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
-
-/// Decimals per objective: whole watts and milli for power and allocation.
-fn decimals(objective: &str) -> usize {
-    if objective == "frag" {
-        3
-    } else {
-        0
-    }
-}
-
-pub fn gaps_csv(rows: &[GapRow]) -> String {
-    let mut out = String::from(GAPS_HEADER);
-    out.push('\n');
-    for r in rows {
-        let d = decimals(r.objective);
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{:.3}",
-            num(r.checkpoint_pct, 1),
-            r.objective,
-            field(&r.policy),
-            r.seed,
-            r.nodes,
-            r.tasks,
-            num(r.heuristic_value, d),
-            opt(r.incumbent, d),
-            opt(r.bound, d),
-            field(&r.status),
-            opt(r.gap_low_pct, 4),
-            opt(r.gap_high_pct, 4),
-            r.solve_s
-        )
-        .expect("writing to a String cannot fail");
-    }
-    out
-}
-
-pub fn pareto_csv(rows: &[ParetoRow]) -> String {
-    let mut out = String::from(PARETO_HEADER);
-    out.push('\n');
-    for r in rows {
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{:.3}",
-            num(r.checkpoint_pct, 1),
-            field(&r.policy),
-            r.seed,
-            r.nodes,
-            r.tasks,
-            r.point,
-            opt(r.power_cap_watts, 0),
-            num(r.power_watts, 0),
-            num(r.frag_milli, 3),
-            opt(r.frag_bound_milli, 3),
-            field(&r.status),
-            r.solve_s
-        )
-        .expect("writing to a String cannot fail");
-    }
-    out
-}
-
-/// Writes `gaps.csv`, `pareto.csv` and `manifest.json` under `out`.
+/// Writes `gaps.csv`, `fronts.csv` and `manifest.json` under `out`.
 pub fn write_gap_outputs(
     out: &Path,
     workload: &Workload,
@@ -393,10 +278,10 @@ pub fn write_gap_outputs(
     settings: &GapSettings,
     seeds: &[u64],
     rows: &[GapRow],
-    pareto: &[ParetoRow],
+    fronts: &[FrontRow],
 ) -> Result<()> {
-    write_atomic(&out.join("gaps.csv"), gaps_csv(rows).as_bytes())?;
-    write_atomic(&out.join("pareto.csv"), pareto_csv(pareto).as_bytes())?;
+    write_atomic(&out.join(GAPS_CSV), GapRow::csv(rows).as_bytes())?;
+    write_atomic(&out.join(FRONTS_CSV), FrontRow::csv(fronts).as_bytes())?;
     let manifest = Manifest::new(
         workload.inputs.clone(),
         seeds.to_vec(),
@@ -408,26 +293,30 @@ pub fn write_gap_outputs(
 /// The gap of a row as people read it, never without its status: `2.31 % (optimal)`,
 /// `[1.20, 3.40] % (time_limit)`; allocation in percentage points (`pp`).
 pub fn describe_gap(row: &GapRow) -> String {
-    let unit = if row.objective == "alloc" { "pp" } else { "%" };
+    let unit = if row.objective == Objective::Alloc {
+        "pp"
+    } else {
+        "%"
+    };
     let gap = match (row.gap_low_pct, row.gap_high_pct) {
-        (Some(low), Some(high)) if low == high => format!("{} {unit}", num(low, 2)),
-        (Some(low), Some(high)) => format!("[{}, {}] {unit}", num(low, 2), num(high, 2)),
-        (Some(low), None) => format!("≥ {} {unit}", num(low, 2)),
+        (Some(low), Some(high)) if low == high => format!("{} {unit}", number(low, 2)),
+        (Some(low), Some(high)) => format!("[{}, {}] {unit}", number(low, 2), number(high, 2)),
+        (Some(low), None) => format!("≥ {} {unit}", number(low, 2)),
         _ => "—".to_string(),
     };
-    format!("{gap} ({})", row.status)
+    format!("{gap} ({})", row.status.label())
 }
 
 /// One terminal line per row (see [`TABLE_HEADER`]).
 pub fn format_row(row: &GapRow) -> String {
-    let d = decimals(row.objective);
-    let value = |v: Option<f64>| v.map_or("—".to_string(), |v| num(v, d));
+    let d = row.objective.csv_decimals();
+    let value = |v: Option<f64>| v.map_or("—".to_string(), |v| number(v, d));
     format!(
         "{:>6} {:>6} {:>5} {:>14} {:>14} {:>14} {:>7.1}  {}",
-        num(row.checkpoint_pct, 0),
-        row.objective,
+        number(row.checkpoint_pct, 0),
+        row.objective.name(),
         row.tasks,
-        num(row.heuristic_value, d),
+        number(row.heuristic_value, d),
         value(row.incumbent),
         value(row.bound),
         row.solve_s,
@@ -442,10 +331,10 @@ pub const TABLE_HEADER: &str =
 mod tests {
     use super::*;
 
-    fn row(objective: &'static str, low: Option<f64>, high: Option<f64>, status: &str) -> GapRow {
+    fn row(objective: &str, low: Option<f64>, high: Option<f64>, status: &str) -> GapRow {
         GapRow {
             checkpoint_pct: 80.0,
-            objective,
+            objective: Objective::parse(objective).unwrap(),
             policy: "pwr:200,fgd:800".into(),
             seed: 42,
             nodes: 8,
@@ -453,24 +342,22 @@ mod tests {
             heuristic_value: 7175.0,
             incumbent: Some(6950.0),
             bound: high.map(|_| 6900.0),
-            status: status.into(),
+            status: SolveStatus::parse(status).unwrap(),
             gap_low_pct: low,
             gap_high_pct: high,
             solve_s: 1.25,
-            gpu_capacity_milli: 40_000,
         }
     }
 
     #[test]
     fn csv_has_the_documented_columns_and_quotes_mixes() {
-        let text = gaps_csv(&[row("power", Some(3.2374), Some(3.9855), "time_limit")]);
+        let text = GapRow::csv(&[row("power", Some(3.2374), Some(3.9855), "time_limit")]);
         let mut lines = text.lines();
-        assert_eq!(lines.next(), Some(GAPS_HEADER));
+        assert_eq!(lines.next(), Some(GapRow::CSV_HEADER));
         assert_eq!(
             lines.next(),
             Some("80.0,power,\"pwr:200,fgd:800\",42,8,45,7175,6950,6900,time_limit,3.2374,3.9855,1.250")
         );
-        assert_eq!(GAPS_HEADER.split(',').count(), 13);
     }
 
     #[test]

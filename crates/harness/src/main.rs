@@ -92,7 +92,7 @@ struct GapArgs {
     /// Largest cluster solved with the exact per-node model; larger clusters get relaxation bounds (power, alloc).
     #[arg(long, value_name = "N", default_value_t = 128)]
     exact_max_nodes: usize,
-    /// Output folder (gaps.csv, pareto.csv, manifest.json).
+    /// Output folder (gaps.csv, fronts.csv, manifest.json).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
 }
@@ -726,7 +726,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay(args),
         Command::Bench(args) => bench(args),
         Command::Merge(args) => merge(args),
-        Command::Figures { dir } => gapbench::bench::redraw(&dir).map(|figures| {
+        Command::Figures { dir } => gapbench_report::redraw(&dir).map(|figures| {
             println!(
                 "{} figure files and REPORT.md written in {}",
                 figures.len(),

@@ -18,7 +18,10 @@ use serde::Serialize;
 
 use crate::io::{write_atomic, write_json};
 use crate::manifest::Manifest;
-use crate::workload::{fingerprint_embedded, fingerprint_file, InputFingerprint};
+use crate::workload::{
+    adjustment_warnings, fingerprint_embedded, fingerprint_file, fingerprint_generated,
+    InputFingerprint,
+};
 
 /// Where a replay's cluster and timed tasks come from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -81,12 +84,12 @@ impl ReplayInputs {
                     Some(path) => {
                         let mut fingerprint = fingerprint_file("tasks", path)?;
                         let workload = TimedWorkload::load_csv(path, rules)?;
-                        fingerprint.adjustments = workload.adjustments.clone();
+                        fingerprint.adjustments = adjustment_warnings(path, &workload.adjustments);
                         inputs.push(fingerprint);
                         Some(workload)
                     }
                     None => {
-                        inputs.push(InputFingerprint::generated(
+                        inputs.push(fingerprint_generated(
                             "tasks",
                             "openb-like/task-shapes.csv with times from openb-like/{durations,arrivals,qos}.csv, drawn per seed",
                         ));
@@ -107,7 +110,7 @@ impl ReplayInputs {
                 {
                     bail!("the EaCO setup needs at least one server, one job and a positive arrival rate");
                 }
-                inputs.push(InputFingerprint::generated(
+                inputs.push(fingerprint_generated(
                     "cluster and tasks",
                     &format!("eaco-setup: {servers} 8xV100 servers, {jobs} jobs at {jobs_per_hour}/h, drawn per seed"),
                 ));
@@ -146,7 +149,7 @@ impl ReplayInputs {
     pub fn warnings(&self) -> Vec<String> {
         self.inputs
             .iter()
-            .flat_map(|input| input.adjustments.iter().map(|a| a.warning(&input.source)))
+            .flat_map(|input| input.adjustments.iter().cloned())
             .collect()
     }
 }

@@ -40,7 +40,7 @@ pub use min_frag::{min_frag, min_frag_from};
 pub use min_power::min_power;
 pub use pareto::{pareto_front, pareto_front_from, ParetoPoint};
 pub use relaxation::{relaxed_max_alloc, relaxed_min_power};
-pub use snapshot::{check_assignment, Snapshot};
+pub use snapshot::{check_assignment, Snapshot, SweepEvent};
 pub use solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
 pub use subcluster::{sample_sub_cluster, type_quota};
 

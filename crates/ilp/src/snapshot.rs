@@ -2,10 +2,21 @@
 //! tasks that had arrived, and where the heuristic put each of them.
 
 use gapbench_model::{check_placements, Cluster, Placement, PreparedWorkload, Task, TypicalPods};
-use gapbench_online::SweepResult;
 
 use crate::shapes::Shapes;
 use crate::solve::SolveOptions;
+
+/// One event of an arrival sweep, as much as a snapshot needs of it. The runner turns the
+/// engine's records into these, so the exact side knows nothing of the heuristic engine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepEvent {
+    /// Index of the task in `PreparedWorkload::events`.
+    pub task: usize,
+    /// Where the heuristic put it; `None` when it fit nowhere.
+    pub placement: Option<Placement>,
+    /// Cumulative GPU demand of arrived tasks after this event, failed ones included.
+    pub arrived_gpu_milli: u64,
+}
 
 /// What an online policy faced and did up to a checkpoint of an arrival sweep. Borrows the
 /// simulator's own cluster, task list and typical pods: nothing is re-parsed or copied, so
@@ -33,7 +44,7 @@ impl<'a> Snapshot<'a> {
     pub fn at_checkpoint(
         cluster: &'a Cluster,
         prepared: &'a PreparedWorkload,
-        sweep: &SweepResult,
+        sweep: &[SweepEvent],
         checkpoint_pct: f64,
     ) -> Result<Self, String> {
         if !checkpoint_pct.is_finite() || checkpoint_pct < 0.0 {
@@ -42,9 +53,7 @@ impl<'a> Snapshot<'a> {
             ));
         }
         let limit_milli = checkpoint_pct / 100.0 * cluster.gpu_capacity_milli() as f64;
-        let events = sweep
-            .records
-            .partition_point(|r| r.arrived_gpu_milli as f64 <= limit_milli);
+        let events = sweep.partition_point(|r| r.arrived_gpu_milli as f64 <= limit_milli);
         let mut snapshot = Self::after_events(cluster, prepared, sweep, events)?;
         snapshot.checkpoint_pct = checkpoint_pct;
         Ok(snapshot)
@@ -55,25 +64,25 @@ impl<'a> Snapshot<'a> {
     pub fn after_events(
         cluster: &'a Cluster,
         prepared: &'a PreparedWorkload,
-        sweep: &SweepResult,
+        sweep: &[SweepEvent],
         events: usize,
     ) -> Result<Self, String> {
-        if sweep.records.len() != prepared.events.len() {
+        if sweep.len() != prepared.events.len() {
             return Err(format!(
                 "the sweep has {} events but the workload {}: they do not belong together",
-                sweep.records.len(),
+                sweep.len(),
                 prepared.events.len()
             ));
         }
-        if events > sweep.records.len() {
+        if events > sweep.len() {
             return Err(format!(
                 "{events} events asked for, the sweep has {}",
-                sweep.records.len()
+                sweep.len()
             ));
         }
         let arrived = events
             .checked_sub(1)
-            .map_or(0, |last| sweep.records[last].arrived_gpu_milli);
+            .map_or(0, |last| sweep[last].arrived_gpu_milli);
         let capacity = cluster.gpu_capacity_milli();
         let checkpoint_pct = if capacity > 0 {
             100.0 * arrived as f64 / capacity as f64
@@ -81,8 +90,10 @@ impl<'a> Snapshot<'a> {
             0.0
         };
         let mut heuristic = vec![None; events];
-        for (task, placement) in sweep.placements_until(events) {
-            heuristic[task] = Some(placement);
+        for event in &sweep[..events] {
+            if let Some(placement) = event.placement {
+                heuristic[event.task] = Some(placement);
+            }
         }
         Ok(Snapshot {
             cluster,

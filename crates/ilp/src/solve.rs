@@ -62,82 +62,9 @@ impl SolveOptions {
     }
 }
 
-/// Which objective a report is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Objective {
-    /// Total cluster power in watts (minimise).
-    Power,
-    /// Allocated GPU milli (maximise).
-    Alloc,
-    /// Cluster fragmentation Σ_n F(n) in milli-GPU (minimise).
-    Frag,
-}
-
-impl Objective {
-    pub const ALL: [Objective; 3] = [Objective::Power, Objective::Alloc, Objective::Frag];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Objective::Power => "power",
-            Objective::Alloc => "alloc",
-            Objective::Frag => "frag",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Objective> {
-        Objective::ALL
-            .into_iter()
-            .find(|o| o.name() == text.trim().to_ascii_lowercase())
-    }
-
-    pub fn maximise(self) -> bool {
-        self == Objective::Alloc
-    }
-
-    /// Power (whole watts) and allocation (whole milli) take integer values only, so their
-    /// bounds may be rounded towards the incumbent.
-    pub fn integral(self) -> bool {
-        self != Objective::Frag
-    }
-}
-
-/// How a solve ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SolveStatus {
-    /// The incumbent is proven optimal: bound = incumbent (within HiGHS's tolerances).
-    Optimal,
-    /// HiGHS stopped at the requested relative gap; the optimum lies between bound and incumbent.
-    GapLimit,
-    /// The time limit was reached; the optimum lies between bound and incumbent.
-    TimeLimitWithIncumbent,
-    /// No placement satisfies the constraints.
-    Infeasible,
-    /// The bound comes from a relaxation of an aggregated model (full cluster); the
-    /// incumbent is the heuristic's own placement, the only placement known.
-    RelaxationBound,
-    /// Not attempted: no formulation for this objective at this size (the reason says why).
-    Unsupported(String),
-    Error(String),
-}
-
-impl SolveStatus {
-    /// Short label for tables and CSV.
-    pub fn label(&self) -> String {
-        match self {
-            SolveStatus::Optimal => "optimal".into(),
-            SolveStatus::GapLimit => "gap_limit".into(),
-            SolveStatus::TimeLimitWithIncumbent => "time_limit".into(),
-            SolveStatus::Infeasible => "infeasible".into(),
-            SolveStatus::RelaxationBound => "relaxation_bound".into(),
-            SolveStatus::Unsupported(reason) => format!("unsupported: {reason}"),
-            SolveStatus::Error(message) => format!("error: {message}"),
-        }
-    }
-
-    pub fn is_optimal(&self) -> bool {
-        *self == SolveStatus::Optimal
-    }
-}
+// The objectives and status labels are the results schema's: one declaration for the
+// solver, the rows it fills and the figures that read them.
+pub use gapbench_results::{Objective, SolveStatus};
 
 /// The result of one solve.
 #[derive(Debug, Clone, PartialEq)]

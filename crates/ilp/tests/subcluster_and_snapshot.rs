@@ -108,7 +108,7 @@ fn snapshots_take_the_longest_prefix_under_the_checkpoint() {
     let last = at(500.0);
     assert_eq!(last.tasks.len(), 5);
     assert_eq!(last.checkpoint_pct, 500.0);
-    for (i, record) in result.records.iter().enumerate() {
+    for (i, record) in result.iter().enumerate() {
         assert_eq!(last.heuristic[i], record.placement);
     }
     assert!(Snapshot::at_checkpoint(&cluster, &prepared, &result, -1.0).is_err());

@@ -4,11 +4,12 @@
 #![allow(dead_code)]
 
 use gapbench_ilp::eval::{alloc_gpu_milli, frag_milli, power_watts};
+use gapbench_ilp::SweepEvent;
 use gapbench_model::{
     prepare, Cluster, ClusterState, CpuPowerProfile, DeviceSet, GpuModel, NodeOrder, NodeType,
     Placement, PreparedWorkload, Task, TaskOrder, TypicalPods,
 };
-use gapbench_online::{run_arrival_sweep, PolicySpec, SweepResult};
+use gapbench_online::{run_arrival_sweep, PolicySpec};
 
 pub fn node_type(model: GpuModel, gpus: u8, vcpus: u32, memory_gib: u64) -> NodeType {
     NodeType {
@@ -27,8 +28,13 @@ pub fn cluster(types: &[NodeType]) -> Cluster {
     .expect("valid test cluster")
 }
 
-/// An arrival sweep in the listed order (no shuffle, no tuning, first node wins ties).
-pub fn sweep(cluster: &Cluster, tasks: &[Task], policy: &str) -> (PreparedWorkload, SweepResult) {
+/// An arrival sweep in the listed order (no shuffle, no tuning, first node wins ties), as
+/// the events a snapshot is cut from.
+pub fn sweep(
+    cluster: &Cluster,
+    tasks: &[Task],
+    policy: &str,
+) -> (PreparedWorkload, Vec<SweepEvent>) {
     let prepared = prepare(
         tasks,
         cluster,
@@ -39,7 +45,16 @@ pub fn sweep(cluster: &Cluster, tasks: &[Task], policy: &str) -> (PreparedWorklo
     );
     let spec: PolicySpec = policy.parse().expect("valid policy");
     let result = run_arrival_sweep(cluster, &prepared, &spec);
-    (prepared, result)
+    let events = result
+        .records
+        .iter()
+        .map(|r| SweepEvent {
+            task: r.task as usize,
+            placement: r.placement,
+            arrived_gpu_milli: r.arrived_gpu_milli,
+        })
+        .collect();
+    (prepared, events)
 }
 
 /// Every way to put `task` on `cluster` ignoring other tasks: node × device subset.

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use gapbench::figures::draw_all;
+use gapbench_report::draw_all;
 
 /// A fresh, empty folder under the system temp folder.
 fn temp_dir(name: &str) -> PathBuf {
@@ -65,8 +65,8 @@ default,90,power,fgd,42,20,80,1500,1400,1400,optimal,7.1429,7.1429,1.5
 default,90,power,fgd,43,20,80,1510,1400,1390,time_limit,7.8571,8.6331,60.0
 default,90,power,pwr,42,20,80,1450,1400,1400,optimal,3.5714,3.5714,1.2
 default,90,power,\"pwr:200,fgd:800\",42,20,80,1420,1400,1400,optimal,0,0,1.0
-default,110,power,fgd,42,20,95,1600,1450,1300,relaxation,10.3448,23.0769,0.2
-default,110,power,pwr,42,20,95,,,,infeasible,,,0.3
+default,110,power,fgd,42,20,95,1600,1450,1300,relaxation_bound,10.3448,23.0769,0.2
+default,110,power,pwr,42,20,95,1550,,,infeasible,,,0.3
 default,110,power,random,42,20,95,1900,1500,1200,time_limit,26.6667,inf,60.0
 default,90,alloc,fgd,42,20,80,88.5,90.0,90.0,optimal,1.5,1.5,2.0
 default,90,alloc,pwr,42,20,80,87.0,90.0,91.0,time_limit,3.0,4.0,60.0
@@ -317,6 +317,22 @@ fn gap_figures_explain_status_whiskers_and_skipped_rows() {
         !has_text(&alloc, "LP-relaxation bound only (light)"),
         "no relaxation rows here"
     );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every label the solver writes parses: an `unsupported: …` row (a fragmentation bound
+/// asked for beyond the exact model's size) is read and counted as not plotted.
+#[test]
+fn unsupported_rows_are_read_and_counted() {
+    let dir = temp_dir("unsupported");
+    let gaps = format!(
+        "{GAPS_CSV}default,90,frag,fgd,42,200,800,5200,,,\"unsupported: no fragmentation bound beyond 128 nodes, use --sample-nodes\",,,0.0\n\
+         default,90,frag,pwr,42,20,80,6100,5000,5000,optimal,22,22,1.0\n"
+    );
+    fs::write(dir.join("gaps.csv"), gaps).unwrap();
+    draw_all(&dir).unwrap();
+    let frag = read_svg(&dir, "gaps_default_frag");
+    assert!(frag.contains("rows not plotted: 1 unsupported"), "{frag}");
     fs::remove_dir_all(&dir).unwrap();
 }
 

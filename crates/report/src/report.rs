@@ -6,10 +6,14 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use gapbench_results::io::write_atomic;
+use gapbench_results::table::read_rows;
+use gapbench_results::{
+    GapRow, MatrixDescription, MeanGridRow, RunRow, GAPS_CSV, MEAN_GRID_CSV, REPORT_MD, RUNS_CSV,
+};
 use serde::Deserialize;
 
-use crate::bench::Matrix;
-use crate::io::write_atomic;
+use crate::figures::FIGURES_DIR;
 
 /// The FGD authors' published means (tune 1.3, seeds 42–51, default trace): allocated GPU %
 /// at 100 % / 130 % arrived (reference-semantics §9).
@@ -21,24 +25,6 @@ const REFERENCE_ALLOCATION: [(&str, f64, f64); 6] = [
     ("bestfit", 92.86, 93.08),
     ("fgd", 95.23, 95.39),
 ];
-
-#[derive(Debug, Deserialize)]
-struct MeanRow {
-    trace: String,
-    policy: String,
-    seeds: usize,
-    arrived_pct: f64,
-    alloc_pct: f64,
-    frag_ratio_pct: f64,
-    power_total_w: f64,
-}
-
-#[derive(Debug, Deserialize)]
-struct RunRow {
-    trace: String,
-    policy: String,
-    final_alloc_pct: f64,
-}
 
 /// Mean final allocation (after the last event, ≈ 130 % arrived) per (trace, policy).
 fn final_allocation(rows: &[RunRow]) -> BTreeMap<(String, String), f64> {
@@ -55,23 +41,6 @@ fn final_allocation(rows: &[RunRow]) -> BTreeMap<(String, String), f64> {
         .collect()
 }
 
-#[derive(Debug, Deserialize)]
-struct GapRow {
-    trace: String,
-    checkpoint_pct: f64,
-    objective: String,
-    policy: String,
-    nodes: usize,
-    tasks: usize,
-    heuristic_value: f64,
-    incumbent: Option<f64>,
-    bound: Option<f64>,
-    status: String,
-    gap_low_pct: Option<f64>,
-    gap_high_pct: Option<f64>,
-    solve_s: f64,
-}
-
 fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
     let mut reader =
         csv::Reader::from_path(path).with_context(|| format!("{}: cannot read", path.display()))?;
@@ -83,9 +52,9 @@ fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
 }
 
 /// Mean values per (trace, policy) at each integer arrived percent, in file order.
-type Curves = BTreeMap<String, Vec<(String, Vec<MeanRow>)>>;
+type Curves = BTreeMap<String, Vec<(String, Vec<MeanGridRow>)>>;
 
-fn curves(rows: Vec<MeanRow>) -> Curves {
+fn curves(rows: Vec<MeanGridRow>) -> Curves {
     let mut by_trace: Curves = BTreeMap::new();
     for row in rows {
         let policies = by_trace.entry(row.trace.clone()).or_default();
@@ -98,7 +67,7 @@ fn curves(rows: Vec<MeanRow>) -> Curves {
 }
 
 /// The value at integer percent `a` (the last grid point when the curve stops short).
-fn at(points: &[MeanRow], a: usize) -> &MeanRow {
+fn at(points: &[MeanGridRow], a: usize) -> &MeanGridRow {
     points
         .iter()
         .find(|p| p.arrived_pct.round() as usize == a)
@@ -106,7 +75,7 @@ fn at(points: &[MeanRow], a: usize) -> &MeanRow {
 }
 
 /// Writes `REPORT.md` into `dir` and returns its text.
-pub fn write_report(dir: &Path, matrix: &Matrix) -> Result<String> {
+pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
     let mut out = String::new();
     let spec = &matrix.spec;
     writeln!(out, "# gapbench report: {}\n", spec.name)?;
@@ -148,16 +117,20 @@ pub fn write_report(dir: &Path, matrix: &Matrix) -> Result<String> {
     }
     writeln!(out, "\nReproduce: `{}` (finished runs are reused; delete `cells/` to recompute; `cargo xtask figures DIR` redraws figures and this report from the CSVs).\n", matrix.command)?;
 
-    let curves = curves(read_csv(&dir.join("mean_grid.csv"))?);
-    let finals = final_allocation(&read_csv(&dir.join("runs.csv"))?);
+    let curves = curves(read_csv(&dir.join(MEAN_GRID_CSV))?);
+    let finals = final_allocation(&read_csv(&dir.join(RUNS_CSV))?);
     allocation_section(&mut out, &curves, &finals)?;
     power_section(&mut out, &curves)?;
-    let gaps_path = dir.join("gaps.csv");
-    if gaps_path.is_file() {
-        gaps_section(&mut out, &read_csv(&gaps_path)?)?;
+    if let Some(gaps) = read_rows::<GapRow>(&dir.join(GAPS_CSV), &["trace"])? {
+        let rows: Vec<(&str, &GapRow)> = gaps
+            .rows
+            .iter()
+            .map(|row| (gaps.text(row, "trace"), &row.value))
+            .collect();
+        gaps_section(&mut out, &rows)?;
     }
     figures_section(&mut out, dir)?;
-    write_atomic(&dir.join("REPORT.md"), out.as_bytes())?;
+    write_atomic(&dir.join(REPORT_MD), out.as_bytes())?;
     Ok(out)
 }
 
@@ -251,26 +224,26 @@ fn power_section(out: &mut String, curves: &Curves) -> Result<()> {
     Ok(())
 }
 
-fn gaps_section(out: &mut String, rows: &[GapRow]) -> Result<()> {
+fn gaps_section(out: &mut String, rows: &[(&str, &GapRow)]) -> Result<()> {
     writeln!(out, "## Exact gaps\n")?;
-    writeln!(out, "For the very tasks each heuristic faced at a checkpoint, the best any placement could do (HiGHS). Power and fragmentation gaps are `(heuristic − optimum) / optimum` in %; the allocation gap is `optimum − heuristic` in percentage points of GPU capacity. The true gap lies in [low, high]: `low` against the solver's best placement, `high` against its proven bound; they are equal when the status is `optimal`. A `time_limit` or `relaxation` row is an interval, never a fake optimum.\n")?;
+    writeln!(out, "For the very tasks each heuristic faced at a checkpoint, the best any placement could do (HiGHS). Power and fragmentation gaps are `(heuristic − optimum) / optimum` in %; the allocation gap is `optimum − heuristic` in percentage points of GPU capacity. The true gap lies in [low, high]: `low` against the solver's best placement, `high` against its proven bound; they are equal when the status is `optimal`. A `time_limit`, `gap_limit` or `relaxation_bound` row is an interval, never a fake optimum.\n")?;
     writeln!(out, "| trace | checkpoint | objective | policy | nodes | tasks | heuristic | incumbent | bound | status | gap low | gap high | solve s |")?;
     writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")?;
     let number = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.2}"));
-    for row in rows {
+    for (trace, row) in rows {
         writeln!(
             out,
             "| {} | {:.0} % | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {:.2} |",
-            row.trace,
+            trace,
             row.checkpoint_pct,
-            row.objective,
+            row.objective.name(),
             row.policy,
             row.nodes,
             row.tasks,
             row.heuristic_value,
             number(row.incumbent),
             number(row.bound),
-            row.status,
+            row.status.label(),
             number(row.gap_low_pct),
             number(row.gap_high_pct),
             row.solve_s
@@ -281,7 +254,7 @@ fn gaps_section(out: &mut String, rows: &[GapRow]) -> Result<()> {
 }
 
 fn figures_section(out: &mut String, dir: &Path) -> Result<()> {
-    let Ok(entries) = std::fs::read_dir(dir.join("figures")) else {
+    let Ok(entries) = std::fs::read_dir(dir.join(FIGURES_DIR)) else {
         return Ok(());
     };
     let mut pngs: Vec<String> = entries

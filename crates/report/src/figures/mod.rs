@@ -1,0 +1,180 @@
+//! Every figure family, one module each, and [`draw_all`], which draws all that a results
+//! folder's CSVs support. A new family (time-mode timelines, frontiers…) is a new module
+//! here that returns `(stem, Figure)` pairs, and a variant of [`Figure`].
+
+pub(crate) mod allocation;
+pub(crate) mod fragmentation;
+pub(crate) mod gap_data;
+pub(crate) mod gaps;
+pub(crate) mod lines;
+pub(crate) mod mean_grid;
+pub(crate) mod pareto;
+pub(crate) mod pareto_data;
+pub(crate) mod power;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use gapbench_results::io::write_atomic;
+use gapbench_results::{PointKind, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::draw::{ensure_fonts, Palette, TextMode};
+use gaps::GapsFigure;
+use lines::LinesFigure;
+use pareto::ParetoFigure;
+
+/// Subfolder of the results folder that receives the figures.
+pub const FIGURES_DIR: &str = "figures";
+
+/// Reads the CSVs present in `results_dir` and writes every figure they support into
+/// `results_dir/figures/` (an `.svg` and a `.png` each). Returns the paths written, in a
+/// fixed order. A figure kind whose CSV is absent or has no data row is skipped; a malformed
+/// CSV is an error naming the file and line.
+pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
+    let grid = mean_grid::MeanGrid::read(&results_dir.join(MEAN_GRID_CSV))?;
+    let gaps = gap_data::read_gaps(&results_dir.join(GAPS_CSV))?;
+    let pareto = pareto_data::read_pareto(&results_dir.join(PARETO_CSV))?;
+
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    if let Some(grid) = &grid {
+        for trace in grid.traces.values() {
+            names.extend(trace.policies.keys().cloned());
+        }
+    }
+    names.extend(
+        gaps.iter()
+            .flat_map(|g| g.rows.iter().map(|r| r.policy.clone())),
+    );
+    names.extend(pareto.iter().flat_map(|p| {
+        p.rows
+            .iter()
+            .filter(|r| r.kind == PointKind::Policy)
+            .map(|r| r.label.clone())
+    }));
+    let palette = Palette::new(&names);
+
+    // Layout measures text, so the font is needed before any figure is planned.
+    ensure_fonts()?;
+    let mut figures: Vec<(String, Figure)> = Vec::new();
+    if let Some(grid) = &grid {
+        figures.extend(lines::family_figures(grid, &palette)?);
+    }
+    if let Some(gaps) = &gaps {
+        figures.extend(gaps::gap_figures(gaps, &palette)?);
+    }
+    if let Some(pareto) = &pareto {
+        figures.extend(pareto::pareto_figures(pareto, &palette)?);
+    }
+    if figures.is_empty() {
+        return Ok(Vec::new());
+    }
+
+    let out_dir = results_dir.join(FIGURES_DIR);
+    fs::create_dir_all(&out_dir)
+        .with_context(|| format!("cannot create folder {}", out_dir.display()))?;
+    let mut written = Vec::with_capacity(2 * figures.len());
+    for (stem, figure) in &figures {
+        write_figure(&out_dir, stem, figure, &mut written)?;
+    }
+    Ok(written)
+}
+
+/// Everything needed to draw one figure, independent of the output format.
+pub(crate) enum Figure {
+    Lines(LinesFigure),
+    Gaps(GapsFigure),
+    Pareto(ParetoFigure),
+}
+
+impl Figure {
+    pub(crate) fn size_px(&self) -> (u32, u32) {
+        match self {
+            Figure::Lines(f) => f.size_px,
+            Figure::Gaps(f) => f.size_px,
+            Figure::Pareto(f) => f.size_px,
+        }
+    }
+
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        mode: TextMode,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        match self {
+            Figure::Lines(f) => f.draw(root, mode),
+            Figure::Gaps(f) => f.draw(root, mode),
+            Figure::Pareto(f) => f.draw(root, mode),
+        }
+    }
+}
+
+/// Writes `<stem>.svg` and `<stem>.png` into `dir` (each atomically).
+pub(crate) fn write_figure(
+    dir: &Path,
+    stem: &str,
+    figure: &Figure,
+    written: &mut Vec<PathBuf>,
+) -> Result<()> {
+    let size = figure.size_px();
+    let svg_path = dir.join(format!("{stem}.svg"));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        figure
+            .draw(&root, TextMode::Whole)
+            .with_context(|| format!("cannot draw {}", svg_path.display()))?;
+        root.present()
+            .with_context(|| format!("cannot draw {}", svg_path.display()))?;
+    }
+    write_atomic(&svg_path, svg.as_bytes())?;
+    written.push(svg_path);
+
+    // The encoder picks the format from the extension, so the temp file ends in `.png`.
+    let png_path = dir.join(format!("{stem}.png"));
+    let temp = dir.join(format!(".{stem}.{}.tmp.png", std::process::id()));
+    let drawn = (|| -> Result<()> {
+        let root = BitMapBackend::new(&temp, size).into_drawing_area();
+        figure.draw(&root, TextMode::PerGlyph)?;
+        root.present()?;
+        Ok(())
+    })();
+    if let Err(e) = drawn {
+        let _ = fs::remove_file(&temp);
+        return Err(e.context(format!("cannot draw {}", png_path.display())));
+    }
+    fs::rename(&temp, &png_path)
+        .with_context(|| format!("cannot move {} to {}", temp.display(), png_path.display()))?;
+    written.push(png_path);
+    Ok(())
+}
+
+/// Keeps file names portable: letters, digits, `-`, `_` and `.`; anything else becomes `_`.
+pub(crate) fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `3 seeds`, `1 seed`, `3–10 seeds`.
+pub(crate) fn seeds_phrase(counts: &BTreeSet<u64>) -> String {
+    match (counts.first(), counts.last()) {
+        (Some(1), Some(1)) => "1 seed".to_string(),
+        (Some(a), Some(b)) if a == b => format!("{a} seeds"),
+        (Some(a), Some(b)) => format!("{a}–{b} seeds"),
+        _ => "no seeds".to_string(),
+    }
+}

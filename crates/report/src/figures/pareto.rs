@@ -1,0 +1,331 @@
+//! Pareto figures: per trace and checkpoint, the exact power–fragmentation front of each
+//! seed and the policies' own points.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::Result;
+use gapbench_results::PointKind;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
+
+use super::gap_data::Checkpoint;
+use super::pareto_data::{ParetoMark, ParetoTable};
+use super::{file_safe, Figure};
+use crate::draw::Palette;
+use crate::draw::*;
+
+/// An exact front and the policies' points at one checkpoint of one trace.
+pub(crate) struct ParetoFigure {
+    pub(crate) size_px: (u32, u32),
+    pub(crate) title: String,
+    pub(crate) subtitle: String,
+    pub(crate) x: Axis,
+    pub(crate) y: Axis,
+    pub(crate) fronts: Vec<FrontSeries>,
+    /// Policy style, point label and (power_kw, frag) in axis units.
+    pub(crate) points: Vec<(PolicyStyle, String, (f64, f64))>,
+    pub(crate) legend: Vec<LegendEntry>,
+    pub(crate) legend_width_px: u32,
+}
+
+pub(crate) struct FrontSeries {
+    pub(crate) colour: RGBColor,
+    /// (power_kw, frag in axis units, proven optimal), by increasing power.
+    pub(crate) points: Vec<(f64, f64, bool)>,
+}
+
+/// Line colours of the fronts of successive seeds.
+pub(crate) const FRONT_COLOURS: [RGBColor; 3] = [
+    RGBColor(20, 20, 20),
+    RGBColor(105, 105, 105),
+    RGBColor(165, 165, 165),
+];
+
+pub(crate) fn pareto_figures(
+    pareto: &ParetoTable,
+    palette: &Palette,
+) -> Result<Vec<(String, Figure)>> {
+    let mut by_key: BTreeMap<(&str, Checkpoint), Vec<&ParetoMark>> = BTreeMap::new();
+    for row in &pareto.rows {
+        by_key
+            .entry((row.trace.as_str(), row.checkpoint))
+            .or_default()
+            .push(row);
+    }
+    let mut keys: Vec<(&str, Checkpoint)> = by_key.keys().copied().collect();
+    keys.sort_by(|a, b| natural_cmp(a.0, b.0).then(a.1.cmp(&b.1)));
+    let mut figures = Vec::new();
+    for key in keys {
+        if let Some(figure) = pareto_figure(key.0, key.1, &by_key[&key], palette)? {
+            let stem = format!("pareto_{}_{}", file_safe(key.0), key.1.file_part());
+            figures.push((stem, Figure::Pareto(figure)));
+        }
+    }
+    Ok(figures)
+}
+
+pub(crate) fn pareto_figure(
+    trace: &str,
+    checkpoint: Checkpoint,
+    rows: &[&ParetoMark],
+    palette: &Palette,
+) -> Result<Option<ParetoFigure>> {
+    let usable: Vec<&ParetoMark> = rows.iter().copied().filter(|r| r.point.is_some()).collect();
+    let skipped = rows.len() - usable.len();
+    let Some((_, max_frag_milli)) = min_max(usable.iter().filter_map(|r| r.point.map(|p| p.1)))
+    else {
+        return Ok(None);
+    };
+    let (frag_per_unit, frag_unit) = if max_frag_milli >= 2000.0 {
+        (1000.0, "GPUs")
+    } else {
+        (1.0, "milli-GPU")
+    };
+    let to_axes =
+        |(power_w, frag_milli): (f64, f64)| (power_w / 1000.0, frag_milli / frag_per_unit);
+
+    let seeds: Vec<&str> = {
+        let mut seeds: Vec<&str> = usable
+            .iter()
+            .map(|r| r.seed.as_str())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        seeds.sort_by(|a, b| natural_cmp(a, b));
+        seeds
+    };
+    let several_seeds = seeds.len() > 1;
+
+    let mut fronts = Vec::new();
+    let mut legend = Vec::new();
+    let mut any_unproven = false;
+    for (i, seed) in seeds.iter().enumerate() {
+        let mut points: Vec<(f64, f64, bool)> = usable
+            .iter()
+            .filter(|r| r.kind == PointKind::Front && r.seed == *seed)
+            .filter_map(|r| {
+                r.point.map(|p| {
+                    let (x, y) = to_axes(p);
+                    (x, y, r.proven)
+                })
+            })
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        points.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        any_unproven |= points.iter().any(|p| !p.2);
+        let colour = FRONT_COLOURS[i % FRONT_COLOURS.len()];
+        let label = if several_seeds {
+            format!("exact Pareto front, seed {seed}")
+        } else {
+            "exact Pareto front".to_string()
+        };
+        legend.push(LegendEntry::new(Swatch::Front(colour, true), label));
+        fronts.push(FrontSeries { colour, points });
+    }
+    if any_unproven {
+        legend.push(LegendEntry::new(
+            Swatch::Front(FRONT_COLOURS[0], false),
+            "front point at time limit",
+        ));
+    }
+
+    let mut points = Vec::new();
+    let mut policy_names = BTreeSet::new();
+    for row in usable.iter().filter(|r| r.kind == PointKind::Policy) {
+        let style = palette.style(&row.label);
+        let label = if several_seeds {
+            format!("{} (seed {})", row.label, row.seed)
+        } else {
+            row.label.clone()
+        };
+        policy_names.insert(row.label.clone());
+        points.push((style, label, to_axes(row.point.unwrap_or_default())));
+    }
+    points.sort_by(|a, b| {
+        a.0.rank
+            .cmp(&b.0.rank)
+            .then_with(|| natural_cmp(&a.1, &b.1))
+    });
+    if !policy_names.is_empty() {
+        legend.push(LegendEntry::new(Swatch::Heading, "online policy"));
+        for style in palette.ordered(policy_names.iter()) {
+            let name = style.name.clone();
+            legend.push(LegendEntry::new(Swatch::Marker(style), name));
+        }
+    }
+
+    let all_x = fronts
+        .iter()
+        .flat_map(|f| f.points.iter().map(|p| p.0))
+        .chain(points.iter().map(|p| p.2 .0));
+    let all_y = fronts
+        .iter()
+        .flat_map(|f| f.points.iter().map(|p| p.1))
+        .chain(points.iter().map(|p| p.2 .1));
+    let (x_lo, x_hi) = min_max(all_x).unwrap_or((0.0, 1.0));
+    let (y_lo, y_hi) = min_max(all_y).unwrap_or((0.0, 1.0));
+    let (x_lo, x_hi) = padded(x_lo, x_hi, 0.1);
+    let (y_lo, y_hi) = padded(y_lo, y_hi, 0.1);
+    let x = Axis::nice(x_lo, x_hi, 8, "power (kW)");
+    let y = Axis::nice(y_lo, y_hi, 8, &format!("fragmented GPU ({frag_unit})"));
+
+    let title = format!(
+        "Power vs fragmentation — trace {trace} at {} % arrived",
+        checkpoint.label()
+    );
+    let mut subtitle = "line: exact ε-constraint front (least fragmentation for each power cap); \
+                        points: online policies on the same snapshot"
+        .to_string();
+    if several_seeds {
+        subtitle.push_str(&format!("; {} seeds", seeds.len()));
+    }
+    if skipped > 0 {
+        let noun = if skipped == 1 { "point" } else { "points" };
+        subtitle.push_str(&format!(
+            "; {skipped} infeasible/failed front {noun} not plotted"
+        ));
+    }
+    let legend_width_px = legend_width_px(&legend)?;
+    let width = (1000 + legend_width_px).max(header_width_px(&title, &subtitle)?);
+    let height = HEADER_PX + 700u32.max(legend_height_px(&legend));
+    Ok(Some(ParetoFigure {
+        size_px: (width, height),
+        title,
+        subtitle,
+        x,
+        y,
+        fronts,
+        points,
+        legend,
+        legend_width_px,
+    }))
+}
+
+/// Pixel box `(x0, y0, x1, y1)`.
+pub(crate) type PixelBox = (i32, i32, i32, i32);
+
+pub(crate) fn overlaps(a: PixelBox, b: PixelBox) -> bool {
+    a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+}
+
+impl ParetoFigure {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        mode: TextMode,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (width, _) = root.dim_in_pixel();
+        let (header, body) = root.split_vertically(HEADER_PX);
+        draw_header(&header, &self.title, &self.subtitle, mode)?;
+        let (plot, legend) = body.split_horizontally(width - self.legend_width_px);
+        draw_legend(&legend, &self.legend, mode)?;
+        let mut chart = build_chart(root, &plot, None, &self.x, &self.y, mode)?;
+        let (x_px, y_px) = chart.plotting_area().get_pixel_range();
+
+        for front in &self.fronts {
+            chart.draw_series(LineSeries::new(
+                front.points.iter().map(|p| (p.0, p.1)),
+                front.colour.stroke_width(2),
+            ))?;
+            for &(x, y, proven) in &front.points {
+                let fill = if proven { front.colour } else { WHITE };
+                draw_marker(
+                    root,
+                    Shape::Circle,
+                    chart.backend_coord(&(x, y)),
+                    4.5,
+                    fill,
+                    front.colour,
+                )?;
+            }
+        }
+
+        // Markers first, then labels placed around them without overlaps where possible.
+        let centres: Vec<(i32, i32)> = self
+            .points
+            .iter()
+            .map(|p| chart.backend_coord(&p.2))
+            .collect();
+        let mut taken: Vec<PixelBox> = centres
+            .iter()
+            .map(|c| (c.0 - 7, c.1 - 7, c.0 + 7, c.1 + 7))
+            .collect();
+        for front in &self.fronts {
+            for p in &front.points {
+                let c = chart.backend_coord(&(p.0, p.1));
+                taken.push((c.0 - 5, c.1 - 5, c.0 + 5, c.1 + 5));
+            }
+        }
+        for ((style, _, _), &centre) in self.points.iter().zip(&centres) {
+            draw_marker(root, style.shape, centre, 6.5, style.colour, INK)?;
+        }
+        let label_font = font(POINT_LABEL_PX);
+        for ((style, label, _), &(cx, cy)) in self.points.iter().zip(&centres) {
+            let (w, h) = (text_width_px(label, &label_font)?, POINT_LABEL_PX as i32);
+            // (anchor offset, horizontal anchor, vertical anchor) candidates around the point.
+            let candidates = [
+                ((12, 0), HPos::Left, VPos::Center),
+                ((-12, 0), HPos::Right, VPos::Center),
+                ((0, -11), HPos::Center, VPos::Bottom),
+                ((0, 11), HPos::Center, VPos::Top),
+                ((8, -8), HPos::Left, VPos::Bottom),
+                ((8, 8), HPos::Left, VPos::Top),
+                ((-8, -8), HPos::Right, VPos::Bottom),
+                ((-8, 8), HPos::Right, VPos::Top),
+                ((12, -22), HPos::Left, VPos::Bottom),
+                ((12, 22), HPos::Left, VPos::Top),
+            ];
+            let boxed = |((dx, dy), hpos, vpos): ((i32, i32), HPos, VPos)| -> PixelBox {
+                let (ax, ay) = (cx + dx, cy + dy);
+                let x0 = match hpos {
+                    HPos::Left => ax,
+                    HPos::Center => ax - w / 2,
+                    HPos::Right => ax - w,
+                };
+                let y0 = match vpos {
+                    VPos::Top => ay,
+                    VPos::Center => ay - h / 2,
+                    VPos::Bottom => ay - h,
+                };
+                (x0, y0, x0 + w, y0 + h)
+            };
+            let inside = |b: PixelBox| {
+                b.0 >= x_px.start && b.2 <= x_px.end && b.1 >= y_px.start && b.3 <= y_px.end
+            };
+            let chosen = candidates
+                .iter()
+                .copied()
+                .find(|c| {
+                    let b = boxed(*c);
+                    inside(b) && !taken.iter().any(|t| overlaps(*t, b))
+                })
+                .or_else(|| candidates.iter().copied().find(|c| inside(boxed(*c))))
+                .unwrap_or(candidates[0]);
+            taken.push(boxed(chosen));
+            let ((dx, dy), hpos, vpos) = chosen;
+            let place = Placement::at(hpos, vpos);
+            draw_text(
+                root,
+                label,
+                &label_font,
+                mix_with_ink(style.colour),
+                place,
+                (cx + dx, cy + dy),
+                mode,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A darker shade of `colour` so that labels stay readable on white.
+pub(crate) fn mix_with_ink(colour: RGBColor) -> RGBColor {
+    let mix = |c: u8| (f64::from(c) * 0.7).round() as u8;
+    RGBColor(mix(colour.0), mix(colour.1), mix(colour.2))
+}

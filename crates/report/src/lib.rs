@@ -1,0 +1,33 @@
+//! Figures and `REPORT.md` of a gapbench results folder, drawn from its CSVs and
+//! `matrix.json` alone.
+//!
+//! Invariant: *the report depends on no engine, solver or CLI crate* — only on the results
+//! schema (`gapbench-results`). Any results folder, from any machine or version that wrote
+//! the same schema, can be redrawn (`gapbench figures DIR`, `cargo xtask figures DIR`)
+//! without running anything.
+//!
+//! - [`figures`] — one module per figure family (allocation, power, fragmentation, gaps,
+//!   Pareto) and [`draw_all`];
+//! - `draw` — the drawing kit they share (text, colours, axes, legends, marks);
+//! - [`report`] — `REPORT.md`.
+
+mod draw;
+pub mod figures;
+pub mod report;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use gapbench_results::MatrixDescription;
+
+pub use figures::{draw_all, FIGURES_DIR};
+pub use report::write_report;
+
+/// Draws the figures, then writes `REPORT.md` (which lists them), of the results folder
+/// `dir`; returns the figure files written.
+pub fn redraw(dir: &Path) -> Result<Vec<PathBuf>> {
+    let matrix = MatrixDescription::read(dir)?;
+    let figures = draw_all(dir)?;
+    write_report(dir, &matrix)?;
+    Ok(figures)
+}

@@ -1,0 +1,42 @@
+//! The results schema: one declaration of every row gapbench writes and reads back — the
+//! exact-gap rows, the fronts, the Pareto points the figures draw, the objectives and the
+//! solver's status labels — with their CSV text and the atomic writes that put them on disk.
+//!
+//! Invariant: *this crate depends on no other workspace crate.* The runner (harness), the
+//! solver (ilp) and the report all speak through these types, so a row is added or changed
+//! in one place, and a results folder can be read without the code that produced it.
+
+pub mod csv_text;
+pub mod float_text;
+pub mod front;
+pub mod gap_row;
+pub mod io;
+pub mod matrix;
+pub mod objective;
+pub mod pareto;
+pub mod runs;
+pub mod status;
+pub mod table;
+
+pub use front::FrontRow;
+pub use gap_row::GapRow;
+pub use matrix::{InputFingerprint, MatrixDescription, Seeds};
+pub use objective::Objective;
+pub use pareto::{ParetoPoint, PointKind};
+pub use runs::{MeanGridRow, RunRow};
+pub use status::SolveStatus;
+
+/// Per-integer-percent means over seeds, one row per (trace, policy, arrived %).
+pub const MEAN_GRID_CSV: &str = "mean_grid.csv";
+/// One row per run: final values after the last event.
+pub const RUNS_CSV: &str = "runs.csv";
+/// Exact gaps: one [`GapRow`] per (trace, checkpoint, objective, policy, seed).
+pub const GAPS_CSV: &str = "gaps.csv";
+/// What the Pareto figures draw: one [`ParetoPoint`] per front point or policy.
+pub const PARETO_CSV: &str = "pareto.csv";
+/// Every point of every gap study's front, solver details included: one [`FrontRow`] each.
+pub const FRONTS_CSV: &str = "fronts.csv";
+/// The resolved matrix a bench folder was produced from ([`MatrixDescription`] reads it).
+pub const MATRIX_JSON: &str = "matrix.json";
+/// The report of a results folder.
+pub const REPORT_MD: &str = "REPORT.md";

@@ -1,0 +1,107 @@
+//! What a bench folder was produced from, as `matrix.json` describes it. The runner writes
+//! the whole matrix; the report reads only this description, so it needs nothing of the
+//! runner's types.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// A list of seeds or an inclusive range `"42..51"`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Seeds {
+    List(Vec<u64>),
+    Range(String),
+}
+
+impl Seeds {
+    pub fn expand(&self) -> Result<Vec<u64>> {
+        match self {
+            Seeds::List(seeds) => Ok(seeds.clone()),
+            Seeds::Range(text) => {
+                let (a, b) = text.split_once("..").with_context(|| {
+                    format!("seeds `{text}`: expected a list or a range like \"42..51\"")
+                })?;
+                let (a, b): (u64, u64) =
+                    (a.trim().parse()?, b.trim().trim_start_matches('=').parse()?);
+                if a > b {
+                    bail!("seeds `{text}`: empty range");
+                }
+                Ok((a..=b).collect())
+            }
+        }
+    }
+}
+
+/// One input, named and hashed so a result can be traced to exactly what produced it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct InputFingerprint {
+    pub role: String,
+    /// A file path as given, or `embedded:openb-like/…`.
+    pub source: String,
+    pub sha256: String,
+    /// Values the loader converted as the reference simulator does (one line per kind, with
+    /// its count and first line; none for the shipped traces), so a result says when its
+    /// input was not taken literally.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adjustments: Vec<String>,
+}
+
+/// The spec fields the report shows.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SpecDescription {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub policies: Vec<String>,
+    pub seeds: Seeds,
+    pub tune: f64,
+}
+
+/// The part of `matrix.json` the report needs.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MatrixDescription {
+    pub spec: SpecDescription,
+    /// The traces actually run.
+    pub traces: Vec<String>,
+    /// True when the embedded openb-like workload stood in for missing traces.
+    pub stand_in: bool,
+    pub inputs: BTreeMap<String, Vec<InputFingerprint>>,
+    /// The command that produced the folder.
+    #[serde(default)]
+    pub command: String,
+}
+
+impl MatrixDescription {
+    /// Reads `dir/matrix.json`.
+    pub fn read(dir: &Path) -> Result<MatrixDescription> {
+        let path = dir.join(crate::MATRIX_JSON);
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "{}: cannot read (not a gapbench results folder?)",
+                path.display()
+            )
+        })?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a gapbench matrix", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_expand_from_lists_and_ranges() {
+        assert_eq!(Seeds::List(vec![7, 3]).expand().unwrap(), [7, 3]);
+        assert_eq!(
+            Seeds::Range("42..44".into()).expand().unwrap(),
+            [42, 43, 44]
+        );
+        assert_eq!(Seeds::Range("1..=2".into()).expand().unwrap(), [1, 2]);
+        assert!(Seeds::Range("5..4".into()).expand().is_err());
+        assert!(Seeds::Range("five".into()).expand().is_err());
+    }
+}

@@ -1,0 +1,84 @@
+//! What a Pareto figure draws: per trace and checkpoint, the points of one exact
+//! power–fragmentation front and the policies' own points.
+
+use serde::{Deserialize, Serialize};
+
+use crate::csv_text::{field, optional_number};
+use crate::float_text;
+
+/// Which kind of point a [`ParetoPoint`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PointKind {
+    /// A point of the exact front; its status is the solver's label.
+    Front,
+    /// A policy's own placement; its status is `heuristic`.
+    Policy,
+}
+
+/// One row of `pareto.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParetoPoint {
+    pub trace: String,
+    #[serde(with = "float_text")]
+    pub checkpoint_pct: f64,
+    /// The seed as written (text: the figures only group by it).
+    pub seed: String,
+    pub kind: PointKind,
+    /// The front point's name (`min_power`, `eps_1`…) or the policy.
+    pub label: String,
+    /// Empty for a front point without a solution.
+    #[serde(with = "float_text::option")]
+    pub power_w: Option<f64>,
+    #[serde(with = "float_text::option")]
+    pub frag_gpu_milli: Option<f64>,
+    /// A [`crate::SolveStatus`] label for front points, `heuristic` for policies.
+    pub status: String,
+}
+
+impl ParetoPoint {
+    pub const CSV_HEADER: &'static str =
+        "trace,checkpoint_pct,seed,kind,label,power_w,frag_gpu_milli,status";
+
+    pub fn csv_line(&self) -> String {
+        format!(
+            "{},{:.1},{},{},{},{},{},{}",
+            field(&self.trace),
+            self.checkpoint_pct,
+            field(&self.seed),
+            match self.kind {
+                PointKind::Front => "front",
+                PointKind::Policy => "policy",
+            },
+            field(&self.label),
+            optional_number(self.power_w, 0),
+            optional_number(self.frag_gpu_milli, 3),
+            field(&self.status)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_reads_back() {
+        let point = ParetoPoint {
+            trace: "default".into(),
+            checkpoint_pct: 90.0,
+            seed: "42".into(),
+            kind: PointKind::Policy,
+            label: "pwr:200,fgd:800".into(),
+            power_w: Some(1_500_000.0),
+            frag_gpu_milli: Some(30_000.5),
+            status: "heuristic".into(),
+        };
+        let text = format!("{}\n{}\n", ParetoPoint::CSV_HEADER, point.csv_line());
+        let back: Vec<ParetoPoint> = csv::Reader::from_reader(text.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, [point]);
+    }
+}

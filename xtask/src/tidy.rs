@@ -1,0 +1,169 @@
+//! Architecture invariants as tests, in the manner of rust-analyzer's tidy tests: each
+//! workspace crate may depend only on the workspace crates its layer allows (read from
+//! `cargo metadata`), and no source file grows past what one reads in a sitting.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Each workspace crate and the workspace crates its library may depend on. A crate not
+/// listed here fails the test: a new crate states its place in the layers.
+const ALLOWED_WORKSPACE_DEPS: [(&str, &[&str]); 9] = [
+    // Units, cluster, checker, power, fragmentation: the vocabulary of everything else.
+    ("gapbench-model", &[]),
+    // The results schema: readable without any code that produced it.
+    ("gapbench-results", &[]),
+    // The heuristic engine.
+    ("gapbench-online", &["gapbench-model"]),
+    // Time mode: its engine and time-only policies, on online's scoring; nothing below it
+    // imports it.
+    ("gapbench-replay", &["gapbench-model", "gapbench-online"]),
+    // The exact side: knows no heuristic engine.
+    ("gapbench-ilp", &["gapbench-model", "gapbench-results"]),
+    // Figures and REPORT.md: no solver, no engine, no runner.
+    ("gapbench-report", &["gapbench-results"]),
+    // The runner and CLI: everything.
+    (
+        "gapbench",
+        &[
+            "gapbench-model",
+            "gapbench-online",
+            "gapbench-replay",
+            "gapbench-ilp",
+            "gapbench-results",
+            "gapbench-report",
+        ],
+    ),
+    (
+        "gapbench-benches",
+        &[
+            "gapbench-model",
+            "gapbench-online",
+            "gapbench-replay",
+            "gapbench-ilp",
+        ],
+    ),
+    // Builds before HiGHS: no workspace crate.
+    ("xtask", &[]),
+];
+
+/// External crates a layer must not pull in: the report draws without a solver or CLI, the
+/// model and the schema stay free of solver, plotting and CLI.
+const FORBIDDEN_EXTERNAL_DEPS: [(&str, &[&str]); 4] = [
+    ("gapbench-replay", &["good_lp", "highs", "clap", "plotters"]),
+    ("gapbench-report", &["good_lp", "highs", "clap", "rayon"]),
+    ("gapbench-model", &["good_lp", "highs", "clap", "plotters"]),
+    (
+        "gapbench-results",
+        &["good_lp", "highs", "clap", "plotters"],
+    ),
+];
+
+const MAX_LINES: usize = 800;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace root")
+        .to_path_buf()
+}
+
+/// `cargo metadata --no-deps`: each workspace package with its normal (non-dev, non-build)
+/// dependency names.
+fn normal_dependencies() -> BTreeMap<String, Vec<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = Command::new(cargo)
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .current_dir(workspace_root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: Value = serde_json::from_slice(&output.stdout).expect("metadata is JSON");
+    let mut crates = BTreeMap::new();
+    for package in metadata["packages"].as_array().expect("packages") {
+        let name = package["name"].as_str().expect("name").to_string();
+        let deps = package["dependencies"]
+            .as_array()
+            .expect("dependencies")
+            .iter()
+            .filter(|d| d["kind"].is_null())
+            .map(|d| d["name"].as_str().expect("dependency name").to_string())
+            .collect();
+        crates.insert(name, deps);
+    }
+    crates
+}
+
+#[test]
+fn workspace_crates_depend_only_on_their_allowed_layers() {
+    let crates = normal_dependencies();
+    let workspace: Vec<&String> = crates.keys().collect();
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED_WORKSPACE_DEPS.into_iter().collect();
+    let mut violations = Vec::new();
+    for (name, deps) in &crates {
+        let Some(permitted) = allowed.get(name.as_str()) else {
+            violations.push(format!(
+                "{name} has no entry in ALLOWED_WORKSPACE_DEPS: state which layers it may use"
+            ));
+            continue;
+        };
+        for dep in deps.iter().filter(|d| workspace.contains(d)) {
+            if !permitted.contains(&dep.as_str()) {
+                violations.push(format!("{name} must not depend on {dep}"));
+            }
+        }
+    }
+    for (name, forbidden) in FORBIDDEN_EXTERNAL_DEPS {
+        let deps = crates.get(name).map(Vec::as_slice).unwrap_or_default();
+        for dep in deps.iter().filter(|d| forbidden.contains(&d.as_str())) {
+            violations.push(format!("{name} must not depend on {dep}"));
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "architecture violations:\n{}",
+        violations.join("\n")
+    );
+}
+
+fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for dir in ["crates", "benches", "xtask"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 20, "found only {} .rs files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|path| {
+            let lines = std::fs::read_to_string(path).ok()?.lines().count();
+            (lines > MAX_LINES).then(|| format!("{} ({lines} lines)", path.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these by concept (at most {MAX_LINES} lines each):\n{}",
+        long.join("\n")
+    );
+}
