@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use gapbench_model::workload::{load_nodes_csv, openb_like_cluster, OPENB_LIKE_NODE_TYPES};
 use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
 use gapbench_replay::eaco_setup::{eaco_cluster, eaco_jobs};
 use gapbench_replay::policies::time_policy;
@@ -19,8 +18,7 @@ use serde::Serialize;
 use crate::io::{write_atomic, write_json};
 use crate::manifest::Manifest;
 use crate::workload::{
-    adjustment_warnings, fingerprint_embedded, fingerprint_file, fingerprint_generated,
-    InputFingerprint,
+    adjustment_warnings, fingerprint_file, fingerprint_generated, load_cluster, InputFingerprint,
 };
 
 /// Where a replay's cluster and timed tasks come from.
@@ -66,20 +64,7 @@ impl ReplayInputs {
         let mut inputs = Vec::new();
         let (cluster, file_tasks) = match &source {
             TimedSource::Openb { nodes, tasks } => {
-                let cluster = match nodes {
-                    Some(path) => {
-                        inputs.push(fingerprint_file("nodes", path)?);
-                        load_nodes_csv(path, cpu_power)?
-                    }
-                    None => {
-                        inputs.push(fingerprint_embedded(
-                            "nodes",
-                            "openb-like/node-types.csv",
-                            OPENB_LIKE_NODE_TYPES,
-                        ));
-                        openb_like_cluster(cpu_power)
-                    }
-                };
+                let cluster = load_cluster(nodes.as_deref(), cpu_power, &mut inputs)?;
                 let tasks = match tasks {
                     Some(path) => {
                         let mut fingerprint = fingerprint_file("tasks", path)?;

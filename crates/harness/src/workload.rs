@@ -65,6 +65,28 @@ pub(crate) fn adjustment_warnings(path: &Path, adjustments: &[Adjustment]) -> Ve
     adjustments.iter().map(|a| a.warning(&file)).collect()
 }
 
+/// The node list at `nodes`, or the embedded openb-like cluster, fingerprinted into `inputs`.
+pub(crate) fn load_cluster(
+    nodes: Option<&Path>,
+    cpu_power: CpuPowerProfile,
+    inputs: &mut Vec<InputFingerprint>,
+) -> Result<Cluster> {
+    Ok(match nodes {
+        Some(path) => {
+            inputs.push(fingerprint_file("nodes", path)?);
+            load_nodes_csv(path, cpu_power)?
+        }
+        None => {
+            inputs.push(fingerprint_embedded(
+                "nodes",
+                "openb-like/node-types.csv",
+                OPENB_LIKE_NODE_TYPES,
+            ));
+            openb_like_cluster(cpu_power)
+        }
+    })
+}
+
 impl Workload {
     /// Loads `nodes` and `tasks` files, each falling back to the embedded default. Values
     /// the task loader converts under `rules` are recorded in the task input's fingerprint
@@ -76,20 +98,7 @@ impl Workload {
         rules: InputRules,
     ) -> Result<Workload> {
         let mut inputs = Vec::new();
-        let cluster = match nodes {
-            Some(path) => {
-                inputs.push(fingerprint_file("nodes", path)?);
-                load_nodes_csv(path, cpu_power)?
-            }
-            None => {
-                inputs.push(fingerprint_embedded(
-                    "nodes",
-                    "openb-like/node-types.csv",
-                    OPENB_LIKE_NODE_TYPES,
-                ));
-                openb_like_cluster(cpu_power)
-            }
-        };
+        let cluster = load_cluster(nodes, cpu_power, &mut inputs)?;
         let task_list = match tasks {
             Some(path) => {
                 let mut fingerprint = fingerprint_file("tasks", path)?;
