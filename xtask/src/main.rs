@@ -8,6 +8,7 @@
 //! - `merge ARGS…`     — `gapbench merge ARGS…`: join shard results
 //! - `perf [--save]`   — benchmarks vs the committed baseline (see `perf.rs`)
 //! - `run [ARGS…]`     — `gapbench run ARGS…` (default: the embedded openb-like workload)
+//! - `replay [ARGS…]`  — `gapbench replay ARGS…`: time mode (arrivals, completions, energy)
 //! - `gap ARGS…`       — `gapbench gap ARGS…`: heuristic vs exact on the same snapshots
 //! - `test [ARGS…]`    — the whole test suite, release profile (what CI runs)
 //! - `prerequisites`   — only check and install the build prerequisites
@@ -29,7 +30,7 @@ fn main() -> Result<()> {
     // `cargo xtask run -- --policy pwr` and `cargo xtask run --policy pwr` mean the same.
     let rest: Vec<String> = args.skip_while(|a| a == "--").collect();
     match command.as_str() {
-        "run" | "gap" | "bench" | "merge" | "figures" => {
+        "run" | "replay" | "gap" | "bench" | "merge" | "figures" => {
             let env = prerequisites::ensure()?;
             // `cargo run --quiet` keeps later runs quiet, but on a fresh machine it would sit
             // silent through the HiGHS compile: build first, with cargo's progress, then.
@@ -61,7 +62,7 @@ fn main() -> Result<()> {
         }
         "prerequisites" => prerequisites::ensure().map(|_| ()),
         "help" | "--help" | "-h" => {
-            println!("usage: cargo xtask <bench [ARGS…] | gap ARGS… | figures DIR | merge ARGS… | perf [--save] | run [ARGS…] | test [ARGS…] | prerequisites>");
+            println!("usage: cargo xtask <bench [ARGS…] | gap ARGS… | figures DIR | merge ARGS… | perf [--save] | run [ARGS…] | replay [ARGS…] | test [ARGS…] | prerequisites>");
             Ok(())
         }
         other => bail!("unknown xtask command `{other}` (try `cargo xtask help`)"),
