@@ -251,6 +251,12 @@ fn report_outcome(outcome: &gapbench::bench::BenchOutcome) -> Result<()> {
             outcome.gap_studies_run, outcome.gap_studies_total, outcome.gap_seconds
         );
     }
+    if outcome.replays_total > 0 {
+        println!(
+            "{} of {} time-mode replays done now in {:.1} s",
+            outcome.replays_run, outcome.replays_total, outcome.replay_seconds
+        );
+    }
     if !outcome.complete {
         println!("the matrix is not complete yet: run the other shards, then `gapbench merge`");
     }

@@ -11,6 +11,7 @@ pub(crate) mod mean_grid;
 pub(crate) mod pareto;
 pub(crate) mod pareto_data;
 pub(crate) mod power;
+pub(crate) mod replay_data;
 
 use std::collections::BTreeSet;
 use std::fs;
