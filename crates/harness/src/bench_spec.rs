@@ -251,3 +251,94 @@ pub fn trace_family(trace: &str) -> &'static str {
         _ => "other",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<BenchSpec> {
+        let path = std::env::temp_dir().join(format!(
+            "gapbench-spec-{}-{:x}.toml",
+            std::process::id(),
+            text.len()
+        ));
+        std::fs::write(&path, text).unwrap();
+        let spec = BenchSpec::load(&path);
+        std::fs::remove_file(&path).unwrap();
+        spec
+    }
+
+    const EACO: &str = r#"
+name = "e"
+[replay]
+policies = ["fifo-o", "eaco-o"]
+seeds = "42..43"
+[replay.eaco]
+servers = [64, 28]
+jobs = 400
+jobs_per_hour = 2.0
+"#;
+
+    #[test]
+    fn a_spec_of_replays_only_parses_with_its_defaults() {
+        let spec = load(EACO).unwrap();
+        assert!(spec.traces.is_empty() && spec.policies.is_empty());
+        let replay = spec.replay.unwrap();
+        assert_eq!(replay.arrival_scales, [1.0]);
+        assert_eq!(replay.idle, ["always-on", "sleep-when-empty"]);
+        assert_eq!(replay.sleep_fraction, 0.05);
+        assert_eq!(replay.eaco.unwrap().servers, [64, 28]);
+    }
+
+    #[test]
+    fn the_shipped_specs_parse() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads");
+        for name in ["paper.toml", "quick.toml", "eaco.toml"] {
+            let spec = BenchSpec::load(&root.join(name)).unwrap();
+            assert!(spec.replay.is_some(), "{name} has a [replay] table");
+        }
+    }
+
+    #[test]
+    fn bad_replay_tables_are_refused_with_a_reason() {
+        let cases = [
+            (
+                EACO.replace("jobs = 400", "jobs = 400\nburst = 3"),
+                "unknown field `burst`",
+            ),
+            (EACO.replace("\"eaco-o\"", "\"eaco-x\""), "policy `eaco-x`"),
+            (
+                EACO.replace("seeds = \"42..43\"", "seeds = \"42..43\"\nidle = [\"off\"]"),
+                "idle policy `off`",
+            ),
+            (
+                EACO.replace(
+                    "seeds = \"42..43\"",
+                    "seeds = \"42..43\"\narrival_scales = [0]",
+                ),
+                "arrival_scales",
+            ),
+            (EACO.replace("[64, 28]", "[0]"), "servers"),
+            (
+                EACO.replace("jobs_per_hour = 2.0", "jobs_per_hour = -1.0"),
+                "jobs_per_hour",
+            ),
+            (
+                "name = \"e\"\n[replay]\npolicies = [\"fgd\"]\nseeds = [1]\n".to_string(),
+                "needs `traces` or an `eaco` setup",
+            ),
+            (
+                EACO.replace("name = \"e\"", "name = \"e\"\ntraces = [\"default\"]"),
+                "`traces` and `policies` must not be empty",
+            ),
+        ];
+        for (text, expected) in cases {
+            let error = format!("{:#}", load(&text).unwrap_err());
+            assert!(error.contains(expected), "{expected}: got {error}");
+            assert!(error.contains(".toml"), "the error names the file: {error}");
+        }
+        // A syntax error names the line.
+        let error = format!("{:#}", load("name = \"e\"\n[replay\n").unwrap_err());
+        assert!(error.contains("line 2"), "{error}");
+    }
+}
