@@ -45,7 +45,11 @@ pub(crate) fn sections(out: &mut String, dir: &Path) -> Result<()> {
     let Some(runs) = read_replay_runs(&dir.join(REPLAY_RUNS_CSV))? else {
         return Ok(());
     };
-    let (eaco, traces): (Vec<_>, Vec<_>) = runs.panels.iter().partition(|(p, _)| p.is_eaco());
+    // EaCO's setup gets its own study when a FIFO baseline ran on it.
+    let (eaco, traces): (Vec<_>, Vec<_>) = runs
+        .panels
+        .iter()
+        .partition(|(p, policies)| p.is_eaco() && fifo(policies).is_some());
     if !traces.is_empty() {
         writeln!(out, "## Time mode: energy and job completion\n")?;
         writeln!(out, "Tasks arrive at their trace times, wait in a FIFO queue when nothing fits, run (slowed by co-location) and leave; energy is integrated exactly over the replay (split into GPU busy, GPU idle, CPU and sleep). JCT = end − arrival of completed tasks; active nodes = time-weighted mean of nodes with at least one task. Means over seeds; `unfinished` counts tasks still waiting or running when the replay stopped, summed over seeds.\n")?;
