@@ -197,9 +197,13 @@ impl Matrix {
     /// A hash of everything that determines a replay: schema version, tool version, the
     /// cell, the spec's replay settings and the source's input hashes.
     pub(crate) fn replay_key(&self, cell: &ReplayCell) -> String {
+        self.replay_key_of_schema(cell, REPLAY_SCHEMA_VERSION)
+    }
+
+    fn replay_key_of_schema(&self, cell: &ReplayCell, schema_version: u32) -> String {
         let mut hasher = Sha256::new();
         hasher.update(format!(
-            "gapbench-replay-v{REPLAY_SCHEMA_VERSION}|{}|{}|{}|{}|{}|",
+            "gapbench-replay-v{schema_version}|{}|{}|{}|{}|{}|",
             env!("CARGO_PKG_VERSION"),
             cell.policy,
             cell.seed,
@@ -397,6 +401,52 @@ pub(crate) fn aggregate_replays(out: &Path, matrix: &Matrix, cells: &[ReplayCell
 mod tests {
     use super::*;
     use gapbench_replay::eaco_setup::{eaco_cluster, eaco_jobs};
+
+    fn eaco_matrix() -> Matrix {
+        let text = "name = \"e\"\n[replay]\npolicies = [\"fifo\"]\nseeds = [42]\n[replay.eaco]\nservers = [2]\njobs = 6\njobs_per_hour = 3.0\n";
+        let spec: crate::bench_spec::BenchSpec = toml::from_str(text).unwrap();
+        Matrix::resolve(spec, None).unwrap().0
+    }
+
+    #[test]
+    fn a_stored_replay_is_reused_until_its_schema_or_settings_change() {
+        let matrix = eaco_matrix();
+        let cells = matrix.replay_cells().unwrap();
+        assert_eq!(cells.len(), 2, "one per idle policy");
+        let (cell, other) = (&cells[0], &cells[1]);
+        assert_ne!(matrix.replay_key(cell), matrix.replay_key(other));
+        assert_ne!(
+            matrix.replay_key_of_schema(cell, REPLAY_SCHEMA_VERSION + 1),
+            matrix.replay_key(cell)
+        );
+        let workloads = load_replay_workloads(&matrix, None).unwrap();
+        let record = run_replay_cell(&matrix, &workloads, cell).unwrap();
+        assert_eq!(record.run.tasks, 6);
+        assert_eq!(record.timeline.len(), TIMELINE_SAMPLES + 1);
+
+        let out =
+            std::env::temp_dir().join(format!("gapbench-replay-cells-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        crate::io::write_json(&replay_cell_path(&out, cell), &record).unwrap();
+        // JSON keeps the numbers to the CSVs' precision (serde_json may differ in the last
+        // bit), so a reused record is compared by what it writes.
+        let written = |r: &ReplayRecord| {
+            let lines: Vec<String> = r.timeline.iter().map(|t| t.csv_line()).collect();
+            (r.key.clone(), r.run.csv_line(), lines)
+        };
+        let reused = finished_replay(&out, &matrix, cell).expect("the stored replay is reused");
+        assert_eq!(written(&reused), written(&record));
+        // Another sleep power is another replay: the stored one is not finished for it.
+        let mut changed = matrix.clone();
+        changed.spec.replay.as_mut().unwrap().sleep_fraction = 0.1;
+        assert_eq!(finished_replay(&out, &changed, cell), None);
+        // A record of an older schema (other fields, same key) is not finished either.
+        let mut stale = serde_json::to_value(&record).unwrap();
+        stale["run"].as_object_mut().unwrap().remove("mean_run_s");
+        crate::io::write_json(&replay_cell_path(&out, cell), &stale).unwrap();
+        assert_eq!(finished_replay(&out, &matrix, cell), None);
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 
     #[test]
     fn a_downsampled_timeline_holds_the_state_at_each_instant() {
