@@ -132,14 +132,15 @@ pub(crate) struct TimelineSeries {
     pub(crate) points: Vec<(f64, f64, f64)>,
 }
 
+/// Each panel's timelines, in file order.
+pub(crate) type Timelines = Vec<(Panel, Vec<TimelineSeries>)>;
+
 /// Reads `replay_timeline.csv` grouped by panel, in file order; `None` when absent or empty.
-pub(crate) fn read_replay_timeline(
-    path: &Path,
-) -> Result<Option<Vec<(Panel, Vec<TimelineSeries>)>>> {
+pub(crate) fn read_replay_timeline(path: &Path) -> Result<Option<Timelines>> {
     let Some(table) = read_rows::<ReplayTimelineRow>(path, &[])? else {
         return Ok(None);
     };
-    let mut panels: Vec<(Panel, Vec<TimelineSeries>)> = Vec::new();
+    let mut panels: Timelines = Vec::new();
     let mut smallest_seed: BTreeMap<(usize, String), u64> = BTreeMap::new();
     for row in &table.rows {
         let key = &row.value.key;
