@@ -8,8 +8,11 @@
 //!   skipped, so an interrupted bench resumes where it stopped;
 //! - `gap-cells/<trace>/<policy>/seed-<n>.json` — one finished exact-gap study each (a
 //!   sub-cluster sweep solved at every checkpoint), keyed the same way;
-//! - `grid.csv`, `mean_grid.csv`, `runs.csv`, `gaps.csv`, `pareto.csv` — aggregated from the
-//!   cells, in spec order; then `figures/` and `REPORT.md`.
+//! - `replay-cells/<source>/x<scale>/<idle>/<policy>/seed-<n>.json` — one finished
+//!   time-mode replay each (`[replay]`), keyed the same way;
+//! - `grid.csv`, `mean_grid.csv`, `runs.csv`, `gaps.csv`, `pareto.csv`, `replay_runs.csv`,
+//!   `replay_timeline.csv` — aggregated from the cells, in spec order; then `figures/` and
+//!   `REPORT.md`.
 //!
 //! Arrival sweeps are deterministic, so their files are byte-identical however the bench was
 //! interrupted, sharded or threaded. Exact solves under a time limit are not (HiGHS stops
@@ -33,6 +36,10 @@ use crate::cells::{cell_path, finished, finished_gap, gap_cell_path, run_gap_cel
 pub use crate::cells::{Cell, GapCell};
 use crate::gap::{parse_objectives, GapSettings};
 use crate::io::{write_atomic, write_json};
+use crate::replay_cells::{
+    aggregate_replays, finished_replay, load_replay_workloads, replay_cell_path,
+    replay_fingerprints, run_replay_cell, ReplayCell, ReplaySource,
+};
 use crate::run::{run_seed, seed_summary, RunSettings, SeedSummary};
 use crate::summary::{mean_grid, SAMPLE_COLUMNS};
 use crate::workload::{InputFingerprint, Workload};
@@ -70,6 +77,12 @@ pub struct Matrix {
     /// The command that produced the folder (shown in the report as how to reproduce it).
     #[serde(default)]
     pub command: String,
+    /// The time-mode sources actually replayed (`[replay]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replay_sources: Vec<ReplaySource>,
+    /// Input hashes of each replay source, by source name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub replay_inputs: BTreeMap<String, Vec<InputFingerprint>>,
 }
 
 impl Matrix {
@@ -78,12 +91,19 @@ impl Matrix {
     pub fn resolve(
         spec: BenchSpec,
         traces_dir: Option<&Path>,
-    ) -> Result<(Matrix, BTreeMap<String, Workload>)> {
+    ) -> Result<(
+        Matrix,
+        BTreeMap<String, Workload>,
+        crate::replay_cells::ReplayWorkloads,
+    )> {
+        let replay_traces = spec.replay.iter().flat_map(|r| r.traces.iter());
+        let needs_traces = !spec.traces.is_empty() || replay_traces.clone().next().is_some();
         let available = traces_dir.filter(|dir| {
             dir.join(&spec.nodes).is_file()
                 && spec
                     .traces
                     .iter()
+                    .chain(replay_traces)
                     .all(|t| dir.join(trace_file(t)).is_file())
         });
         let (traces, gap_traces, stand_in) = match available {
@@ -95,8 +115,13 @@ impl Matrix {
                     .unwrap_or_default(),
                 false,
             ),
+            None if !needs_traces => (Vec::new(), Vec::new(), false),
             None => (
-                vec![STAND_IN_TRACE.to_string()],
+                spec.traces
+                    .iter()
+                    .take(1)
+                    .map(|_| STAND_IN_TRACE.to_string())
+                    .collect(),
                 spec.gaps
                     .as_ref()
                     .map(|_| vec![STAND_IN_TRACE.to_string()])
@@ -135,17 +160,24 @@ impl Matrix {
             .iter()
             .map(|(t, w)| (t.clone(), w.inputs.clone()))
             .collect();
-        Ok((
-            Matrix {
-                spec,
-                traces,
-                gap_traces,
-                stand_in,
-                inputs,
-                command: String::new(),
-            },
-            workloads,
-        ))
+        let replay_sources = spec
+            .replay
+            .as_ref()
+            .map(|r| ReplaySource::of_spec(r, available.is_some()))
+            .unwrap_or_default();
+        let mut matrix = Matrix {
+            spec,
+            traces,
+            gap_traces,
+            stand_in,
+            inputs,
+            command: String::new(),
+            replay_sources,
+            replay_inputs: BTreeMap::new(),
+        };
+        let replays = load_replay_workloads(&matrix, available)?;
+        matrix.replay_inputs = replay_fingerprints(&replays);
+        Ok((matrix, workloads, replays))
     }
 
     /// Every arrival-sweep cell, in spec order (trace, then policy, then seed).
@@ -215,17 +247,19 @@ impl Matrix {
             &self.gap_traces,
             self.stand_in,
             &self.inputs,
+            (&self.replay_sources, &self.replay_inputs),
         ) == (
             &other.spec,
             &other.traces,
             &other.gap_traces,
             other.stand_in,
             &other.inputs,
+            (&other.replay_sources, &other.replay_inputs),
         )
     }
 }
 
-fn trace_file(trace: &str) -> String {
+pub(crate) fn trace_file(trace: &str) -> String {
     format!("openb_pod_list_{trace}.csv")
 }
 
@@ -241,6 +275,9 @@ pub struct BenchOutcome {
     pub gap_studies_total: usize,
     pub gap_studies_run: usize,
     pub gap_seconds: f64,
+    pub replays_total: usize,
+    pub replays_run: usize,
+    pub replay_seconds: f64,
     /// False for a shard that left cells to others.
     pub complete: bool,
 }
@@ -252,7 +289,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .traces_dir
         .clone()
         .or_else(crate::workload::default_traces_dir);
-    let (mut matrix, workloads) = Matrix::resolve(spec, traces_dir.as_deref())?;
+    let (mut matrix, workloads, replay_workloads) = Matrix::resolve(spec, traces_dir.as_deref())?;
     matrix.command = options.command.clone();
     let out = options
         .out
@@ -323,15 +360,44 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     }
     let gap_seconds = gap_start.elapsed().as_secs_f64();
 
+    let replay_cells = matrix.replay_cells()?;
+    // Replay cells are numbered after the sweep and gap cells.
+    let my_replays = in_shard(&replay_cells, cells.len() + gap_cells.len(), options.shard);
+    let replays_todo: Vec<&ReplayCell> = my_replays
+        .iter()
+        .copied()
+        .filter(|cell| finished_replay(&out, &matrix, cell).is_none())
+        .collect();
+    let replay_start = Instant::now();
+    let progress = progress_bar(
+        options.progress && !replays_todo.is_empty(),
+        replays_todo.len(),
+        "replays",
+    );
+    pool.install(|| {
+        replays_todo.par_iter().try_for_each(|cell| -> Result<()> {
+            let record = run_replay_cell(&matrix, &replay_workloads, cell)?;
+            write_json(&replay_cell_path(&out, cell), &record)?;
+            progress.inc(1);
+            Ok(())
+        })
+    })?;
+    progress.finish_and_clear();
+    let replay_seconds = replay_start.elapsed().as_secs_f64();
+
     let complete = cells
         .iter()
         .all(|cell| finished(&out, &matrix, cell).is_some())
         && gap_cells
             .iter()
-            .all(|cell| finished_gap(&out, &matrix, cell).is_some());
+            .all(|cell| finished_gap(&out, &matrix, cell).is_some())
+        && replay_cells
+            .iter()
+            .all(|cell| finished_replay(&out, &matrix, cell).is_some());
     if complete {
         aggregate(&out, &matrix, &cells)?;
         aggregate_gaps(&out, &matrix, &gap_cells)?;
+        aggregate_replays(&out, &matrix, &replay_cells)?;
         finish_folder(&out)?;
     }
     Ok(BenchOutcome {
@@ -343,6 +409,9 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         gap_studies_run: gaps_todo.len(),
         gap_seconds,
         sweep_seconds,
+        replays_total: replay_cells.len(),
+        replays_run: replays_todo.len(),
+        replay_seconds,
         complete,
         matrix,
     })
@@ -413,10 +482,19 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         |dir, cell| finished_gap(dir, &matrix, cell),
         gap_cell_path,
     )?;
-    let complete = missing == 0 && missing_gaps == 0;
+    let replay_cells = matrix.replay_cells()?;
+    let missing_replays = gather(
+        out,
+        shards,
+        &replay_cells,
+        |dir, cell| finished_replay(dir, &matrix, cell),
+        replay_cell_path,
+    )?;
+    let complete = missing == 0 && missing_gaps == 0 && missing_replays == 0;
     if complete {
         aggregate(out, &matrix, &cells)?;
         aggregate_gaps(out, &matrix, &gap_cells)?;
+        aggregate_replays(out, &matrix, &replay_cells)?;
         finish_folder(out)?;
     }
     Ok(BenchOutcome {
@@ -428,6 +506,9 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         gap_studies_total: gap_cells.len(),
         gap_studies_run: 0,
         gap_seconds: 0.0,
+        replays_total: replay_cells.len(),
+        replays_run: 0,
+        replay_seconds: 0.0,
         complete,
         matrix,
     })
@@ -439,8 +520,12 @@ pub fn finish_folder(out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order.
+/// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order
+/// (none for a spec of replays only).
 fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
+    if cells.is_empty() {
+        return Ok(());
+    }
     let mut grid = format!("trace,family,policy,seed,{SAMPLE_COLUMNS}\n");
     let mut runs = format!("{}\n", RunRow::CSV_HEADER);
     let mut mean = format!("trace,family,policy,seeds,{SAMPLE_COLUMNS}\n");

@@ -1,5 +1,5 @@
 //! Experiment specs (`workloads/*.toml`): traces × policies × seeds at one tune ratio, plus
-//! optional exact-gap studies on sub-clusters.
+//! optional exact-gap studies on sub-clusters and optional time-mode replays (`[replay]`).
 
 use std::path::Path;
 
@@ -19,16 +19,22 @@ pub struct BenchSpec {
     /// Node list file name inside the traces folder.
     #[serde(default = "default_nodes")]
     pub nodes: String,
-    /// Trace names: `NAME` is `openb_pod_list_NAME.csv` in the traces folder.
+    /// Trace names: `NAME` is `openb_pod_list_NAME.csv` in the traces folder. Empty (with
+    /// `policies` and `seeds`) for a spec of replays only.
+    #[serde(default)]
     pub traces: Vec<String>,
     /// Policy specs, e.g. `fgd` or `pwr:200,fgd:800`.
+    #[serde(default)]
     pub policies: Vec<String>,
     /// A list of seeds or an inclusive range `"42..51"`.
+    #[serde(default = "no_seeds")]
     pub seeds: Seeds,
     #[serde(default = "default_tune")]
     pub tune: f64,
     #[serde(default)]
     pub gaps: Option<GapStudySpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplaySpec>,
 }
 
 /// Exact-gap studies: the same policies on sampled sub-clusters, solved at checkpoints.
@@ -51,6 +57,117 @@ pub struct GapStudySpec {
     /// ε-constraint points of the power–fragmentation front (0: no front).
     #[serde(default)]
     pub pareto_points: usize,
+}
+
+/// Time-mode replays: every (source, arrival scale, idle policy, policy, seed) is one cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaySpec {
+    /// openb traces replayed at their real times (`creation_time`, `deletion_time`) on the
+    /// spec's node list.
+    #[serde(default)]
+    pub traces: Vec<String>,
+    /// EaCO's evaluation setup as a further source, once per cluster size.
+    #[serde(default)]
+    pub eaco: Option<EacoSetupSpec>,
+    /// Time-mode policies: any sweep policy spec, `eaco-r`, `eaco-o`, `fifo`, `fifo-packed`,
+    /// `gandiva` (and their `-o` variants that share whole-GPU reservations).
+    pub policies: Vec<String>,
+    pub seeds: Seeds,
+    /// Inter-arrival times are divided by each factor (1 = the trace's own times).
+    #[serde(default = "default_arrival_scales")]
+    pub arrival_scales: Vec<f64>,
+    /// `always-on` and/or `sleep-when-empty`.
+    #[serde(default = "default_idle")]
+    pub idle: Vec<String>,
+    /// Sleep power of an empty node as a share of its idle power (with `sleep-when-empty`).
+    #[serde(default = "default_sleep_fraction")]
+    pub sleep_fraction: f64,
+    /// Stops every replay at this time (seconds since the trace start); none = run to the end.
+    #[serde(default)]
+    pub until_s: Option<f64>,
+}
+
+/// EaCO's evaluation setup (`gapbench_replay::eaco_setup`): servers of 8×V100 and its
+/// four-model job mix arriving as a Poisson process, drawn per seed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EacoSetupSpec {
+    /// Cluster sizes, one source each (`eaco-64`, `eaco-28`…).
+    pub servers: Vec<usize>,
+    pub jobs: usize,
+    pub jobs_per_hour: f64,
+}
+
+/// The idle policies a replay spec may name.
+pub const IDLE_POLICIES: [&str; 2] = ["always-on", "sleep-when-empty"];
+
+fn no_seeds() -> Seeds {
+    Seeds::List(Vec::new())
+}
+
+fn default_arrival_scales() -> Vec<f64> {
+    vec![1.0]
+}
+
+fn default_idle() -> Vec<String> {
+    IDLE_POLICIES.map(String::from).to_vec()
+}
+
+fn default_sleep_fraction() -> f64 {
+    0.05
+}
+
+impl ReplaySpec {
+    fn validate(&self) -> Result<()> {
+        if self.traces.is_empty() && self.eaco.is_none() {
+            bail!("[replay] needs `traces` or an `eaco` setup");
+        }
+        if self.policies.is_empty() {
+            bail!("[replay] `policies` must not be empty");
+        }
+        let cluster = gapbench_model::workload::openb_like_cluster(
+            gapbench_model::CpuPowerProfile::Reference,
+        );
+        for policy in &self.policies {
+            gapbench_replay::policies::time_policy(policy, &cluster)
+                .map_err(|e| anyhow::anyhow!("[replay] policy `{policy}`: {e}"))?;
+        }
+        if self.seeds.expand()?.is_empty() {
+            bail!("[replay] `seeds` must not be empty");
+        }
+        if self.arrival_scales.is_empty()
+            || self
+                .arrival_scales
+                .iter()
+                .any(|x| !(x.is_finite() && *x > 0.0))
+        {
+            bail!("[replay] `arrival_scales` takes positive factors such as [1, 10]");
+        }
+        if self.idle.is_empty() {
+            bail!("[replay] `idle` must not be empty");
+        }
+        for idle in &self.idle {
+            if !IDLE_POLICIES.contains(&idle.as_str()) {
+                bail!("[replay] idle policy `{idle}`: expected always-on or sleep-when-empty");
+            }
+        }
+        if !(0.0..=1.0).contains(&self.sleep_fraction) {
+            bail!("[replay] `sleep_fraction` takes a share between 0 and 1");
+        }
+        if self.until_s.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
+            bail!("[replay] `until_s` takes a positive number of seconds");
+        }
+        if let Some(eaco) = &self.eaco {
+            if eaco.servers.is_empty() || eaco.servers.contains(&0) {
+                bail!("[replay.eaco] `servers` takes cluster sizes such as [64, 28]");
+            }
+            if eaco.jobs == 0 || !(eaco.jobs_per_hour.is_finite() && eaco.jobs_per_hour > 0.0) {
+                bail!("[replay.eaco] needs at least one job and a positive `jobs_per_hour`");
+            }
+        }
+        Ok(())
+    }
 }
 
 fn default_nodes() -> String {
@@ -81,12 +198,21 @@ impl BenchSpec {
     }
 
     fn validate(&self) -> Result<()> {
-        if self.traces.is_empty() || self.policies.is_empty() {
-            bail!("`traces` and `policies` must not be empty");
+        if let Some(replay) = &self.replay {
+            replay.validate()?;
         }
-        parse_policies(&self.policies)?;
-        if self.seeds.expand()?.is_empty() {
-            bail!("`seeds` must not be empty");
+        let replays_only = self.replay.is_some()
+            && self.traces.is_empty()
+            && self.policies.is_empty()
+            && self.gaps.is_none();
+        if !replays_only {
+            if self.traces.is_empty() || self.policies.is_empty() {
+                bail!("`traces` and `policies` must not be empty (unless the spec only replays)");
+            }
+            parse_policies(&self.policies)?;
+            if self.seeds.expand()?.is_empty() {
+                bail!("`seeds` must not be empty");
+            }
         }
         if !(self.tune.is_finite() && self.tune > 0.0) {
             bail!("`tune` must be a positive ratio");
@@ -123,5 +249,96 @@ pub fn trace_family(trace: &str) -> &'static str {
         t if t.starts_with("multigpu") => "multigpu",
         t if t.starts_with("cpu") => "cpu",
         _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<BenchSpec> {
+        let path = std::env::temp_dir().join(format!(
+            "gapbench-spec-{}-{:x}.toml",
+            std::process::id(),
+            text.len()
+        ));
+        std::fs::write(&path, text).unwrap();
+        let spec = BenchSpec::load(&path);
+        std::fs::remove_file(&path).unwrap();
+        spec
+    }
+
+    const EACO: &str = r#"
+name = "e"
+[replay]
+policies = ["fifo-o", "eaco-o"]
+seeds = "42..43"
+[replay.eaco]
+servers = [64, 28]
+jobs = 400
+jobs_per_hour = 2.0
+"#;
+
+    #[test]
+    fn a_spec_of_replays_only_parses_with_its_defaults() {
+        let spec = load(EACO).unwrap();
+        assert!(spec.traces.is_empty() && spec.policies.is_empty());
+        let replay = spec.replay.unwrap();
+        assert_eq!(replay.arrival_scales, [1.0]);
+        assert_eq!(replay.idle, ["always-on", "sleep-when-empty"]);
+        assert_eq!(replay.sleep_fraction, 0.05);
+        assert_eq!(replay.eaco.unwrap().servers, [64, 28]);
+    }
+
+    #[test]
+    fn the_shipped_specs_parse() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads");
+        for name in ["paper.toml", "quick.toml", "eaco.toml"] {
+            let spec = BenchSpec::load(&root.join(name)).unwrap();
+            assert!(spec.replay.is_some(), "{name} has a [replay] table");
+        }
+    }
+
+    #[test]
+    fn bad_replay_tables_are_refused_with_a_reason() {
+        let cases = [
+            (
+                EACO.replace("jobs = 400", "jobs = 400\nburst = 3"),
+                "unknown field `burst`",
+            ),
+            (EACO.replace("\"eaco-o\"", "\"eaco-x\""), "policy `eaco-x`"),
+            (
+                EACO.replace("seeds = \"42..43\"", "seeds = \"42..43\"\nidle = [\"off\"]"),
+                "idle policy `off`",
+            ),
+            (
+                EACO.replace(
+                    "seeds = \"42..43\"",
+                    "seeds = \"42..43\"\narrival_scales = [0]",
+                ),
+                "arrival_scales",
+            ),
+            (EACO.replace("[64, 28]", "[0]"), "servers"),
+            (
+                EACO.replace("jobs_per_hour = 2.0", "jobs_per_hour = -1.0"),
+                "jobs_per_hour",
+            ),
+            (
+                "name = \"e\"\n[replay]\npolicies = [\"fgd\"]\nseeds = [1]\n".to_string(),
+                "needs `traces` or an `eaco` setup",
+            ),
+            (
+                EACO.replace("name = \"e\"", "name = \"e\"\ntraces = [\"default\"]"),
+                "`traces` and `policies` must not be empty",
+            ),
+        ];
+        for (text, expected) in cases {
+            let error = format!("{:#}", load(&text).unwrap_err());
+            assert!(error.contains(expected), "{expected}: got {error}");
+            assert!(error.contains(".toml"), "the error names the file: {error}");
+        }
+        // A syntax error names the line.
+        let error = format!("{:#}", load("name = \"e\"\n[replay\n").unwrap_err());
+        assert!(error.contains("line 2"), "{error}");
     }
 }

@@ -181,6 +181,7 @@ mod tests {
                     mip_gap: None,
                     pareto_points: 0,
                 }),
+                replay: None,
             },
             traces: vec!["default".into()],
             gap_traces: vec!["default".into()],
@@ -195,6 +196,8 @@ mod tests {
                 }],
             )]),
             command: String::new(),
+            replay_sources: Vec::new(),
+            replay_inputs: BTreeMap::new(),
         }
     }
 

@@ -9,6 +9,7 @@ pub mod gap;
 pub mod io;
 pub mod manifest;
 pub mod replay;
+pub mod replay_cells;
 pub mod run;
 pub mod summary;
 pub mod workload;

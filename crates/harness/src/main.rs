@@ -31,8 +31,9 @@ enum Command {
     /// Without --nodes/--tasks it uses the embedded openb-like default: the 1,213-node
     /// openb GPU cluster and the task shapes of the openb `default` trace.
     Run(RunArgs),
-    /// Run an experiment matrix (workloads/*.toml): traces × policies × seeds, in parallel,
-    /// resumable, and aggregate it into tidy CSVs, figures and REPORT.md.
+    /// Run an experiment matrix (workloads/*.toml): traces × policies × seeds, exact-gap
+    /// studies and time-mode replays (`[replay]`), in parallel, resumable, and aggregate it
+    /// into tidy CSVs, figures and REPORT.md.
     Bench(BenchArgs),
     /// Join the results folders of `bench --shard` runs and aggregate them.
     Merge(MergeArgs),
@@ -153,7 +154,7 @@ struct BenchArgs {
     /// The experiment spec. Default: workloads/paper.toml (workloads/quick.toml with --quick).
     #[arg(long, value_name = "FILE")]
     spec: Option<PathBuf>,
-    /// Use workloads/quick.toml: default trace, 3 seeds, four policies, a small gap study.
+    /// Use workloads/quick.toml: default trace, 3 seeds, four policies, a small gap study, a few time-mode replays.
     #[arg(long, conflicts_with = "spec")]
     quick: bool,
     /// Folder of the openb CSVs. Default: $GAPBENCH_TRACES or ../shared/traces/openb; without them the embedded default stands in.
@@ -249,6 +250,12 @@ fn report_outcome(outcome: &gapbench::bench::BenchOutcome) -> Result<()> {
         println!(
             "{} of {} exact-gap studies done now in {:.1} s",
             outcome.gap_studies_run, outcome.gap_studies_total, outcome.gap_seconds
+        );
+    }
+    if outcome.replays_total > 0 {
+        println!(
+            "{} of {} time-mode replays done now in {:.1} s",
+            outcome.replays_run, outcome.replays_total, outcome.replay_seconds
         );
     }
     if !outcome.complete {

@@ -100,3 +100,69 @@ fn an_interrupted_bench_resumes_to_identical_outputs() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+const REPLAY_SPEC: &str = r#"
+name = "replay-resume-test"
+description = "time mode only: the embedded workload with drawn times and a small EaCO setup"
+
+[replay]
+traces = ["default"]
+policies = ["fgd", "eaco-r"]
+seeds = "42..43"
+idle = ["always-on", "sleep-when-empty"]
+
+[replay.eaco]
+servers = [3]
+jobs = 12
+jobs_per_hour = 4.0
+"#;
+
+#[test]
+fn interrupted_and_sharded_replays_end_in_identical_files() {
+    let dir = std::env::temp_dir().join(format!("gapbench-replay-resume-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("spec.toml"), REPLAY_SPEC).unwrap();
+
+    let whole = dir.join("whole");
+    let outcome = run_bench(&options(&dir, &whole, None)).unwrap();
+    assert!(outcome.complete && outcome.matrix.stand_in);
+    assert_eq!((outcome.cells_total, outcome.gap_studies_total), (0, 0));
+    assert_eq!((outcome.replays_total, outcome.replays_run), (16, 16));
+    assert!(!whole.join("runs.csv").exists(), "no sweep, no sweep CSVs");
+    let runs = std::fs::read_to_string(whole.join("replay_runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 1 + 16);
+    assert!(runs.lines().nth(1).unwrap().starts_with("openb-like,"));
+    assert!(runs.contains("eaco-3,3,eaco-r,43,1.000,sleep-when-empty,12,12,"));
+    let report = std::fs::read_to_string(whole.join("REPORT.md")).unwrap();
+    assert!(report.contains("## Time mode") && report.contains("## EaCO study"));
+
+    // Interrupted: one shard of three ran, a finished replay was cut short mid-write.
+    let interrupted = dir.join("interrupted");
+    let partial = run_bench(&options(&dir, &interrupted, Some((1, 3)))).unwrap();
+    assert!(!partial.complete && !interrupted.join("replay_runs.csv").exists());
+    let cell = interrupted.join("replay-cells/eaco-3/x1/sleep-when-empty/fgd/seed-43.json");
+    let text = std::fs::read_to_string(&cell).unwrap();
+    std::fs::write(&cell, &text[..text.len() / 2]).unwrap();
+    let resumed = run_bench(&options(&dir, &interrupted, None)).unwrap();
+    assert!(resumed.complete);
+    assert_eq!(
+        resumed.replays_run,
+        16 - partial.replays_run + 1,
+        "only the unfinished and the damaged replays are redone"
+    );
+    assert_same_files(&whole, &interrupted);
+
+    // Shards merged elsewhere give the same files (the command line aside).
+    let (shard0, shard1, merged) = (dir.join("s0"), dir.join("s1"), dir.join("merged"));
+    run_bench(&options(&dir, &shard0, Some((0, 2)))).unwrap();
+    run_bench(&options(&dir, &shard1, Some((1, 2)))).unwrap();
+    assert!(merge(&merged, &[shard0, shard1]).unwrap().complete);
+    for file in ["replay_runs.csv", "replay_timeline.csv", "matrix.json"] {
+        assert_eq!(
+            std::fs::read(merged.join(file)).unwrap(),
+            std::fs::read(whole.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

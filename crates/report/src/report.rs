@@ -41,7 +41,12 @@ fn final_allocation(rows: &[RunRow]) -> BTreeMap<(String, String), f64> {
         .collect()
 }
 
+/// The rows of `path`; none when the folder has no such file (a bench of replays only has
+/// no sweep CSVs).
 fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
     let mut reader =
         csv::Reader::from_path(path).with_context(|| format!("{}: cannot read", path.display()))?;
     let mut rows = Vec::new();
@@ -85,6 +90,49 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
     }
     let seeds = spec.seeds.expand()?;
     writeln!(out, "## What ran\n")?;
+    if !matrix.traces.is_empty() {
+        what_ran_sweeps(&mut out, matrix, &seeds)?;
+    }
+    if let Some(replay) = &matrix.spec.replay {
+        crate::time_mode::what_ran(&mut out, replay)?;
+    }
+    writeln!(out, "- inputs (SHA-256):")?;
+    for (trace, inputs) in matrix.inputs.iter().chain(&matrix.replay_inputs) {
+        for input in inputs {
+            writeln!(
+                out,
+                "  - {trace} {}: `{}` {}",
+                input.role,
+                input.source,
+                &input.sha256[..16]
+            )?;
+        }
+    }
+    writeln!(out, "\nReproduce: `{}` (finished runs are reused; delete `cells/` to recompute; `cargo xtask figures DIR` redraws figures and this report from the CSVs).\n", matrix.command)?;
+
+    let curves = curves(read_csv(&dir.join(MEAN_GRID_CSV))?);
+    let finals = final_allocation(&read_csv(&dir.join(RUNS_CSV))?);
+    if !curves.is_empty() {
+        allocation_section(&mut out, &curves, &finals)?;
+        power_section(&mut out, &curves)?;
+    }
+    if let Some(gaps) = read_rows::<GapRow>(&dir.join(GAPS_CSV), &["trace"])? {
+        let rows: Vec<(&str, &GapRow)> = gaps
+            .rows
+            .iter()
+            .map(|row| (gaps.text(row, "trace"), &row.value))
+            .collect();
+        gaps_section(&mut out, &rows)?;
+    }
+    crate::time_mode::sections(&mut out, dir)?;
+    figures_section(&mut out, dir)?;
+    write_atomic(&dir.join(REPORT_MD), out.as_bytes())?;
+    Ok(out)
+}
+
+/// The sweep lines of "What ran".
+fn what_ran_sweeps(out: &mut String, matrix: &MatrixDescription, seeds: &[u64]) -> Result<()> {
+    let spec = &matrix.spec;
     writeln!(out, "- traces: {}", matrix.traces.join(", "))?;
     writeln!(out, "- policies: {}", spec.policies.join("; "))?;
     writeln!(
@@ -103,35 +151,7 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
         "- runs: {}",
         matrix.traces.len() * spec.policies.len() * seeds.len()
     )?;
-    writeln!(out, "- inputs (SHA-256):")?;
-    for (trace, inputs) in &matrix.inputs {
-        for input in inputs {
-            writeln!(
-                out,
-                "  - {trace} {}: `{}` {}",
-                input.role,
-                input.source,
-                &input.sha256[..16]
-            )?;
-        }
-    }
-    writeln!(out, "\nReproduce: `{}` (finished runs are reused; delete `cells/` to recompute; `cargo xtask figures DIR` redraws figures and this report from the CSVs).\n", matrix.command)?;
-
-    let curves = curves(read_csv(&dir.join(MEAN_GRID_CSV))?);
-    let finals = final_allocation(&read_csv(&dir.join(RUNS_CSV))?);
-    allocation_section(&mut out, &curves, &finals)?;
-    power_section(&mut out, &curves)?;
-    if let Some(gaps) = read_rows::<GapRow>(&dir.join(GAPS_CSV), &["trace"])? {
-        let rows: Vec<(&str, &GapRow)> = gaps
-            .rows
-            .iter()
-            .map(|row| (gaps.text(row, "trace"), &row.value))
-            .collect();
-        gaps_section(&mut out, &rows)?;
-    }
-    figures_section(&mut out, dir)?;
-    write_atomic(&dir.join(REPORT_MD), out.as_bytes())?;
-    Ok(out)
+    Ok(())
 }
 
 fn allocation_section(

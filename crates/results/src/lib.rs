@@ -14,6 +14,7 @@ pub mod io;
 pub mod matrix;
 pub mod objective;
 pub mod pareto;
+pub mod replay;
 pub mod runs;
 pub mod status;
 pub mod table;
@@ -23,6 +24,7 @@ pub use gap_row::GapRow;
 pub use matrix::{InputFingerprint, MatrixDescription, Seeds};
 pub use objective::Objective;
 pub use pareto::{ParetoPoint, PointKind};
+pub use replay::{ReplayKey, ReplayRunRow, ReplayTimelineRow, REPLAY_SCHEMA_VERSION};
 pub use runs::{MeanGridRow, RunRow};
 pub use status::SolveStatus;
 
@@ -36,6 +38,10 @@ pub const GAPS_CSV: &str = "gaps.csv";
 pub const PARETO_CSV: &str = "pareto.csv";
 /// Every point of every gap study's front, solver details included: one [`FrontRow`] each.
 pub const FRONTS_CSV: &str = "fronts.csv";
+/// Time mode: one [`ReplayRunRow`] per replay cell (energy, JCT, waits, active nodes).
+pub const REPLAY_RUNS_CSV: &str = "replay_runs.csv";
+/// Time mode: [`ReplayTimelineRow`]s, each replay downsampled to about 200 instants.
+pub const REPLAY_TIMELINE_CSV: &str = "replay_timeline.csv";
 /// The resolved matrix a bench folder was produced from ([`MatrixDescription`] reads it).
 pub const MATRIX_JSON: &str = "matrix.json";
 /// The report of a results folder.

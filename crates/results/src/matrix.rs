@@ -58,6 +58,31 @@ pub struct SpecDescription {
     pub policies: Vec<String>,
     pub seeds: Seeds,
     pub tune: f64,
+    /// The time-mode replays, when the spec has a `[replay]` table.
+    #[serde(default)]
+    pub replay: Option<ReplayDescription>,
+}
+
+/// The `[replay]` fields the report shows.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReplayDescription {
+    #[serde(default)]
+    pub traces: Vec<String>,
+    #[serde(default)]
+    pub eaco: Option<EacoDescription>,
+    pub policies: Vec<String>,
+    pub seeds: Seeds,
+    pub arrival_scales: Vec<f64>,
+    pub idle: Vec<String>,
+    pub sleep_fraction: f64,
+}
+
+/// EaCO's evaluation setup as a spec names it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct EacoDescription {
+    pub servers: Vec<usize>,
+    pub jobs: usize,
+    pub jobs_per_hour: f64,
 }
 
 /// The part of `matrix.json` the report needs.
@@ -72,6 +97,9 @@ pub struct MatrixDescription {
     /// The command that produced the folder.
     #[serde(default)]
     pub command: String,
+    /// Input hashes of each time-mode source, by source name.
+    #[serde(default)]
+    pub replay_inputs: BTreeMap<String, Vec<InputFingerprint>>,
 }
 
 impl MatrixDescription {

@@ -1,8 +1,12 @@
 //! Every figure family, one module each, and [`draw_all`], which draws all that a results
-//! folder's CSVs support. A new family (time-mode timelines, frontiers…) is a new module
-//! here that returns `(stem, Figure)` pairs, and a variant of [`Figure`].
+//! folder's CSVs support. A new family (frontiers…) is a new module here that returns
+//! `(stem, Figure)` pairs, and a variant of [`Figure`]. Time mode: `timelines` (power and
+//! active nodes over time), `energy_jct` (energy vs mean JCT), `eaco_bars` (EaCO's
+//! normalised bars), read by `replay_data`.
 
 pub(crate) mod allocation;
+pub(crate) mod eaco_bars;
+pub(crate) mod energy_jct;
 pub(crate) mod fragmentation;
 pub(crate) mod gap_data;
 pub(crate) mod gaps;
@@ -11,6 +15,8 @@ pub(crate) mod mean_grid;
 pub(crate) mod pareto;
 pub(crate) mod pareto_data;
 pub(crate) mod power;
+pub(crate) mod replay_data;
+pub(crate) mod timelines;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -18,14 +24,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use gapbench_results::io::write_atomic;
-use gapbench_results::{PointKind, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV};
+use gapbench_results::{
+    PointKind, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV, REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV,
+};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::draw::{ensure_fonts, Palette, TextMode};
+use eaco_bars::EacoBarsFigure;
 use gaps::GapsFigure;
 use lines::LinesFigure;
 use pareto::ParetoFigure;
+use timelines::TimelineFigure;
 
 /// Subfolder of the results folder that receives the figures.
 pub const FIGURES_DIR: &str = "figures";
@@ -38,6 +48,9 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
     let grid = mean_grid::MeanGrid::read(&results_dir.join(MEAN_GRID_CSV))?;
     let gaps = gap_data::read_gaps(&results_dir.join(GAPS_CSV))?;
     let pareto = pareto_data::read_pareto(&results_dir.join(PARETO_CSV))?;
+    let replay_runs = replay_data::read_replay_runs(&results_dir.join(REPLAY_RUNS_CSV))?;
+    let replay_timeline =
+        replay_data::read_replay_timeline(&results_dir.join(REPLAY_TIMELINE_CSV))?;
 
     let mut names: BTreeSet<String> = BTreeSet::new();
     if let Some(grid) = &grid {
@@ -55,6 +68,11 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
             .filter(|r| r.kind == PointKind::Policy)
             .map(|r| r.label.clone())
     }));
+    names.extend(replay_runs.iter().flat_map(|r| {
+        r.panels
+            .iter()
+            .flat_map(|(_, policies)| policies.iter().map(|p| p.policy.clone()))
+    }));
     let palette = Palette::new(&names);
 
     // Layout measures text, so the font is needed before any figure is planned.
@@ -68,6 +86,13 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
     }
     if let Some(pareto) = &pareto {
         figures.extend(pareto::pareto_figures(pareto, &palette)?);
+    }
+    if let Some(timeline) = &replay_timeline {
+        figures.extend(timelines::timeline_figures(timeline, &palette)?);
+    }
+    if let Some(runs) = &replay_runs {
+        figures.extend(energy_jct::energy_jct_figures(&runs.panels, &palette)?);
+        figures.extend(eaco_bars::eaco_bar_figures(&runs.panels, &palette)?);
     }
     if figures.is_empty() {
         return Ok(Vec::new());
@@ -88,6 +113,8 @@ pub(crate) enum Figure {
     Lines(LinesFigure),
     Gaps(GapsFigure),
     Pareto(ParetoFigure),
+    Timeline(TimelineFigure),
+    Bars(EacoBarsFigure),
 }
 
 impl Figure {
@@ -96,6 +123,8 @@ impl Figure {
             Figure::Lines(f) => f.size_px,
             Figure::Gaps(f) => f.size_px,
             Figure::Pareto(f) => f.size_px,
+            Figure::Timeline(f) => f.size_px,
+            Figure::Bars(f) => f.size_px,
         }
     }
 
@@ -112,6 +141,8 @@ impl Figure {
             Figure::Lines(f) => f.draw(root, mode),
             Figure::Gaps(f) => f.draw(root, mode),
             Figure::Pareto(f) => f.draw(root, mode),
+            Figure::Timeline(f) => f.draw(root, mode),
+            Figure::Bars(f) => f.draw(root, mode),
         }
     }
 }

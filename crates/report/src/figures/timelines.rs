@@ -1,0 +1,190 @@
+//! Time-mode timelines: cluster power and active nodes over a replay, one curve per
+//! policy, one panel per (source, arrival scale, idle policy). Each curve is one seed's
+//! replay (the smallest seed) sampled at about 200 instants: replays of different seeds end
+//! at different times, so they are shown, not averaged.
+
+use std::collections::BTreeSet;
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::replay_data::{Panel, TimelineSeries};
+use super::Figure;
+use crate::draw::Palette;
+use crate::draw::*;
+
+/// One metric over time for every panel.
+pub(crate) struct TimelineFigure {
+    pub(crate) size_px: (u32, u32),
+    pub(crate) title: String,
+    pub(crate) subtitle: String,
+    pub(crate) grid: (usize, usize),
+    pub(crate) panels: Vec<TimelinePanel>,
+    pub(crate) legend: Vec<LegendEntry>,
+    pub(crate) legend_width_px: u32,
+}
+
+pub(crate) struct TimelinePanel {
+    pub(crate) title: String,
+    pub(crate) x: Axis,
+    pub(crate) y: Axis,
+    pub(crate) series: Vec<(PolicyStyle, Vec<(f64, f64)>)>,
+}
+
+/// Markers on every this many samples of a curve (shifted per policy).
+const MARKER_EVERY: usize = 20;
+
+/// What a timeline plots: `(stem, title, y description, value of a sample)`.
+type Metric = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&(f64, f64, f64)) -> f64,
+);
+
+const METRICS: [Metric; 2] = [
+    (
+        "replay_power_over_time",
+        "Cluster power over time",
+        "power (kW)",
+        |p| p.1,
+    ),
+    (
+        "replay_active_nodes_over_time",
+        "Active nodes over time",
+        "nodes with at least one task",
+        |p| p.2,
+    ),
+];
+
+/// The power and active-node timelines of every panel.
+pub(crate) fn timeline_figures(
+    panels: &[(Panel, Vec<TimelineSeries>)],
+    palette: &Palette,
+) -> Result<Vec<(String, Figure)>> {
+    if panels.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut figures = Vec::new();
+    for (stem, what, y_desc, value) in METRICS {
+        let mut drawn = Vec::new();
+        let mut names = BTreeSet::new();
+        let mut seeds = BTreeSet::new();
+        for (panel, series) in panels {
+            let span_h = series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+                .fold(0.0, f64::max);
+            let (unit, per_unit) = if span_h > 72.0 {
+                ("days", 24.0)
+            } else {
+                ("hours", 1.0)
+            };
+            let mut curves = Vec::new();
+            for style in palette.ordered(series.iter().map(|s| &s.policy)) {
+                let s = series
+                    .iter()
+                    .find(|s| s.policy == style.name)
+                    .expect("a style per series");
+                names.insert(s.policy.clone());
+                seeds.insert(s.seed);
+                let points = s
+                    .points
+                    .iter()
+                    .map(|p| (p.0 / per_unit, value(p)))
+                    .collect();
+                curves.push((style, points));
+            }
+            let (lo, hi) = min_max(
+                curves
+                    .iter()
+                    .flat_map(|(_, pts): &(_, Vec<(f64, f64)>)| pts.iter().map(|p| p.1)),
+            )
+            .unwrap_or((0.0, 1.0));
+            let (_, hi) = padded(lo.min(0.0), hi, 0.05);
+            drawn.push(TimelinePanel {
+                title: format!("{} ({} nodes)", panel.title(), panel.nodes),
+                x: Axis::nice(
+                    0.0,
+                    (span_h / per_unit).max(1e-3),
+                    8,
+                    &format!("time since the first arrival ({unit})"),
+                ),
+                y: Axis::nice(0.0, hi, 8, y_desc),
+                series: curves,
+            });
+        }
+        let mut legend = vec![LegendEntry::new(Swatch::Heading, "policy")];
+        legend.extend(
+            palette
+                .ordered(names.iter())
+                .into_iter()
+                .map(|s| LegendEntry::new(Swatch::Line(s.clone()), s.name)),
+        );
+        let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
+        let subtitle = format!(
+            "time mode: one replay per policy (seed {}), sampled at 200 instants",
+            seeds.join("/")
+        );
+        let cols = match drawn.len() {
+            1 => 1,
+            2 | 4 => 2,
+            _ => 3,
+        };
+        let rows = drawn.len().div_ceil(cols);
+        let (panel_w, panel_h) = if cols == 1 { (960, 600) } else { (620, 440) };
+        let legend_width_px = legend_width_px(&legend)?;
+        let width =
+            (cols as u32 * panel_w + legend_width_px).max(header_width_px(what, &subtitle)?);
+        let height = HEADER_PX + (rows as u32 * panel_h).max(legend_height_px(&legend));
+        figures.push((
+            stem.to_string(),
+            Figure::Timeline(TimelineFigure {
+                size_px: (width, height),
+                title: what.to_string(),
+                subtitle,
+                grid: (rows, cols),
+                panels: drawn,
+                legend,
+                legend_width_px,
+            }),
+        ));
+    }
+    Ok(figures)
+}
+
+impl TimelineFigure {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        mode: TextMode,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (width, _) = root.dim_in_pixel();
+        let (header, body) = root.split_vertically(HEADER_PX);
+        draw_header(&header, &self.title, &self.subtitle, mode)?;
+        let (plots, legend) = body.split_horizontally(width - self.legend_width_px);
+        draw_legend(&legend, &self.legend, mode)?;
+        let areas = plots.split_evenly(self.grid);
+        for (panel, area) in self.panels.iter().zip(&areas) {
+            let mut chart = build_chart(root, area, Some(&panel.title), &panel.x, &panel.y, mode)?;
+            for (style, points) in &panel.series {
+                chart.draw_series(LineSeries::new(
+                    points.iter().copied(),
+                    style.colour.stroke_width(2),
+                ))?;
+                // Markers every few samples, shifted per policy so that curves lying on
+                // top of each other still show all their markers.
+                let shift = (style.rank % 5) * MARKER_EVERY / 5;
+                for point in points.iter().skip(shift).step_by(MARKER_EVERY) {
+                    let centre = chart.backend_coord(point);
+                    draw_marker(root, style.shape, centre, 4.5, style.colour, style.colour)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,200 @@
+//! Time-mode figures and report sections from a small synthetic folder: every figure is
+//! drawn (SVG and PNG), labelled and deterministic; the EaCO table's ratios are the
+//! hand-computed ones; a bad row is an error naming file and line.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use gapbench_report::{draw_all, redraw};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("gapbench-time-mode-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const RUNS_HEADER: &str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses";
+
+/// (source, nodes, policy, energy kWh, mean run s): two seeds each, the second with +10 %
+/// energy, so the mean is 1.05 × the value.
+const RUNS: [(&str, usize, &str, f64, f64); 6] = [
+    ("default", 1213, "fgd", 50_000.0, 3600.0),
+    ("default", 1213, "pwr", 48_000.0, 3700.0),
+    ("eaco-28", 28, "fifo-o", 1000.0, 7200.0),
+    ("eaco-28", 28, "fifo-packed-o", 800.0, 7300.0),
+    ("eaco-28", 28, "gandiva-o", 700.0, 7400.0),
+    ("eaco-28", 28, "eaco-o", 600.0, 7920.0),
+];
+
+fn runs_csv() -> String {
+    let mut out = format!("{RUNS_HEADER}\n");
+    for idle in ["always-on", "sleep-when-empty"] {
+        for (source, nodes, policy, energy, run) in RUNS {
+            for (seed, factor) in [(42, 1.0), (43, 1.1)] {
+                writeln!(
+                    out,
+                    "{source},{nodes},{policy},{seed},1.000,{idle},10,10,0,0,{:.4},1,1,1,1,1000.00,{:.2},1,1,1,0.00,{run:.2},36000.00,5.0000,0,0",
+                    energy * factor,
+                    run + 60.0
+                )
+                .unwrap();
+            }
+        }
+    }
+    out
+}
+
+fn timeline_csv() -> String {
+    let mut out = String::from("source,nodes,policy,seed,arrival_scale,idle,time_s,power_w,active_nodes,allocated_gpu_pct,queue_length\n");
+    for idle in ["always-on", "sleep-when-empty"] {
+        for (source, nodes, policy, energy, _) in RUNS {
+            for seed in [42, 43] {
+                for k in 0..=20 {
+                    let t = 3600.0 * f64::from(k);
+                    writeln!(
+                        out,
+                        "{source},{nodes},{policy},{seed},1.000,{idle},{t:.1},{:.1},{},50.000,0",
+                        energy * (1.0 + f64::from(k % 5)),
+                        k % 7
+                    )
+                    .unwrap();
+                }
+            }
+        }
+    }
+    out
+}
+
+const MATRIX: &str = r#"{
+  "spec": {
+    "name": "time-mode", "description": "synthetic replays", "traces": [], "policies": [],
+    "seeds": [], "tune": 1.3,
+    "replay": {
+      "traces": ["default"], "eaco": {"servers": [28], "jobs": 10, "jobs_per_hour": 2.0},
+      "policies": ["fgd", "pwr", "fifo-o", "fifo-packed-o", "gandiva-o", "eaco-o"],
+      "seeds": "42..43", "arrival_scales": [1.0], "idle": ["always-on", "sleep-when-empty"],
+      "sleep_fraction": 0.05
+    }
+  },
+  "traces": [], "gap_traces": [], "stand_in": false, "inputs": {},
+  "command": "cargo xtask bench --spec time-mode.toml"
+}"#;
+
+fn write_inputs(dir: &Path) {
+    fs::write(dir.join("replay_runs.csv"), runs_csv()).unwrap();
+    fs::write(dir.join("replay_timeline.csv"), timeline_csv()).unwrap();
+    fs::write(dir.join("matrix.json"), MATRIX).unwrap();
+}
+
+const FIGURES: [&str; 8] = [
+    "replay_power_over_time",
+    "replay_active_nodes_over_time",
+    "replay_energy_vs_jct_default_always-on",
+    "replay_energy_vs_jct_default_sleep-when-empty",
+    "replay_energy_vs_jct_eaco-28_always-on",
+    "replay_energy_vs_jct_eaco-28_sleep-when-empty",
+    "replay_eaco_energy_runtime_vs_fifo",
+    "replay_eaco_energy_runtime_vs_fifo",
+];
+
+fn svg(dir: &Path, stem: &str) -> String {
+    fs::read_to_string(dir.join("figures").join(format!("{stem}.svg"))).unwrap()
+}
+
+#[test]
+fn every_time_mode_figure_is_drawn_labelled_and_deterministic() {
+    let dir = temp_dir("draw");
+    write_inputs(&dir);
+    let written = draw_all(&dir).unwrap();
+    assert_eq!(written.len(), 2 * 7);
+    for stem in FIGURES {
+        for ext in ["svg", "png"] {
+            let path = dir.join("figures").join(format!("{stem}.{ext}"));
+            assert!(written.contains(&path), "{} not written", path.display());
+        }
+        let png = fs::read(dir.join("figures").join(format!("{stem}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+    let power = svg(&dir, "replay_power_over_time");
+    for text in [
+        "Cluster power over time",
+        "default, always-on (1213 nodes)",
+        "eaco-28, sleep-when-empty (28 nodes)",
+        "time since the first arrival (hours)",
+        "power (kW)",
+        "eaco-o",
+    ] {
+        assert!(power.contains(text), "power timeline lacks `{text}`");
+    }
+    let bars = svg(&dir, "replay_eaco_energy_runtime_vs_fifo");
+    for text in [
+        "relative to FIFO",
+        "28 servers, always-on",
+        "fifo-packed-o",
+        "FIFO = 1",
+    ] {
+        assert!(bars.contains(text), "EaCO bars lack `{text}`");
+    }
+    assert!(svg(&dir, "replay_energy_vs_jct_default_always-on").contains("total energy (MWh)"));
+    assert!(svg(&dir, "replay_energy_vs_jct_eaco-28_always-on").contains("total energy (kWh)"));
+
+    let again = temp_dir("draw-again");
+    write_inputs(&again);
+    draw_all(&again).unwrap();
+    for path in &written {
+        let twin = again.join(path.strip_prefix(&dir).unwrap());
+        assert!(
+            fs::read(path).unwrap() == fs::read(&twin).unwrap(),
+            "{} differs between two draws",
+            path.display()
+        );
+    }
+    fs::remove_dir_all(&dir).unwrap();
+    fs::remove_dir_all(&again).unwrap();
+}
+
+#[test]
+fn the_report_tables_time_mode_and_the_eaco_study_against_fifo() {
+    let dir = temp_dir("report");
+    write_inputs(&dir);
+    redraw(&dir).unwrap();
+    let report = fs::read_to_string(dir.join("REPORT.md")).unwrap();
+    assert!(
+        !report.contains("## GPU allocation"),
+        "no sweep, no sweep tables"
+    );
+    assert!(report.contains("- time mode (replays): sources default, eaco-28"));
+    assert!(report.contains("## Time mode: energy and job completion"));
+    // fgd: mean energy over seeds 1.05 × 50 000.
+    assert!(report.contains("| fgd | 52500.0 |"), "{report}");
+    assert!(report.contains("Least energy: pwr."));
+    assert!(report.contains("## EaCO study") && report.contains("−39 %"));
+    // eaco-o: energy 600 vs FIFO 1000 (both × 1.05): −40 %; run time 7920 vs 7200: +10 %;
+    // vs FIFO_packed 600/800 − 1 = −25 %, vs Gandiva 600/700 − 1 = −14.3 %.
+    assert!(
+        report.contains("| eaco-o | 630 | -40.0 % | 2.20 | +10.0 % |"),
+        "{report}"
+    );
+    assert!(report.contains(
+        "eaco-28, always-on: EaCO-O energy -40.0 % vs FIFO, -25.0 % vs FIFO_packed, -14.3 % vs Gandiva; run time +10.0 %"
+    ));
+    assert!(report.contains("![replay_eaco_energy_runtime_vs_fifo]"));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bad_replay_row_is_an_error_naming_file_and_line() {
+    let dir = temp_dir("bad");
+    write_inputs(&dir);
+    let text = runs_csv().replacen(",1.000,always-on,10,", ",1.000,always-on,ten,", 1);
+    fs::write(dir.join("replay_runs.csv"), text).unwrap();
+    let error = format!("{:#}", draw_all(&dir).unwrap_err());
+    assert!(
+        error.contains("replay_runs.csv: line 2") && error.contains("tasks"),
+        "{error}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}

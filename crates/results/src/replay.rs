@@ -1,0 +1,209 @@
+//! The rows of the time-mode CSVs: one replay's totals (`replay_runs.csv`) and its
+//! downsampled timeline (`replay_timeline.csv`), both keyed by the replay cell
+//! (source, policy, seed, arrival scale, idle policy).
+
+use serde::{Deserialize, Serialize};
+
+use crate::csv_text::{field, number};
+
+/// Bump when a replay row changes meaning: it is part of every replay cell's key, so cells
+/// of an older schema are recomputed.
+pub const REPLAY_SCHEMA_VERSION: u32 = 1;
+
+/// Timeline samples per replay in `replay_timeline.csv` (plus the final state).
+pub const TIMELINE_SAMPLES: usize = 200;
+
+/// What identifies a replay: where its cluster and tasks came from and how it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayKey {
+    /// `default` (an openb trace at its real times), `openb-like` (the embedded stand-in)
+    /// or `eaco-<servers>` (EaCO's evaluation setup).
+    pub source: String,
+    /// Nodes of the source's cluster.
+    pub nodes: usize,
+    pub policy: String,
+    pub seed: u64,
+    /// Inter-arrival times divided by this factor.
+    pub arrival_scale: f64,
+    /// `always-on` or `sleep-when-empty`.
+    pub idle: String,
+}
+
+impl ReplayKey {
+    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle";
+
+    fn csv_fields(&self) -> String {
+        format!(
+            "{},{},{},{},{},{}",
+            field(&self.source),
+            self.nodes,
+            field(&self.policy),
+            self.seed,
+            number(self.arrival_scale, 3),
+            field(&self.idle)
+        )
+    }
+}
+
+/// One row of `replay_runs.csv`: a replay's energy, job times and cluster use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayRunRow {
+    #[serde(flatten)]
+    pub key: ReplayKey,
+    pub tasks: usize,
+    pub completed: usize,
+    pub failed: usize,
+    /// Still waiting or running when the replay stopped.
+    pub unfinished: usize,
+    pub energy_kwh: f64,
+    pub gpu_busy_kwh: f64,
+    pub gpu_idle_kwh: f64,
+    pub cpu_kwh: f64,
+    pub sleep_kwh: f64,
+    pub mean_power_w: f64,
+    /// Job completion time (end − arrival) of completed tasks.
+    pub mean_jct_s: f64,
+    pub p50_jct_s: f64,
+    pub p95_jct_s: f64,
+    pub p99_jct_s: f64,
+    pub mean_wait_s: f64,
+    /// Mean run time (end − first start) of completed tasks: EaCO's "runtime".
+    pub mean_run_s: f64,
+    pub makespan_s: f64,
+    /// Time-weighted mean of nodes with at least one task.
+    pub mean_active_nodes: f64,
+    pub undos: u32,
+    pub deadline_misses: usize,
+}
+
+impl ReplayRunRow {
+    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses";
+
+    pub fn csv_line(&self) -> String {
+        format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            self.key.csv_fields(),
+            self.tasks,
+            self.completed,
+            self.failed,
+            self.unfinished,
+            number(self.energy_kwh, 4),
+            number(self.gpu_busy_kwh, 4),
+            number(self.gpu_idle_kwh, 4),
+            number(self.cpu_kwh, 4),
+            number(self.sleep_kwh, 4),
+            number(self.mean_power_w, 2),
+            number(self.mean_jct_s, 2),
+            number(self.p50_jct_s, 2),
+            number(self.p95_jct_s, 2),
+            number(self.p99_jct_s, 2),
+            number(self.mean_wait_s, 2),
+            number(self.mean_run_s, 2),
+            number(self.makespan_s, 2),
+            number(self.mean_active_nodes, 4),
+            self.undos,
+            self.deadline_misses
+        )
+    }
+}
+
+/// One row of `replay_timeline.csv`: the cluster's state at one sample time of a replay
+/// (the state after the last event at or before `time_s`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayTimelineRow {
+    #[serde(flatten)]
+    pub key: ReplayKey,
+    /// Seconds since the replay's first arrival.
+    pub time_s: f64,
+    pub power_w: f64,
+    pub active_nodes: u32,
+    /// Reserved GPU over capacity, % (above 100 only under oversubscription).
+    pub allocated_gpu_pct: f64,
+    pub queue_length: u32,
+}
+
+impl ReplayTimelineRow {
+    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle,time_s,power_w,active_nodes,allocated_gpu_pct,queue_length";
+
+    pub fn csv_line(&self) -> String {
+        format!(
+            "{},{},{},{},{},{}",
+            self.key.csv_fields(),
+            number(self.time_s, 1),
+            number(self.power_w, 1),
+            self.active_nodes,
+            number(self.allocated_gpu_pct, 3),
+            self.queue_length
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> ReplayKey {
+        ReplayKey {
+            source: "eaco-28".into(),
+            nodes: 28,
+            policy: "pwr:200,fgd:800".into(),
+            seed: 43,
+            arrival_scale: 2.5,
+            idle: "sleep-when-empty".into(),
+        }
+    }
+
+    #[test]
+    fn headers_name_every_field_in_order() {
+        assert!(ReplayRunRow::CSV_HEADER.starts_with(ReplayKey::CSV_HEADER));
+        assert!(ReplayTimelineRow::CSV_HEADER.starts_with(ReplayKey::CSV_HEADER));
+    }
+
+    #[test]
+    fn replay_rows_read_back() {
+        let run = ReplayRunRow {
+            key: key(),
+            tasks: 400,
+            completed: 399,
+            failed: 0,
+            unfinished: 1,
+            energy_kwh: 1234.5678,
+            gpu_busy_kwh: 800.25,
+            gpu_idle_kwh: 200.5,
+            cpu_kwh: 230.0,
+            sleep_kwh: 3.8178,
+            mean_power_w: 51_234.25,
+            mean_jct_s: 7200.5,
+            p50_jct_s: 6000.0,
+            p95_jct_s: 12_000.25,
+            p99_jct_s: 13_000.0,
+            mean_wait_s: 12.5,
+            mean_run_s: 7188.0,
+            makespan_s: 720_000.0,
+            mean_active_nodes: 12.3456,
+            undos: 3,
+            deadline_misses: 2,
+        };
+        let text = format!("{}\n{}\n", ReplayRunRow::CSV_HEADER, run.csv_line());
+        let back: Vec<ReplayRunRow> = csv::Reader::from_reader(text.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, [run]);
+
+        let sample = ReplayTimelineRow {
+            key: key(),
+            time_s: 3600.5,
+            power_w: 40_000.5,
+            active_nodes: 7,
+            allocated_gpu_pct: 87.125,
+            queue_length: 2,
+        };
+        let text = format!("{}\n{}\n", ReplayTimelineRow::CSV_HEADER, sample.csv_line());
+        let back: Vec<ReplayTimelineRow> = csv::Reader::from_reader(text.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, [sample]);
+    }
+}
