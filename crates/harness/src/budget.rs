@@ -9,8 +9,8 @@ use clap::{Args, ValueEnum};
 use gapbench_model::training::Fidelity;
 use gapbench_model::{caiso_2023, load_carbon_csv, CarbonSeries, Cluster, SyntheticGrid};
 use gapbench_replay::budget::{
-    budget_jobs, default_horizon_s, engine::run_jobs, Allocator, BuddyPool, Budget, BudgetJob,
-    BudgetOptions, BudgetResult, Forecast,
+    budget_jobs, default_horizon_s, engine::run_jobs, trace_end_s, Allocator, BuddyPool, Budget,
+    BudgetJob, BudgetOptions, BudgetResult, Forecast,
 };
 use gapbench_replay::policies::clock_fifo::DEFAULT_ZEUS_ETA;
 use gapbench_replay::policies::{ClockFifo, ClockRule, GreenFlowStyle, PowerFlowStyle};
@@ -75,7 +75,7 @@ pub struct BudgetArgs {
     /// Round period Δ of the budgeted policies, seconds (rounds also run on arrivals and completions).
     #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
     pub round: f64,
-    /// End of the budget period, seconds since the trace start (pacing spreads the budget up to it). Default: the latest end if every job ran at its trace configuration from its arrival.
+    /// End of the budget period's arrivals, seconds since the trace start: the budgeted policies keep a reserve for jobs arriving until then. Default: the last arrival.
     #[arg(long, value_name = "SECONDS")]
     pub horizon: Option<f64>,
     /// Keep only the first N GPU jobs (by arrival): small instances for exact frontiers and quick studies.
@@ -175,7 +175,7 @@ impl BudgetSetup {
             bail!("--round takes a positive number of seconds");
         }
         let horizon_end_s = args.horizon.unwrap_or_else(|| default_horizon_s(&jobs));
-        let carbon = args.carbon_series(horizon_end_s, seed)?;
+        let carbon = args.carbon_series(trace_end_s(&jobs).max(horizon_end_s), seed)?;
         let budget = args.budget()?;
         if matches!(budget, Budget::CarbonKg(_)) && carbon.is_none() {
             bail!("--budget-carbon needs --carbon FILE|caiso-like|gb-like|caiso-2023");

@@ -18,7 +18,7 @@ use gapbench_ilp::frontier::{
 };
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{CpuPowerProfile, InputRules};
-use gapbench_replay::budget::Budget;
+use gapbench_replay::budget::{trace_end_s, Budget};
 use gapbench_results::csv_text::{field, number, optional_number};
 use serde::Serialize;
 
@@ -120,7 +120,7 @@ pub fn frontier_instance(
         jobs,
         gpus,
         slot_s,
-        horizon_slots: (setup.options.horizon_end_s / slot_s).ceil() as usize + 1,
+        horizon_slots: (trace_end_s(&setup.jobs) / slot_s).ceil() as usize + 1,
         budget,
     })
 }

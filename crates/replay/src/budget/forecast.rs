@@ -1,7 +1,7 @@
 //! Carbon-intensity forecasts and the carbon pacing weights of GreenFlow-style allocation
-//! (time-and-budgets §4.2, all [D]): the round at `t` may spend
-//! `allow(t) = (C_total − C_spent − reserve) · w(t) / Σ_{τ ≥ t, τ < horizon} w(τ)·Δ` grams per
-//! second, with `w(τ) = CI_forecast(τ)^(−θ)` over the round grid `τ = start + kΔ`.
+//! (time-and-budgets §4.2, all [D]): `w(τ) = CI_forecast(τ)^(−θ)`, and a round at `t` spends
+//! in proportion to `w(t) / mean_{τ ∈ [t, t + 24 h)} w(τ)` (a clean hour relative to the day
+//! ahead gets more).
 
 use rand_distr::{Distribution, StandardNormal};
 
@@ -34,30 +34,26 @@ impl Forecast {
 /// AR(1) correlation of the noisy forecast's error from one hour to the next [D].
 const NOISE_CORRELATION_PER_HOUR: f64 = 0.9;
 
-/// Pacing weights on the round grid, with suffix sums.
+/// The look-ahead window of the pacing weights [D]: one day, the grid's main cycle.
+pub const LOOKAHEAD_S: f64 = 24.0 * 3600.0;
+
+/// Points of the look-ahead window (every 15 minutes) [D].
+const LOOKAHEAD_POINTS: usize = 96;
+
+/// A forecast with its noise path and the pacing exponent.
 #[derive(Debug, Clone)]
 pub struct CarbonPacer {
     forecast: Forecast,
     theta: f64,
     start_s: f64,
-    round_s: f64,
-    /// `Σ_{k' ≥ k} w(t_k')·Δ` for grid point `k` (oracle and noisy).
-    suffix: Vec<f64>,
-    /// Hourly multiplicative errors (noisy).
+    /// Hourly multiplicative errors from `start_s` (noisy).
     errors: Vec<f64>,
 }
 
 impl CarbonPacer {
-    pub fn new(
-        series: &CarbonSeries,
-        forecast: Forecast,
-        theta: f64,
-        start_s: f64,
-        horizon_end_s: f64,
-        round_s: f64,
-    ) -> CarbonPacer {
-        let points = (((horizon_end_s - start_s) / round_s).ceil().max(0.0)) as usize;
-        let hours = ((horizon_end_s - start_s).max(0.0) / 3600.0).ceil() as usize + 2;
+    /// A pacer for a replay from `start_s` to about `end_s`.
+    pub fn new(forecast: Forecast, theta: f64, start_s: f64, end_s: f64) -> CarbonPacer {
+        let hours = ((end_s - start_s).max(0.0) / 3600.0).ceil() as usize + 48;
         let errors = match forecast {
             Forecast::Noisy { sigma, seed } => {
                 let mut rng = seeded(seed ^ 0x6f72_6563_6173_7421);
@@ -73,32 +69,24 @@ impl CarbonPacer {
             }
             _ => Vec::new(),
         };
-        let mut pacer = CarbonPacer {
+        CarbonPacer {
             forecast,
             theta,
             start_s,
-            round_s,
-            suffix: Vec::new(),
             errors,
-        };
-        let mut suffix = vec![0.0; points + 1];
-        for k in (0..points).rev() {
-            let t = start_s + k as f64 * round_s;
-            suffix[k] = suffix[k + 1] + pacer.weight(pacer.predicted(series, t, t)) * round_s;
         }
-        pacer.suffix = suffix;
-        pacer
     }
 
-    /// The forecast made at `now_s` of the intensity at `at_s`, gCO2e/kWh.
+    /// The forecast made at `now_s` of the intensity at `at_s`, gCO2e/kWh (the present is
+    /// known exactly).
     pub fn predicted(&self, series: &CarbonSeries, now_s: f64, at_s: f64) -> f64 {
+        if at_s <= now_s {
+            return series.at(now_s);
+        }
         match self.forecast {
             Forecast::Myopic => series.at(now_s),
             Forecast::Oracle => series.at(at_s),
             Forecast::Noisy { .. } => {
-                if at_s <= now_s {
-                    return series.at(at_s);
-                }
                 let hour = (((at_s - self.start_s) / 3600.0).max(0.0)) as usize;
                 let e = self.errors.get(hour).copied().unwrap_or(0.0);
                 (series.at(at_s) * (1.0 + e)).max(1.0)
@@ -110,18 +98,27 @@ impl CarbonPacer {
         intensity.max(1.0).powf(-self.theta)
     }
 
-    /// The share of what is left to spend that the round at `now_s` may spend per second:
-    /// `w(now) / Σ_{τ ≥ now} w(τ)·Δ`, 1/Δ past the horizon.
-    pub fn share_per_s(&self, series: &CarbonSeries, now_s: f64) -> f64 {
-        let k = ((now_s - self.start_s) / self.round_s).floor().max(0.0) as usize;
-        if k + 1 >= self.suffix.len() {
-            return 1.0 / self.round_s;
-        }
-        let rest = match self.forecast {
-            // The current intensity everywhere: even pacing whatever θ.
-            Forecast::Myopic => (self.suffix.len() - 1 - k) as f64 * self.round_s,
-            _ => self.suffix[k] / self.weight(self.predicted(series, now_s, now_s)),
-        };
-        1.0 / rest.max(self.round_s)
+    /// Mean forecast intensity over the look-ahead window from `now_s`.
+    pub fn mean_ahead(&self, series: &CarbonSeries, now_s: f64) -> f64 {
+        (0..LOOKAHEAD_POINTS)
+            .map(|k| {
+                let at = now_s + LOOKAHEAD_S * k as f64 / LOOKAHEAD_POINTS as f64;
+                self.predicted(series, now_s, at)
+            })
+            .sum::<f64>()
+            / LOOKAHEAD_POINTS as f64
+    }
+
+    /// `w(now) / mean w` over the look-ahead window: above 1 when now is cleaner than the
+    /// day ahead is forecast to be; 1 under the myopic forecast.
+    pub fn relative_weight(&self, series: &CarbonSeries, now_s: f64) -> f64 {
+        let mean_weight = (0..LOOKAHEAD_POINTS)
+            .map(|k| {
+                let at = now_s + LOOKAHEAD_S * k as f64 / LOOKAHEAD_POINTS as f64;
+                self.weight(self.predicted(series, now_s, at))
+            })
+            .sum::<f64>()
+            / LOOKAHEAD_POINTS as f64;
+        self.weight(series.at(now_s)) / mean_weight
     }
 }

@@ -218,16 +218,23 @@ pub struct BudgetOptions {
     /// Round period Δ [D: 300 s, time-and-budgets §3.4]; rounds also run on arrivals and
     /// completions.
     pub round_s: f64,
-    /// The end of the budget period: pacing spreads the budget up to it [D: the trace's
-    /// last arrival plus its longest job at full clock, see [`default_horizon_s`]].
+    /// The end of the budget period's arrivals: the allocators expect jobs to keep arriving
+    /// until then (their reserve for jobs to come) [D: the last arrival, see
+    /// [`default_horizon_s`]].
     pub horizon_end_s: f64,
     /// Seeds workload classes and forecast noise.
     pub seed: u64,
 }
 
-/// The default budget period's end: when the last job would end if it ran at its trace
-/// configuration from its arrival [D].
+/// The default end of the budget period: the last arrival (the operator knows when the
+/// period's submissions end, not what they will be) [D].
 pub fn default_horizon_s(jobs: &[BudgetJob]) -> f64 {
+    jobs.iter().map(|j| j.arrival_s).fold(0.0, f64::max)
+}
+
+/// When the last job would end if each ran at its trace configuration from its arrival
+/// (the frontier's default horizon).
+pub fn trace_end_s(jobs: &[BudgetJob]) -> f64 {
     jobs.iter()
         .map(|j| {
             let o = &j.options[j.trace_option];
@@ -264,8 +271,7 @@ pub struct Round<'a> {
     pub horizon_end_s: f64,
     /// Least energy (J) the active jobs need to finish, at their frugal configurations.
     pub least_remaining_j: f64,
-    /// Least energy (J) of every job arrived so far, at arrival (for a future-arrival
-    /// estimate).
+    /// Least energy (J) of every job arrived so far, at arrival.
     pub least_arrived_j: f64,
     /// When the first job arrived.
     pub first_arrival_s: f64,
