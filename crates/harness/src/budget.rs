@@ -260,10 +260,6 @@ pub fn run_budget_replays(
     seeds: &[u64],
     out: &Path,
 ) -> Result<()> {
-    println!(
-        "{:>6} {:>6} {:>12} {:>10} {:>12} {:>11} {:>8}",
-        "seed", "jobs", "energy kWh", "carbon kg", "mean JCT s", "makespan h", "rounds"
-    );
     for &seed in seeds {
         let workload = inputs.workload(seed)?;
         let setup = BudgetSetup::new(&inputs.cluster, &workload, args, seed)?;
@@ -272,6 +268,12 @@ pub fn run_budget_replays(
         let result = setup
             .run(&workload, allocator.as_mut(), setup.options.budget.clone())
             .with_context(|| format!("{policy}, seed {seed}"))?;
+        if seed == seeds[0] {
+            println!(
+                "{:>6} {:>6} {:>12} {:>10} {:>12} {:>11} {:>8}",
+                "seed", "jobs", "energy kWh", "carbon kg", "mean JCT s", "makespan h", "rounds"
+            );
+        }
         let folder = if seeds.len() > 1 {
             out.join(format!("seed-{seed}"))
         } else {
