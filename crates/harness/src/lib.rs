@@ -4,7 +4,9 @@
 
 pub mod bench;
 pub mod bench_spec;
+pub mod budget;
 pub mod cells;
+pub mod frontier;
 pub mod gap;
 pub mod io;
 pub mod manifest;

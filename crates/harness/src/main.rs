@@ -48,6 +48,10 @@ enum Command {
     /// arrivals and QoS drawn per seed from statistics of the real default trace).
     #[command(after_long_help = gapbench_replay::TIME_RULES)]
     Replay(ReplayArgs),
+    /// The exact JCT–energy (or JCT–carbon) lower envelope of a budgeted replay's jobs:
+    /// frontier.csv (budget, bound on mean JCT, status), optionally the MIP on small
+    /// instances and the budgeted policies' points against it.
+    Frontier(gapbench::frontier::FrontierArgs),
     /// Redraw the figures and REPORT.md of a results folder from its CSVs (no re-run).
     Figures {
         /// The results folder (holds matrix.json, mean_grid.csv, …).
@@ -346,7 +350,7 @@ struct ReplayArgs {
         requires = "eaco_servers"
     )]
     eaco_jobs_per_hour: f64,
-    /// Policy: eaco-r, eaco-o, fifo, fifo-packed, gandiva (and -o variants that share whole-GPU reservations), or any sweep policy spec (fgd, pwr, pwr:200,fgd:800, bestfit, …).
+    /// Policy: eaco-r, eaco-o, fifo, fifo-packed, gandiva (and -o variants that share whole-GPU reservations), or any sweep policy spec (fgd, pwr, pwr:200,fgd:800, bestfit, …); or a budgeted policy on the GPU jobs as training jobs: powerflow (--budget-energy), greenflow (--budget-carbon), zeus, fifo-full-clock.
     #[arg(long, value_name = "SPEC", default_value = "fgd")]
     policy: String,
     /// The seed (node tie-break order, derived task attributes, generated workloads).
@@ -388,6 +392,11 @@ struct ReplayArgs {
     /// Output folder. Default: `results/replay-<policy>`.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    #[command(
+        flatten,
+        next_help_heading = "Budgeted policies (powerflow, greenflow, zeus, fifo-full-clock)"
+    )]
+    budget: gapbench::budget::BudgetArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -524,6 +533,23 @@ fn replay(args: ReplayArgs) -> Result<()> {
     for warning in inputs.warnings() {
         eprintln!("warning: {warning}");
     }
+    let seeds: Vec<u64> = match &args.seeds {
+        Some(range) => range.clone().collect(),
+        None => vec![args.seed],
+    };
+    if gapbench::budget::is_budget_policy(&args.policy) {
+        let out = args
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("results/replay-{}", args.policy.trim())));
+        return gapbench::budget::run_budget_replays(
+            &inputs,
+            &args.policy,
+            &args.budget,
+            &seeds,
+            &out,
+        );
+    }
     let options = ReplayOptions {
         on_full: match args.on_full {
             OnFullArg::Queue => OnFull::Queue,
@@ -544,10 +570,6 @@ fn replay(args: ReplayArgs) -> Result<()> {
         tick_s: args.tick,
         until_s: args.until,
         ..ReplayOptions::default()
-    };
-    let seeds: Vec<u64> = match &args.seeds {
-        Some(range) => range.clone().collect(),
-        None => vec![args.seed],
     };
     let slug: String = args
         .policy
@@ -731,6 +753,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Replay(args) => replay(args),
+        Command::Frontier(args) => gapbench::frontier::frontier(&args),
         Command::Bench(args) => bench(args),
         Command::Merge(args) => merge(args),
         Command::Figures { dir } => gapbench_report::redraw(&dir).map(|figures| {

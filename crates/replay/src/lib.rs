@@ -8,6 +8,7 @@
 //! FIFO_packed, simplified Gandiva). Design: `../shared/spec/time-and-budgets.md` §1, §2, §6.1.
 
 pub mod attributes;
+pub mod budget;
 pub mod colocation;
 pub mod devices;
 pub mod eaco_setup;

@@ -1,17 +1,23 @@
 //! Time-mode policies, one file each.
 
+pub mod clock_fifo;
 pub mod eaco;
 pub mod fifo;
 pub mod fifo_packed;
 pub mod gandiva;
 pub mod gpu_sets;
+pub mod greenflow;
 pub mod online;
+pub mod powerflow;
 
+pub use clock_fifo::{ClockFifo, ClockRule};
 pub use eaco::{Eaco, EacoConfig};
 pub use fifo::FifoExclusive;
 pub use fifo_packed::FifoPacked;
 pub use gandiva::Gandiva;
+pub use greenflow::GreenFlowStyle;
 pub use online::OnlinePolicy;
+pub use powerflow::PowerFlowStyle;
 
 use gapbench_model::Cluster;
 use gapbench_online::PolicySpec;

@@ -1,0 +1,364 @@
+//! `gapbench frontier`: the exact JCT–energy (or JCT–carbon) lower envelope of a budgeted
+//! replay's jobs (`gapbench_ilp::frontier`), written as `frontier.csv`; optionally the
+//! time-indexed MIP on small instances, and the budgeted policies' own points against it
+//! (`points.csv`: gap = (JCT_policy − JCT_bound)/JCT_bound at the policy's own spend).
+//!
+//! The frontier is built from the replay's own jobs ([`BudgetSetup`]): the same workload
+//! class per task name, the same iterations, every configuration with the capacity it
+//! holds (GPU units are milli-GPU, so GPU-sharing tasks hold their share, as online) and
+//! the same power; the GPU pool is the cluster's GPUs.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+use gapbench_ilp::frontier::{
+    lagrangian_frontier, min_total_jct, BudgetKind, Frontier, FrontierInstance, FrontierJob,
+    LagrangianOptions,
+};
+use gapbench_ilp::SolveOptions;
+use gapbench_model::{CpuPowerProfile, InputRules};
+use gapbench_replay::budget::{trace_end_s, Budget};
+use gapbench_results::csv_text::{field, number, optional_number};
+use serde::Serialize;
+
+use crate::budget::{BudgetArgs, BudgetSetup};
+use crate::io::{write_atomic, write_json};
+use crate::manifest::Manifest;
+use crate::replay::{ReplayInputs, TimedSource};
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum FrontierKind {
+    /// Mean JCT against job energy (kWh).
+    Energy,
+    /// Mean JCT against carbon (kg), with --carbon.
+    Carbon,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct FrontierArgs {
+    /// Node list CSV. Default: the embedded openb-like cluster.
+    #[arg(long, value_name = "FILE")]
+    pub nodes: Option<PathBuf>,
+    /// openb task list with times. Default: the embedded openb-like workload with drawn times.
+    #[arg(long, value_name = "FILE")]
+    pub tasks: Option<PathBuf>,
+    /// Compress inter-arrival times by this factor.
+    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    pub arrival_scale: f64,
+    /// The seed (workload classes, generated workloads, forecast noise).
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// What the budget limits.
+    #[arg(long, value_enum, default_value_t = FrontierKind::Energy)]
+    pub kind: FrontierKind,
+    /// Budgets to evaluate (kWh, or kg for --kind carbon), comma-separated. Default: an even sweep (see --sweep).
+    #[arg(long, value_name = "B,…", value_delimiter = ',')]
+    pub budgets: Vec<f64>,
+    /// Points of the default sweep, from the least budget to the unconstrained schedules' budget.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub sweep: usize,
+    /// Slot length of the frontier problem, seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    pub slot: f64,
+    /// Also solve the time-indexed MIP at each budget (HiGHS), when the instance is small enough.
+    #[arg(long)]
+    pub mip: bool,
+    /// Largest instance the MIP is tried on: jobs.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub mip_max_jobs: usize,
+    /// Largest instance the MIP is tried on: GPUs.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub mip_max_gpus: u64,
+    /// Time limit per MIP solve, seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub mip_time_limit: f64,
+    /// Also replay the budgeted policies (fifo-full-clock, zeus, and powerflow or greenflow at 0.7, 0.85 and 1.0 × FIFO's spend) and write their points and gaps to points.csv.
+    #[arg(long)]
+    pub policies: bool,
+    /// Output folder.
+    #[arg(long, value_name = "DIR", default_value = "results/frontier")]
+    pub out: PathBuf,
+}
+
+/// The frontier problem of a budgeted replay's jobs.
+pub fn frontier_instance(
+    setup: &BudgetSetup,
+    kind: FrontierKind,
+    slot_s: f64,
+) -> Result<FrontierInstance> {
+    let jobs = setup
+        .jobs
+        .iter()
+        .map(|job| {
+            let mut frontier_job =
+                FrontierJob::of_training(&job.training, job.arrival_s, setup.options.fidelity);
+            assert_eq!(
+                frontier_job.configs.len(),
+                job.options.len(),
+                "same configurations"
+            );
+            for (config, option) in frontier_job.configs.iter_mut().zip(&job.options) {
+                config.gpus = option.gpu_milli;
+                config.watts = option.watts;
+            }
+            frontier_job
+        })
+        .collect();
+    let budget = match kind {
+        FrontierKind::Energy => BudgetKind::Energy,
+        FrontierKind::Carbon => match &setup.options.carbon {
+            Some(series) => BudgetKind::Carbon(series.clone()),
+            None => bail!("--kind carbon needs --carbon FILE|caiso-like|gb-like|caiso-2023"),
+        },
+    };
+    let gpus = u32::try_from(setup.pool.free_gpus() * 1000)
+        .map_err(|_| anyhow::anyhow!("too many GPUs for the frontier's milli-GPU units"))?;
+    Ok(FrontierInstance {
+        jobs,
+        gpus,
+        slot_s,
+        horizon_slots: (trace_end_s(&setup.jobs) / slot_s).ceil() as usize + 1,
+        budget,
+    })
+}
+
+/// One budgeted policy's point against the frontier.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyPoint {
+    pub policy: String,
+    pub budget: Option<f64>,
+    pub job_energy_kwh: f64,
+    pub carbon_kg: f64,
+    pub mean_jct_s: f64,
+    pub bound_mean_jct_s: Option<f64>,
+    pub gap: Option<f64>,
+    pub error: Option<String>,
+}
+
+/// Runs fifo-full-clock, zeus and the budgeted policy at fractions of FIFO's spend.
+pub fn policy_points(
+    setup: &BudgetSetup,
+    args: &BudgetArgs,
+    workload: &gapbench_replay::TimedWorkload,
+    kind: FrontierKind,
+    frontier: &Frontier,
+    seed: u64,
+) -> Result<Vec<PolicyPoint>> {
+    let spend = |r: &gapbench_replay::budget::BudgetResult| match kind {
+        FrontierKind::Energy => r.job_energy_kwh,
+        FrontierKind::Carbon => r.carbon_kg,
+    };
+    let point = |policy: String,
+                 budget: Option<f64>,
+                 result: Result<gapbench_replay::budget::BudgetResult>| match result
+    {
+        Ok(r) => {
+            let bound = frontier.mean_jct_bound(spend(&r));
+            PolicyPoint {
+                policy,
+                budget,
+                job_energy_kwh: r.job_energy_kwh,
+                carbon_kg: r.carbon_kg,
+                mean_jct_s: r.mean_jct_s,
+                bound_mean_jct_s: bound,
+                gap: bound.map(|b| (r.mean_jct_s - b) / b),
+                error: None,
+            }
+        }
+        Err(e) => PolicyPoint {
+            policy,
+            budget,
+            job_energy_kwh: f64::NAN,
+            carbon_kg: f64::NAN,
+            mean_jct_s: f64::NAN,
+            bound_mean_jct_s: None,
+            gap: None,
+            error: Some(e.to_string()),
+        },
+    };
+    let mut points = Vec::new();
+    let fifo = setup.run(
+        workload,
+        args.allocator("fifo-full-clock", seed)?.as_mut(),
+        Budget::Unlimited,
+    )?;
+    let base = spend(&fifo);
+    points.push(point("fifo-full-clock".into(), None, Ok(fifo)));
+    let zeus = setup.run(
+        workload,
+        args.allocator("zeus", seed)?.as_mut(),
+        Budget::Unlimited,
+    );
+    points.push(point("zeus".into(), None, zeus));
+    let budgeted = match kind {
+        FrontierKind::Energy => "powerflow",
+        FrontierKind::Carbon => "greenflow",
+    };
+    for fraction in [0.7, 0.85, 1.0] {
+        let budget_value = fraction * base;
+        let budget = match kind {
+            FrontierKind::Energy => Budget::EnergyKwh(budget_value),
+            FrontierKind::Carbon => Budget::CarbonKg(budget_value),
+        };
+        let result = setup.run(workload, args.allocator(budgeted, seed)?.as_mut(), budget);
+        points.push(point(budgeted.into(), Some(budget_value), result));
+    }
+    Ok(points)
+}
+
+/// `gapbench frontier`.
+pub fn frontier(args: &FrontierArgs) -> Result<()> {
+    let inputs = ReplayInputs::load(
+        TimedSource::Openb {
+            nodes: args.nodes.clone(),
+            tasks: args.tasks.clone(),
+        },
+        args.arrival_scale,
+        InputRules::Reference,
+        CpuPowerProfile::Reference,
+    )?;
+    let workload = inputs.workload(args.seed)?;
+    let setup = BudgetSetup::new(&inputs.cluster, &workload, &args.budget, args.seed)?;
+    let instance = frontier_instance(&setup, args.kind, args.slot)?;
+    let unit = match args.kind {
+        FrontierKind::Energy => "kWh",
+        FrontierKind::Carbon => "kg",
+    };
+    println!(
+        "gapbench frontier: {} jobs on {} GPUs, {} slots of {} s, budget in {unit}",
+        instance.jobs.len(),
+        instance.gpus / 1000,
+        instance.horizon_slots,
+        instance.slot_s
+    );
+    let clock = std::time::Instant::now();
+    let frontier = lagrangian_frontier(&instance, &LagrangianOptions::default())
+        .map_err(anyhow::Error::msg)?;
+    println!(
+        "envelope in {:.2} s: least budget {:.3} {unit}, flat beyond {:.3} {unit}",
+        clock.elapsed().as_secs_f64(),
+        frontier.least_budget,
+        frontier.unconstrained_budget
+    );
+    let budgets: Vec<f64> = if args.budgets.is_empty() {
+        let n = args.sweep.max(2);
+        (0..n)
+            .map(|k| {
+                frontier.least_budget
+                    + (frontier.unconstrained_budget - frontier.least_budget) * k as f64
+                        / (n - 1) as f64
+            })
+            .collect()
+    } else {
+        args.budgets.clone()
+    };
+    let mip_allowed = args.mip
+        && instance.jobs.len() <= args.mip_max_jobs
+        && u64::from(instance.gpus / 1000) <= args.mip_max_gpus;
+    if args.mip && !mip_allowed {
+        eprintln!(
+            "warning: --mip skipped: {} jobs on {} GPUs is above --mip-max-jobs {} / --mip-max-gpus {}",
+            instance.jobs.len(),
+            instance.gpus / 1000,
+            args.mip_max_jobs,
+            args.mip_max_gpus
+        );
+    }
+    let mut csv = String::from("budget,unit,mean_jct_bound_s,status,mip_mean_jct_s,mip_bound_mean_jct_s,mip_status,mip_seconds\n");
+    let jobs = instance.jobs.len() as f64;
+    for &budget in &budgets {
+        let bound = frontier.mean_jct_bound(budget);
+        let status = if bound.is_some() {
+            "bound"
+        } else {
+            "infeasible"
+        };
+        let (mip_mean, mip_bound, mip_status, mip_seconds) = if mip_allowed {
+            let options = SolveOptions {
+                time_limit_s: args.mip_time_limit,
+                threads: Some(1),
+                ..SolveOptions::default()
+            };
+            let point = min_total_jct(&instance, budget, &options).map_err(anyhow::Error::msg)?;
+            (
+                point.total_jct_s.map(|t| t / jobs),
+                point.bound_s.map(|t| t / jobs),
+                point.status.label(),
+                Some(point.seconds),
+            )
+        } else {
+            (None, None, String::new(), None)
+        };
+        csv.push_str(&format!(
+            "{},{unit},{},{status},{},{},{},{}\n",
+            number(budget, 6),
+            optional_number(bound, 3),
+            optional_number(mip_mean, 3),
+            optional_number(mip_bound, 3),
+            field(&mip_status),
+            optional_number(mip_seconds, 3)
+        ));
+    }
+    write_atomic(&args.out.join("frontier.csv"), csv.as_bytes())?;
+    if args.policies {
+        let points = policy_points(
+            &setup,
+            &args.budget,
+            &workload,
+            args.kind,
+            &frontier,
+            args.seed,
+        )?;
+        let mut text = String::from(
+            "policy,budget,job_energy_kwh,carbon_kg,mean_jct_s,bound_mean_jct_s,gap,error\n",
+        );
+        println!(
+            "\n{:<16} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8}",
+            "policy", "budget", "energy kWh", "carbon kg", "mean JCT s", "bound s", "gap"
+        );
+        for p in &points {
+            text.push_str(&format!(
+                "{},{},{},{},{},{},{},{}\n",
+                field(&p.policy),
+                optional_number(p.budget, 6),
+                number(p.job_energy_kwh, 6),
+                number(p.carbon_kg, 6),
+                number(p.mean_jct_s, 3),
+                optional_number(p.bound_mean_jct_s, 3),
+                optional_number(p.gap, 4),
+                field(p.error.as_deref().unwrap_or(""))
+            ));
+            println!(
+                "{:<16} {:>12} {:>12.3} {:>10.3} {:>12.1} {:>12} {:>8} {}",
+                p.policy,
+                optional_number(p.budget, 3),
+                p.job_energy_kwh,
+                p.carbon_kg,
+                p.mean_jct_s,
+                optional_number(p.bound_mean_jct_s, 1),
+                optional_number(p.gap, 3),
+                p.error.as_deref().unwrap_or("")
+            );
+        }
+        write_atomic(&args.out.join("points.csv"), text.as_bytes())?;
+    }
+    let settings = serde_json::json!({
+        "kind": format!("{:?}", args.kind),
+        "slot_s": args.slot,
+        "fidelity": format!("{:?}", setup.options.fidelity),
+        "horizon_end_s": setup.options.horizon_end_s,
+        "carbon": args.budget.carbon,
+        "first_jobs": args.budget.first_jobs,
+        "arrival_scale": args.arrival_scale,
+        "mip": mip_allowed,
+    });
+    write_json(
+        &args.out.join("manifest.json"),
+        &Manifest::new(inputs.inputs.clone(), vec![args.seed], settings),
+    )?;
+    println!("frontier.csv in {}", args.out.display());
+    Ok(())
+}
