@@ -257,10 +257,12 @@ mod tests {
     use super::*;
 
     fn load(text: &str) -> Result<BenchSpec> {
+        // One file per call: tests run in parallel, and two specs may have equal lengths.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let path = std::env::temp_dir().join(format!(
-            "gapbench-spec-{}-{:x}.toml",
+            "gapbench-spec-{}-{}.toml",
             std::process::id(),
-            text.len()
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         std::fs::write(&path, text).unwrap();
         let spec = BenchSpec::load(&path);
