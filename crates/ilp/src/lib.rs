@@ -19,6 +19,7 @@
 //! ([`shapes`]), devices of a node and identical nodes are sorted (symmetry breaking), and
 //! [`sample_sub_cluster`] draws smaller clusters with the same node-type mix.
 
+pub mod cg;
 mod common;
 pub mod eval;
 pub mod gap;
@@ -33,6 +34,7 @@ pub mod snapshot;
 pub mod solve;
 pub mod subcluster;
 
+pub use cg::{column_generation, column_generation_with_stats, CgStats};
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use max_alloc::max_alloc;
 pub use min_frag::{min_frag, min_frag_from};
