@@ -19,9 +19,9 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 use gapbench_ilp::{
-    column_generation, gap_interval, heuristic_value, max_alloc, min_frag_from, min_power, pareto_front_from,
-    relaxed_max_alloc, relaxed_min_power, sample_sub_cluster, Objective, Snapshot, SolveOptions,
-    SolveReport, SolveStatus,
+    column_generation, gap_interval, heuristic_value, max_alloc, min_frag_from, min_power,
+    pareto_front_from, relaxed_max_alloc, relaxed_min_power, sample_sub_cluster, Objective,
+    Snapshot, SolveOptions, SolveReport, SolveStatus,
 };
 use gapbench_model::{prepare, Cluster};
 use gapbench_online::run_arrival_sweep;
@@ -256,12 +256,8 @@ pub fn gap_study_with(
                 (GapMethod::ColumnGeneration | GapMethod::Auto, _) => {
                     column_generation(&snapshot, objective, &options)
                 }
-                (GapMethod::Relaxation, Objective::Power) => {
-                    relaxed_min_power(&snapshot, &options)
-                }
-                (GapMethod::Relaxation, Objective::Alloc) => {
-                    relaxed_max_alloc(&snapshot, &options)
-                }
+                (GapMethod::Relaxation, Objective::Power) => relaxed_min_power(&snapshot, &options),
+                (GapMethod::Relaxation, Objective::Alloc) => relaxed_max_alloc(&snapshot, &options),
                 (GapMethod::Relaxation, Objective::Frag) => SolveReport {
                     objective,
                     status: SolveStatus::Unsupported(

@@ -136,9 +136,10 @@ fn gap(args: GapArgs) -> Result<()> {
             }
         );
         println!("{TABLE_HEADER}");
-        let (seed_rows, seed_pareto) = gap_study_with(&workload, &run, &settings, method, seed, &mut |row| {
-            println!("{}", format_row(row))
-        })?;
+        let (seed_rows, seed_pareto) =
+            gap_study_with(&workload, &run, &settings, method, seed, &mut |row| {
+                println!("{}", format_row(row))
+            })?;
         rows.extend(seed_rows);
         pareto.extend(seed_pareto);
     }

@@ -40,10 +40,8 @@ impl TypeCluster {
             if counts[type_id] == 0 {
                 continue;
             }
-            let one_node = Cluster::new(
-                [(node_type.label(), *node_type)],
-                cluster.cpu_power_profile,
-            )?;
+            let one_node =
+                Cluster::new([(node_type.label(), *node_type)], cluster.cpu_power_profile)?;
             let empty = ClusterState::empty(&one_node);
             let empty_cost = node_cost(&one_node, typical, objective, &empty, 0);
             types.push(TypeCluster {
@@ -68,7 +66,13 @@ impl TypeCluster {
         state: &ClusterState,
         allocated_gpu_milli: u64,
     ) -> f64 {
-        node_cost(&self.one_node, typical, objective, state, allocated_gpu_milli) - self.empty_cost
+        node_cost(
+            &self.one_node,
+            typical,
+            objective,
+            state,
+            allocated_gpu_milli,
+        ) - self.empty_cost
     }
 }
 
@@ -143,15 +147,9 @@ impl Column {
         let task_of = |s: usize| &tasks[shapes.shapes[s].tasks[0]];
         let violations = check_placements(
             &kind.one_node,
-            slots.iter().map(|&(s, devices)| {
-                (
-                    task_of(s),
-                    Placement {
-                        node: 0,
-                        devices,
-                    },
-                )
-            }),
+            slots
+                .iter()
+                .map(|&(s, devices)| (task_of(s), Placement { node: 0, devices })),
         );
         if let Some(first) = violations.first() {
             return Err(format!(

@@ -136,8 +136,7 @@ impl PricingContext<'_> {
                     {
                         continue;
                     }
-                    let Some(devices) = choose_devices(&state.nodes[0], shape.kind(), shape)
-                    else {
+                    let Some(devices) = choose_devices(&state.nodes[0], shape.kind(), shape) else {
                         continue;
                     };
                     let placement = Placement { node: 0, devices };
@@ -222,7 +221,7 @@ impl PricingContext<'_> {
 
 /// Devices for one task of `shape` on `node`: whole tasks take the lowest fully free
 /// devices; a sharing task the fullest device that still holds it.
-fn choose_devices(
+pub(super) fn choose_devices(
     node: &NodeState,
     kind: ShapeKind,
     shape: &crate::shapes::Shape,

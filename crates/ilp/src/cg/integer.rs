@@ -1,11 +1,13 @@
 //! Integer solutions (price-and-branch): the master over every generated column with
-//! `λ_c ∈ ℤ≥0`, warm-started from the heuristic's own configurations, then expanded to
-//! one placement per task.
+//! `λ_c ∈ ℤ≥0`, warm-started from the better of the heuristic's own configurations and a
+//! rounding of the master LP, then expanded to one placement per task.
 
-use gapbench_model::{Cluster, Placement};
+use gapbench_model::{Cluster, ClusterState, DeviceSet, Placement};
 use highs::{ColProblem, HighsModelStatus, HighsSolutionStatus, Sense};
 
-use super::column::{ColumnPool, TypeCluster};
+use super::column::{Added, Column, ColumnPool, TypeCluster};
+use super::greedy::choose_devices;
+use super::pricing::PricingContext;
 use crate::model::Demand;
 use crate::shapes::Shapes;
 use crate::solve::SolveOptions;
@@ -29,6 +31,9 @@ pub(crate) fn solve_integer_master(
     options: &SolveOptions,
     time_limit_s: f64,
 ) -> Result<Option<IntegerMaster>, String> {
+    if pool.len() == 0 {
+        return Ok(None);
+    }
     let mut problem = ColProblem::default();
     let convexity: Vec<_> = types
         .iter()
@@ -129,4 +134,136 @@ pub(crate) fn expand(
         }
     }
     Ok(placement)
+}
+
+/// Round and repair: a feasible integer solution near the master LP's. Every column keeps
+/// `⌊λ_c⌋` nodes; the tasks left over (at most one node's worth per fractional column) are
+/// packed first-fit-decreasing into the nodes left over — onto an open node if one holds
+/// the task, else onto a new node of the type where the task alone costs least — and
+/// each repaired node becomes a column. `None` when some task fits on no node left.
+pub(crate) fn round_and_repair(
+    context: &PricingContext,
+    pool: &mut ColumnPool,
+    lambda: &[(usize, f64)],
+    demand: Demand,
+) -> Option<Vec<(usize, u32)>> {
+    let types = context.types;
+    let shapes = context.shapes;
+    let mut uses: Vec<(usize, u32)> = Vec::new();
+    let mut nodes_left: Vec<usize> = types.iter().map(|t| t.nodes).collect();
+    let mut left: Vec<usize> = shapes.shapes.iter().map(|s| s.count()).collect();
+    let mut floors: Vec<(usize, u32)> = lambda
+        .iter()
+        .map(|&(c, l)| (c, (l + 1e-6).floor() as u32))
+        .filter(|&(_, n)| n > 0)
+        .collect();
+    floors.sort_unstable();
+    for (c, n) in floors {
+        let column = &pool.columns[c];
+        let n = (n as usize).min(nodes_left[column.type_index]);
+        let n = column
+            .counts
+            .iter()
+            .fold(n, |n, &(s, a)| n.min(left[s] / a as usize));
+        if n == 0 {
+            continue;
+        }
+        nodes_left[column.type_index] -= n;
+        for &(s, a) in &column.counts {
+            left[s] -= n * a as usize;
+        }
+        uses.push((c, n as u32));
+    }
+    if demand == Demand::AtMost {
+        return Some(uses);
+    }
+    // Residual tasks, largest first (GPU milli, then CPU).
+    let mut residual: Vec<usize> = Vec::new();
+    for (s, &n) in left.iter().enumerate() {
+        residual.extend(std::iter::repeat_n(s, n));
+    }
+    residual.sort_by_key(|&s| {
+        let shape = &shapes.shapes[s];
+        (
+            std::cmp::Reverse(shape.total_gpu_milli()),
+            std::cmp::Reverse(shape.cpu_milli),
+            s,
+        )
+    });
+    struct Open {
+        type_index: usize,
+        state: ClusterState,
+        slots: Vec<(usize, DeviceSet)>,
+    }
+    let mut open: Vec<Open> = Vec::new();
+    let place = |node: &mut Open, s: usize| -> bool {
+        let shape = &shapes.shapes[s];
+        let task = &context.tasks[shape.tasks[0]];
+        let kind = &types[node.type_index];
+        if !node.state.fits(&kind.one_node, 0, task) {
+            return false;
+        }
+        let Some(devices) = choose_devices(&node.state.nodes[0], shape.kind(), shape) else {
+            return false;
+        };
+        node.state.bind(task, Placement { node: 0, devices });
+        node.slots.push((s, devices));
+        true
+    };
+    for s in residual {
+        if open.iter_mut().any(|node| place(node, s)) {
+            continue;
+        }
+        let shape = &shapes.shapes[s];
+        let mut best: Option<(f64, Open)> = None;
+        for (t, kind) in types.iter().enumerate() {
+            if nodes_left[t] == 0 {
+                continue;
+            }
+            let mut node = Open {
+                type_index: t,
+                state: ClusterState::empty(&kind.one_node),
+                slots: Vec::new(),
+            };
+            if !place(&mut node, s) {
+                continue;
+            }
+            let cost = kind.relative_cost(
+                context.typical,
+                context.objective,
+                &node.state,
+                u64::from(shape.total_gpu_milli()),
+            );
+            if best.as_ref().is_none_or(|(b, _)| cost < *b) {
+                best = Some((cost, node));
+            }
+        }
+        let (_, node) = best?;
+        nodes_left[node.type_index] -= 1;
+        open.push(node);
+    }
+    for node in open {
+        let column = Column::new(
+            node.type_index,
+            types,
+            shapes,
+            context.tasks,
+            context.typical,
+            context.objective,
+            node.slots,
+        )
+        .ok()?;
+        let c = match pool.add(column) {
+            Added::New(c) | Added::Cheaper(c) | Added::Known(c) => c,
+        };
+        uses.push((c, 1));
+    }
+    Some(uses)
+}
+
+/// `Σ_c cost_c·n_c` of a solution given as nodes per pool column.
+pub(crate) fn solution_cost(pool: &ColumnPool, uses: &[(usize, u32)]) -> f64 {
+    uses.iter()
+        .map(|&(c, n)| f64::from(n) * pool.columns[c].cost)
+        .sum()
 }

@@ -29,6 +29,8 @@ pub(crate) struct Master {
 pub(crate) struct MasterSolution {
     /// Objective (without the empty nodes' constant).
     pub value: f64,
+    /// `λ` per master column (see [`Master::pool_of`]).
+    pub lambda: Vec<f64>,
     /// Duals of the convexity rows (`≤ 0`), per node type.
     pub convexity_duals: Vec<f64>,
     /// Duals of the demand rows, per shape (free for `=`, `≤ 0` for `≤`).
@@ -88,8 +90,9 @@ impl Master {
         Ok(())
     }
 
-    /// Solves the LP from the current basis within `time_limit_s`.
-    pub fn solve(&mut self, time_limit_s: f64) -> Result<MasterSolution, String> {
+    /// Solves the LP from the current basis within `time_limit_s`; `None` when the time
+    /// ran out first.
+    pub fn solve(&mut self, time_limit_s: f64) -> Result<Option<MasterSolution>, String> {
         let mut model = self.model.take().expect("master present between solves");
         model
             .try_set_option("time_limit", time_limit_s.max(0.01))
@@ -100,15 +103,24 @@ impl Master {
         let status = solved.status();
         let solution = solved.get_solution();
         let result = match status {
-            HighsModelStatus::Optimal => Ok(MasterSolution {
+            HighsModelStatus::ReachedTimeLimit => Ok(None),
+            // No column yet (the heuristic placed none of the tasks): λ = 0, all duals 0.
+            HighsModelStatus::ModelEmpty => Ok(Some(MasterSolution {
+                value: 0.0,
+                lambda: Vec::new(),
+                convexity_duals: vec![0.0; self.convexity.len()],
+                demand_duals: vec![0.0; self.demand.len()],
+            })),
+            HighsModelStatus::Optimal => Ok(Some(MasterSolution {
                 value: solved.objective_value(),
+                lambda: solution.columns().to_vec(),
                 convexity_duals: (0..self.convexity.len())
                     .map(|t| solution.dual_rows()[t])
                     .collect(),
                 demand_duals: (0..self.demand.len())
                     .map(|s| solution.dual_rows()[self.convexity.len() + s])
                     .collect(),
-            }),
+            })),
             other => Err(format!("the master LP ended with status {other:?}")),
         };
         self.model = Some(Model::from(solved));

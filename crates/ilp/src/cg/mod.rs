@@ -25,7 +25,7 @@ use gapbench_model::Placement;
 
 use self::bound::{lagrangian_bound, project, Smoothing};
 use self::column::{heuristic_columns, Added, ColumnPool, TypeCluster};
-use self::integer::{expand, solve_integer_master};
+use self::integer::{expand, round_and_repair, solution_cost, solve_integer_master};
 use self::master::Master;
 use self::pricing::PricingContext;
 use crate::eval::{alloc_gpu_milli, frag_milli, power_watts, state_of};
@@ -34,7 +34,7 @@ use crate::snapshot::{check_assignment, Snapshot};
 use crate::solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
 
 /// The share of the time limit column generation may use before the integer master runs.
-const PRICING_SHARE: f64 = 0.7;
+const PRICING_SHARE: f64 = 0.8;
 /// Greedy-priced iterations in a row before the exact pricing runs anyway.
 const EXACT_EVERY: usize = 30;
 /// Columns of a type the local search starts from, besides the greedy fills.
@@ -189,12 +189,22 @@ fn solve(
         .build()
         .map_err(|e| format!("pricing threads: {e}"))?;
     let mut since_exact = 0;
+    let mut last_lambda: Vec<(usize, f64)> = Vec::new();
     loop {
         let left = pricing_deadline - clock.elapsed().as_secs_f64();
         if left <= 0.0 {
             break;
         }
-        let lp = master.solve(left)?;
+        let Some(lp) = master.solve(left)? else {
+            break;
+        };
+        last_lambda = master
+            .pool_of
+            .iter()
+            .zip(&lp.lambda)
+            .filter(|(_, &l)| l > 1e-9)
+            .map(|(&c, &l)| (c, l))
+            .collect();
         stats.iterations += 1;
         stats.lp_value = constant + lp.value;
         let mut duals = lp.demand_duals.clone();
@@ -219,9 +229,6 @@ fn solve(
                 }
             }
         }
-        if std::env::var_os("CG_DEBUG").is_some() {
-            eprintln!("it {} lp {:.1} greedy {} cols at {:.2}s", stats.iterations, stats.lp_value, improving.len(), clock.elapsed().as_secs_f64());
-        }
         if !improving.is_empty() {
             since_exact += 1;
             add_columns(&mut pool, &mut master, improving)?;
@@ -242,13 +249,8 @@ fn solve(
             (0..types.len())
                 .into_par_iter()
                 .map(|t| {
-                    let t0 = Instant::now();
                     let start = best_heuristic[t].as_ref().map(|(c, _)| c);
-                    let r = context.price(t, &prices, start, &pricing_options);
-                    if std::env::var_os("CG_DEBUG").is_some() {
-                        eprintln!("    type {t} {} {:.2}s", types[t].node_type().label(), t0.elapsed().as_secs_f64());
-                    }
-                    r
+                    context.price(t, &prices, start, &pricing_options)
                 })
                 .collect()
         });
@@ -263,9 +265,6 @@ fn solve(
             }
         }
         let bound = lagrangian_bound(constant, &prices, &shape_counts, &type_nodes, &rho_lower);
-        if std::env::var_os("CG_DEBUG").is_some() {
-            eprintln!("  exact: bound {bound:.1} improving {} at {:.2}s rho {:?}", improving.len(), clock.elapsed().as_secs_f64(), rho_lower.iter().map(|r| r.round()).collect::<Vec<_>>());
-        }
         let improved = !improving.is_empty();
         add_columns(&mut pool, &mut master, improving)?;
         let at_master = smoothing.record(&prices, bound, improved, &duals);
@@ -280,37 +279,47 @@ fn solve(
     stats.pricing_seconds = pricing_clock.elapsed().as_secs_f64();
     stats.columns = pool.len();
 
-    // Integer master, then the best of it and the heuristic.
+    // Integer solutions: the LP rounded and repaired, then the integer master from the
+    // better of that and the heuristic; the best placement of all (the heuristic's
+    // included) is the incumbent.
     let integer_clock = Instant::now();
-    let left = options.time_limit_s - clock.elapsed().as_secs_f64();
-    let mut timed_out = left <= 0.0 || !stats.converged;
+    let mut timed_out = !stats.converged;
     let mut best = (heuristic_value, snapshot.heuristic.clone());
-    if left > 0.0 {
-        if let Some(integer) = solve_integer_master(
-            &pool,
+    let mut consider = |uses: &[(usize, u32)], pool: &ColumnPool| -> Result<(), String> {
+        let placement = expand(
+            snapshot.cluster,
             &types,
-            &shape_counts,
-            demand,
-            &start,
-            options,
-            left,
-        )? {
-            timed_out |= integer.timed_out;
-            let placement = expand(
-                snapshot.cluster,
-                &types,
-                &pool,
-                &shapes,
-                &integer.uses,
-                snapshot.tasks.len(),
-            )?;
-            check_assignment(snapshot.cluster, snapshot.tasks, &placement)
-                .map_err(|e| format!("the column-generation placement fails the checker: {e}"))?;
-            let value = evaluate(snapshot, objective, &placement);
-            if sign * value < sign * best.0 {
-                best = (value, placement);
-            }
+            pool,
+            &shapes,
+            uses,
+            snapshot.tasks.len(),
+        )?;
+        check_assignment(snapshot.cluster, snapshot.tasks, &placement)
+            .map_err(|e| format!("the column-generation placement fails the checker: {e}"))?;
+        let value = evaluate(snapshot, objective, &placement);
+        if sign * value < sign * best.0 {
+            best = (value, placement);
         }
+        Ok(())
+    };
+    let mut start = start;
+    if let Some(rounded) = round_and_repair(&context, &mut pool, &last_lambda, demand) {
+        consider(&rounded, &pool)?;
+        if solution_cost(&pool, &rounded) < solution_cost(&pool, &start) {
+            start = rounded;
+        }
+    }
+    stats.columns = pool.len();
+    let left = options.time_limit_s - clock.elapsed().as_secs_f64();
+    if left > 0.0 {
+        if let Some(integer) =
+            solve_integer_master(&pool, &types, &shape_counts, demand, &start, options, left)?
+        {
+            timed_out |= integer.timed_out;
+            consider(&integer.uses, &pool)?;
+        }
+    } else {
+        timed_out = true;
     }
     stats.integer_seconds = integer_clock.elapsed().as_secs_f64();
 
@@ -350,8 +359,12 @@ fn solve(
         SolveStatus::Optimal => Some(incumbent),
         _ => bound,
     };
-    let secondary_power_watts = (objective == Objective::Alloc)
-        .then(|| power_watts(snapshot.cluster, &state_of(snapshot.cluster, snapshot.tasks, &best.1)) as f64);
+    let secondary_power_watts = (objective == Objective::Alloc).then(|| {
+        power_watts(
+            snapshot.cluster,
+            &state_of(snapshot.cluster, snapshot.tasks, &best.1),
+        ) as f64
+    });
     Ok(SolveReport {
         objective,
         status,

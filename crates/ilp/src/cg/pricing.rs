@@ -70,8 +70,7 @@ impl PricingContext<'_> {
     ) -> Result<Priced, String> {
         let kind = &self.types[type_index];
         let node_type = *kind.node_type();
-        let mut model =
-            PlacementModel::new(&kind.one_node, self.shapes, Demand::AtMost, false);
+        let mut model = PlacementModel::new(&kind.one_node, self.shapes, Demand::AtMost, false);
         let mut objective = Expression::default();
         let mut offset = -kind.empty_cost;
         let mut milli_weight = 0.0;
@@ -96,8 +95,7 @@ impl PricingContext<'_> {
         let counts = model.nodes[0].count.clone();
         for (s, shape) in self.shapes.shapes.iter().enumerate() {
             let Some(x) = counts[s] else { continue };
-            let coefficient =
-                -prices[s] - milli_weight * f64::from(shape.total_gpu_milli());
+            let coefficient = -prices[s] - milli_weight * f64::from(shape.total_gpu_milli());
             if coefficient != 0.0 {
                 objective.add_mul(coefficient, x);
             }

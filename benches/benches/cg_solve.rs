@@ -1,0 +1,43 @@
+//! Full-cluster column generation: one solve per objective on the real 1,213-node openb
+//! cluster, the `default` trace tuned to 1.3 × its GPU capacity, FGD, at the 80 %
+//! checkpoint, with a 60 s limit on 2 threads (the gap study's settings). A solve ends when
+//! its bound closes or the time runs out, so the time measured is what a gap study pays
+//! per objective; the report's status and gap say how far each solve got.
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use gapbench_ilp::{column_generation, Objective, Snapshot, SolveOptions, SolveStatus};
+use gapbench_online::{run_arrival_sweep, PolicySpec};
+
+fn cg_solve(c: &mut Criterion) {
+    let (cluster, tasks) = gapbench_benches::openb_default();
+    let prepared = gapbench_benches::prepare_paper(&tasks, &cluster);
+    let sweep = run_arrival_sweep(&cluster, &prepared, &"fgd".parse::<PolicySpec>().unwrap());
+    let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, 80.0).expect("snapshot");
+    let options = SolveOptions {
+        time_limit_s: 60.0,
+        threads: Some(2),
+        ..SolveOptions::default()
+    };
+    let mut group = c.benchmark_group("cg_solve");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(1));
+    group.measurement_time(Duration::from_secs(1));
+    for objective in Objective::ALL {
+        let report = column_generation(&snapshot, objective, &options);
+        assert!(
+            !matches!(report.status, SolveStatus::Error(_)),
+            "{}: {:?}",
+            objective.name(),
+            report.status
+        );
+        group.bench_function(objective.name(), |b| {
+            b.iter(|| column_generation(&snapshot, objective, &options).bound)
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, cg_solve);
+criterion_main!(benches);
