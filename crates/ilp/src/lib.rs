@@ -7,7 +7,9 @@
 //! - [`min_frag`]: least FGD fragmentation for the heuristic's placed tasks;
 //! - [`pareto_front`]: power vs fragmentation by the ε-constraint method;
 //! - [`relaxed_min_power`], [`relaxed_max_alloc`]: valid bounds for the full cluster from a
-//!   by-node-type relaxation.
+//!   by-node-type relaxation;
+//! - [`column_generation`]: every objective on the full cluster by column generation, with a
+//!   Lagrangian bound and a real placement.
 //!
 //! Every solve returns a [`SolveReport`]: status, incumbent (evaluated by the model crate
 //! on a placement that passes `check_placements`), proven bound, gap and time. Every solve

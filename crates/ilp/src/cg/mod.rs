@@ -39,8 +39,9 @@ const PRICING_SHARE: f64 = 0.8;
 const EXACT_EVERY: usize = 30;
 /// Columns of a type the local search starts from, besides the greedy fills.
 const SEEDS_PER_TYPE: usize = 3;
-/// Time limit of one pricing MIP: its dual bound still counts when it stops.
-const PRICING_TIME_LIMIT_S: f64 = 2.0;
+/// Time limit of one pricing MIP at first (doubled whenever a round stalls on it): its
+/// dual bound still counts when it stops.
+const PRICING_TIME_LIMIT_S: f64 = 1.0;
 /// Relative gap at which a pricing MIP may stop: its dual bound keeps the Lagrangian bound
 /// valid whatever the gap.
 const PRICING_REL_GAP: f64 = 1e-2;
@@ -178,6 +179,7 @@ fn solve(
         typical: snapshot.typical,
         types: &types,
         shape_of: shapes.shape_of_task(snapshot.tasks.len()),
+        typical_probability: snapshot.typical.pods.iter().map(|p| p.probability).sum(),
     };
 
     // Column generation.
@@ -189,6 +191,7 @@ fn solve(
         .build()
         .map_err(|e| format!("pricing threads: {e}"))?;
     let mut since_exact = 0;
+    let mut pricing_time_limit_s = PRICING_TIME_LIMIT_S;
     let mut last_lambda: Vec<(usize, f64)> = Vec::new();
     loop {
         let left = pricing_deadline - clock.elapsed().as_secs_f64();
@@ -238,7 +241,7 @@ fn solve(
         let prices = smoothing.prices(&duals);
         let pricing_options = SolveOptions {
             time_limit_s: (pricing_deadline - clock.elapsed().as_secs_f64())
-                .min(PRICING_TIME_LIMIT_S)
+                .min(pricing_time_limit_s)
                 .max(0.01),
             mip_rel_gap: PRICING_REL_GAP,
             threads: Some(1),
@@ -255,9 +258,11 @@ fn solve(
                 .collect()
         });
         let mut rho_lower = vec![0.0; types.len()];
+        let mut all_proven = true;
         for (t, result) in priced.into_iter().enumerate() {
             let result = result?;
             rho_lower[t] = result.lower_bound;
+            all_proven &= result.proven;
             if let Some((column, _)) = result.best {
                 if improves(t, &column) {
                     improving.push(column);
@@ -271,9 +276,15 @@ fn solve(
         stats.lagrangian_bound = smoothing.best_bound();
         let closed = stats.lp_value - smoothing.best_bound() <= tolerance.max(1e-6);
         let proves_heuristic = sign * heuristic_value - smoothing.best_bound() <= tolerance;
-        if (!improved && at_master) || closed || proves_heuristic {
-            stats.converged = (!improved && at_master) || closed;
+        // No improving column at the master's own duals ends column generation only when
+        // every pricing MIP was solved; otherwise they get more time next round.
+        let stalled = !improved && at_master;
+        if (stalled && all_proven) || closed || proves_heuristic {
+            stats.converged = (stalled && all_proven) || closed;
             break;
+        }
+        if stalled {
+            pricing_time_limit_s *= 2.0;
         }
     }
     stats.pricing_seconds = pricing_clock.elapsed().as_secs_f64();

@@ -28,6 +28,8 @@ pub(crate) struct Priced {
     pub lower_bound: f64,
     /// The best configuration HiGHS found, with its exact reduced cost under `y`.
     pub best: Option<(Column, f64)>,
+    /// HiGHS proved `best` optimal (within the pricing gap).
+    pub proven: bool,
 }
 
 /// The read-only inputs every pricing call shares.
@@ -39,16 +41,21 @@ pub(crate) struct PricingContext<'a> {
     pub types: &'a [TypeCluster],
     /// The shape of each task index (`None` outside the shape set).
     pub shape_of: Vec<Option<usize>>,
+    /// `P_typ = Σ_t p_t` over the typical pods.
+    pub typical_probability: f64,
 }
 
 impl PricingContext<'_> {
-    /// What one task of shape `s` earns a configuration under `prices` before its effect on
-    /// the node's cost: its price, plus its GPU milli for allocation (whose cost is
-    /// `−allocated`).
+    /// What one task of shape `s` earns a configuration under `prices` before the rest of
+    /// its effect on the node's cost: its price, plus the linear part of the cost it
+    /// removes — its GPU milli for allocation (cost `−allocated`), `P_typ·m_s` for
+    /// fragmentation (`F(n) = P_typ·L_n − Σ_t p_t·v_t` falls with the free milli `L_n`).
     pub fn profit(&self, s: usize, prices: &[f64]) -> f64 {
+        let milli = f64::from(self.shapes.shapes[s].total_gpu_milli());
         match self.objective {
-            Objective::Alloc => prices[s] + f64::from(self.shapes.shapes[s].total_gpu_milli()),
-            Objective::Power | Objective::Frag => prices[s],
+            Objective::Alloc => prices[s] + milli,
+            Objective::Frag => prices[s] + self.typical_probability * milli,
+            Objective::Power => prices[s],
         }
     }
 
@@ -84,10 +91,9 @@ impl PricingContext<'_> {
             }
             Objective::Frag => {
                 let frag = model.add_frag(self.typical);
-                let total_probability: f64 = self.typical.pods.iter().map(|p| p.probability).sum();
                 objective -= frag.q3_weighted.clone();
-                offset += total_probability * f64::from(node_type.gpu_milli());
-                milli_weight = total_probability;
+                offset += self.typical_probability * f64::from(node_type.gpu_milli());
+                milli_weight = self.typical_probability;
                 frag_terms = Some(frag);
             }
             Objective::Alloc => milli_weight = 1.0,
@@ -132,7 +138,7 @@ impl PricingContext<'_> {
             problem.add_constraint(row);
         }
         let raw = run_highs(problem, start.as_deref(), options);
-        let bound = match raw.status {
+        let bound = match &raw.status {
             RawStatus::Error(e) => return Err(format!("pricing {}: {e}", node_type.label())),
             RawStatus::Infeasible => {
                 return Err(format!(
@@ -172,6 +178,11 @@ impl PricingContext<'_> {
                 }
             }
         };
-        Ok(Priced { lower_bound, best })
+        let proven = matches!(raw.status, RawStatus::Optimal);
+        Ok(Priced {
+            lower_bound,
+            best,
+            proven,
+        })
     }
 }
