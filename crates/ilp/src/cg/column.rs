@@ -12,6 +12,7 @@ use gapbench_model::{
 };
 
 use crate::shapes::Shapes;
+use crate::snapshot::Snapshot;
 use crate::solve::Objective;
 
 /// One node type of the snapshot's cluster as a cluster of its own (one node), so the
@@ -225,15 +226,14 @@ impl ColumnPool {
 /// are the empty configuration (the slack). Errors when a heuristic node fails to become a
 /// column (it passed the checker on the full cluster, so it cannot).
 pub(crate) fn heuristic_columns(
-    cluster: &Cluster,
+    snapshot: &Snapshot,
     types: &[TypeCluster],
     shapes: &Shapes,
-    tasks: &[Task],
-    typical: &TypicalPods,
     objective: Objective,
-    heuristic: &[Option<Placement>],
     pool: &mut ColumnPool,
 ) -> Result<Vec<(usize, u32)>, String> {
+    let (cluster, tasks, typical) = (snapshot.cluster, snapshot.tasks, snapshot.typical);
+    let heuristic = &snapshot.heuristic;
     let shape_of = shapes.shape_of_task(tasks.len());
     let mut per_node: Vec<Vec<(usize, DeviceSet)>> = vec![Vec::new(); cluster.len()];
     for (task, placement) in heuristic.iter().enumerate() {

@@ -156,16 +156,7 @@ fn solve(
     let constant: f64 = types.iter().map(|t| t.nodes as f64 * t.empty_cost).sum();
 
     let mut pool = ColumnPool::default();
-    let start = heuristic_columns(
-        snapshot.cluster,
-        &types,
-        &shapes,
-        snapshot.tasks,
-        snapshot.typical,
-        objective,
-        &snapshot.heuristic,
-        &mut pool,
-    )?;
+    let start = heuristic_columns(snapshot, &types, &shapes, objective, &mut pool)?;
     stats.initial_columns = pool.len();
     let mut master = Master::new(&type_nodes, &shape_counts, demand, options.threads)?;
     for (i, column) in pool.columns.iter().enumerate() {
@@ -221,11 +212,11 @@ fn solve(
         // (or every few rounds, to move the bound).
         let mut improving: Vec<column::Column> = Vec::new();
         let mut best_heuristic: Vec<Option<(column::Column, f64)>> = vec![None; types.len()];
-        for t in 0..types.len() {
+        for (t, best) in best_heuristic.iter_mut().enumerate() {
             let seeds = best_columns(&pool, t, &duals, SEEDS_PER_TYPE);
             for (column, reduced) in context.heuristic(t, &duals, &seeds) {
-                if best_heuristic[t].as_ref().is_none_or(|(_, r)| reduced < *r) {
-                    best_heuristic[t] = Some((column.clone(), reduced));
+                if best.as_ref().is_none_or(|(_, r)| reduced < *r) {
+                    *best = Some((column.clone(), reduced));
                 }
                 if improves(t, &column) && since_exact < EXACT_EVERY {
                     improving.push(column);
