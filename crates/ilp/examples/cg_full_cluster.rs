@@ -53,7 +53,7 @@ fn main() -> Result<(), String> {
         threads: Some(threads),
         ..SolveOptions::default()
     };
-    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,columns,initial_columns,iterations,converged,pricing_s,integer_s,total_s");
+    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,iterations,converged,pricing_s,integer_s,total_s");
     for &checkpoint in &checkpoints {
         let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint)?;
         for &objective in &objectives {
@@ -61,7 +61,7 @@ fn main() -> Result<(), String> {
             let heuristic = heuristic_value(&snapshot, objective);
             let gap = gap_interval(&report, heuristic, cluster.gpu_capacity_milli());
             println!(
-                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{},{},{},{},{:.2},{:.2},{:.2}",
+                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{:.2},{:.2},{:.2}",
                 objective.name(),
                 snapshot.tasks.len(),
                 report.incumbent,
@@ -69,6 +69,8 @@ fn main() -> Result<(), String> {
                 report.status.label(),
                 gap.map(|g| g.low_pct),
                 gap.and_then(|g| g.high_pct),
+                stats.lp_value,
+                stats.lagrangian_bound,
                 stats.columns,
                 stats.initial_columns,
                 stats.iterations,
