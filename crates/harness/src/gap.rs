@@ -496,6 +496,24 @@ pub const TABLE_HEADER: &str =
 mod tests {
     use super::*;
 
+    #[test]
+    fn methods_parse_and_auto_switches_to_column_generation_beyond_the_exact_size() {
+        assert_eq!(GapMethod::parse("cg").unwrap(), GapMethod::ColumnGeneration);
+        assert_eq!(GapMethod::parse("per-node").unwrap(), GapMethod::PerNode);
+        assert_eq!(
+            GapMethod::parse("relaxation").unwrap(),
+            GapMethod::Relaxation
+        );
+        assert!(GapMethod::parse("lp").is_err());
+        assert_eq!(GapMethod::Auto.resolve(8, 128), GapMethod::PerNode);
+        assert_eq!(
+            GapMethod::Auto.resolve(1213, 128),
+            GapMethod::ColumnGeneration
+        );
+        assert_eq!(GapMethod::PerNode.resolve(1213, 128), GapMethod::PerNode);
+        assert_eq!(GapMethod::Relaxation.resolve(8, 128), GapMethod::Relaxation);
+    }
+
     fn row(objective: &'static str, low: Option<f64>, high: Option<f64>, status: &str) -> GapRow {
         GapRow {
             checkpoint_pct: 80.0,
