@@ -37,6 +37,8 @@ use crate::solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStat
 const PRICING_SHARE: f64 = 0.8;
 /// Greedy-priced iterations in a row before the exact pricing runs anyway.
 const EXACT_EVERY: usize = 30;
+/// Shares of the LP's node counts the rounding keeps, tried in turn until a repair works.
+const ROUNDING_KEEP: [f64; 4] = [1.0, 0.9, 0.75, 0.5];
 /// Columns of a type the local search starts from, besides the greedy fills.
 const SEEDS_PER_TYPE: usize = 3;
 /// Time limit of one pricing MIP at first (doubled whenever a round stalls on it): its
@@ -305,10 +307,16 @@ fn solve(
         Ok(())
     };
     let mut start = start;
-    if let Some(rounded) = round_and_repair(&context, &mut pool, &last_lambda, demand) {
-        consider(&rounded, &pool)?;
-        if solution_cost(&pool, &rounded) < solution_cost(&pool, &start) {
-            start = rounded;
+    // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
+    // fewer of the LP's nodes leaves the repair more room.
+    for keep in ROUNDING_KEEP {
+        let scaled: Vec<(usize, f64)> = last_lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
+        if let Some(rounded) = round_and_repair(&context, &mut pool, &scaled, demand) {
+            consider(&rounded, &pool)?;
+            if solution_cost(&pool, &rounded) < solution_cost(&pool, &start) {
+                start = rounded;
+            }
+            break;
         }
     }
     stats.columns = pool.len();
