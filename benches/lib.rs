@@ -148,3 +148,21 @@ pub struct Scorer {
     policy: Box<dyn Policy>,
     rng: SimRng,
 }
+
+/// FGD's arrival sweep of `prepared` on `cluster`, as the events an exact snapshot is cut
+/// from (the solver side knows no engine).
+pub fn fgd_sweep_events(
+    cluster: &Cluster,
+    prepared: &PreparedWorkload,
+) -> Vec<gapbench_ilp::SweepEvent> {
+    let spec: PolicySpec = "fgd".parse().expect("fgd is a policy");
+    run_arrival_sweep(cluster, prepared, &spec)
+        .records
+        .iter()
+        .map(|r| gapbench_ilp::SweepEvent {
+            task: r.task as usize,
+            placement: r.placement,
+            arrived_gpu_milli: r.arrived_gpu_milli,
+        })
+        .collect()
+}

@@ -9,24 +9,13 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 use gapbench_ilp::{
     max_alloc, min_frag, min_power, sample_sub_cluster, Snapshot, SolveOptions, SolveStatus,
-    SweepEvent,
 };
-use gapbench_online::{run_arrival_sweep, PolicySpec};
 
 fn ilp_solve(c: &mut Criterion) {
     let (full, tasks) = gapbench_benches::openb_default();
     let (cluster, _) = sample_sub_cluster(&full, 5, 42).expect("5 of 1213 nodes");
     let prepared = gapbench_benches::prepare_paper(&tasks, &cluster);
-    let sweep = run_arrival_sweep(&cluster, &prepared, &"fgd".parse::<PolicySpec>().unwrap());
-    let events: Vec<SweepEvent> = sweep
-        .records
-        .iter()
-        .map(|r| SweepEvent {
-            task: r.task as usize,
-            placement: r.placement,
-            arrived_gpu_milli: r.arrived_gpu_milli,
-        })
-        .collect();
+    let events = gapbench_benches::fgd_sweep_events(&cluster, &prepared);
     let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &events, 100.0).expect("snapshot");
     let options = SolveOptions {
         time_limit_s: 300.0,

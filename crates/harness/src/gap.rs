@@ -4,9 +4,10 @@
 //! mix, prepare the workload for *that* cluster (tuning targets the same ratio of the
 //! sub-cluster's GPU capacity, so tune-down scales the task list proportionally), run the
 //! arrival sweep, and at every checkpoint solve each objective on the very task set the
-//! policy faced. Clusters up to `exact_max_nodes` get the exact per-node formulations;
-//! larger ones (the full cluster) get the by-type relaxation bound for power and
-//! allocation, labelled as such.
+//! policy faced. By default ([`GapMethod::Auto`]) clusters up to `exact_max_nodes` get the
+//! exact per-node formulations and larger ones (the full cluster) column generation, for
+//! all three objectives; `--method` chooses explicitly (`relaxation`: the by-type
+//! relaxation bound for power and allocation, labelled as such).
 //!
 //! Gaps (see `gapbench_ilp::gap`): power and fragmentation in percent of the exact value
 //! (totals: idle power and the whole Σ F(n) included), allocation in percentage points of the
@@ -17,9 +18,9 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 use gapbench_ilp::{
-    gap_interval, heuristic_value, max_alloc, min_frag_from, min_power, pareto_front_from,
-    relaxed_max_alloc, relaxed_min_power, sample_sub_cluster, Objective, Snapshot, SolveOptions,
-    SolveReport, SolveStatus, SweepEvent,
+    column_generation, gap_interval, heuristic_value, max_alloc, min_frag_from, min_power,
+    pareto_front_from, relaxed_max_alloc, relaxed_min_power, sample_sub_cluster, Objective,
+    Snapshot, SolveOptions, SolveReport, SolveStatus, SweepEvent,
 };
 use gapbench_model::{prepare, Cluster};
 use gapbench_online::{run_arrival_sweep, SweepResult};
@@ -89,6 +90,42 @@ impl GapSettings {
     }
 }
 
+/// How the exact side of a gap study is solved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GapMethod {
+    /// Per-node model up to `exact_max_nodes` nodes, column generation beyond.
+    #[default]
+    Auto,
+    /// Column generation (configuration LP, Lagrangian bound, integer master).
+    ColumnGeneration,
+    /// The per-node model (exact, but only for small clusters).
+    PerNode,
+    /// The by-type relaxation: a bound for power and allocation, the heuristic as incumbent.
+    Relaxation,
+}
+
+impl GapMethod {
+    /// `auto`, `cg`, `per-node` or `relaxation`.
+    pub fn parse(text: &str) -> Result<Self> {
+        Ok(match text.trim() {
+            "auto" => GapMethod::Auto,
+            "cg" => GapMethod::ColumnGeneration,
+            "per-node" => GapMethod::PerNode,
+            "relaxation" => GapMethod::Relaxation,
+            other => bail!("unknown method `{other}` (auto, cg, per-node, relaxation)"),
+        })
+    }
+
+    /// The method used on a cluster of `nodes` nodes.
+    fn resolve(self, nodes: usize, exact_max_nodes: usize) -> Self {
+        match self {
+            GapMethod::Auto if nodes <= exact_max_nodes => GapMethod::PerNode,
+            GapMethod::Auto => GapMethod::ColumnGeneration,
+            other => other,
+        }
+    }
+}
+
 /// Parses `power,alloc,frag`.
 pub fn parse_objectives(names: &[String]) -> Result<Vec<Objective>> {
     let mut objectives = Vec::new();
@@ -114,11 +151,23 @@ pub fn study_cluster(workload: &Workload, settings: &GapSettings, seed: u64) -> 
 }
 
 /// One policy and seed: sweep, then every checkpoint × objective (and the front). Calls
-/// `on_row` as each gap row is ready, for progress output.
+/// `on_row` as each gap row is ready, for progress output. Solves by [`GapMethod::Auto`].
 pub fn gap_study(
     workload: &Workload,
     run: &RunSettings,
     settings: &GapSettings,
+    seed: u64,
+    on_row: &mut dyn FnMut(&GapRow),
+) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
+    gap_study_with(workload, run, settings, GapMethod::Auto, seed, on_row)
+}
+
+/// [`gap_study`] with an explicit solve method.
+pub fn gap_study_with(
+    workload: &Workload,
+    run: &RunSettings,
+    settings: &GapSettings,
+    method: GapMethod,
     seed: u64,
     on_row: &mut dyn FnMut(&GapRow),
 ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
@@ -134,7 +183,8 @@ pub fn gap_study(
     );
     let sweep = sweep_events(&run_arrival_sweep(&cluster, &prepared, &run.policy_spec));
     let options = settings.solve_options();
-    let exact = cluster.len() <= settings.exact_max_nodes;
+    let method = method.resolve(cluster.len(), settings.exact_max_nodes);
+    let exact = method == GapMethod::PerNode;
     let capacity = cluster.gpu_capacity_milli();
     let mut rows = Vec::new();
     let mut pareto = Vec::new();
@@ -153,18 +203,22 @@ pub fn gap_study(
             min_frag_from(&snapshot, &others, &options)
         });
         for &objective in &settings.objectives {
-            let report = match (exact, objective) {
-                (true, Objective::Power) => least_power.clone().expect("solved above"),
-                (true, Objective::Frag) => least_frag.clone().expect("solved above"),
-                (true, Objective::Alloc) => max_alloc(&snapshot, &options),
-                (false, Objective::Power) => relaxed_min_power(&snapshot, &options),
-                (false, Objective::Alloc) => relaxed_max_alloc(&snapshot, &options),
-                (false, Objective::Frag) => SolveReport {
+            let report = match (method, objective) {
+                (GapMethod::PerNode, Objective::Power) => {
+                    least_power.clone().expect("solved above")
+                }
+                (GapMethod::PerNode, Objective::Frag) => least_frag.clone().expect("solved above"),
+                (GapMethod::PerNode, Objective::Alloc) => max_alloc(&snapshot, &options),
+                (GapMethod::ColumnGeneration | GapMethod::Auto, _) => {
+                    column_generation(&snapshot, objective, &options)
+                }
+                (GapMethod::Relaxation, Objective::Power) => relaxed_min_power(&snapshot, &options),
+                (GapMethod::Relaxation, Objective::Alloc) => relaxed_max_alloc(&snapshot, &options),
+                (GapMethod::Relaxation, Objective::Frag) => SolveReport {
                     objective,
-                    status: SolveStatus::Unsupported(format!(
-                        "no fragmentation bound beyond {} nodes, use --sample-nodes",
-                        settings.exact_max_nodes
-                    )),
+                    status: SolveStatus::Unsupported(
+                        "no by-type relaxation of fragmentation: use --method cg".into(),
+                    ),
                     incumbent: None,
                     bound: None,
                     mip_gap: None,
@@ -330,6 +384,24 @@ pub const TABLE_HEADER: &str =
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn methods_parse_and_auto_switches_to_column_generation_beyond_the_exact_size() {
+        assert_eq!(GapMethod::parse("cg").unwrap(), GapMethod::ColumnGeneration);
+        assert_eq!(GapMethod::parse("per-node").unwrap(), GapMethod::PerNode);
+        assert_eq!(
+            GapMethod::parse("relaxation").unwrap(),
+            GapMethod::Relaxation
+        );
+        assert!(GapMethod::parse("lp").is_err());
+        assert_eq!(GapMethod::Auto.resolve(8, 128), GapMethod::PerNode);
+        assert_eq!(
+            GapMethod::Auto.resolve(1213, 128),
+            GapMethod::ColumnGeneration
+        );
+        assert_eq!(GapMethod::PerNode.resolve(1213, 128), GapMethod::PerNode);
+        assert_eq!(GapMethod::Relaxation.resolve(8, 128), GapMethod::Relaxation);
+    }
 
     fn row(objective: &str, low: Option<f64>, high: Option<f64>, status: &str) -> GapRow {
         GapRow {

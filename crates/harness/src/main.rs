@@ -94,9 +94,12 @@ struct GapArgs {
     /// HiGHS threads per solve (default: HiGHS's choice).
     #[arg(long, value_name = "N")]
     threads: Option<u32>,
-    /// Largest cluster solved with the exact per-node model; larger clusters get relaxation bounds (power, alloc).
+    /// Largest cluster solved with the exact per-node model under `--method auto`; larger clusters get column generation.
     #[arg(long, value_name = "N", default_value_t = 128)]
     exact_max_nodes: usize,
+    /// How to solve: `auto` (per-node up to --exact-max-nodes, else cg), `cg` (column generation), `per-node`, or `relaxation` (by-type bounds for power and alloc).
+    #[arg(long, value_name = "METHOD", default_value = "auto")]
+    method: String,
     /// Output folder (gaps.csv, fronts.csv, manifest.json).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
@@ -104,8 +107,10 @@ struct GapArgs {
 
 fn gap(args: GapArgs) -> Result<()> {
     use gapbench::gap::{
-        format_row, gap_study, parse_objectives, write_gap_outputs, GapSettings, TABLE_HEADER,
+        format_row, gap_study_with, parse_objectives, write_gap_outputs, GapMethod, GapSettings,
+        TABLE_HEADER,
     };
+    let method = GapMethod::parse(&args.method)?;
     let run = args.workload.settings()?;
     let workload = args.workload.load()?;
     let seeds = args.workload.seeds();
@@ -132,16 +137,21 @@ fn gap(args: GapArgs) -> Result<()> {
             "\nseed {seed}: {} nodes ({} GPUs){}",
             cluster.len(),
             cluster.gpu_count(),
-            if cluster.len() > settings.exact_max_nodes {
-                " — relaxation bounds only"
-            } else {
-                ""
+            match method {
+                GapMethod::Relaxation => " — relaxation bounds",
+                GapMethod::ColumnGeneration => " — column generation",
+                GapMethod::PerNode => " — per-node model",
+                GapMethod::Auto if cluster.len() > settings.exact_max_nodes => {
+                    " — column generation"
+                }
+                GapMethod::Auto => " — per-node model",
             }
         );
         println!("{TABLE_HEADER}");
-        let (seed_rows, seed_pareto) = gap_study(&workload, &run, &settings, seed, &mut |row| {
-            println!("{}", format_row(row))
-        })?;
+        let (seed_rows, seed_pareto) =
+            gap_study_with(&workload, &run, &settings, method, seed, &mut |row| {
+                println!("{}", format_row(row))
+            })?;
         rows.extend(seed_rows);
         pareto.extend(seed_pareto);
     }

@@ -7,7 +7,9 @@
 //! - [`min_frag`]: least FGD fragmentation for the heuristic's placed tasks;
 //! - [`pareto_front`]: power vs fragmentation by the ε-constraint method;
 //! - [`relaxed_min_power`], [`relaxed_max_alloc`]: valid bounds for the full cluster from a
-//!   by-node-type relaxation.
+//!   by-node-type relaxation;
+//! - [`column_generation`]: every objective on the full cluster by column generation, with a
+//!   Lagrangian bound and a real placement.
 //!
 //! Every solve returns a [`SolveReport`]: status, incumbent (evaluated by the model crate
 //! on a placement that passes `check_placements`), proven bound, gap and time. Every solve
@@ -19,6 +21,7 @@
 //! ([`shapes`]), devices of a node and identical nodes are sorted (symmetry breaking), and
 //! [`sample_sub_cluster`] draws smaller clusters with the same node-type mix.
 
+pub mod cg;
 mod common;
 pub mod eval;
 pub mod frontier;
@@ -34,6 +37,7 @@ pub mod snapshot;
 pub mod solve;
 pub mod subcluster;
 
+pub use cg::{column_generation, column_generation_with_stats, CgStats};
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use max_alloc::max_alloc;
 pub use min_frag::{min_frag, min_frag_from};

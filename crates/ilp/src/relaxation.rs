@@ -20,14 +20,9 @@
 //! bound is loose where the aggregation forgets that a task's CPU and GPU share one node
 //! and that CPU sockets step per node; gaps against it are upper estimates.
 //!
-//! **Column generation plugs in here.** The tight version replaces `X[τ,s]` by
-//! configuration columns `λ[τ,c] ∈ ℤ≥0` — `c` a feasible multiset of shapes on *one* node
-//! of type `τ`, with its exact per-node power `P(c)` — subject to `Σ_c λ[τ,c] = N_τ` and
-//! `Σ_{τ,c} a_{s,c}·λ[τ,c] = count_s`; the demand rows built by `aggregated_model` are that
-//! master's linking rows, and the pricing problem is the per-node model of
-//! [`crate::model`] for one node of type `τ` with the demand rows' duals as shape profits.
-//! Its LP bound is the configuration bound; an integer solution of the master is a real
-//! placement.
+//! The tight version is [`crate::cg`]: configuration columns `λ[τ,c]` (a feasible multiset
+//! of shapes on *one* node of type `τ`, with its exact per-node cost) instead of `X[τ,s]`,
+//! priced by the per-node model of [`crate::model`] on one node.
 
 use std::time::Instant;
 

@@ -44,8 +44,13 @@ pub fn sweep(
         7,
     );
     let spec: PolicySpec = policy.parse().expect("valid policy");
-    let result = run_arrival_sweep(cluster, &prepared, &spec);
-    let events = result
+    let events = events_of(&run_arrival_sweep(cluster, &prepared, &spec));
+    (prepared, events)
+}
+
+/// A sweep's records as the events a snapshot is cut from.
+pub fn events_of(result: &gapbench_online::SweepResult) -> Vec<SweepEvent> {
+    result
         .records
         .iter()
         .map(|r| SweepEvent {
@@ -53,8 +58,7 @@ pub fn sweep(
             placement: r.placement,
             arrived_gpu_milli: r.arrived_gpu_milli,
         })
-        .collect();
-    (prepared, events)
+        .collect()
 }
 
 /// Every way to put `task` on `cluster` ignoring other tasks: node × device subset.

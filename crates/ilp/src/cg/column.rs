@@ -1,0 +1,273 @@
+//! Columns of the configuration LP: what one node of one type holds, and what that costs.
+//!
+//! A column is a concrete one-node placement (shape and device set per task slot) that
+//! passes `check_placements` on a one-node cluster of its type; its cost is evaluated by the
+//! model crate's own power model and fragmentation measure, relative to the empty node of
+//! the same type (so the empty configuration costs 0 and is the convexity row's slack).
+
+use std::collections::HashMap;
+
+use gapbench_model::{
+    check_placements, Cluster, ClusterState, DeviceSet, NodeType, Placement, Task, TypicalPods,
+};
+
+use crate::shapes::Shapes;
+use crate::snapshot::Snapshot;
+use crate::solve::Objective;
+
+/// One node type of the snapshot's cluster as a cluster of its own (one node), so the
+/// checker, power model and fragmentation measure judge a column exactly as they judge a
+/// node of the full cluster.
+pub(crate) struct TypeCluster {
+    /// Index into the full cluster's `node_types`.
+    pub type_id: usize,
+    /// How many nodes of this type the full cluster has (`N_τ`).
+    pub nodes: usize,
+    pub one_node: Cluster,
+    /// The cost of the empty node (power in W, Σ F in milli-GPU, 0 for allocation).
+    pub empty_cost: f64,
+}
+
+impl TypeCluster {
+    /// One entry per node type with at least one node, in type order.
+    pub fn of(
+        cluster: &Cluster,
+        objective: Objective,
+        typical: &TypicalPods,
+    ) -> Result<Vec<TypeCluster>, String> {
+        let counts = cluster.type_counts();
+        let mut types = Vec::new();
+        for (type_id, node_type) in cluster.node_types.iter().enumerate() {
+            if counts[type_id] == 0 {
+                continue;
+            }
+            let one_node =
+                Cluster::new([(node_type.label(), *node_type)], cluster.cpu_power_profile)?;
+            let empty = ClusterState::empty(&one_node);
+            let empty_cost = node_cost(&one_node, typical, objective, &empty, 0);
+            types.push(TypeCluster {
+                type_id,
+                nodes: counts[type_id],
+                one_node,
+                empty_cost,
+            });
+        }
+        Ok(types)
+    }
+
+    pub fn node_type(&self) -> &NodeType {
+        &self.one_node.node_types[0]
+    }
+
+    /// The cost of a one-node state relative to the empty node (see [`Column::cost`]).
+    pub fn relative_cost(
+        &self,
+        typical: &TypicalPods,
+        objective: Objective,
+        state: &ClusterState,
+        allocated_gpu_milli: u64,
+    ) -> f64 {
+        node_cost(
+            &self.one_node,
+            typical,
+            objective,
+            state,
+            allocated_gpu_milli,
+        ) - self.empty_cost
+    }
+}
+
+/// The objective's value of a one-node state: power (W), F(n) (milli-GPU), or
+/// `−allocated` (everything is minimised inside column generation).
+fn node_cost(
+    one_node: &Cluster,
+    typical: &TypicalPods,
+    objective: Objective,
+    state: &ClusterState,
+    allocated_gpu_milli: u64,
+) -> f64 {
+    let node = &state.nodes[0];
+    match objective {
+        Objective::Power => one_node
+            .power_model(0)
+            .node_power(node.cpu_left_milli, node.free_gpu_milli())
+            .total_watts() as f64,
+        Objective::Frag => typical.node_fragment_milli(
+            one_node.node_types[0].gpu_model,
+            node.cpu_left_milli,
+            node.free_gpu_milli(),
+        ),
+        Objective::Alloc => -(allocated_gpu_milli as f64),
+    }
+}
+
+/// A configuration: tasks (by shape) and their devices on one node of type `type_index`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Column {
+    /// Index into the `TypeCluster` list.
+    pub type_index: usize,
+    /// `(shape, tasks)`, shapes ascending, counts > 0: the column's coefficients in the
+    /// demand rows.
+    pub counts: Vec<(usize, u32)>,
+    /// One entry per task slot: its shape and devices.
+    pub slots: Vec<(usize, DeviceSet)>,
+    /// Cost relative to the empty node of the type: `c(config) − c(empty)`.
+    pub cost: f64,
+}
+
+impl Column {
+    /// Builds and judges a column from its slots. Errors when the slots do not fit on one
+    /// node of the type (the checker's verdict).
+    pub fn new(
+        type_index: usize,
+        types: &[TypeCluster],
+        shapes: &Shapes,
+        tasks: &[Task],
+        typical: &TypicalPods,
+        objective: Objective,
+        mut slots: Vec<(usize, DeviceSet)>,
+    ) -> Result<Column, String> {
+        let kind = &types[type_index];
+        slots.sort_unstable_by_key(|&(s, devices)| (s, devices.0));
+        let mut counts: Vec<(usize, u32)> = Vec::new();
+        for &(s, _) in &slots {
+            match counts.last_mut() {
+                Some((last, n)) if *last == s => *n += 1,
+                _ => counts.push((s, 1)),
+            }
+        }
+        for &(s, n) in &counts {
+            if n as usize > shapes.shapes[s].count() {
+                return Err(format!(
+                    "a configuration holds {n} tasks of a shape with {} tasks",
+                    shapes.shapes[s].count()
+                ));
+            }
+        }
+        // A representative task of each shape (all tasks of a shape are alike).
+        let task_of = |s: usize| &tasks[shapes.shapes[s].tasks[0]];
+        let violations = check_placements(
+            &kind.one_node,
+            slots
+                .iter()
+                .map(|&(s, devices)| (task_of(s), Placement { node: 0, devices })),
+        );
+        if let Some(first) = violations.first() {
+            return Err(format!(
+                "a configuration for {} fails the checker: {first}",
+                kind.node_type().label()
+            ));
+        }
+        let mut state = ClusterState::empty(&kind.one_node);
+        let mut allocated = 0u64;
+        for &(s, devices) in &slots {
+            state.bind(task_of(s), Placement { node: 0, devices });
+            allocated += u64::from(shapes.shapes[s].total_gpu_milli());
+        }
+        let cost = kind.relative_cost(typical, objective, &state, allocated);
+        Ok(Column {
+            type_index,
+            counts,
+            slots,
+            cost,
+        })
+    }
+
+    /// `Σ_s a_s·y_s`: the column's value under shape prices `y`.
+    pub fn priced(&self, prices: &[f64]) -> f64 {
+        self.counts
+            .iter()
+            .map(|&(s, n)| f64::from(n) * prices[s])
+            .sum()
+    }
+}
+
+/// The columns generated so far, deduplicated by (type, shape counts): of two columns with
+/// the same coefficients the cheaper is kept (its cost is all the master sees).
+#[derive(Default)]
+pub(crate) struct ColumnPool {
+    pub columns: Vec<Column>,
+    index: HashMap<(usize, Vec<(usize, u32)>), usize>,
+}
+
+/// What adding a column did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Added {
+    New(usize),
+    /// Same coefficients as column `.0`, now at the lower cost.
+    Cheaper(usize),
+    Known(usize),
+}
+
+impl ColumnPool {
+    pub fn add(&mut self, column: Column) -> Added {
+        let key = (column.type_index, column.counts.clone());
+        match self.index.get(&key) {
+            Some(&i) if column.cost < self.columns[i].cost - 1e-9 => {
+                self.columns[i] = column;
+                Added::Cheaper(i)
+            }
+            Some(&i) => Added::Known(i),
+            None => {
+                self.index.insert(key, self.columns.len());
+                self.columns.push(column);
+                Added::New(self.columns.len() - 1)
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+}
+
+/// The heuristic's own node configurations as columns, and how many nodes use each: an
+/// integer solution of the master from the start. Nodes holding none of the shapes' tasks
+/// are the empty configuration (the slack). Errors when a heuristic node fails to become a
+/// column (it passed the checker on the full cluster, so it cannot).
+pub(crate) fn heuristic_columns(
+    snapshot: &Snapshot,
+    types: &[TypeCluster],
+    shapes: &Shapes,
+    objective: Objective,
+    pool: &mut ColumnPool,
+) -> Result<Vec<(usize, u32)>, String> {
+    let (cluster, tasks, typical) = (snapshot.cluster, snapshot.tasks, snapshot.typical);
+    let heuristic = &snapshot.heuristic;
+    let shape_of = shapes.shape_of_task(tasks.len());
+    let mut per_node: Vec<Vec<(usize, DeviceSet)>> = vec![Vec::new(); cluster.len()];
+    for (task, placement) in heuristic.iter().enumerate() {
+        if let (Some(p), Some(s)) = (placement, shape_of[task]) {
+            per_node[p.node as usize].push((s, p.devices));
+        }
+    }
+    let type_index: HashMap<usize, usize> = types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.type_id, i))
+        .collect();
+    let mut uses: HashMap<usize, u32> = HashMap::new();
+    for (node, slots) in per_node.into_iter().enumerate() {
+        if slots.is_empty() {
+            continue;
+        }
+        let type_id = usize::from(cluster.nodes[node].type_id);
+        let column = Column::new(
+            type_index[&type_id],
+            types,
+            shapes,
+            tasks,
+            typical,
+            objective,
+            slots,
+        )
+        .map_err(|e| format!("the heuristic's node {node}: {e}"))?;
+        let i = match pool.add(column) {
+            Added::New(i) | Added::Cheaper(i) | Added::Known(i) => i,
+        };
+        *uses.entry(i).or_default() += 1;
+    }
+    let mut uses: Vec<(usize, u32)> = uses.into_iter().collect();
+    uses.sort_unstable();
+    Ok(uses)
+}

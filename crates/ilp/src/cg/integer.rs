@@ -1,0 +1,269 @@
+//! Integer solutions (price-and-branch): the master over every generated column with
+//! `λ_c ∈ ℤ≥0`, warm-started from the better of the heuristic's own configurations and a
+//! rounding of the master LP, then expanded to one placement per task.
+
+use gapbench_model::{Cluster, ClusterState, DeviceSet, Placement};
+use highs::{ColProblem, HighsModelStatus, HighsSolutionStatus, Sense};
+
+use super::column::{Added, Column, ColumnPool, TypeCluster};
+use super::greedy::choose_devices;
+use super::pricing::PricingContext;
+use crate::model::Demand;
+use crate::shapes::Shapes;
+use crate::solve::SolveOptions;
+
+/// The restricted integer master's answer.
+pub(crate) struct IntegerMaster {
+    /// Nodes per pool column.
+    pub uses: Vec<(usize, u32)>,
+    /// HiGHS stopped on its time limit.
+    pub timed_out: bool,
+}
+
+/// Solves the integer master over `pool` from `start` (nodes per pool column, feasible).
+/// `None` when HiGHS returns no solution (never worse than `start`: it is the warm start).
+pub(crate) fn solve_integer_master(
+    pool: &ColumnPool,
+    types: &[TypeCluster],
+    shape_counts: &[usize],
+    demand: Demand,
+    start: &[(usize, u32)],
+    options: &SolveOptions,
+    time_limit_s: f64,
+) -> Result<Option<IntegerMaster>, String> {
+    if pool.len() == 0 {
+        return Ok(None);
+    }
+    let mut problem = ColProblem::default();
+    let convexity: Vec<_> = types
+        .iter()
+        .map(|t| problem.add_row(..=t.nodes as f64))
+        .collect();
+    let rows: Vec<_> = shape_counts
+        .iter()
+        .map(|&count| match demand {
+            Demand::Exactly => problem.add_row(count as f64..=count as f64),
+            Demand::AtMost => problem.add_row(..=count as f64),
+        })
+        .collect();
+    for column in &pool.columns {
+        let mut factors = vec![(convexity[column.type_index], 1.0)];
+        factors.extend(column.counts.iter().map(|&(s, n)| (rows[s], f64::from(n))));
+        let most = types[column.type_index].nodes as f64;
+        problem.add_integer_column(column.cost, 0.0..=most, factors);
+    }
+    let mut model = problem
+        .try_optimise(Sense::Minimise)
+        .map_err(|e| format!("HiGHS rejected the integer master: {e:?}"))?;
+    let set = |model: &mut highs::Model, name: &str, value: f64| {
+        model
+            .try_set_option(name, value)
+            .map_err(|e| format!("HiGHS option {name}: {e:?}"))
+    };
+    set(&mut model, "time_limit", time_limit_s.max(0.01))?;
+    set(&mut model, "mip_rel_gap", options.mip_rel_gap)?;
+    if let Some(threads) = options.threads {
+        model
+            .try_set_option("threads", threads as i32)
+            .map_err(|e| format!("HiGHS option threads: {e:?}"))?;
+    }
+    let mut values = vec![0.0; pool.len()];
+    for &(c, n) in start {
+        values[c] = f64::from(n);
+    }
+    model
+        .try_set_solution(Some(&values), None, None, None)
+        .map_err(|e| format!("HiGHS refused the warm start: {e:?}"))?;
+    let solved = model
+        .try_solve()
+        .map_err(|e| format!("HiGHS failed on the integer master: {e:?}"))?;
+    let timed_out = matches!(
+        solved.status(),
+        HighsModelStatus::ReachedTimeLimit | HighsModelStatus::ReachedInterrupt
+    );
+    if solved.primal_solution_status() != HighsSolutionStatus::Feasible {
+        return Ok(None);
+    }
+    let mut uses = Vec::new();
+    for (c, &value) in solved.get_solution().columns().iter().enumerate() {
+        let rounded = value.round();
+        if (value - rounded).abs() > 1e-4 || rounded < 0.0 {
+            return Err(format!("the integer master returned λ = {value}"));
+        }
+        if rounded > 0.0 {
+            uses.push((c, rounded as u32));
+        }
+    }
+    Ok(Some(IntegerMaster { uses, timed_out }))
+}
+
+/// One placement per task (`task_count` tasks) from nodes per pool column: the nodes of
+/// each type, in id order, take the type's columns in pool order; the tasks of each shape,
+/// in arrival order, fill the columns' slots of that shape. Unplaced tasks stay `None`.
+pub(crate) fn expand(
+    cluster: &Cluster,
+    types: &[TypeCluster],
+    pool: &ColumnPool,
+    shapes: &Shapes,
+    uses: &[(usize, u32)],
+    task_count: usize,
+) -> Result<Vec<Option<Placement>>, String> {
+    let mut free_nodes: Vec<Vec<u32>> = vec![Vec::new(); cluster.node_types.len()];
+    for (n, node) in cluster.nodes.iter().enumerate().rev() {
+        free_nodes[usize::from(node.type_id)].push(n as u32);
+    }
+    let mut next_task = vec![0usize; shapes.shapes.len()];
+    let mut placement = vec![None; task_count];
+    for &(c, n) in uses {
+        let column = &pool.columns[c];
+        let type_id = types[column.type_index].type_id;
+        for _ in 0..n {
+            let node = free_nodes[type_id].pop().ok_or_else(|| {
+                format!(
+                    "the integer master uses more nodes of {} than exist",
+                    types[column.type_index].node_type().label()
+                )
+            })?;
+            for &(s, devices) in &column.slots {
+                let task = *shapes.shapes[s].tasks.get(next_task[s]).ok_or_else(|| {
+                    "the integer master places more tasks of a shape than there are".to_string()
+                })?;
+                next_task[s] += 1;
+                placement[task] = Some(Placement { node, devices });
+            }
+        }
+    }
+    Ok(placement)
+}
+
+/// Round and repair: a feasible integer solution near the master LP's. Every column keeps
+/// `⌊λ_c⌋` nodes; the tasks left over (at most one node's worth per fractional column) are
+/// packed first-fit-decreasing into the nodes left over — onto an open node if one holds
+/// the task, else onto a new node of the type where the task alone costs least — and
+/// each repaired node becomes a column. `None` when some task fits on no node left.
+pub(crate) fn round_and_repair(
+    context: &PricingContext,
+    pool: &mut ColumnPool,
+    lambda: &[(usize, f64)],
+    demand: Demand,
+) -> Option<Vec<(usize, u32)>> {
+    let types = context.types;
+    let shapes = context.shapes;
+    let mut uses: Vec<(usize, u32)> = Vec::new();
+    let mut nodes_left: Vec<usize> = types.iter().map(|t| t.nodes).collect();
+    let mut left: Vec<usize> = shapes.shapes.iter().map(|s| s.count()).collect();
+    let mut floors: Vec<(usize, u32)> = lambda
+        .iter()
+        .map(|&(c, l)| (c, (l + 1e-6).floor() as u32))
+        .filter(|&(_, n)| n > 0)
+        .collect();
+    floors.sort_unstable();
+    for (c, n) in floors {
+        let column = &pool.columns[c];
+        let n = (n as usize).min(nodes_left[column.type_index]);
+        let n = column
+            .counts
+            .iter()
+            .fold(n, |n, &(s, a)| n.min(left[s] / a as usize));
+        if n == 0 {
+            continue;
+        }
+        nodes_left[column.type_index] -= n;
+        for &(s, a) in &column.counts {
+            left[s] -= n * a as usize;
+        }
+        uses.push((c, n as u32));
+    }
+    if demand == Demand::AtMost {
+        return Some(uses);
+    }
+    // Residual tasks, largest first (GPU milli, then CPU).
+    let mut residual: Vec<usize> = Vec::new();
+    for (s, &n) in left.iter().enumerate() {
+        residual.extend(std::iter::repeat_n(s, n));
+    }
+    residual.sort_by_key(|&s| {
+        let shape = &shapes.shapes[s];
+        (
+            std::cmp::Reverse(shape.total_gpu_milli()),
+            std::cmp::Reverse(shape.cpu_milli),
+            s,
+        )
+    });
+    struct Open {
+        type_index: usize,
+        state: ClusterState,
+        slots: Vec<(usize, DeviceSet)>,
+    }
+    let mut open: Vec<Open> = Vec::new();
+    let place = |node: &mut Open, s: usize| -> bool {
+        let shape = &shapes.shapes[s];
+        let task = &context.tasks[shape.tasks[0]];
+        let kind = &types[node.type_index];
+        if !node.state.fits(&kind.one_node, 0, task) {
+            return false;
+        }
+        let Some(devices) = choose_devices(&node.state.nodes[0], shape.kind(), shape) else {
+            return false;
+        };
+        node.state.bind(task, Placement { node: 0, devices });
+        node.slots.push((s, devices));
+        true
+    };
+    for s in residual {
+        if open.iter_mut().any(|node| place(node, s)) {
+            continue;
+        }
+        let shape = &shapes.shapes[s];
+        let mut best: Option<(f64, Open)> = None;
+        for (t, kind) in types.iter().enumerate() {
+            if nodes_left[t] == 0 {
+                continue;
+            }
+            let mut node = Open {
+                type_index: t,
+                state: ClusterState::empty(&kind.one_node),
+                slots: Vec::new(),
+            };
+            if !place(&mut node, s) {
+                continue;
+            }
+            let cost = kind.relative_cost(
+                context.typical,
+                context.objective,
+                &node.state,
+                u64::from(shape.total_gpu_milli()),
+            );
+            if best.as_ref().is_none_or(|(b, _)| cost < *b) {
+                best = Some((cost, node));
+            }
+        }
+        let (_, node) = best?;
+        nodes_left[node.type_index] -= 1;
+        open.push(node);
+    }
+    for node in open {
+        let column = Column::new(
+            node.type_index,
+            types,
+            shapes,
+            context.tasks,
+            context.typical,
+            context.objective,
+            node.slots,
+        )
+        .ok()?;
+        let c = match pool.add(column) {
+            Added::New(c) | Added::Cheaper(c) | Added::Known(c) => c,
+        };
+        uses.push((c, 1));
+    }
+    Some(uses)
+}
+
+/// `Σ_c cost_c·n_c` of a solution given as nodes per pool column.
+pub(crate) fn solution_cost(pool: &ColumnPool, uses: &[(usize, u32)]) -> f64 {
+    uses.iter()
+        .map(|&(c, n)| f64::from(n) * pool.columns[c].cost)
+        .sum()
+}

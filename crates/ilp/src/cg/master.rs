@@ -1,0 +1,129 @@
+//! The restricted master LP, kept in one HiGHS instance so each re-solve starts from the
+//! previous basis:
+//!
+//! `min Σ_c cost_c·λ_c` subject to
+//! - convexity, per node type `τ`: `Σ_{c of τ} λ_c ≤ N_τ` (the slack is the empty node);
+//! - demand, per shape `s`: `Σ_c a_{s,c}·λ_c = count_s` (place exactly these tasks) or
+//!   `≤ count_s` (choose which), with `a_{s,c}` the tasks of `s` in configuration `c`;
+//! - `λ ≥ 0`.
+//!
+//! Row duals follow HiGHS's convention for minimisation: the reduced cost of a column is
+//! `cost_c − Σ_rows a_{r,c}·dual_r`.
+
+use highs::{ColProblem, HighsModelStatus, Model, Row, Sense};
+
+use super::column::Column;
+use crate::model::Demand;
+
+pub(crate) struct Master {
+    model: Option<Model>,
+    convexity: Vec<Row>,
+    demand: Vec<Row>,
+    /// The pool index of each master column. A pool column made cheaper is added again
+    /// (the highs crate cannot change a column's cost by pool index); the dearer twin is
+    /// then dominated.
+    pub pool_of: Vec<usize>,
+}
+
+/// An optimal basic solution of the restricted master.
+pub(crate) struct MasterSolution {
+    /// Objective (without the empty nodes' constant).
+    pub value: f64,
+    /// `λ` per master column (see [`Master::pool_of`]).
+    pub lambda: Vec<f64>,
+    /// Duals of the convexity rows (`≤ 0`), per node type.
+    pub convexity_duals: Vec<f64>,
+    /// Duals of the demand rows, per shape (free for `=`, `≤ 0` for `≤`).
+    pub demand_duals: Vec<f64>,
+}
+
+impl Master {
+    /// The rows of an empty master: `type_nodes[τ] = N_τ`, `shape_counts[s] = count_s`.
+    pub fn new(
+        type_nodes: &[usize],
+        shape_counts: &[usize],
+        demand: Demand,
+        threads: Option<u32>,
+    ) -> Result<Self, String> {
+        let mut problem = ColProblem::default();
+        let convexity: Vec<Row> = type_nodes
+            .iter()
+            .map(|&n| problem.add_row(..=n as f64))
+            .collect();
+        let demand: Vec<Row> = shape_counts
+            .iter()
+            .map(|&count| match demand {
+                Demand::Exactly => problem.add_row(count as f64..=count as f64),
+                Demand::AtMost => problem.add_row(..=count as f64),
+            })
+            .collect();
+        let mut model = problem
+            .try_optimise(Sense::Minimise)
+            .map_err(|e| format!("HiGHS rejected the master: {e:?}"))?;
+        if let Some(threads) = threads {
+            model
+                .try_set_option("threads", threads as i32)
+                .map_err(|e| format!("HiGHS option threads: {e:?}"))?;
+        }
+        Ok(Master {
+            model: Some(model),
+            convexity,
+            demand,
+            pool_of: Vec::new(),
+        })
+    }
+
+    /// Adds pool column `pool_index`.
+    pub fn add(&mut self, column: &Column, pool_index: usize) -> Result<(), String> {
+        let model = self.model.as_mut().expect("master present between solves");
+        let mut factors = vec![(self.convexity[column.type_index], 1.0)];
+        factors.extend(
+            column
+                .counts
+                .iter()
+                .map(|&(s, n)| (self.demand[s], f64::from(n))),
+        );
+        model
+            .try_add_column(column.cost, 0.0.., factors)
+            .map_err(|e| format!("HiGHS refused a column: {e:?}"))?;
+        self.pool_of.push(pool_index);
+        Ok(())
+    }
+
+    /// Solves the LP from the current basis within `time_limit_s`; `None` when the time
+    /// ran out first.
+    pub fn solve(&mut self, time_limit_s: f64) -> Result<Option<MasterSolution>, String> {
+        let mut model = self.model.take().expect("master present between solves");
+        model
+            .try_set_option("time_limit", time_limit_s.max(0.01))
+            .map_err(|e| format!("HiGHS option time_limit: {e:?}"))?;
+        let solved = model
+            .try_solve()
+            .map_err(|e| format!("HiGHS failed on the master LP: {e:?}"))?;
+        let status = solved.status();
+        let solution = solved.get_solution();
+        let result = match status {
+            HighsModelStatus::ReachedTimeLimit => Ok(None),
+            // No column yet (the heuristic placed none of the tasks): λ = 0, all duals 0.
+            HighsModelStatus::ModelEmpty => Ok(Some(MasterSolution {
+                value: 0.0,
+                lambda: Vec::new(),
+                convexity_duals: vec![0.0; self.convexity.len()],
+                demand_duals: vec![0.0; self.demand.len()],
+            })),
+            HighsModelStatus::Optimal => Ok(Some(MasterSolution {
+                value: solved.objective_value(),
+                lambda: solution.columns().to_vec(),
+                convexity_duals: (0..self.convexity.len())
+                    .map(|t| solution.dual_rows()[t])
+                    .collect(),
+                demand_duals: (0..self.demand.len())
+                    .map(|s| solution.dual_rows()[self.convexity.len() + s])
+                    .collect(),
+            })),
+            other => Err(format!("the master LP ended with status {other:?}")),
+        };
+        self.model = Some(Model::from(solved));
+        result
+    }
+}

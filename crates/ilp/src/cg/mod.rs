@@ -1,0 +1,388 @@
+//! Exact gaps on the full cluster by column generation (Gilmore–Gomory configuration LP).
+//!
+//! Identical nodes are interchangeable, so a placement is, per node type `τ`, a multiset of
+//! one-node configurations. The master ([`master`]) chooses how many nodes take each
+//! configuration; pricing ([`pricing`]) finds the configuration of a type that improves the
+//! master most, exactly (the per-node model on one node); the Lagrangian bound ([`bound`])
+//! is valid at every iteration; the integer master over the generated columns
+//! ([`integer`]) gives a real placement, checked by `check_placements`, reported through
+//! the same [`SolveReport`] as every other solve.
+//!
+//! The column pool starts from the heuristic's own node configurations, so the master is
+//! feasible from the first iteration and the integer master is never worse than the
+//! heuristic.
+
+mod bound;
+mod column;
+mod greedy;
+mod integer;
+mod master;
+mod pricing;
+
+use std::time::Instant;
+
+use gapbench_model::Placement;
+
+use self::bound::{lagrangian_bound, project, Smoothing};
+use self::column::{heuristic_columns, Added, ColumnPool, TypeCluster};
+use self::integer::{expand, round_and_repair, solution_cost, solve_integer_master};
+use self::master::Master;
+use self::pricing::PricingContext;
+use crate::eval::{alloc_gpu_milli, frag_milli, power_watts, state_of};
+use crate::model::Demand;
+use crate::snapshot::{check_assignment, Snapshot};
+use crate::solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
+
+/// The share of the time limit column generation may use before the integer master runs.
+const PRICING_SHARE: f64 = 0.8;
+/// Greedy-priced iterations in a row before the exact pricing runs anyway.
+const EXACT_EVERY: usize = 30;
+/// Shares of the LP's node counts the rounding keeps, tried in turn until a repair works.
+const ROUNDING_KEEP: [f64; 4] = [1.0, 0.9, 0.75, 0.5];
+/// Columns of a type the local search starts from, besides the greedy fills.
+const SEEDS_PER_TYPE: usize = 3;
+/// Time limit of one pricing MIP at first (doubled whenever a round stalls on it): its
+/// dual bound still counts when it stops.
+const PRICING_TIME_LIMIT_S: f64 = 1.0;
+/// Relative gap at which a pricing MIP may stop: its dual bound keeps the Lagrangian bound
+/// valid whatever the gap.
+const PRICING_REL_GAP: f64 = 1e-2;
+/// Wentges smoothing weight of the best prices so far.
+const SMOOTHING_ALPHA: f64 = 0.5;
+
+/// How a column-generation solve went.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CgStats {
+    /// Master solves (each followed by pricing every node type).
+    pub iterations: usize,
+    /// Columns generated, the heuristic's configurations included.
+    pub columns: usize,
+    /// The heuristic's distinct configurations (the initial pool).
+    pub initial_columns: usize,
+    /// The last restricted master LP value (constant included).
+    pub lp_value: f64,
+    /// The best Lagrangian bound (before rounding).
+    pub lagrangian_bound: f64,
+    /// Pricing proved the master LP optimal (no improving column).
+    pub converged: bool,
+    pub pricing_seconds: f64,
+    pub integer_seconds: f64,
+}
+
+/// Solves `objective` on `snapshot` by column generation; the report reads like any
+/// other solve's (status, incumbent, bound, gap, placement).
+pub fn column_generation(
+    snapshot: &Snapshot,
+    objective: Objective,
+    options: &SolveOptions,
+) -> SolveReport {
+    column_generation_with_stats(snapshot, objective, options).0
+}
+
+/// [`column_generation`] with the figures of the run.
+pub fn column_generation_with_stats(
+    snapshot: &Snapshot,
+    objective: Objective,
+    options: &SolveOptions,
+) -> (SolveReport, CgStats) {
+    let clock = Instant::now();
+    let mut stats = CgStats::default();
+    match solve(snapshot, objective, options, &clock, &mut stats) {
+        Ok(report) => (report, stats),
+        Err(message) => (
+            SolveReport::error(objective, message, clock.elapsed().as_secs_f64()),
+            stats,
+        ),
+    }
+}
+
+/// The `k` columns of type `t` with the least reduced cost under `prices`.
+fn best_columns<'a>(
+    pool: &'a ColumnPool,
+    t: usize,
+    prices: &[f64],
+    k: usize,
+) -> Vec<&'a column::Column> {
+    let mut of_type: Vec<(&column::Column, f64)> = pool
+        .columns
+        .iter()
+        .filter(|c| c.type_index == t)
+        .map(|c| (c, c.cost - c.priced(prices)))
+        .collect();
+    of_type.sort_by(|a, b| a.1.total_cmp(&b.1));
+    of_type.into_iter().take(k).map(|(c, _)| c).collect()
+}
+
+/// Adds new (or cheaper) columns to the pool and the master.
+fn add_columns(
+    pool: &mut ColumnPool,
+    master: &mut Master,
+    columns: Vec<column::Column>,
+) -> Result<(), String> {
+    for column in columns {
+        match pool.add(column) {
+            Added::New(i) | Added::Cheaper(i) => master.add(&pool.columns[i], i)?,
+            Added::Known(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The objective's value of a full placement, by the model crate's ruler.
+fn evaluate(snapshot: &Snapshot, objective: Objective, placement: &[Option<Placement>]) -> f64 {
+    let state = || state_of(snapshot.cluster, snapshot.tasks, placement);
+    match objective {
+        Objective::Power => power_watts(snapshot.cluster, &state()) as f64,
+        Objective::Alloc => alloc_gpu_milli(snapshot.tasks, placement) as f64,
+        Objective::Frag => frag_milli(snapshot.cluster, snapshot.typical, &state()),
+    }
+}
+
+fn solve(
+    snapshot: &Snapshot,
+    objective: Objective,
+    options: &SolveOptions,
+    clock: &Instant,
+    stats: &mut CgStats,
+) -> Result<SolveReport, String> {
+    let (indices, demand) = match objective {
+        Objective::Power | Objective::Frag => (snapshot.placed_tasks(), Demand::Exactly),
+        Objective::Alloc => ((0..snapshot.tasks.len()).collect(), Demand::AtMost),
+    };
+    let shapes = snapshot.checked_shapes(options, indices)?;
+    let types = TypeCluster::of(snapshot.cluster, objective, snapshot.typical)?;
+    let type_nodes: Vec<usize> = types.iter().map(|t| t.nodes).collect();
+    let shape_counts: Vec<usize> = shapes.shapes.iter().map(|s| s.count()).collect();
+    // Minimisation inside: allocation is `−allocated`.
+    let sign = if objective.maximise() { -1.0 } else { 1.0 };
+    let constant: f64 = types.iter().map(|t| t.nodes as f64 * t.empty_cost).sum();
+
+    let mut pool = ColumnPool::default();
+    let start = heuristic_columns(snapshot, &types, &shapes, objective, &mut pool)?;
+    stats.initial_columns = pool.len();
+    let mut master = Master::new(&type_nodes, &shape_counts, demand, options.threads)?;
+    for (i, column) in pool.columns.iter().enumerate() {
+        master.add(column, i)?;
+    }
+    let heuristic_value = evaluate(snapshot, objective, &snapshot.heuristic);
+    let context = PricingContext {
+        objective,
+        shapes: &shapes,
+        tasks: snapshot.tasks,
+        typical: snapshot.typical,
+        types: &types,
+        shape_of: shapes.shape_of_task(snapshot.tasks.len()),
+        typical_probability: snapshot.typical.pods.iter().map(|p| p.probability).sum(),
+    };
+
+    // Column generation.
+    let pricing_clock = Instant::now();
+    let pricing_deadline = PRICING_SHARE * options.time_limit_s;
+    let mut smoothing = Smoothing::new(SMOOTHING_ALPHA);
+    let workers = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads.unwrap_or(1) as usize)
+        .build()
+        .map_err(|e| format!("pricing threads: {e}"))?;
+    let mut since_exact = 0;
+    let mut pricing_time_limit_s = PRICING_TIME_LIMIT_S;
+    let mut last_lambda: Vec<(usize, f64)> = Vec::new();
+    loop {
+        let left = pricing_deadline - clock.elapsed().as_secs_f64();
+        if left <= 0.0 {
+            break;
+        }
+        let Some(lp) = master.solve(left)? else {
+            break;
+        };
+        last_lambda = master
+            .pool_of
+            .iter()
+            .zip(&lp.lambda)
+            .filter(|(_, &l)| l > 1e-9)
+            .map(|(&c, &l)| (c, l))
+            .collect();
+        stats.iterations += 1;
+        stats.lp_value = constant + lp.value;
+        let mut duals = lp.demand_duals.clone();
+        project(&mut duals, demand);
+        let tolerance = 1e-9 * stats.lp_value.abs().max(1.0);
+        let improves = |t: usize, column: &column::Column| {
+            column.cost - column.priced(&duals) - lp.convexity_duals[t] < -tolerance
+        };
+
+        // Greedy pricing at the master's duals first; the MIP only when it finds nothing
+        // (or every few rounds, to move the bound).
+        let mut improving: Vec<column::Column> = Vec::new();
+        let mut best_heuristic: Vec<Option<(column::Column, f64)>> = vec![None; types.len()];
+        for (t, best) in best_heuristic.iter_mut().enumerate() {
+            let seeds = best_columns(&pool, t, &duals, SEEDS_PER_TYPE);
+            for (column, reduced) in context.heuristic(t, &duals, &seeds) {
+                if best.as_ref().is_none_or(|(_, r)| reduced < *r) {
+                    *best = Some((column.clone(), reduced));
+                }
+                if improves(t, &column) && since_exact < EXACT_EVERY {
+                    improving.push(column);
+                }
+            }
+        }
+        if !improving.is_empty() {
+            since_exact += 1;
+            add_columns(&mut pool, &mut master, improving)?;
+            continue;
+        }
+        since_exact = 0;
+        let prices = smoothing.prices(&duals);
+        let pricing_options = SolveOptions {
+            time_limit_s: (pricing_deadline - clock.elapsed().as_secs_f64())
+                .min(pricing_time_limit_s)
+                .max(0.01),
+            mip_rel_gap: PRICING_REL_GAP,
+            threads: Some(1),
+            ..options.clone()
+        };
+        let priced: Vec<Result<pricing::Priced, String>> = workers.install(|| {
+            use rayon::prelude::*;
+            (0..types.len())
+                .into_par_iter()
+                .map(|t| {
+                    let start = best_heuristic[t].as_ref().map(|(c, _)| c);
+                    context.price(t, &prices, start, &pricing_options)
+                })
+                .collect()
+        });
+        let mut rho_lower = vec![0.0; types.len()];
+        let mut all_proven = true;
+        for (t, result) in priced.into_iter().enumerate() {
+            let result = result?;
+            rho_lower[t] = result.lower_bound;
+            all_proven &= result.proven;
+            if let Some((column, _)) = result.best {
+                if improves(t, &column) {
+                    improving.push(column);
+                }
+            }
+        }
+        let bound = lagrangian_bound(constant, &prices, &shape_counts, &type_nodes, &rho_lower);
+        let improved = !improving.is_empty();
+        add_columns(&mut pool, &mut master, improving)?;
+        let at_master = smoothing.record(&prices, bound, improved, &duals);
+        stats.lagrangian_bound = smoothing.best_bound();
+        let closed = stats.lp_value - smoothing.best_bound() <= tolerance.max(1e-6);
+        let proves_heuristic = sign * heuristic_value - smoothing.best_bound() <= tolerance;
+        // No improving column at the master's own duals ends column generation only when
+        // every pricing MIP was solved; otherwise they get more time next round.
+        let stalled = !improved && at_master;
+        if (stalled && all_proven) || closed || proves_heuristic {
+            stats.converged = (stalled && all_proven) || closed;
+            break;
+        }
+        if stalled {
+            pricing_time_limit_s *= 2.0;
+        }
+    }
+    stats.pricing_seconds = pricing_clock.elapsed().as_secs_f64();
+    stats.columns = pool.len();
+
+    // Integer solutions: the LP rounded and repaired, then the integer master from the
+    // better of that and the heuristic; the best placement of all (the heuristic's
+    // included) is the incumbent.
+    let integer_clock = Instant::now();
+    let mut timed_out = !stats.converged;
+    let mut best = (heuristic_value, snapshot.heuristic.clone());
+    let mut consider = |uses: &[(usize, u32)], pool: &ColumnPool| -> Result<(), String> {
+        let placement = expand(
+            snapshot.cluster,
+            &types,
+            pool,
+            &shapes,
+            uses,
+            snapshot.tasks.len(),
+        )?;
+        check_assignment(snapshot.cluster, snapshot.tasks, &placement)
+            .map_err(|e| format!("the column-generation placement fails the checker: {e}"))?;
+        let value = evaluate(snapshot, objective, &placement);
+        if sign * value < sign * best.0 {
+            best = (value, placement);
+        }
+        Ok(())
+    };
+    let mut start = start;
+    // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
+    // fewer of the LP's nodes leaves the repair more room.
+    for keep in ROUNDING_KEEP {
+        let scaled: Vec<(usize, f64)> = last_lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
+        if let Some(rounded) = round_and_repair(&context, &mut pool, &scaled, demand) {
+            consider(&rounded, &pool)?;
+            if solution_cost(&pool, &rounded) < solution_cost(&pool, &start) {
+                start = rounded;
+            }
+            break;
+        }
+    }
+    stats.columns = pool.len();
+    let left = options.time_limit_s - clock.elapsed().as_secs_f64();
+    if left > 0.0 {
+        if let Some(integer) =
+            solve_integer_master(&pool, &types, &shape_counts, demand, &start, options, left)?
+        {
+            timed_out |= integer.timed_out;
+            consider(&integer.uses, &pool)?;
+        }
+    } else {
+        timed_out = true;
+    }
+    stats.integer_seconds = integer_clock.elapsed().as_secs_f64();
+
+    let incumbent = best.0;
+    let raw_bound = sign * smoothing.best_bound();
+    let bound = if raw_bound.is_finite() {
+        let rounded = match (objective.integral(), objective.maximise()) {
+            (true, false) => (raw_bound - 1e-6).ceil(),
+            (true, true) => (raw_bound + 1e-6).floor(),
+            (false, _) => raw_bound,
+        };
+        let beyond = if objective.maximise() {
+            rounded < incumbent - 1e-6 * incumbent.abs().max(1.0)
+        } else {
+            rounded > incumbent + 1e-6 * incumbent.abs().max(1.0)
+        };
+        if beyond {
+            return Err(format!(
+                "the Lagrangian bound {rounded} is beyond the feasible value {incumbent}"
+            ));
+        }
+        Some(if objective.maximise() {
+            rounded.max(incumbent)
+        } else {
+            rounded.min(incumbent)
+        })
+    } else {
+        None
+    };
+    let tolerance = 1e-6 * incumbent.abs().max(1.0);
+    let status = match bound {
+        Some(b) if (b - incumbent).abs() <= tolerance => SolveStatus::Optimal,
+        _ if timed_out => SolveStatus::TimeLimitWithIncumbent,
+        _ => SolveStatus::GapLimit,
+    };
+    let bound = match status {
+        SolveStatus::Optimal => Some(incumbent),
+        _ => bound,
+    };
+    let secondary_power_watts = (objective == Objective::Alloc).then(|| {
+        power_watts(
+            snapshot.cluster,
+            &state_of(snapshot.cluster, snapshot.tasks, &best.1),
+        ) as f64
+    });
+    Ok(SolveReport {
+        objective,
+        status,
+        incumbent: Some(incumbent),
+        bound,
+        mip_gap: bound.map(|b| relative_gap(incumbent, b)),
+        solve_seconds: clock.elapsed().as_secs_f64(),
+        placement: best.1,
+        secondary_power_watts,
+    })
+}

@@ -1,0 +1,188 @@
+//! Pricing: the best configuration of one node type under shape prices `y`,
+//!
+//! `ρ_τ(y) = min_{c feasible on τ} cost(c) − cost(empty_τ) − Σ_s y_s·a_{s,c}`,
+//!
+//! solved exactly as the per-node model of [`crate::model`] on a one-node cluster of type
+//! `τ` (`x[s]` tasks per shape, whole devices `w[d]`, sharing slots `z[d,j]`, so device
+//! packing is exact), with the objective's own per-node piece:
+//! - power: `P(n) = constant + dynamic` of `PlacementModel::add_power`;
+//! - fragmentation: `F(n) = P_typ·(1000·G − Σ_s m_s·x_s) − Σ_t p_t·v_t` of
+//!   `PlacementModel::add_frag` (`P_typ` the typical pods' total probability);
+//! - allocation: `−Σ_s m_s·x_s` (maximised as a minimisation).
+//!
+//! HiGHS's proven dual bound of this MIP bounds `ρ_τ` from below even when it stops early,
+//! which keeps the Lagrangian bound valid (see [`super::bound`]).
+
+use gapbench_model::{DeviceSet, Task, TypicalPods};
+use good_lp::{Expression, SolverModel};
+
+use super::column::{Column, TypeCluster};
+use crate::common::start_from;
+use crate::model::{Demand, PlacementModel};
+use crate::shapes::Shapes;
+use crate::solve::{run_highs, Objective, RawStatus, SolveOptions};
+
+/// What pricing one node type found.
+pub(crate) struct Priced {
+    /// A proven lower bound on `ρ_τ(y)`, at most 0 (the empty node is a configuration).
+    pub lower_bound: f64,
+    /// The best configuration HiGHS found, with its exact reduced cost under `y`.
+    pub best: Option<(Column, f64)>,
+    /// HiGHS proved `best` optimal (within the pricing gap).
+    pub proven: bool,
+}
+
+/// The read-only inputs every pricing call shares.
+pub(crate) struct PricingContext<'a> {
+    pub objective: Objective,
+    pub shapes: &'a Shapes,
+    pub tasks: &'a [Task],
+    pub typical: &'a TypicalPods,
+    pub types: &'a [TypeCluster],
+    /// The shape of each task index (`None` outside the shape set).
+    pub shape_of: Vec<Option<usize>>,
+    /// `P_typ = Σ_t p_t` over the typical pods.
+    pub typical_probability: f64,
+}
+
+impl PricingContext<'_> {
+    /// What one task of shape `s` earns a configuration under `prices` before the rest of
+    /// its effect on the node's cost: its price, plus the linear part of the cost it
+    /// removes — its GPU milli for allocation (cost `−allocated`), `P_typ·m_s` for
+    /// fragmentation (`F(n) = P_typ·L_n − Σ_t p_t·v_t` falls with the free milli `L_n`).
+    pub fn profit(&self, s: usize, prices: &[f64]) -> f64 {
+        let milli = f64::from(self.shapes.shapes[s].total_gpu_milli());
+        match self.objective {
+            Objective::Alloc => prices[s] + milli,
+            Objective::Frag => prices[s] + self.typical_probability * milli,
+            Objective::Power => prices[s],
+        }
+    }
+
+    /// Whether a task never lowers a node's cost (power rises with load; allocation's
+    /// `−allocated` is accounted in the profit): shapes without profit can then be left
+    /// out of pricing without changing its optimum.
+    fn monotone(&self) -> bool {
+        self.objective != Objective::Frag
+    }
+
+    /// Prices node type `type_index` under `prices` (one per shape), warm-started from
+    /// `start` (a column of this type, e.g. the heuristic pricing's best) when given.
+    pub fn price(
+        &self,
+        type_index: usize,
+        prices: &[f64],
+        start: Option<&Column>,
+        options: &SolveOptions,
+    ) -> Result<Priced, String> {
+        let kind = &self.types[type_index];
+        let node_type = *kind.node_type();
+        let mut model = PlacementModel::new(&kind.one_node, self.shapes, Demand::AtMost, false);
+        let mut objective = Expression::default();
+        let mut offset = -kind.empty_cost;
+        let mut milli_weight = 0.0;
+        let (mut power_terms, mut frag_terms) = (None, None);
+        match self.objective {
+            Objective::Power => {
+                let power = model.add_power();
+                objective += power.dynamic_watts.clone();
+                offset += power.constant_watts;
+                power_terms = Some(power);
+            }
+            Objective::Frag => {
+                let frag = model.add_frag(self.typical);
+                objective -= frag.q3_weighted.clone();
+                offset += self.typical_probability * f64::from(node_type.gpu_milli());
+                milli_weight = self.typical_probability;
+                frag_terms = Some(frag);
+            }
+            Objective::Alloc => milli_weight = 1.0,
+        }
+        let counts = model.nodes[0].count.clone();
+        for (s, shape) in self.shapes.shapes.iter().enumerate() {
+            let Some(x) = counts[s] else { continue };
+            let coefficient = -prices[s] - milli_weight * f64::from(shape.total_gpu_milli());
+            if coefficient != 0.0 {
+                objective.add_mul(coefficient, x);
+            }
+            if self.monotone() && self.profit(s, prices) <= 0.0 {
+                model.rows.push(Expression::from(x).leq(0.0));
+            }
+        }
+        // The start must respect the rows above: only columns of profitable shapes.
+        let start = start
+            .filter(|c| c.type_index == type_index)
+            .filter(|c| {
+                !self.monotone() || c.counts.iter().all(|&(s, _)| self.profit(s, prices) > 0.0)
+            })
+            .map(|c| {
+                let mut next = vec![0usize; self.shapes.shapes.len()];
+                let mut placement = vec![None; self.tasks.len()];
+                for &(s, devices) in &c.slots {
+                    placement[self.shapes.shapes[s].tasks[next[s]]] =
+                        Some(gapbench_model::Placement { node: 0, devices });
+                    next[s] += 1;
+                }
+                start_from(
+                    &model,
+                    &placement,
+                    power_terms.as_ref(),
+                    frag_terms.as_ref(),
+                    None,
+                )
+            })
+            .transpose()?;
+        let problem_vars = std::mem::take(&mut model.cols.vars);
+        let mut problem = problem_vars.minimise(objective).using(good_lp::highs);
+        for row in std::mem::take(&mut model.rows) {
+            problem.add_constraint(row);
+        }
+        let raw = run_highs(problem, start.as_deref(), options);
+        let bound = match &raw.status {
+            RawStatus::Error(e) => return Err(format!("pricing {}: {e}", node_type.label())),
+            RawStatus::Infeasible => {
+                return Err(format!(
+                    "pricing {} is infeasible although the empty node is a configuration",
+                    node_type.label()
+                ))
+            }
+            RawStatus::Optimal => raw.bound.or(raw.objective),
+            RawStatus::Limit => raw.bound,
+        };
+        // Without a bound from HiGHS, nothing better than "some configuration of this type
+        // costs at least −∞" is known: the caller treats that as no bound this round.
+        let lower_bound = bound.map_or(f64::NEG_INFINITY, |b| (b + offset).min(0.0));
+        let best = match &raw.columns {
+            None => None,
+            Some(values) => {
+                let placement = model.decode(values, self.tasks.len())?;
+                let slots: Vec<(usize, DeviceSet)> = placement
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(task, p)| Some((self.shape_of[task]?, p.as_ref()?.devices)))
+                    .collect();
+                if slots.is_empty() {
+                    None
+                } else {
+                    let column = Column::new(
+                        type_index,
+                        self.types,
+                        self.shapes,
+                        self.tasks,
+                        self.typical,
+                        self.objective,
+                        slots,
+                    )?;
+                    let reduced = column.cost - column.priced(prices);
+                    Some((column, reduced))
+                }
+            }
+        };
+        let proven = matches!(raw.status, RawStatus::Optimal);
+        Ok(Priced {
+            lower_bound,
+            best,
+            proven,
+        })
+    }
+}
