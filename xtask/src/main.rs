@@ -30,7 +30,7 @@ fn main() -> Result<()> {
     // `cargo xtask run -- --policy pwr` and `cargo xtask run --policy pwr` mean the same.
     let rest: Vec<String> = args.skip_while(|a| a == "--").collect();
     match command.as_str() {
-        "run" | "replay" | "gap" | "bench" | "merge" | "figures" => {
+        "run" | "replay" | "frontier" | "gap" | "bench" | "merge" | "figures" => {
             let env = prerequisites::ensure()?;
             // `cargo run --quiet` keeps later runs quiet, but on a fresh machine it would sit
             // silent through the HiGHS compile: build first, with cargo's progress, then.
