@@ -166,3 +166,24 @@ where
     ))?;
     Ok(())
 }
+
+/// Every figure's frame: the header across the top, the legend down the right
+/// (`legend_width_px` wide); returns the area left for the plots.
+pub(crate) fn frame<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    subtitle: &str,
+    legend: &[LegendEntry],
+    legend_width_px: u32,
+    mode: TextMode,
+) -> Result<DrawingArea<DB, Shift>>
+where
+    DB::ErrorType: 'static,
+{
+    let (width, _) = root.dim_in_pixel();
+    let (header, body) = root.split_vertically(HEADER_PX);
+    draw_header(&header, title, subtitle, mode)?;
+    let (plots, legend_area) = body.split_horizontally(width - legend_width_px);
+    draw_legend(&legend_area, legend, mode)?;
+    Ok(plots)
+}

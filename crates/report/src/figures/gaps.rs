@@ -229,11 +229,14 @@ impl GapsFigure {
     where
         DB::ErrorType: 'static,
     {
-        let (width, _) = root.dim_in_pixel();
-        let (header, body) = root.split_vertically(HEADER_PX);
-        draw_header(&header, &self.title, &self.subtitle, mode)?;
-        let (plot, legend) = body.split_horizontally(width - self.legend_width_px);
-        draw_legend(&legend, &self.legend, mode)?;
+        let plot = frame(
+            root,
+            &self.title,
+            &self.subtitle,
+            &self.legend,
+            self.legend_width_px,
+            mode,
+        )?;
         let chart = build_chart(root, &plot, None, &self.x, &self.y, mode)?;
         let y_top = self.y.range.1;
         for bar in &self.bars {

@@ -220,11 +220,14 @@ impl ParetoFigure {
     where
         DB::ErrorType: 'static,
     {
-        let (width, _) = root.dim_in_pixel();
-        let (header, body) = root.split_vertically(HEADER_PX);
-        draw_header(&header, &self.title, &self.subtitle, mode)?;
-        let (plot, legend) = body.split_horizontally(width - self.legend_width_px);
-        draw_legend(&legend, &self.legend, mode)?;
+        let plot = frame(
+            root,
+            &self.title,
+            &self.subtitle,
+            &self.legend,
+            self.legend_width_px,
+            mode,
+        )?;
         let mut chart = build_chart(root, &plot, None, &self.x, &self.y, mode)?;
         let (x_px, y_px) = chart.plotting_area().get_pixel_range();
 

@@ -163,11 +163,14 @@ impl TimelineFigure {
     where
         DB::ErrorType: 'static,
     {
-        let (width, _) = root.dim_in_pixel();
-        let (header, body) = root.split_vertically(HEADER_PX);
-        draw_header(&header, &self.title, &self.subtitle, mode)?;
-        let (plots, legend) = body.split_horizontally(width - self.legend_width_px);
-        draw_legend(&legend, &self.legend, mode)?;
+        let plots = frame(
+            root,
+            &self.title,
+            &self.subtitle,
+            &self.legend,
+            self.legend_width_px,
+            mode,
+        )?;
         let areas = plots.split_evenly(self.grid);
         for (panel, area) in self.panels.iter().zip(&areas) {
             let mut chart = build_chart(root, area, Some(&panel.title), &panel.x, &panel.y, mode)?;
