@@ -39,6 +39,18 @@ pub fn openb_default() -> (Cluster, Vec<Task>) {
     (cluster, tasks)
 }
 
+/// The real openb GPU cluster and `default` trace with its real times (time mode).
+pub fn openb_default_timed() -> (Cluster, gapbench_replay::TimedWorkload) {
+    let dir = openb_traces_dir();
+    let (cluster, _) = openb_default();
+    let workload = gapbench_replay::TimedWorkload::load_csv(
+        &dir.join("openb_pod_list_default.csv"),
+        InputRules::Strict,
+    )
+    .expect("openb default trace loads with its times");
+    (cluster, workload)
+}
+
 /// The paper's preparation (spec §3: shuffled tasks, tune 1.3, random node order) at seed 42.
 pub fn prepare_paper(tasks: &[Task], cluster: &Cluster) -> PreparedWorkload {
     prepare(

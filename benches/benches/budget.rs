@@ -8,26 +8,15 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use gapbench_ilp::frontier::{
     lagrangian_frontier, BudgetKind, FrontierInstance, FrontierJob, LagrangianOptions,
 };
-use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::training::Fidelity;
-use gapbench_model::workload::load_nodes_csv;
-use gapbench_model::{CpuPowerProfile, InputRules, SyntheticGrid};
+use gapbench_model::SyntheticGrid;
 use gapbench_replay::budget::{
     budget_jobs, default_horizon_s, run_budgeted, trace_end_s, Budget, BudgetOptions, Forecast,
 };
 use gapbench_replay::policies::{ClockFifo, ClockRule, GreenFlowStyle, PowerFlowStyle};
-use gapbench_replay::TimedWorkload;
 
 fn budgeted(c: &mut Criterion) {
-    let dir = openb_traces_dir();
-    let cluster = load_nodes_csv(
-        &dir.join("openb_node_list_gpu_node.csv"),
-        CpuPowerProfile::Reference,
-    )
-    .expect("openb nodes load");
-    let workload =
-        TimedWorkload::load_csv(&dir.join("openb_pod_list_default.csv"), InputRules::Strict)
-            .expect("openb default trace loads");
+    let (cluster, workload) = gapbench_benches::openb_default_timed();
     let jobs = budget_jobs(&cluster, &workload, 42, Fidelity::ElasticGpus);
     let hours = (trace_end_s(&jobs) / 3600.0).ceil() as usize + 24;
     let options = BudgetOptions {

@@ -2,25 +2,14 @@
 //! policy, on the openb GPU cluster. Target: ≤ 1 s per replay on one core.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gapbench_model::testing::openb_traces_dir;
-use gapbench_model::workload::load_nodes_csv;
-use gapbench_model::{CpuPowerProfile, InputRules};
 use gapbench_replay::policies::time_policy;
-use gapbench_replay::{run, ReplayOptions, TimedWorkload};
+use gapbench_replay::{run, ReplayOptions};
 
 /// The policies timed: the sweep's main ones through the online adapter, EaCO-R, and FIFO.
 const REPLAY_POLICIES: [&str; 6] = ["fgd", "pwr", "bestfit", "pwr:200,fgd:800", "eaco-r", "fifo"];
 
 fn replays(c: &mut Criterion) {
-    let dir = openb_traces_dir();
-    let cluster = load_nodes_csv(
-        &dir.join("openb_node_list_gpu_node.csv"),
-        CpuPowerProfile::Reference,
-    )
-    .expect("openb nodes load");
-    let workload =
-        TimedWorkload::load_csv(&dir.join("openb_pod_list_default.csv"), InputRules::Strict)
-            .expect("openb default trace loads");
+    let (cluster, workload) = gapbench_benches::openb_default_timed();
     let options = ReplayOptions::default();
     let mut group = c.benchmark_group("replay_default_trace");
     group.sample_size(10);
