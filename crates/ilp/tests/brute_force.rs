@@ -11,7 +11,7 @@ use gapbench_ilp::{
 };
 use gapbench_model::{GpuModel, GpuModelSet, Task};
 use proptest::prelude::*;
-use support::{brute_force, cluster, node_type, sweep};
+use support::{brute_force, cluster, node_type, small_task, sweep, tasks_of};
 
 fn options() -> SolveOptions {
     SolveOptions {
@@ -178,20 +178,6 @@ fn small_node_type() -> impl Strategy<Value = gapbench_model::NodeType> {
         .prop_map(|(model, gpus, vcpus, gib)| node_type(model, gpus, vcpus, gib))
 }
 
-fn small_task() -> impl Strategy<Value = (u32, u64, u8, u16, bool)> {
-    let gpus = prop_oneof![
-        2 => Just((0u8, 0u16)),
-        4 => (1u16..1000).prop_map(|m| (1u8, m)),
-        2 => Just((1u8, 1000u16)),
-        1 => Just((2u8, 1000u16)),
-    ];
-    (1u32..=40, 0u64..=24, gpus, any::<bool>()).prop_map(
-        |(vcpus, gib, (count, milli), constrained)| {
-            (vcpus * 1000, gib * 1024, count, milli, constrained)
-        },
-    )
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
 
@@ -202,17 +188,7 @@ proptest! {
         raw in prop::collection::vec(small_task(), 1..=6),
         policy in prop_oneof![Just("fgd"), Just("pwr"), Just("bestfit"), Just("pwr:200,fgd:800"), Just("random")],
     ) {
-        let tasks: Vec<Task> = raw
-            .into_iter()
-            .enumerate()
-            .map(|(i, (cpu, mem, count, milli, constrained))| {
-                let mut t = Task::new(format!("t{i}"), cpu, mem, count, milli);
-                if constrained && !t.is_cpu_only() {
-                    t.gpu_models = GpuModelSet::of(&[GpuModel::T4, GpuModel::G2]);
-                }
-                t
-            })
-            .collect();
+        let tasks = tasks_of(raw, &[GpuModel::T4, GpuModel::G2]);
         check_against_brute_force(&types, &tasks, policy);
     }
 }

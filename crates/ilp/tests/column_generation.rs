@@ -12,12 +12,10 @@ use gapbench_ilp::{
 };
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::{load_nodes_csv, load_tasks_csv};
-use gapbench_model::{
-    prepare, CpuPowerProfile, GpuModel, GpuModelSet, InputRules, NodeOrder, Task, TaskOrder,
-};
+use gapbench_model::{prepare, CpuPowerProfile, GpuModel, InputRules, NodeOrder, Task, TaskOrder};
 use gapbench_online::{run_arrival_sweep, PolicySpec};
 use proptest::prelude::*;
-use support::{brute_force, cluster, events_of, node_type, sweep};
+use support::{brute_force, cluster, events_of, node_type, small_task, sweep, tasks_of};
 
 fn options() -> SolveOptions {
     SolveOptions {
@@ -173,20 +171,6 @@ fn cg_proves_a_hand_computed_power_optimum() {
     assert_eq!(nodes.len(), 1);
 }
 
-fn tiny_task() -> impl Strategy<Value = (u32, u64, u8, u16, bool)> {
-    let gpus = prop_oneof![
-        2 => Just((0u8, 0u16)),
-        4 => (1u16..1000).prop_map(|m| (1u8, m)),
-        2 => Just((1u8, 1000u16)),
-        1 => Just((2u8, 1000u16)),
-    ];
-    (1u32..=40, 0u64..=24, gpus, any::<bool>()).prop_map(
-        |(vcpus, gib, (count, milli), constrained)| {
-            (vcpus * 1000, gib * 1024, count, milli, constrained)
-        },
-    )
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
@@ -195,7 +179,7 @@ proptest! {
     #[test]
     fn cg_bound_never_passes_the_brute_force_optimum(
         kinds in prop::collection::vec(0usize..3, 2..=4),
-        raw in prop::collection::vec(tiny_task(), 1..=6),
+        raw in prop::collection::vec(small_task(), 1..=6),
         policy in prop_oneof![Just("fgd"), Just("pwr"), Just("bestfit"), Just("random")],
     ) {
         let menu = [
@@ -205,17 +189,7 @@ proptest! {
         ];
         let types: Vec<_> = kinds.iter().map(|&k| menu[k]).collect();
         let cluster = cluster(&types);
-        let tasks: Vec<Task> = raw
-            .into_iter()
-            .enumerate()
-            .map(|(i, (cpu, mem, count, milli, constrained))| {
-                let mut t = Task::new(format!("t{i}"), cpu, mem, count, milli);
-                if constrained && !t.is_cpu_only() {
-                    t.gpu_models = GpuModelSet::of(&[GpuModel::T4]);
-                }
-                t
-            })
-            .collect();
+        let tasks = tasks_of(raw, &[GpuModel::T4]);
         let (prepared, result) = sweep(&cluster, &tasks, policy);
         let snapshot = Snapshot::after_events(&cluster, &prepared, &result, tasks.len()).unwrap();
         let brute = brute_force(&cluster, &prepared.typical, snapshot.tasks);

@@ -6,10 +6,11 @@
 use gapbench_ilp::eval::{alloc_gpu_milli, frag_milli, power_watts};
 use gapbench_ilp::SweepEvent;
 use gapbench_model::{
-    prepare, Cluster, ClusterState, CpuPowerProfile, DeviceSet, GpuModel, NodeOrder, NodeType,
-    Placement, PreparedWorkload, Task, TaskOrder, TypicalPods,
+    prepare, Cluster, ClusterState, CpuPowerProfile, DeviceSet, GpuModel, GpuModelSet, NodeOrder,
+    NodeType, Placement, PreparedWorkload, Task, TaskOrder, TypicalPods,
 };
 use gapbench_online::{run_arrival_sweep, PolicySpec};
+use proptest::prelude::*;
 
 pub fn node_type(model: GpuModel, gpus: u8, vcpus: u32, memory_gib: u64) -> NodeType {
     NodeType {
@@ -194,4 +195,35 @@ pub fn brute_force(cluster: &Cluster, typical: &TypicalPods, tasks: &[Task]) -> 
         &mut best,
     );
     best
+}
+
+/// A small random task as `(cpu_milli, memory_mib, gpu_count, gpu_milli, constrained)`:
+/// CPU-only, sharing, whole and two-GPU tasks; see [`tasks_of`].
+pub fn small_task() -> impl Strategy<Value = (u32, u64, u8, u16, bool)> {
+    let gpus = prop_oneof![
+        2 => Just((0u8, 0u16)),
+        4 => (1u16..1000).prop_map(|m| (1u8, m)),
+        2 => Just((1u8, 1000u16)),
+        1 => Just((2u8, 1000u16)),
+    ];
+    (1u32..=40, 0u64..=24, gpus, any::<bool>()).prop_map(
+        |(vcpus, gib, (count, milli), constrained)| {
+            (vcpus * 1000, gib * 1024, count, milli, constrained)
+        },
+    )
+}
+
+/// Tasks `t0, t1, …` from [`small_task`] draws; a constrained GPU task may run only on
+/// `models`.
+pub fn tasks_of(raw: Vec<(u32, u64, u8, u16, bool)>, models: &[GpuModel]) -> Vec<Task> {
+    raw.into_iter()
+        .enumerate()
+        .map(|(i, (cpu, mem, count, milli, constrained))| {
+            let mut task = Task::new(format!("t{i}"), cpu, mem, count, milli);
+            if constrained && !task.is_cpu_only() {
+                task.gpu_models = GpuModelSet::of(models);
+            }
+            task
+        })
+        .collect()
 }
