@@ -4,21 +4,17 @@ mod support;
 
 use proptest::prelude::*;
 
+use gapbench_model::Cluster;
 use gapbench_replay::energy::{GpuPowerMode, JOULES_PER_KWH};
 use gapbench_replay::{
     run, ColocationModel, IdlePolicy, OnFull, PowerSettings, Qos, ReplayOptions, TimedTask,
+    TimedWorkload,
 };
 use support::*;
 
-/// One 64-core node with one V100 and one 32-core CPU-only node that stays empty and sleeps.
-/// A (2 cores, half a GPU) runs alone on [0, 50); B (40 cores, half the GPU) joins at 50, and
-/// with a flat 25 % sharing penalty both run at 1/1.25: A's last 50 s of work take 62.5 s
-/// (end 112.5), B has done 50 by then and finishes its last 50 alone (end 162.5).
-/// Power (reference model: 2 sockets × 16 cores, idle 15 W / active 120 W; GPU 300 W busy):
-/// [0, 50): 1 active socket + 1 idle = 135 W CPU + 300 W GPU;
-/// [50, 162.5): 2 active sockets = 240 W + 300 W; the CPU node sleeps at 10 % of 15 W.
-#[test]
-fn energy_is_the_integral_of_power_on_a_hand_computed_case() {
+/// The hand-computed case below: its cluster, its two tasks, and its power and sharing
+/// settings (reservation GPU power, sleeping empty nodes, a flat 25 % sharing penalty).
+fn hand_case() -> (Cluster, TimedWorkload, ReplayOptions) {
     let cluster = cluster(&[node_type(1, 64), node_type(0, 32)]);
     let workload = workload(vec![
         timed("a", 2000, 1, 500, Qos::BestEffort, 0.0, 100.0),
@@ -36,10 +32,26 @@ fn energy_is_the_integral_of_power_on_a_hand_computed_case() {
             overload_penalty: 0.0,
             power_eta: [1.0; 4],
         },
+        ..ReplayOptions::default()
+    };
+    (cluster, workload, options)
+}
+
+/// One 64-core node with one V100 and one 32-core CPU-only node that stays empty and sleeps.
+/// A (2 cores, half a GPU) runs alone on [0, 50); B (40 cores, half the GPU) joins at 50, and
+/// with a flat 25 % sharing penalty both run at 1/1.25: A's last 50 s of work take 62.5 s
+/// (end 112.5), B has done 50 by then and finishes its last 50 alone (end 162.5).
+/// Power (reference model: 2 sockets × 16 cores, idle 15 W / active 120 W; GPU 300 W busy):
+/// [0, 50): 1 active socket + 1 idle = 135 W CPU + 300 W GPU;
+/// [50, 162.5): 2 active sockets = 240 W + 300 W; the CPU node sleeps at 10 % of 15 W.
+#[test]
+fn energy_is_the_integral_of_power_on_a_hand_computed_case() {
+    let (cluster, workload, hand) = hand_case();
+    let options = ReplayOptions {
         record_segments: true,
         check_every_event: true,
         tick_s: Some(40.0),
-        ..ReplayOptions::default()
+        ..hand
     };
     let mut policy = policy("fgd", &cluster);
     let result = run(&cluster, &workload, policy.as_mut(), &options);
@@ -220,25 +232,10 @@ proptest! {
 /// work they have left (the hand case above, stopped at 100 s).
 #[test]
 fn until_stops_with_exact_energy_and_remaining_work() {
-    let cluster = cluster(&[node_type(1, 64), node_type(0, 32)]);
-    let workload = workload(vec![
-        timed("a", 2000, 1, 500, Qos::BestEffort, 0.0, 100.0),
-        timed("b", 40000, 1, 500, Qos::BestEffort, 50.0, 100.0),
-    ]);
+    let (cluster, workload, hand) = hand_case();
     let options = ReplayOptions {
-        power: PowerSettings {
-            gpu_mode: GpuPowerMode::Reservation,
-            idle: IdlePolicy::SleepWhenEmpty,
-            sleep_fraction: 0.1,
-        },
-        colocation: ColocationModel {
-            per_tenant_penalty: 0.25,
-            knee_permille: 1000,
-            overload_penalty: 0.0,
-            power_eta: [1.0; 4],
-        },
         until_s: Some(100.0),
-        ..ReplayOptions::default()
+        ..hand
     };
     let mut policy = policy("fgd", &cluster);
     let result = run(&cluster, &workload, policy.as_mut(), &options);
