@@ -278,6 +278,9 @@ pub struct BenchOutcome {
     pub replays_total: usize,
     pub replays_run: usize,
     pub replay_seconds: f64,
+    /// Budgeted replays of the `[budget]` study run now, and their time (frontiers included).
+    pub budget_replays: usize,
+    pub budget_seconds: f64,
     /// False for a shard that left cells to others.
     pub complete: bool,
 }
@@ -385,6 +388,25 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     progress.finish_and_clear();
     let replay_seconds = replay_start.elapsed().as_secs_f64();
 
+    // The budget study is not cut into cells: it runs whole, in the first shard.
+    let budget_start = Instant::now();
+    let mut budget_replays = 0;
+    if let Some(study) = &matrix.spec.budget {
+        if options.shard.is_none_or(|(index, _)| index == 0) {
+            let files = traces_dir
+                .as_deref()
+                .map(|dir| {
+                    (
+                        dir.join(&matrix.spec.nodes),
+                        dir.join(trace_file(&study.trace)),
+                    )
+                })
+                .filter(|(nodes, tasks)| nodes.is_file() && tasks.is_file());
+            budget_replays = crate::budget_study::run_budget_study(study, files, &out)?;
+        }
+    }
+    let budget_seconds = budget_start.elapsed().as_secs_f64();
+
     let complete = cells
         .iter()
         .all(|cell| finished(&out, &matrix, cell).is_some())
@@ -412,6 +434,8 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         replays_total: replay_cells.len(),
         replays_run: replays_todo.len(),
         replay_seconds,
+        budget_replays,
+        budget_seconds,
         complete,
         matrix,
     })
@@ -509,6 +533,8 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         replays_total: replay_cells.len(),
         replays_run: 0,
         replay_seconds: 0.0,
+        budget_replays: 0,
+        budget_seconds: 0.0,
         complete,
         matrix,
     })

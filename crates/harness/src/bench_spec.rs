@@ -35,6 +35,8 @@ pub struct BenchSpec {
     pub gaps: Option<GapStudySpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplaySpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::budget_study::BudgetStudySpec>,
 }
 
 /// Exact-gap studies: the same policies on sampled sub-clusters, solved at checkpoints.
@@ -201,7 +203,10 @@ impl BenchSpec {
         if let Some(replay) = &self.replay {
             replay.validate()?;
         }
-        let replays_only = self.replay.is_some()
+        if let Some(budget) = &self.budget {
+            budget.validate()?;
+        }
+        let replays_only = (self.replay.is_some() || self.budget.is_some())
             && self.traces.is_empty()
             && self.policies.is_empty()
             && self.gaps.is_none();
@@ -280,6 +285,27 @@ servers = [64, 28]
 jobs = 400
 jobs_per_hour = 2.0
 "#;
+
+    #[test]
+    fn a_budget_study_parses_and_bad_fractions_are_refused() {
+        let text = r#"
+name = "budgets"
+[budget]
+trace = "default"
+seeds = [42]
+fractions = [0.9, 1.0]
+setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
+"#;
+        let spec: BenchSpec = toml::from_str(text).unwrap();
+        spec.validate().unwrap();
+        let study = spec.budget.unwrap();
+        assert_eq!(study.kinds, ["energy", "carbon"]);
+        assert_eq!(study.carbon, "caiso-2023");
+        assert_eq!(study.setups[0].gpus, Some(16));
+        let bad: BenchSpec = toml::from_str(&text.replace("[0.9, 1.0]", "[0.0]")).unwrap();
+        let error = format!("{:#}", bad.validate().unwrap_err());
+        assert!(error.contains("fractions"), "{error}");
+    }
 
     #[test]
     fn a_spec_of_replays_only_parses_with_its_defaults() {

@@ -81,6 +81,12 @@ pub struct BudgetArgs {
     /// Keep only the first N GPU jobs (by arrival): small instances for exact frontiers and quick studies.
     #[arg(long, value_name = "N")]
     pub first_jobs: Option<usize>,
+    /// Leave out jobs that run longer than this at their trace configuration, seconds: the trace's months-long services dominate mean JCT and the frontier's horizon; budget studies of training jobs cap them [D].
+    #[arg(long, value_name = "SECONDS")]
+    pub max_duration: Option<f64>,
+    /// Replay on a pool of N GPUs (in 8-GPU nodes) instead of the cluster's: a contended slice where jobs queue, the setting the PowerFlow and GreenFlow papers evaluate.
+    #[arg(long, value_name = "N")]
+    pub gpus: Option<u64>,
 }
 
 impl BudgetArgs {
@@ -165,6 +171,12 @@ impl BudgetSetup {
         seed: u64,
     ) -> Result<BudgetSetup> {
         let mut jobs = budget_jobs(cluster, workload, seed, args.fidelity());
+        if let Some(limit_s) = args.max_duration {
+            if !(limit_s.is_finite() && limit_s > 0.0) {
+                bail!("--max-duration takes a positive number of seconds");
+            }
+            jobs.retain(|job| job.trace_duration_s() <= limit_s);
+        }
         if let Some(n) = args.first_jobs {
             jobs.truncate(n);
         }
@@ -174,6 +186,9 @@ impl BudgetSetup {
         if !(args.round.is_finite() && args.round > 0.0) {
             bail!("--round takes a positive number of seconds");
         }
+        if args.gpus == Some(0) {
+            bail!("--gpus takes a positive number of GPUs");
+        }
         let horizon_end_s = args.horizon.unwrap_or_else(|| default_horizon_s(&jobs));
         let carbon = args.carbon_series(trace_end_s(&jobs).max(horizon_end_s), seed)?;
         let budget = args.budget()?;
@@ -182,7 +197,10 @@ impl BudgetSetup {
         }
         Ok(BudgetSetup {
             jobs,
-            pool: BuddyPool::of_cluster(cluster),
+            pool: match args.gpus {
+                Some(gpus) => BuddyPool::of_gpus(gpus),
+                None => BuddyPool::of_cluster(cluster),
+            },
             options: BudgetOptions {
                 budget,
                 carbon,
@@ -307,6 +325,8 @@ pub fn run_budget_replays(
         "round_s": args.round,
         "horizon_s": args.horizon,
         "first_jobs": args.first_jobs,
+        "max_duration_s": args.max_duration,
+        "gpus": args.gpus,
     });
     write_json(
         &out.join("manifest.json"),

@@ -182,6 +182,7 @@ mod tests {
                     pareto_points: 0,
                 }),
                 replay: None,
+                budget: None,
             },
             traces: vec!["default".into()],
             gap_traces: vec!["default".into()],

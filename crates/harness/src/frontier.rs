@@ -89,12 +89,21 @@ pub fn frontier_instance(
     kind: FrontierKind,
     slot_s: f64,
 ) -> Result<FrontierInstance> {
+    // The problem's clock starts at the first arrival (slots before it would be empty).
+    let origin_s = setup
+        .jobs
+        .iter()
+        .map(|job| job.arrival_s)
+        .fold(f64::INFINITY, f64::min);
     let jobs = setup
         .jobs
         .iter()
         .map(|job| {
-            let mut frontier_job =
-                FrontierJob::of_training(&job.training, job.arrival_s, setup.options.fidelity);
+            let mut frontier_job = FrontierJob::of_training(
+                &job.training,
+                job.arrival_s - origin_s,
+                setup.options.fidelity,
+            );
             assert_eq!(
                 frontier_job.configs.len(),
                 job.options.len(),
@@ -110,7 +119,7 @@ pub fn frontier_instance(
     let budget = match kind {
         FrontierKind::Energy => BudgetKind::Energy,
         FrontierKind::Carbon => match &setup.options.carbon {
-            Some(series) => BudgetKind::Carbon(series.clone()),
+            Some(series) => BudgetKind::Carbon(series.shifted(origin_s)),
             None => bail!("--kind carbon needs --carbon FILE|caiso-like|gb-like|caiso-2023"),
         },
     };
@@ -120,7 +129,7 @@ pub fn frontier_instance(
         jobs,
         gpus,
         slot_s,
-        horizon_slots: (trace_end_s(&setup.jobs) / slot_s).ceil() as usize + 1,
+        horizon_slots: ((trace_end_s(&setup.jobs) - origin_s) / slot_s).ceil() as usize + 1,
         budget,
     })
 }
@@ -129,6 +138,8 @@ pub fn frontier_instance(
 #[derive(Debug, Clone, Serialize)]
 pub struct PolicyPoint {
     pub policy: String,
+    /// The budget as a share of full-clock FIFO's spend (budgeted policies).
+    pub fraction: Option<f64>,
     pub budget: Option<f64>,
     pub job_energy_kwh: f64,
     pub carbon_kg: f64,
@@ -136,29 +147,45 @@ pub struct PolicyPoint {
     pub bound_mean_jct_s: Option<f64>,
     pub gap: Option<f64>,
     pub error: Option<String>,
+    /// What the replay drew over time (empty when it failed).
+    #[serde(skip)]
+    pub timeline: Vec<gapbench_replay::budget::engine::BudgetTimelineRow>,
 }
 
-/// Runs fifo-full-clock, zeus and the budgeted policy at fractions of FIFO's spend.
+/// The budgeted policy of a frontier kind: PowerFlow-style for energy, GreenFlow-style for
+/// carbon.
+pub fn budgeted_policy(kind: FrontierKind) -> &'static str {
+    match kind {
+        FrontierKind::Energy => "powerflow",
+        FrontierKind::Carbon => "greenflow",
+    }
+}
+
+/// Runs fifo-full-clock, zeus and the budgeted policy at `fractions` of FIFO's spend; each
+/// point gets its gap to `frontier` when there is one.
 pub fn policy_points(
     setup: &BudgetSetup,
     args: &BudgetArgs,
     workload: &gapbench_replay::TimedWorkload,
     kind: FrontierKind,
-    frontier: &Frontier,
+    frontier: Option<&Frontier>,
     seed: u64,
+    fractions: &[f64],
 ) -> Result<Vec<PolicyPoint>> {
     let spend = |r: &gapbench_replay::budget::BudgetResult| match kind {
         FrontierKind::Energy => r.job_energy_kwh,
         FrontierKind::Carbon => r.carbon_kg,
     };
     let point = |policy: String,
+                 fraction: Option<f64>,
                  budget: Option<f64>,
                  result: Result<gapbench_replay::budget::BudgetResult>| match result
     {
         Ok(r) => {
-            let bound = frontier.mean_jct_bound(spend(&r));
+            let bound = frontier.and_then(|f| f.mean_jct_bound(spend(&r)));
             PolicyPoint {
                 policy,
+                fraction,
                 budget,
                 job_energy_kwh: r.job_energy_kwh,
                 carbon_kg: r.carbon_kg,
@@ -166,17 +193,20 @@ pub fn policy_points(
                 bound_mean_jct_s: bound,
                 gap: bound.map(|b| (r.mean_jct_s - b) / b),
                 error: None,
+                timeline: r.timeline,
             }
         }
         Err(e) => PolicyPoint {
             policy,
+            fraction,
             budget,
             job_energy_kwh: f64::NAN,
             carbon_kg: f64::NAN,
             mean_jct_s: f64::NAN,
             bound_mean_jct_s: None,
             gap: None,
-            error: Some(e.to_string()),
+            error: Some(format!("{e:#}")),
+            timeline: Vec::new(),
         },
     };
     let mut points = Vec::new();
@@ -186,25 +216,27 @@ pub fn policy_points(
         Budget::Unlimited,
     )?;
     let base = spend(&fifo);
-    points.push(point("fifo-full-clock".into(), None, Ok(fifo)));
+    points.push(point("fifo-full-clock".into(), None, None, Ok(fifo)));
     let zeus = setup.run(
         workload,
         args.allocator("zeus", seed)?.as_mut(),
         Budget::Unlimited,
     );
-    points.push(point("zeus".into(), None, zeus));
-    let budgeted = match kind {
-        FrontierKind::Energy => "powerflow",
-        FrontierKind::Carbon => "greenflow",
-    };
-    for fraction in [0.7, 0.85, 1.0] {
+    points.push(point("zeus".into(), None, None, zeus));
+    let budgeted = budgeted_policy(kind);
+    for &fraction in fractions {
         let budget_value = fraction * base;
         let budget = match kind {
             FrontierKind::Energy => Budget::EnergyKwh(budget_value),
             FrontierKind::Carbon => Budget::CarbonKg(budget_value),
         };
         let result = setup.run(workload, args.allocator(budgeted, seed)?.as_mut(), budget);
-        points.push(point(budgeted.into(), Some(budget_value), result));
+        points.push(point(
+            budgeted.into(),
+            Some(fraction),
+            Some(budget_value),
+            result,
+        ));
     }
     Ok(points)
 }
@@ -309,8 +341,9 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
             &args.budget,
             &workload,
             args.kind,
-            &frontier,
+            Some(&frontier),
             args.seed,
+            &[0.7, 0.85, 1.0],
         )?;
         let mut text = String::from(
             "policy,budget,job_energy_kwh,carbon_kg,mean_jct_s,bound_mean_jct_s,gap,error\n",
@@ -352,6 +385,8 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
         "horizon_end_s": setup.options.horizon_end_s,
         "carbon": args.budget.carbon,
         "first_jobs": args.budget.first_jobs,
+        "gpus": args.budget.gpus,
+        "max_duration_s": args.budget.max_duration,
         "arrival_scale": args.arrival_scale,
         "mip": mip_allowed,
     });

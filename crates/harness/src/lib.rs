@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod bench_spec;
 pub mod budget;
+pub mod budget_study;
 pub mod cells;
 pub mod frontier;
 pub mod gap;

@@ -274,6 +274,12 @@ fn report_outcome(outcome: &gapbench::bench::BenchOutcome) -> Result<()> {
             outcome.replays_run, outcome.replays_total, outcome.replay_seconds
         );
     }
+    if outcome.budget_replays > 0 {
+        println!(
+            "{} budgeted replays (and their frontiers) done now in {:.1} s",
+            outcome.budget_replays, outcome.budget_seconds
+        );
+    }
     if !outcome.complete {
         println!("the matrix is not complete yet: run the other shards, then `gapbench merge`");
     }

@@ -59,6 +59,8 @@ fn args(carbon: bool) -> BudgetArgs {
         round: 300.0,
         horizon: None,
         first_jobs: None,
+        max_duration: None,
+        gpus: None,
     }
 }
 
@@ -68,7 +70,16 @@ fn check(kind: FrontierKind) {
     let setup = BudgetSetup::new(&cluster, &workload, &args, 9).unwrap();
     let instance = frontier_instance(&setup, kind, 600.0).unwrap();
     let frontier = lagrangian_frontier(&instance, &LagrangianOptions::default()).unwrap();
-    let points = policy_points(&setup, &args, &workload, kind, &frontier, 9).unwrap();
+    let points = policy_points(
+        &setup,
+        &args,
+        &workload,
+        kind,
+        Some(&frontier),
+        9,
+        &[0.7, 0.85, 1.0],
+    )
+    .unwrap();
     assert_eq!(points.len(), 5);
     let mut budgeted = 0;
     for point in &points {
@@ -94,6 +105,76 @@ fn check(kind: FrontierKind) {
         );
     }
     assert!(budgeted >= 2, "{points:?}");
+}
+
+/// The bench's budget study on a slice of the real default trace (jobs of day 114 on, so
+/// the frontier's clock and carbon series start late): every point of every policy lies on
+/// or above the frontier, and the speed-up column is FIFO's JCT over the point's.
+#[test]
+fn the_budget_study_on_the_real_trace_keeps_every_point_above_its_frontier() {
+    use gapbench::budget_study::{run_budget_study, BudgetStudySpec};
+    use gapbench_results::table::read_rows;
+    use gapbench_results::{BudgetFrontierRow, BudgetPointRow};
+    let dir = gapbench_model::testing::openb_traces_dir();
+    let spec: BudgetStudySpec = toml::from_str(
+        r#"
+trace = "default"
+seeds = [42]
+fractions = [0.9, 1.0, 1.2]
+frontier_prices = 8
+frontier_steps = 30
+setups = [{ name = "slice", gpus = 8, arrival_scale = 4, first_jobs = 40, max_duration_s = 86400, frontier = true }]
+"#,
+    )
+    .unwrap();
+    spec.validate().unwrap();
+    let out = std::env::temp_dir().join(format!("gapbench-budget-study-{}", std::process::id()));
+    let files = (
+        dir.join("openb_node_list_gpu_node.csv"),
+        dir.join("openb_pod_list_default.csv"),
+    );
+    let replays = run_budget_study(&spec, Some(files), &out).unwrap();
+    assert_eq!(
+        replays,
+        2 * (2 + 3),
+        "FIFO, Zeus and three budgets, per kind"
+    );
+    let points = read_rows::<BudgetPointRow>(&out.join("budget_points.csv"), &[])
+        .unwrap()
+        .unwrap();
+    let mut drawn = 0;
+    for row in &points.rows {
+        let p = &row.value;
+        assert_eq!(p.jobs, 40);
+        let Some(jct) = p.mean_jct_s else {
+            assert!(p.error.contains("budget"), "{p:?}");
+            continue;
+        };
+        drawn += 1;
+        let bound = p.bound_mean_jct_s.expect("a frontier was asked for");
+        assert!(jct >= bound * (1.0 - 1e-9), "{p:?}");
+        let speedup = p.jct_speedup_vs_fifo.unwrap();
+        assert!((speedup * jct - p.fifo_mean_jct_s).abs() <= 1e-6 * p.fifo_mean_jct_s);
+    }
+    assert!(drawn >= 8, "{drawn} points");
+    let frontier = read_rows::<BudgetFrontierRow>(&out.join("budget_frontier.csv"), &[])
+        .unwrap()
+        .unwrap();
+    // The envelope never rises with a larger budget.
+    for kind in ["energy", "carbon"] {
+        let line: Vec<&BudgetFrontierRow> = frontier
+            .rows
+            .iter()
+            .map(|r| &r.value)
+            .filter(|r| r.kind == kind)
+            .collect();
+        assert!(line.len() > 10, "{kind}");
+        assert!(line
+            .windows(2)
+            .all(|w| w[1].budget > w[0].budget
+                && w[1].mean_jct_bound_s <= w[0].mean_jct_bound_s + 1e-6));
+    }
+    std::fs::remove_dir_all(&out).unwrap();
 }
 
 #[test]

@@ -92,6 +92,34 @@ impl CarbonSeries {
         CarbonSeries::new(name, start_s, g_per_kwh, period_s)
     }
 
+    /// The same intensities seen from `offset_s` on: `shifted(o).at(t) == self.at(t + o)`
+    /// (for a problem whose clock starts at `o`, such as a frontier of late jobs).
+    pub fn shifted(&self, offset_s: f64) -> CarbonSeries {
+        let offset = offset_s.rem_euclid(self.period_s);
+        let k = self.start_s.partition_point(|&s| s <= offset) - 1;
+        let mut start_s = vec![0.0];
+        let mut g_per_kwh = vec![self.g_per_kwh[k]];
+        let n = self.start_s.len();
+        for i in (k + 1..n).chain(0..=k) {
+            let start = if i > k {
+                self.start_s[i] - offset
+            } else {
+                self.start_s[i] + self.period_s - offset
+            };
+            if start > 0.0 && start < self.period_s {
+                start_s.push(start);
+                g_per_kwh.push(self.g_per_kwh[i]);
+            }
+        }
+        CarbonSeries::new(
+            format!("{}+{offset_s}s", self.name),
+            start_s,
+            g_per_kwh,
+            self.period_s,
+        )
+        .expect("a rotation of a valid series is valid")
+    }
+
     /// The intensity at `time_s` (≥ 0), gCO2e/kWh.
     pub fn at(&self, time_s: f64) -> f64 {
         let t = time_s.rem_euclid(self.period_s);
@@ -511,5 +539,31 @@ mod tests {
             Some(1_709_254_800)
         );
         assert_eq!(utc_datetime_seconds("2023-01-01T00:00:00"), None);
+    }
+
+    #[test]
+    fn a_shifted_series_reads_the_same_intensities_later() {
+        let series = CarbonSeries::new(
+            "steps",
+            vec![0.0, 100.0, 250.0],
+            vec![10.0, 30.0, 20.0],
+            400.0,
+        )
+        .unwrap();
+        for offset in [0.0, 50.0, 100.0, 260.0, 399.0, 1234.5] {
+            let shifted = series.shifted(offset);
+            for t in [0.0, 1.0, 49.0, 99.5, 150.0, 249.0, 300.0, 399.0, 777.0] {
+                assert_eq!(
+                    shifted.at(t),
+                    series.at(t + offset),
+                    "offset {offset}, t {t}"
+                );
+            }
+            let (a, b) = (
+                shifted.grams(100.0, 10.0, 900.0),
+                series.grams(100.0, 10.0 + offset, 900.0 + offset),
+            );
+            assert!((a - b).abs() < 1e-9 * b, "offset {offset}: {a} vs {b}");
+        }
     }
 }

@@ -7,7 +7,7 @@ use gapbench_model::training::Fidelity;
 use gapbench_model::{Cluster, SyntheticGrid};
 use gapbench_replay::budget::{
     budget_jobs, default_horizon_s, run_budgeted, Allocator, Budget, BudgetError, BudgetOptions,
-    BudgetResult, Forecast,
+    BudgetResult, Forecast, Plan,
 };
 use gapbench_replay::policies::{ClockFifo, ClockRule, GreenFlowStyle, PowerFlowStyle};
 use gapbench_replay::{Qos, TimedWorkload};
@@ -248,4 +248,38 @@ fn budgeted_replays_are_deterministic() {
     )
     .unwrap();
     assert_eq!(a, b);
+}
+
+/// Plans every job at its trace configuration without taking GPUs from the pool.
+struct TakesNothing;
+
+impl Allocator for TakesNothing {
+    fn name(&self) -> String {
+        "takes-nothing".into()
+    }
+
+    fn allocate(&mut self, round: &gapbench_replay::budget::Round<'_>) -> Plan {
+        Plan {
+            options: round
+                .active
+                .iter()
+                .map(|a| Some(round.jobs[a.job as usize].trace_option))
+                .collect(),
+            pool: round.pool.clone(),
+        }
+    }
+}
+
+#[test]
+fn a_plan_whose_pool_does_not_hold_its_gpus_is_refused() {
+    let error = run(
+        &mut TakesNothing,
+        Budget::Unlimited,
+        Fidelity::FrequencyOnly,
+    )
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("did not take from the pool"),
+        "{error}"
+    );
 }

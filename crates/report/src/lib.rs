@@ -11,6 +11,7 @@
 //! - `draw` — the drawing kit they share (text, colours, axes, legends, marks);
 //! - [`report`] — `REPORT.md`; `time_mode` — its time-mode sections.
 
+mod budgets;
 mod draw;
 pub mod figures;
 pub mod report;

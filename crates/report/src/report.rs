@@ -125,6 +125,7 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
         gaps_section(&mut out, &rows)?;
     }
     crate::time_mode::sections(&mut out, dir)?;
+    crate::budgets::section(&mut out, dir)?;
     figures_section(&mut out, dir)?;
     write_atomic(&dir.join(REPORT_MD), out.as_bytes())?;
     Ok(out)

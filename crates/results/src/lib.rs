@@ -6,6 +6,7 @@
 //! solver (ilp) and the report all speak through these types, so a row is added or changed
 //! in one place, and a results folder can be read without the code that produced it.
 
+pub mod budget;
 pub mod csv_text;
 pub mod float_text;
 pub mod front;
@@ -19,6 +20,7 @@ pub mod runs;
 pub mod status;
 pub mod table;
 
+pub use budget::{budget_point_label, BudgetFrontierRow, BudgetPointRow, BudgetTimelineRow};
 pub use front::FrontRow;
 pub use gap_row::GapRow;
 pub use matrix::{InputFingerprint, MatrixDescription, Seeds};
@@ -42,6 +44,12 @@ pub const FRONTS_CSV: &str = "fronts.csv";
 pub const REPLAY_RUNS_CSV: &str = "replay_runs.csv";
 /// Time mode: [`ReplayTimelineRow`]s, each replay downsampled to about 200 instants.
 pub const REPLAY_TIMELINE_CSV: &str = "replay_timeline.csv";
+/// Budget studies: one [`BudgetPointRow`] per budgeted replay (policy and budget).
+pub const BUDGET_POINTS_CSV: &str = "budget_points.csv";
+/// Budget studies: the exact JCT lower envelope, [`BudgetFrontierRow`]s.
+pub const BUDGET_FRONTIER_CSV: &str = "budget_frontier.csv";
+/// Budget studies: [`BudgetTimelineRow`]s, each replay downsampled to about 200 instants.
+pub const BUDGET_TIMELINE_CSV: &str = "budget_timeline.csv";
 /// The resolved matrix a bench folder was produced from ([`MatrixDescription`] reads it).
 pub const MATRIX_JSON: &str = "matrix.json";
 /// The report of a results folder.

@@ -57,6 +57,16 @@ impl BuddyPool {
         (0..LEVELS).map(|k| self.free_blocks[k] << k).sum()
     }
 
+    /// Free capacity in milli-GPU: free blocks and what partly used leaves have left.
+    pub fn free_milli(&self) -> u64 {
+        1000 * self.free_gpus()
+            + self
+                .open_leaves
+                .iter()
+                .map(|(&free, &count)| u64::from(free) * count)
+                .sum::<u64>()
+    }
+
     /// Takes capacity for `gpu_milli` (a multiple of 1000 for whole GPUs, in a power-of-two
     /// count up to 8; below 1000 a share of a leaf). `false` (and nothing taken) when it
     /// does not fit.

@@ -284,25 +284,25 @@ pub fn run_jobs(
             first_arrival_s: first,
         });
         rounds += 1;
-        if plan.len() != active.len() {
+        if plan.options.len() != active.len() {
             return Err(BudgetError::Policy(format!(
                 "{} planned {} jobs of {}",
                 allocator.name(),
-                plan.len(),
+                plan.options.len(),
                 active.len()
             )));
         }
-        // The plan must fit: whole-GPU blocks largest first, then shares largest first.
-        let mut sizes: Vec<u32> = plan
+        let planned_milli: u64 = plan
+            .options
             .iter()
             .zip(&active)
-            .filter_map(|(o, &j)| o.map(|o| jobs[j as usize].options[o].gpu_milli))
-            .collect();
-        sizes.sort_unstable_by(|a, b| b.cmp(a));
-        let mut check = pool.clone();
-        if !sizes.iter().all(|&s| check.take(s)) {
+            .filter_map(|(o, &j)| o.map(|o| u64::from(jobs[j as usize].options[o].gpu_milli)))
+            .sum();
+        if pool.free_milli() < plan.pool.free_milli()
+            || pool.free_milli() - plan.pool.free_milli() != planned_milli
+        {
             return Err(BudgetError::Policy(format!(
-                "{} planned more GPUs than the cluster has at {now} s",
+                "{} planned GPUs it did not take from the pool at {now} s",
                 allocator.name()
             )));
         }
@@ -310,7 +310,7 @@ pub fn run_jobs(
         let mut gpus_held = 0.0;
         let mut next_end = f64::INFINITY;
         let mut running = 0u32;
-        for (&option, &j) in plan.iter().zip(&active) {
+        for (&option, &j) in plan.options.iter().zip(&active) {
             let run = &mut runs[j as usize];
             if option != run.current && run.current.is_some() {
                 run.reconfigurations += 1;

@@ -71,6 +71,11 @@ pub struct BudgetJob {
 }
 
 impl BudgetJob {
+    /// How long the job runs at its trace configuration (its trace duration).
+    pub fn trace_duration_s(&self) -> f64 {
+        self.training.iterations / self.options[self.trace_option].iterations_per_s
+    }
+
     /// Joules to finish `remaining` iterations at the frugal configuration.
     pub fn least_joules(&self, remaining: f64) -> f64 {
         remaining * self.options[self.frugal_option].joules_per_iteration()
@@ -277,10 +282,20 @@ pub struct Round<'a> {
     pub first_arrival_s: f64,
 }
 
+/// One round's decision: the configuration (an index into the job's options) of every
+/// active job, in the order of [`Round::active`] (`None` = it waits), and the pool after
+/// taking their GPUs from `round.pool`. Every pool state the pool's own takes reach is a
+/// real assignment of blocks and leaves, so the pool is the proof that the plan places;
+/// the engine checks that it holds exactly the plan's GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub options: Vec<Option<usize>>,
+    pub pool: BuddyPool,
+}
+
 /// A budgeted policy: one file each under `policies/`.
 pub trait Allocator {
     fn name(&self) -> String;
-    /// The configuration (an index into the job's options) of every active job, in the
-    /// order of [`Round::active`]; `None` = it waits. The plan must fit `round.pool`.
-    fn allocate(&mut self, round: &Round<'_>) -> Vec<Option<usize>>;
+    /// The plan of this round, taken from `round.pool`.
+    fn allocate(&mut self, round: &Round<'_>) -> Plan;
 }

@@ -8,7 +8,7 @@
 
 use gapbench_model::training::HOST_WATTS_PER_GPU;
 
-use crate::budget::{Allocator, BudgetJob, Round};
+use crate::budget::{Allocator, BudgetJob, Plan, Round};
 
 /// How a FIFO baseline picks the clock.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,7 +57,7 @@ impl Allocator for ClockFifo {
         }
     }
 
-    fn allocate(&mut self, round: &Round<'_>) -> Vec<Option<usize>> {
+    fn allocate(&mut self, round: &Round<'_>) -> Plan {
         let mut pool = round.pool.clone();
         let mut plan: Vec<Option<usize>> = vec![None; round.active.len()];
         // Running jobs first, largest first (buddy packing of powers of two in decreasing
@@ -86,6 +86,9 @@ impl Allocator for ClockFifo {
             }
             plan[s] = Some(option);
         }
-        plan
+        Plan {
+            options: plan,
+            pool,
+        }
     }
 }

@@ -11,7 +11,7 @@
 //!   so it paces evenly whatever θ.
 
 use crate::budget::forecast::CarbonPacer;
-use crate::budget::{Allocator, Budget, Forecast, Round};
+use crate::budget::{Allocator, Budget, Forecast, Plan, Round};
 use crate::energy::JOULES_PER_KWH;
 
 use super::powerflow::{greedy_plan, markup, reserve_joules, Allowance};
@@ -42,7 +42,7 @@ impl Allocator for GreenFlowStyle {
         format!("greenflow-{}", self.forecast.label())
     }
 
-    fn allocate(&mut self, round: &Round<'_>) -> Vec<Option<usize>> {
+    fn allocate(&mut self, round: &Round<'_>) -> Plan {
         let (Budget::CarbonKg(_), Some(series)) = (round.budget, round.carbon) else {
             return greedy_plan(
                 round,

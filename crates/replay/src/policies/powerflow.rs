@@ -25,7 +25,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::budget::{Allocator, Budget, BudgetJob, Round};
+use crate::budget::{Allocator, Budget, BudgetJob, Plan, Round};
 
 /// How much extra power a round may add over its admitted jobs' frugal power.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,7 +43,7 @@ impl Allocator for PowerFlowStyle {
         "powerflow".into()
     }
 
-    fn allocate(&mut self, round: &Round<'_>) -> Vec<Option<usize>> {
+    fn allocate(&mut self, round: &Round<'_>) -> Plan {
         let markup = match (round.budget, round.carbon) {
             (Budget::Unlimited, _) => f64::INFINITY,
             (Budget::EnergyKwh(_), _) => {
@@ -156,7 +156,7 @@ fn ratio(job: &BudgetJob, remaining: f64, from: usize, to: usize) -> Option<f64>
 
 /// Admission then greedy upgrades within `allowance` (shared by the GreenFlow-style
 /// allocator, which only changes the allowance).
-pub fn greedy_plan(round: &Round<'_>, allowance: Allowance) -> Vec<Option<usize>> {
+pub fn greedy_plan(round: &Round<'_>, allowance: Allowance) -> Plan {
     let jobs = round.jobs;
     let active = round.active;
     let mut order: Vec<usize> = (0..active.len()).collect();
@@ -224,5 +224,8 @@ pub fn greedy_plan(round: &Round<'_>, allowance: Allowance) -> Vec<Option<usize>
         plan[step.slot] = Some(step.to);
         push(&mut heap, step.slot, step.to);
     }
-    plan
+    Plan {
+        options: plan,
+        pool,
+    }
 }

@@ -5,6 +5,7 @@
 //! normalised bars), read by `replay_data`.
 
 pub(crate) mod allocation;
+pub(crate) mod budget;
 pub(crate) mod eaco_bars;
 pub(crate) mod energy_jct;
 pub(crate) mod fragmentation;
@@ -51,6 +52,7 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
     let replay_runs = replay_data::read_replay_runs(&results_dir.join(REPLAY_RUNS_CSV))?;
     let replay_timeline =
         replay_data::read_replay_timeline(&results_dir.join(REPLAY_TIMELINE_CSV))?;
+    let budgets = budget::BudgetTables::read(results_dir)?;
 
     let mut names: BTreeSet<String> = BTreeSet::new();
     if let Some(grid) = &grid {
@@ -73,6 +75,9 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
             .iter()
             .flat_map(|(_, policies)| policies.iter().map(|p| p.policy.clone()))
     }));
+    if let Some(budgets) = &budgets {
+        names.extend(budgets.names());
+    }
     let palette = Palette::new(&names);
 
     // Layout measures text, so the font is needed before any figure is planned.
@@ -93,6 +98,9 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
     if let Some(runs) = &replay_runs {
         figures.extend(energy_jct::energy_jct_figures(&runs.panels, &palette)?);
         figures.extend(eaco_bars::eaco_bar_figures(&runs.panels, &palette)?);
+    }
+    if let Some(budgets) = &budgets {
+        figures.extend(budget::budget_figures(budgets, &palette)?);
     }
     if figures.is_empty() {
         return Ok(Vec::new());

@@ -1,0 +1,117 @@
+//! The rows of a budget study (`[budget]` of a bench spec): each budgeted replay's point
+//! (`budget_points.csv`), the exact lower envelope it is measured against
+//! (`budget_frontier.csv`) and downsampled power and carbon intensity over time
+//! (`budget_timeline.csv`). A study is keyed by (setup, seed, kind): `kind` is `energy`
+//! (PowerFlow-style, budget in kWh) or `carbon` (GreenFlow-style, budget in kg CO2e).
+
+use serde::{Deserialize, Serialize};
+
+/// Samples per replay in `budget_timeline.csv`.
+pub const BUDGET_TIMELINE_SAMPLES: usize = 200;
+
+/// One budgeted replay: a policy (at a fraction of full-clock FIFO's spend, for the
+/// budgeted ones), what it spent and its mean JCT, against FIFO and the frontier.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetPointRow {
+    pub setup: String,
+    pub seed: u64,
+    pub kind: String,
+    pub policy: String,
+    /// The budget as a share of full-clock FIFO's spend (budgeted policies only).
+    pub fraction: Option<f64>,
+    /// kWh for `energy`, kg CO2e for `carbon`.
+    pub budget: Option<f64>,
+    pub jobs: usize,
+    pub job_energy_kwh: Option<f64>,
+    pub carbon_kg: Option<f64>,
+    pub mean_jct_s: Option<f64>,
+    /// Full-clock FIFO's mean JCT on the same jobs.
+    pub fifo_mean_jct_s: f64,
+    /// FIFO's mean JCT over this one's (the papers' "×" improvement).
+    pub jct_speedup_vs_fifo: Option<f64>,
+    /// The Lagrangian lower bound on mean JCT at this point's own spend.
+    pub bound_mean_jct_s: Option<f64>,
+    /// (JCT − bound) / bound.
+    pub gap: Option<f64>,
+    /// Why the replay has no point (a budget too small, …); empty otherwise.
+    pub error: String,
+}
+
+/// One budget of the exact frontier: no schedule of the same jobs within `budget` has a
+/// smaller mean JCT than `mean_jct_bound_s`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetFrontierRow {
+    pub setup: String,
+    pub seed: u64,
+    pub kind: String,
+    pub budget: f64,
+    pub mean_jct_bound_s: f64,
+}
+
+/// One sample of a budgeted replay: the power its running jobs draw and the grid's
+/// carbon intensity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetTimelineRow {
+    pub setup: String,
+    pub seed: u64,
+    pub kind: String,
+    /// A policy label as in `budget_points.csv` (budgeted ones with their fraction).
+    pub policy: String,
+    /// Seconds since the first arrival.
+    pub time_s: f64,
+    pub job_kw: f64,
+    pub g_per_kwh: f64,
+    pub waiting: u32,
+}
+
+/// The label of a policy point: `powerflow@0.90` for a budgeted one.
+pub fn budget_point_label(policy: &str, fraction: Option<f64>) -> String {
+    match fraction {
+        Some(f) => format!("{policy}@{f:.2}"),
+        None => policy.to_string(),
+    }
+}
+
+/// Rows as CSV text (header from the field names).
+pub fn rows_to_csv<T: Serialize>(rows: &[T]) -> anyhow::Result<Vec<u8>> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        writer.serialize(row)?;
+    }
+    Ok(writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::read_rows;
+
+    #[test]
+    fn budget_rows_read_back_as_written() {
+        let row = BudgetPointRow {
+            setup: "slice".into(),
+            seed: 42,
+            kind: "energy".into(),
+            policy: "powerflow".into(),
+            fraction: Some(0.9),
+            budget: Some(12.5),
+            jobs: 10,
+            job_energy_kwh: Some(12.25),
+            carbon_kg: None,
+            mean_jct_s: Some(3600.0),
+            fifo_mean_jct_s: 7200.0,
+            jct_speedup_vs_fifo: Some(2.0),
+            bound_mean_jct_s: Some(3000.0),
+            gap: Some(0.2),
+            error: String::new(),
+        };
+        let dir = std::env::temp_dir().join(format!("gapbench-budget-rows-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("points.csv");
+        std::fs::write(&path, rows_to_csv(&[row.clone()]).unwrap()).unwrap();
+        let back = read_rows::<BudgetPointRow>(&path, &[]).unwrap().unwrap();
+        assert_eq!(back.rows[0].value, row);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(budget_point_label("powerflow", Some(0.9)), "powerflow@0.90");
+    }
+}
