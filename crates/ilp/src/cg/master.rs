@@ -15,6 +15,9 @@ use highs::{ColProblem, HighsModelStatus, Model, Row, Sense};
 use super::column::Column;
 use crate::model::Demand;
 
+/// The `pool_of` entry of an exchange column.
+pub(crate) const EXCHANGE: usize = usize::MAX;
+
 pub(crate) struct Master {
     model: Option<Model>,
     convexity: Vec<Row>,
@@ -87,6 +90,22 @@ impl Master {
             .try_add_column(column.cost, 0.0.., factors)
             .map_err(|e| format!("HiGHS refused a column: {e:?}"))?;
         self.pool_of.push(pool_index);
+        Ok(())
+    }
+
+    /// Adds the exchange column of a dual-optimal inequality `y_large ≥ y_small`
+    /// ([`super::dominance`]): cost 0, a slot of `large` serving a task of `small`. It has
+    /// no pool column ([`EXCHANGE`] in `pool_of`).
+    pub fn add_exchange(&mut self, large: usize, small: usize) -> Result<(), String> {
+        let model = self.model.as_mut().expect("master present between solves");
+        model
+            .try_add_column(
+                0.0,
+                0.0..,
+                [(self.demand[large], -1.0), (self.demand[small], 1.0)],
+            )
+            .map_err(|e| format!("HiGHS refused an exchange column: {e:?}"))?;
+        self.pool_of.push(EXCHANGE);
         Ok(())
     }
 

@@ -14,6 +14,7 @@
 
 mod bound;
 mod column;
+mod dominance;
 mod greedy;
 mod integer;
 mod master;
@@ -164,6 +165,14 @@ fn solve(
     for (i, column) in pool.columns.iter().enumerate() {
         master.add(column, i)?;
     }
+    let exchanges = if objective == Objective::Power {
+        dominance::exchange_pairs(&shapes.shapes)
+    } else {
+        Vec::new()
+    };
+    for &(large, small) in &exchanges {
+        master.add_exchange(large, small)?;
+    }
     let heuristic_value = evaluate(snapshot, objective, &snapshot.heuristic);
     let context = PricingContext {
         objective,
@@ -198,7 +207,7 @@ fn solve(
             .pool_of
             .iter()
             .zip(&lp.lambda)
-            .filter(|(_, &l)| l > 1e-9)
+            .filter(|(&c, &l)| c != master::EXCHANGE && l > 1e-9)
             .map(|(&c, &l)| (c, l))
             .collect();
         stats.iterations += 1;
@@ -282,6 +291,25 @@ fn solve(
     }
     stats.pricing_seconds = pricing_clock.elapsed().as_secs_f64();
     stats.columns = pool.len();
+    // An LP solution that uses exchange columns over-covers some shapes; rounding wants
+    // configurations that place exactly the tasks, so the pool is solved once more
+    // without them.
+    if !exchanges.is_empty() {
+        let mut plain = Master::new(&type_nodes, &shape_counts, demand, options.threads)?;
+        for (i, column) in pool.columns.iter().enumerate() {
+            plain.add(column, i)?;
+        }
+        let left = (options.time_limit_s - clock.elapsed().as_secs_f64()) / 2.0;
+        if let Some(lp) = plain.solve(left)? {
+            last_lambda = plain
+                .pool_of
+                .iter()
+                .zip(&lp.lambda)
+                .filter(|(_, &l)| l > 1e-9)
+                .map(|(&c, &l)| (c, l))
+                .collect();
+        }
+    }
 
     // Integer solutions: the LP rounded and repaired, then the integer master from the
     // better of that and the heuristic; the best placement of all (the heuristic's
