@@ -78,7 +78,7 @@ pub fn rows_to_csv<T: Serialize>(rows: &[T]) -> anyhow::Result<Vec<u8>> {
     for row in rows {
         writer.serialize(row)?;
     }
-    Ok(writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)
+    writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 #[cfg(test)]
@@ -108,7 +108,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("gapbench-budget-rows-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("points.csv");
-        std::fs::write(&path, rows_to_csv(&[row.clone()]).unwrap()).unwrap();
+        std::fs::write(&path, rows_to_csv(std::slice::from_ref(&row)).unwrap()).unwrap();
         let back = read_rows::<BudgetPointRow>(&path, &[]).unwrap().unwrap();
         assert_eq!(back.rows[0].value, row);
         std::fs::remove_dir_all(&dir).unwrap();

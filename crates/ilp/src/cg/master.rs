@@ -93,6 +93,16 @@ impl Master {
         Ok(())
     }
 
+    /// `(pool index, λ)` of the pool columns `solution` uses (exchange columns left out).
+    pub fn used_pool_columns(&self, solution: &MasterSolution) -> Vec<(usize, f64)> {
+        self.pool_of
+            .iter()
+            .zip(&solution.lambda)
+            .filter(|(&c, &l)| c != EXCHANGE && l > 1e-9)
+            .map(|(&c, &l)| (c, l))
+            .collect()
+    }
+
     /// Adds the exchange column of a dual-optimal inequality `y_large ≥ y_small`
     /// ([`super::dominance`]): cost 0, a slot of `large` serving a task of `small`. It has
     /// no pool column ([`EXCHANGE`] in `pool_of`).

@@ -203,13 +203,7 @@ fn solve(
         let Some(lp) = master.solve(left)? else {
             break;
         };
-        last_lambda = master
-            .pool_of
-            .iter()
-            .zip(&lp.lambda)
-            .filter(|(&c, &l)| c != master::EXCHANGE && l > 1e-9)
-            .map(|(&c, &l)| (c, l))
-            .collect();
+        last_lambda = master.used_pool_columns(&lp);
         stats.iterations += 1;
         stats.lp_value = constant + lp.value;
         let mut duals = lp.demand_duals.clone();
@@ -301,13 +295,7 @@ fn solve(
         }
         let left = (options.time_limit_s - clock.elapsed().as_secs_f64()) / 2.0;
         if let Some(lp) = plain.solve(left)? {
-            last_lambda = plain
-                .pool_of
-                .iter()
-                .zip(&lp.lambda)
-                .filter(|(_, &l)| l > 1e-9)
-                .map(|(&c, &l)| (c, l))
-                .collect();
+            last_lambda = plain.used_pool_columns(&lp);
         }
     }
 
