@@ -12,7 +12,9 @@
 //!   time-mode replay each (`[replay]`), keyed the same way;
 //! - `grid.csv`, `mean_grid.csv`, `runs.csv`, `gaps.csv`, `pareto.csv`, `replay_runs.csv`,
 //!   `replay_timeline.csv` — aggregated from the cells, in spec order; then `figures/` and
-//!   `REPORT.md`.
+//!   `REPORT.md`;
+//! - `budget_points.csv`, `budget_frontier.csv`, `budget_timeline.csv` — the `[budget]`
+//!   study, run whole (no cells) in the first shard and carried over by `merge`.
 //!
 //! Arrival sweeps are deterministic, so their files are byte-identical however the bench was
 //! interrupted, sharded or threaded. Exact solves under a time limit are not (HiGHS stops
@@ -26,7 +28,10 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
 use gapbench_results::csv_text::field as csv_field;
-use gapbench_results::{FrontRow, GapRow, ParetoPoint, PointKind, RunRow, GAPS_CSV, PARETO_CSV};
+use gapbench_results::{
+    FrontRow, GapRow, ParetoPoint, PointKind, RunRow, BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV,
+    BUDGET_TIMELINE_CSV, GAPS_CSV, PARETO_CSV,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -514,7 +519,21 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         |dir, cell| finished_replay(dir, &matrix, cell),
         replay_cell_path,
     )?;
-    let complete = missing == 0 && missing_gaps == 0 && missing_replays == 0;
+    // The budget study ran whole in the first shard: its CSVs come along as they are.
+    let mut missing_budget = matrix.spec.budget.is_some();
+    if let Some(shard) = shards
+        .iter()
+        .find(|shard| shard.join(BUDGET_POINTS_CSV).is_file())
+    {
+        for name in [BUDGET_POINTS_CSV, BUDGET_FRONTIER_CSV, BUDGET_TIMELINE_CSV] {
+            let from = shard.join(name);
+            let bytes =
+                std::fs::read(&from).with_context(|| format!("{}: cannot read", from.display()))?;
+            write_atomic(&out.join(name), &bytes)?;
+        }
+        missing_budget = false;
+    }
+    let complete = missing == 0 && missing_gaps == 0 && missing_replays == 0 && !missing_budget;
     if complete {
         aggregate(out, &matrix, &cells)?;
         aggregate_gaps(out, &matrix, &gap_cells)?;

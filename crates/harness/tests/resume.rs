@@ -115,6 +115,13 @@ idle = ["always-on", "sleep-when-empty"]
 servers = [3]
 jobs = 12
 jobs_per_hour = 4.0
+
+[budget]
+trace = "default"
+seeds = [42]
+kinds = ["energy"]
+fractions = [1.0]
+setups = [{ name = "slice", gpus = 16, first_jobs = 30 }]
 "#;
 
 #[test]
@@ -137,6 +144,10 @@ fn interrupted_and_sharded_replays_end_in_identical_files() {
     // No FIFO baseline ran, so the EaCO setup's panels join the time-mode tables.
     assert!(report.contains("## Time mode") && report.contains("### eaco-3, sleep-when-empty"));
     assert!(!report.contains("## EaCO study"));
+    // The budget study: FIFO, Zeus-like and PowerFlow-style at FIFO's energy.
+    assert!(report.contains("### slice: energy budget (30 jobs)"));
+    let points = std::fs::read_to_string(whole.join("budget_points.csv")).unwrap();
+    assert_eq!(points.lines().count(), 1 + 3);
 
     // Interrupted: one shard of three ran, a finished replay was cut short mid-write.
     let interrupted = dir.join("interrupted");
@@ -159,7 +170,13 @@ fn interrupted_and_sharded_replays_end_in_identical_files() {
     run_bench(&options(&dir, &shard0, Some((0, 2)))).unwrap();
     run_bench(&options(&dir, &shard1, Some((1, 2)))).unwrap();
     assert!(merge(&merged, &[shard0, shard1]).unwrap().complete);
-    for file in ["replay_runs.csv", "replay_timeline.csv", "matrix.json"] {
+    for file in [
+        "replay_runs.csv",
+        "replay_timeline.csv",
+        "matrix.json",
+        "budget_points.csv",
+        "budget_timeline.csv",
+    ] {
         assert_eq!(
             std::fs::read(merged.join(file)).unwrap(),
             std::fs::read(whole.join(file)).unwrap(),

@@ -108,7 +108,7 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
             )?;
         }
     }
-    writeln!(out, "\nReproduce: `{}` (finished runs are reused; delete `cells/` to recompute; `cargo xtask figures DIR` redraws figures and this report from the CSVs).\n", matrix.command)?;
+    writeln!(out, "\nReproduce: `{}` (finished runs are reused; delete `cells/`, `gap-cells/` and `replay-cells/` to recompute them; the `[budget]` study always reruns; `cargo xtask figures DIR` redraws figures and this report from the CSVs).\n", matrix.command)?;
 
     let curves = curves(read_csv(&dir.join(MEAN_GRID_CSV))?);
     let finals = final_allocation(&read_csv(&dir.join(RUNS_CSV))?);
