@@ -90,6 +90,16 @@ pub struct BudgetArgs {
 }
 
 impl BudgetArgs {
+    /// Every flag at its default, as `gapbench replay` takes them when none is given.
+    pub fn defaults() -> BudgetArgs {
+        #[derive(clap::Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            args: BudgetArgs,
+        }
+        <Defaults as clap::Parser>::parse_from(["gapbench"]).args
+    }
+
     pub fn fidelity(&self) -> Fidelity {
         match self.fidelity {
             FidelityArg::L0 => Fidelity::FrequencyOnly,

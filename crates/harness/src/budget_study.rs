@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use gapbench_ilp::frontier::{lagrangian_frontier, LagrangianOptions};
 use gapbench_model::{CpuPowerProfile, InputRules};
+use gapbench_replay::budget::first_arrival_s;
 use gapbench_results::budget::{rows_to_csv, BUDGET_TIMELINE_SAMPLES};
 use gapbench_results::{
     budget_point_label, BudgetFrontierRow, BudgetPointRow, BudgetTimelineRow, Seeds,
@@ -20,7 +21,7 @@ use gapbench_results::{
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::budget::{BudgetArgs, BudgetSetup, FidelityArg, ForecastArg};
+use crate::budget::{BudgetArgs, BudgetSetup};
 use crate::frontier::{budgeted_policy, frontier_instance, policy_points, FrontierKind};
 use crate::io::write_atomic;
 use crate::replay::{ReplayInputs, TimedSource};
@@ -134,19 +135,12 @@ impl BudgetStudySpec {
     /// The flags of `gapbench replay` this study runs with on `setup`.
     fn args(&self, setup: &BudgetSetupSpec) -> BudgetArgs {
         BudgetArgs {
-            budget_energy: None,
-            budget_carbon: None,
             carbon: Some(self.carbon.clone()),
-            fidelity: FidelityArg::L1,
-            forecast: ForecastArg::Oracle,
-            forecast_noise: 0.15,
-            theta: gapbench_replay::policies::greenflow::DEFAULT_THETA,
-            eta: gapbench_replay::policies::clock_fifo::DEFAULT_ZEUS_ETA,
             round: self.round_s,
-            horizon: None,
             first_jobs: setup.first_jobs,
             max_duration: setup.max_duration_s,
             gpus: setup.gpus,
+            ..BudgetArgs::defaults()
         }
     }
 }
@@ -176,10 +170,10 @@ pub fn run_budget_study(
     out: &Path,
 ) -> Result<usize> {
     let mut studies = Vec::new();
-    for setup in &spec.setups {
+    for (index, setup) in spec.setups.iter().enumerate() {
         for seed in spec.seeds.expand()? {
             for kind in &spec.kinds {
-                studies.push((setup, seed, kind_of(kind)?, kind.as_str()));
+                studies.push((index, setup, seed, kind_of(kind)?, kind.as_str()));
             }
         }
     }
@@ -200,12 +194,7 @@ pub fn run_budget_study(
         .collect::<Result<_>>()?;
     let results: Vec<StudyRows> = studies
         .par_iter()
-        .map(|&(setup, seed, kind, kind_name)| {
-            let index = spec
-                .setups
-                .iter()
-                .position(|s| s == setup)
-                .expect("a setup of the spec");
+        .map(|&(index, setup, seed, kind, kind_name)| {
             study(spec, setup, &inputs[index], seed, kind, kind_name).with_context(|| {
                 format!("[budget] setup `{}`, seed {seed}, {kind_name}", setup.name)
             })
@@ -252,11 +241,7 @@ fn study(
         &spec.fractions,
     )?;
     let fifo_mean_jct_s = points[0].mean_jct_s;
-    let first_arrival_s = setup
-        .jobs
-        .iter()
-        .map(|j| j.arrival_s)
-        .fold(f64::INFINITY, f64::min);
+    let origin_s = first_arrival_s(&setup.jobs);
     let name = setup_spec.name.clone();
     let kind_text = kind_name.to_string();
     let mut rows = StudyRows {
@@ -282,7 +267,7 @@ fn study(
                     seed,
                     kind: kind_text.clone(),
                     policy: label.clone(),
-                    time_s: sample.time_s - first_arrival_s,
+                    time_s: sample.time_s - origin_s,
                     job_kw: sample.job_watts / 1000.0,
                     g_per_kwh: sample.g_per_kwh,
                     waiting: sample.waiting,
@@ -310,10 +295,7 @@ fn study(
     if let Some(frontier) = &frontier {
         let most_spent = points
             .iter()
-            .map(|p| match kind {
-                FrontierKind::Energy => p.job_energy_kwh,
-                FrontierKind::Carbon => p.carbon_kg,
-            })
+            .map(|p| p.spend(kind))
             .filter(|v| v.is_finite())
             .fold(frontier.unconstrained_budget, f64::max);
         for k in 0..FRONTIER_BUDGETS {

@@ -18,7 +18,7 @@ use gapbench_ilp::frontier::{
 };
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{CpuPowerProfile, InputRules};
-use gapbench_replay::budget::{trace_end_s, Budget};
+use gapbench_replay::budget::{first_arrival_s, trace_end_s, Budget};
 use gapbench_results::csv_text::{field, number, optional_number};
 use serde::Serialize;
 
@@ -90,11 +90,7 @@ pub fn frontier_instance(
     slot_s: f64,
 ) -> Result<FrontierInstance> {
     // The problem's clock starts at the first arrival (slots before it would be empty).
-    let origin_s = setup
-        .jobs
-        .iter()
-        .map(|job| job.arrival_s)
-        .fold(f64::INFINITY, f64::min);
+    let origin_s = first_arrival_s(&setup.jobs);
     let jobs = setup
         .jobs
         .iter()
@@ -152,6 +148,16 @@ pub struct PolicyPoint {
     pub timeline: Vec<gapbench_replay::budget::engine::BudgetTimelineRow>,
 }
 
+impl PolicyPoint {
+    /// What the point spent in the unit of `kind`'s budget (kWh or kg).
+    pub fn spend(&self, kind: FrontierKind) -> f64 {
+        match kind {
+            FrontierKind::Energy => self.job_energy_kwh,
+            FrontierKind::Carbon => self.carbon_kg,
+        }
+    }
+}
+
 /// The budgeted policy of a frontier kind: PowerFlow-style for energy, GreenFlow-style for
 /// carbon.
 pub fn budgeted_policy(kind: FrontierKind) -> &'static str {
@@ -172,29 +178,27 @@ pub fn policy_points(
     seed: u64,
     fractions: &[f64],
 ) -> Result<Vec<PolicyPoint>> {
-    let spend = |r: &gapbench_replay::budget::BudgetResult| match kind {
-        FrontierKind::Energy => r.job_energy_kwh,
-        FrontierKind::Carbon => r.carbon_kg,
-    };
     let point = |policy: String,
                  fraction: Option<f64>,
                  budget: Option<f64>,
                  result: Result<gapbench_replay::budget::BudgetResult>| match result
     {
         Ok(r) => {
-            let bound = frontier.and_then(|f| f.mean_jct_bound(spend(&r)));
-            PolicyPoint {
+            let mut point = PolicyPoint {
                 policy,
                 fraction,
                 budget,
                 job_energy_kwh: r.job_energy_kwh,
                 carbon_kg: r.carbon_kg,
                 mean_jct_s: r.mean_jct_s,
-                bound_mean_jct_s: bound,
-                gap: bound.map(|b| (r.mean_jct_s - b) / b),
+                bound_mean_jct_s: None,
+                gap: None,
                 error: None,
                 timeline: r.timeline,
-            }
+            };
+            point.bound_mean_jct_s = frontier.and_then(|f| f.mean_jct_bound(point.spend(kind)));
+            point.gap = point.bound_mean_jct_s.map(|b| (point.mean_jct_s - b) / b);
+            point
         }
         Err(e) => PolicyPoint {
             policy,
@@ -215,8 +219,8 @@ pub fn policy_points(
         args.allocator("fifo-full-clock", seed)?.as_mut(),
         Budget::Unlimited,
     )?;
-    let base = spend(&fifo);
     points.push(point("fifo-full-clock".into(), None, None, Ok(fifo)));
+    let base = points[0].spend(kind);
     let zeus = setup.run(
         workload,
         args.allocator("zeus", seed)?.as_mut(),

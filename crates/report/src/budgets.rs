@@ -2,12 +2,11 @@
 //! full-clock FIFO at shares of FIFO's spend, with the exact frontier's bound where the
 //! study computed one.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Result;
-use gapbench_results::{budget_point_label, BudgetPointRow};
+use gapbench_results::BudgetPointRow;
 
 use crate::figures::budget::{spend, unit, BudgetTables};
 
@@ -17,7 +16,6 @@ struct Means {
     seeds: usize,
     failed: usize,
     first_error: String,
-    budget: Vec<f64>,
     spent: Vec<f64>,
     jct_h: Vec<f64>,
     speedup: Vec<f64>,
@@ -49,15 +47,20 @@ pub(crate) fn section(out: &mut String, dir: &Path) -> Result<()> {
         writeln!(out, "### {setup}: {kind} budget ({jobs} jobs)\n")?;
         writeln!(out, "| policy | budget (share of FIFO's) | {kind} spent ({}) | mean JCT (h) | FIFO ÷ this | bound (h) | gap |", unit(&kind))?;
         writeln!(out, "|---|---|---|---|---|---|---|")?;
-        let mut by_label: BTreeMap<(usize, String), Means> = BTreeMap::new();
-        for (order, p) in rows.iter().enumerate() {
-            let label = budget_point_label(&p.policy, p.fraction);
-            let key = by_label
-                .keys()
-                .find(|(_, l)| *l == label)
-                .cloned()
-                .unwrap_or((order, label));
-            let m = by_label.entry(key).or_default();
+        // One line per (policy, budget share), in the order the rows first name it.
+        let mut by_point: Vec<(&BudgetPointRow, Means)> = Vec::new();
+        for p in &rows {
+            let index = match by_point
+                .iter()
+                .position(|(first, _)| first.policy == p.policy && first.fraction == p.fraction)
+            {
+                Some(index) => index,
+                None => {
+                    by_point.push((p, Means::default()));
+                    by_point.len() - 1
+                }
+            };
+            let m = &mut by_point[index].1;
             m.seeds += 1;
             if !p.error.is_empty() {
                 m.failed += 1;
@@ -66,16 +69,14 @@ pub(crate) fn section(out: &mut String, dir: &Path) -> Result<()> {
                 }
                 continue;
             }
-            m.budget.extend(p.fraction);
             m.spent.extend(spend(p));
             m.jct_h.extend(p.mean_jct_s.map(|s| s / 3600.0));
             m.speedup.extend(p.jct_speedup_vs_fifo);
             m.bound_h.extend(p.bound_mean_jct_s.map(|s| s / 3600.0));
             m.gap.extend(p.gap.map(|g| 100.0 * g));
         }
-        for ((order, label), m) in &by_label {
-            let fraction = rows[*order].fraction;
-            let policy = label.split('@').next().unwrap_or(label);
+        for (first, m) in &by_point {
+            let (policy, fraction) = (&first.policy, first.fraction);
             if m.failed == m.seeds {
                 writeln!(
                     out,

@@ -241,11 +241,15 @@ pub fn default_horizon_s(jobs: &[BudgetJob]) -> f64 {
 /// (the frontier's default horizon).
 pub fn trace_end_s(jobs: &[BudgetJob]) -> f64 {
     jobs.iter()
-        .map(|j| {
-            let o = &j.options[j.trace_option];
-            j.arrival_s + j.training.iterations / o.iterations_per_s
-        })
+        .map(|j| j.arrival_s + j.trace_duration_s())
         .fold(0.0, f64::max)
+}
+
+/// When the first job arrives (the clock origin of frontiers and timelines).
+pub fn first_arrival_s(jobs: &[BudgetJob]) -> f64 {
+    jobs.iter()
+        .map(|j| j.arrival_s)
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// One active (arrived, unfinished) job at a round.
