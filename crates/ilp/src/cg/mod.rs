@@ -17,6 +17,7 @@ mod column;
 mod dominance;
 mod greedy;
 mod integer;
+mod knapsack;
 mod master;
 mod pricing;
 
@@ -45,9 +46,11 @@ const SEEDS_PER_TYPE: usize = 3;
 /// Time limit of one pricing MIP at first (doubled whenever a round stalls on it): its
 /// dual bound still counts when it stops.
 const PRICING_TIME_LIMIT_S: f64 = 1.0;
-/// Relative gap at which a pricing MIP may stop: its dual bound keeps the Lagrangian bound
-/// valid whatever the gap.
+/// Relative gap at which a pricing MIP may stop at first (divided by ten whenever a round
+/// stalls on it, down to [`PRICING_REL_GAP_FINAL`]): its dual bound keeps the Lagrangian
+/// bound valid whatever the gap.
 const PRICING_REL_GAP: f64 = 1e-2;
+const PRICING_REL_GAP_FINAL: f64 = 1e-6;
 /// Wentges smoothing weight of the best prices so far.
 const SMOOTHING_ALPHA: f64 = 0.5;
 
@@ -194,6 +197,7 @@ fn solve(
         .map_err(|e| format!("pricing threads: {e}"))?;
     let mut since_exact = 0;
     let mut pricing_time_limit_s = PRICING_TIME_LIMIT_S;
+    let mut pricing_rel_gap = PRICING_REL_GAP;
     let mut last_lambda: Vec<(usize, f64)> = Vec::new();
     loop {
         let left = pricing_deadline - clock.elapsed().as_secs_f64();
@@ -235,11 +239,13 @@ fn solve(
         }
         since_exact = 0;
         let prices = smoothing.prices(&duals);
-        let pricing_options = SolveOptions {
+        // Each type's MIP gets what is left when it starts: the types share the threads,
+        // so a limit fixed up front would let the round overrun the deadline.
+        let pricing_options = || SolveOptions {
             time_limit_s: (pricing_deadline - clock.elapsed().as_secs_f64())
                 .min(pricing_time_limit_s)
                 .max(0.01),
-            mip_rel_gap: PRICING_REL_GAP,
+            mip_rel_gap: pricing_rel_gap,
             threads: Some(1),
             ..options.clone()
         };
@@ -249,7 +255,7 @@ fn solve(
                 .into_par_iter()
                 .map(|t| {
                     let start = best_heuristic[t].as_ref().map(|(c, _)| c);
-                    context.price(t, &prices, start, &pricing_options)
+                    context.price(t, &prices, start, &pricing_options())
                 })
                 .collect()
         });
@@ -281,6 +287,7 @@ fn solve(
         }
         if stalled {
             pricing_time_limit_s *= 2.0;
+            pricing_rel_gap = (pricing_rel_gap / 10.0).max(PRICING_REL_GAP_FINAL);
         }
     }
     stats.pricing_seconds = pricing_clock.elapsed().as_secs_f64();
@@ -351,6 +358,22 @@ fn solve(
 
     let incumbent = best.0;
     let raw_bound = sign * smoothing.best_bound();
+    // Allocation never exceeds the GPUs there are, nor what the tasks ask for: early in
+    // column generation the Lagrangian bound can be weaker than that.
+    let raw_bound = if objective == Objective::Alloc {
+        let capacity: f64 = types
+            .iter()
+            .map(|t| t.nodes as f64 * f64::from(t.node_type().gpu_milli()))
+            .sum();
+        let asked: f64 = shapes
+            .shapes
+            .iter()
+            .map(|s| s.count() as f64 * f64::from(s.total_gpu_milli()))
+            .sum();
+        raw_bound.min(capacity).min(asked)
+    } else {
+        raw_bound
+    };
     let bound = if raw_bound.is_finite() {
         let rounded = match (objective.integral(), objective.maximise()) {
             (true, false) => (raw_bound - 1e-6).ceil(),

@@ -17,6 +17,7 @@ use gapbench_model::{DeviceSet, Task, TypicalPods};
 use good_lp::{Expression, SolverModel};
 
 use super::column::{Column, TypeCluster};
+use super::knapsack;
 use crate::common::start_from;
 use crate::model::{Demand, PlacementModel};
 use crate::shapes::Shapes;
@@ -69,6 +70,36 @@ impl PricingContext<'_> {
     /// Prices node type `type_index` under `prices` (one per shape), warm-started from
     /// `start` (a column of this type, e.g. the heuristic pricing's best) when given.
     pub fn price(
+        &self,
+        type_index: usize,
+        prices: &[f64],
+        start: Option<&Column>,
+        options: &SolveOptions,
+    ) -> Result<Priced, String> {
+        if knapsack::applies(self.objective) {
+            let searched = self.price_by_search(type_index, prices, start)?;
+            if searched.proven {
+                return Ok(searched);
+            }
+            // The search ran out of nodes: the MIP decides, from the better start, and
+            // either bound holds.
+            let start = better(start, searched.best.as_ref().map(|(c, _)| c), prices);
+            let mip = self.price_by_mip(type_index, prices, start, options)?;
+            let best = match (searched.best, mip.best) {
+                (Some(a), Some(b)) => Some(if b.1 < a.1 { b } else { a }),
+                (a, b) => a.or(b),
+            };
+            return Ok(Priced {
+                lower_bound: searched.lower_bound.max(mip.lower_bound),
+                best,
+                proven: mip.proven,
+            });
+        }
+        self.price_by_mip(type_index, prices, start, options)
+    }
+
+    /// Pricing as the per-node MIP (see the module documentation).
+    fn price_by_mip(
         &self,
         type_index: usize,
         prices: &[f64],
@@ -178,11 +209,65 @@ impl PricingContext<'_> {
                 }
             }
         };
-        let proven = matches!(raw.status, RawStatus::Optimal);
+        // Optimal within the pricing gap is not yet a proof that no column improves: only
+        // a bound that meets the best configuration is.
+        let best_reduced = best.as_ref().map_or(0.0, |(_, reduced)| reduced.min(0.0));
+        let proven = matches!(raw.status, RawStatus::Optimal)
+            && best_reduced - lower_bound <= 1e-4 * best_reduced.abs().max(1.0);
         Ok(Priced {
             lower_bound,
             best,
             proven,
         })
+    }
+}
+
+impl PricingContext<'_> {
+    /// Exact pricing for power and allocation by [`knapsack::best_configuration`].
+    fn price_by_search(
+        &self,
+        type_index: usize,
+        prices: &[f64],
+        start: Option<&Column>,
+    ) -> Result<Priced, String> {
+        let incumbent = start
+            .filter(|c| c.type_index == type_index)
+            .map(|c| (c.slots.clone(), c.cost - c.priced(prices)));
+        let searched = knapsack::best_configuration(
+            &self.types[type_index],
+            self.objective,
+            self.shapes,
+            |s| self.profit(s, prices),
+            incumbent,
+        );
+        let best = if searched.slots.is_empty() {
+            None
+        } else {
+            let column = Column::new(
+                type_index,
+                self.types,
+                self.shapes,
+                self.tasks,
+                self.typical,
+                self.objective,
+                searched.slots,
+            )?;
+            let reduced = column.cost - column.priced(prices);
+            Some((column, reduced))
+        };
+        Ok(Priced {
+            lower_bound: searched.lower_bound,
+            best,
+            proven: searched.proven,
+        })
+    }
+}
+
+/// The column of the two with the lower reduced cost under `prices`.
+fn better<'a>(a: Option<&'a Column>, b: Option<&'a Column>, prices: &[f64]) -> Option<&'a Column> {
+    let reduced = |c: &Column| c.cost - c.priced(prices);
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if reduced(b) < reduced(a) { b } else { a }),
+        (a, b) => a.or(b),
     }
 }
