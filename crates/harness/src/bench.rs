@@ -36,7 +36,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bench_spec::{parse_policies, trace_family, BenchSpec};
+use crate::bench_spec::{parse_policies, trace_family, BenchSpec, Seeds};
 use crate::cells::{cell_path, finished, finished_gap, gap_cell_path, run_gap_cell, CellRecord};
 pub use crate::cells::{Cell, GapCell};
 use crate::gap::{parse_objectives, GapSettings};
@@ -204,44 +204,63 @@ impl Matrix {
         Ok(cells)
     }
 
-    /// Every gap-study cell, in spec order.
+    /// Every gap-study cell, in spec order: the sub-cluster studies, then the whole
+    /// cluster's.
     pub fn gap_cells(&self) -> Result<Vec<GapCell>> {
         let Some(gaps) = &self.spec.gaps else {
             return Ok(Vec::new());
         };
-        let policies = parse_policies(&gaps.policies)?;
-        let seeds = gaps.seeds.expand()?;
         let mut cells = Vec::new();
-        for trace in &self.gap_traces {
-            for policy in &policies {
-                for &seed in &seeds {
-                    cells.push(GapCell {
-                        trace: trace.clone(),
-                        policy: policy.clone(),
-                        seed,
-                    });
+        let mut add = |policies: &[String], seeds: &Seeds, full_cluster: bool| -> Result<()> {
+            let policies = parse_policies(policies)?;
+            let seeds = seeds.expand()?;
+            for trace in &self.gap_traces {
+                for policy in &policies {
+                    for &seed in &seeds {
+                        cells.push(GapCell {
+                            trace: trace.clone(),
+                            policy: policy.clone(),
+                            seed,
+                            full_cluster,
+                        });
+                    }
                 }
             }
+            Ok(())
+        };
+        add(&gaps.policies, &gaps.seeds, false)?;
+        if let Some(full) = &gaps.full_cluster {
+            add(&full.policies, &full.seeds, true)?;
         }
         Ok(cells)
     }
 
-    /// The settings of the spec's gap studies.
-    fn gap_settings(&self) -> Result<Option<GapSettings>> {
+    /// The settings of a gap cell's study.
+    fn gap_settings(&self, cell: &GapCell) -> Result<GapSettings> {
         let Some(gaps) = &self.spec.gaps else {
-            return Ok(None);
+            bail!("gap cell without a [gaps] study");
         };
-        Ok(Some(GapSettings {
+        let (sample_nodes, time_limit_s, pareto_points) =
+            match (&gaps.full_cluster, cell.full_cluster) {
+                (Some(full), true) => (None, full.time_limit_s, 0),
+                _ => (
+                    Some(gaps.sample_nodes),
+                    gaps.time_limit_s,
+                    gaps.pareto_points,
+                ),
+            };
+        Ok(GapSettings {
             checkpoints: gaps.checkpoints.iter().map(|&c| f64::from(c)).collect(),
             objectives: parse_objectives(&gaps.objectives)?,
-            sample_nodes: Some(gaps.sample_nodes),
-            time_limit_s: gaps.time_limit_s,
+            sample_nodes,
+            time_limit_s,
             mip_rel_gap: gaps.mip_gap.unwrap_or(0.0),
             // Studies run in parallel across cells; each solve keeps to one core.
             threads: Some(1),
-            pareto_points: gaps.pareto_points,
+            pareto_points,
+            // Sub-clusters get the per-node model, the whole cluster column generation.
             exact_max_nodes: gaps.sample_nodes,
-        }))
+        })
     }
 
     /// Whether two folders ran the same matrix (whatever the command line was).
@@ -350,7 +369,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .filter(|cell| finished_gap(&out, &matrix, cell).is_none())
         .collect();
     let gap_start = Instant::now();
-    if let Some(settings) = matrix.gap_settings()? {
+    {
         let progress = progress_bar(
             options.progress && !gaps_todo.is_empty(),
             gaps_todo.len(),
@@ -358,6 +377,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         );
         pool.install(|| {
             gaps_todo.par_iter().try_for_each(|cell| -> Result<()> {
+                let settings = matrix.gap_settings(cell)?;
                 let record = run_gap_cell(&matrix, &settings, &workloads[&cell.trace], cell)?;
                 write_json(&gap_cell_path(&out, cell), &record)?;
                 progress.inc(1);

@@ -59,6 +59,21 @@ pub struct GapStudySpec {
     /// ε-constraint points of the power–fragmentation front (0: no front).
     #[serde(default)]
     pub pareto_points: usize,
+    /// The same checkpoints and objectives on the whole cluster, by column generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_cluster: Option<FullClusterGapSpec>,
+}
+
+/// Exact gaps on the whole cluster (`[gaps.full_cluster]`): every listed policy's sweep of
+/// each gap trace, solved by column generation at the study's checkpoints.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FullClusterGapSpec {
+    pub policies: Vec<String>,
+    pub seeds: Seeds,
+    /// Per solve; column generation reports its proven bound whenever it stops.
+    #[serde(default = "default_time_limit")]
+    pub time_limit_s: f64,
 }
 
 /// Time-mode replays: every (source, arrival scale, idle policy, policy, seed) is one cell.
@@ -232,6 +247,13 @@ impl BenchSpec {
             }
             if gaps.sample_nodes == 0 {
                 bail!("gaps.sample_nodes must be positive");
+            }
+            if let Some(full) = &gaps.full_cluster {
+                parse_policies(&full.policies)?;
+                full.seeds.expand()?;
+                if !(full.time_limit_s.is_finite() && full.time_limit_s > 0.0) {
+                    bail!("gaps.full_cluster.time_limit_s must be a positive number of seconds");
+                }
             }
         }
         Ok(())

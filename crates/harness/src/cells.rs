@@ -29,13 +29,15 @@ pub struct Cell {
     pub seed: u64,
 }
 
-/// One exact-gap study of the matrix: a policy's sweep on a sampled sub-cluster, solved at
-/// every checkpoint.
+/// One exact-gap study of the matrix: a policy's sweep on a sampled sub-cluster (or the
+/// whole cluster), solved at every checkpoint.
 #[derive(Debug, Clone)]
 pub struct GapCell {
     pub trace: String,
     pub policy: PolicySpec,
     pub seed: u64,
+    /// The whole cluster (`[gaps.full_cluster]`) rather than a sampled sub-cluster.
+    pub full_cluster: bool,
 }
 
 /// A finished sweep cell.
@@ -66,6 +68,11 @@ impl Matrix {
     /// schema version, so rows of an older schema are never counted as finished.
     pub(crate) fn gap_key(&self, cell: &GapCell) -> String {
         let study = serde_json::to_string(&self.spec.gaps).unwrap_or_default();
+        let study = if cell.full_cluster {
+            format!("full-cluster|{study}")
+        } else {
+            study
+        };
         self.key(
             &gap_kind(GAP_SCHEMA_VERSION),
             &cell.trace,
@@ -109,8 +116,13 @@ pub(crate) fn cell_path(out: &Path, cell: &Cell) -> PathBuf {
 }
 
 pub(crate) fn gap_cell_path(out: &Path, cell: &GapCell) -> PathBuf {
-    out.join("gap-cells")
-        .join(&cell.trace)
+    let folder = out.join("gap-cells").join(&cell.trace);
+    let folder = if cell.full_cluster {
+        folder.join("full-cluster")
+    } else {
+        folder
+    };
+    folder
         .join(cell.policy.slug())
         .join(format!("seed-{}.json", cell.seed))
 }
@@ -180,6 +192,7 @@ mod tests {
                     time_limit_s: 10.0,
                     mip_gap: None,
                     pareto_points: 0,
+                    full_cluster: None,
                 }),
                 replay: None,
                 budget: None,
@@ -211,6 +224,7 @@ mod tests {
 
     fn gap_cell() -> GapCell {
         GapCell {
+            full_cluster: false,
             trace: "default".into(),
             policy: "fgd".parse().unwrap(),
             seed: 42,

@@ -9,11 +9,12 @@
 //! - [`figures`] — one module per figure family (allocation, power, fragmentation, gaps,
 //!   Pareto) and [`draw_all`];
 //! - `draw` — the drawing kit they share (text, colours, axes, legends, marks);
-//! - [`report`] — `REPORT.md`; `time_mode` — its time-mode sections.
+//! - [`report`] — `REPORT.md`; `gaps`, `time_mode`, `budgets` — its sections.
 
 mod budgets;
 mod draw;
 pub mod figures;
+mod gaps;
 pub mod report;
 mod time_mode;
 

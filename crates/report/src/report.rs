@@ -122,7 +122,7 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
             .iter()
             .map(|row| (gaps.text(row, "trace"), &row.value))
             .collect();
-        gaps_section(&mut out, &rows)?;
+        crate::gaps::section(&mut out, &rows)?;
     }
     crate::time_mode::sections(&mut out, dir)?;
     crate::budgets::section(&mut out, dir)?;
@@ -242,35 +242,6 @@ fn power_section(out: &mut String, curves: &Curves) -> Result<()> {
         }
         writeln!(out)?;
     }
-    Ok(())
-}
-
-fn gaps_section(out: &mut String, rows: &[(&str, &GapRow)]) -> Result<()> {
-    writeln!(out, "## Exact gaps\n")?;
-    writeln!(out, "For the very tasks each heuristic faced at a checkpoint, the best any placement could do (HiGHS). Power and fragmentation gaps are `(heuristic − optimum) / optimum` in %; the allocation gap is `optimum − heuristic` in percentage points of GPU capacity. The true gap lies in [low, high]: `low` against the solver's best placement, `high` against its proven bound; they are equal when the status is `optimal`. A `time_limit`, `gap_limit` or `relaxation_bound` row is an interval, never a fake optimum.\n")?;
-    writeln!(out, "| trace | checkpoint | objective | policy | nodes | tasks | heuristic | incumbent | bound | status | gap low | gap high | solve s |")?;
-    writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")?;
-    let number = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.2}"));
-    for (trace, row) in rows {
-        writeln!(
-            out,
-            "| {} | {:.0} % | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {:.2} |",
-            trace,
-            row.checkpoint_pct,
-            row.objective.name(),
-            row.policy,
-            row.nodes,
-            row.tasks,
-            row.heuristic_value,
-            number(row.incumbent),
-            number(row.bound),
-            row.status.label(),
-            number(row.gap_low_pct),
-            number(row.gap_high_pct),
-            row.solve_s
-        )?;
-    }
-    writeln!(out)?;
     Ok(())
 }
 

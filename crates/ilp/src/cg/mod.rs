@@ -358,8 +358,9 @@ fn solve(
 
     let incumbent = best.0;
     let raw_bound = sign * smoothing.best_bound();
-    // Allocation never exceeds the GPUs there are, nor what the tasks ask for: early in
-    // column generation the Lagrangian bound can be weaker than that.
+    // Allocation never exceeds the GPUs there are, nor what the tasks ask for, and
+    // fragmentation is never below 0: early in column generation the Lagrangian bound can
+    // be weaker than that.
     let raw_bound = if objective == Objective::Alloc {
         let capacity: f64 = types
             .iter()
@@ -371,6 +372,9 @@ fn solve(
             .map(|s| s.count() as f64 * f64::from(s.total_gpu_milli()))
             .sum();
         raw_bound.min(capacity).min(asked)
+    } else if objective == Objective::Frag {
+        // Fragment amounts are never negative.
+        raw_bound.max(0.0)
     } else {
         raw_bound
     };

@@ -60,6 +60,28 @@ impl PricingContext<'_> {
         }
     }
 
+    /// A lower bound on `ρ_τ(y)` that needs no solve: the least a configuration can cost
+    /// relative to the empty node (power only grows; allocation earns at most the node's
+    /// GPUs; fragmentation falls at most to 0), less the most every positive price can
+    /// earn on one node.
+    fn crude_lower_bound(&self, type_index: usize, prices: &[f64]) -> f64 {
+        let kind = &self.types[type_index];
+        let node_type = kind.node_type();
+        let least_cost = match self.objective {
+            Objective::Power => 0.0,
+            Objective::Alloc => -f64::from(node_type.gpu_milli()),
+            Objective::Frag => -kind.empty_cost,
+        };
+        let earned: f64 = self
+            .shapes
+            .shapes
+            .iter()
+            .zip(prices)
+            .map(|(shape, &y)| y.max(0.0) * f64::from(shape.max_per_node(node_type)))
+            .sum();
+        (least_cost - earned).min(0.0)
+    }
+
     /// Whether a task never lowers a node's cost (power rises with load; allocation's
     /// `−allocated` is accounted in the profit): shapes without profit can then be left
     /// out of pricing without changing its optimum.
@@ -180,9 +202,12 @@ impl PricingContext<'_> {
             RawStatus::Optimal => raw.bound.or(raw.objective),
             RawStatus::Limit => raw.bound,
         };
-        // Without a bound from HiGHS, nothing better than "some configuration of this type
-        // costs at least −∞" is known: the caller treats that as no bound this round.
-        let lower_bound = bound.map_or(f64::NEG_INFINITY, |b| (b + offset).min(0.0));
+        // Without a bound from HiGHS (stopped before its first LP), the crude one keeps the
+        // round's Lagrangian bound finite.
+        let lower_bound = bound.map_or_else(
+            || self.crude_lower_bound(type_index, prices),
+            |b| (b + offset).min(0.0),
+        );
         let best = match &raw.columns {
             None => None,
             Some(values) => {
