@@ -18,9 +18,9 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 use gapbench_ilp::{
-    column_generation, gap_interval, heuristic_value, max_alloc, min_frag_from, min_power,
-    pareto_front_from, relaxed_max_alloc, relaxed_min_power, sample_sub_cluster, Objective,
-    Snapshot, SolveOptions, SolveReport, SolveStatus, SweepEvent,
+    column_generation_carrying, gap_interval, heuristic_value, max_alloc, min_frag_from, min_power,
+    pareto_front_from, relaxed_max_alloc, relaxed_min_power, sample_sub_cluster, ColumnCarry,
+    Objective, Snapshot, SolveOptions, SolveReport, SolveStatus, SweepEvent,
 };
 use gapbench_model::{prepare, Cluster};
 use gapbench_online::{run_arrival_sweep, SweepResult};
@@ -188,6 +188,8 @@ pub fn gap_study_with(
     let capacity = cluster.gpu_capacity_milli();
     let mut rows = Vec::new();
     let mut pareto = Vec::new();
+    // Column generation starts each checkpoint from the configurations the last one used.
+    let mut carry = ColumnCarry::new();
     for &checkpoint in &settings.checkpoints {
         let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint)
             .map_err(anyhow::Error::msg)?;
@@ -210,7 +212,7 @@ pub fn gap_study_with(
                 (GapMethod::PerNode, Objective::Frag) => least_frag.clone().expect("solved above"),
                 (GapMethod::PerNode, Objective::Alloc) => max_alloc(&snapshot, &options),
                 (GapMethod::ColumnGeneration | GapMethod::Auto, _) => {
-                    column_generation(&snapshot, objective, &options)
+                    column_generation_carrying(&snapshot, objective, &options, &mut carry).0
                 }
                 (GapMethod::Relaxation, Objective::Power) => relaxed_min_power(&snapshot, &options),
                 (GapMethod::Relaxation, Objective::Alloc) => relaxed_max_alloc(&snapshot, &options),

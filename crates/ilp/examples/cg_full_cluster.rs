@@ -1,11 +1,12 @@
 //! Column generation on the real 1,213-node openb cluster: one policy's arrival sweep of
-//! the default trace (seed 42, tune 1.3), every objective at the given checkpoints, with
-//! the figures of each solve (columns, iterations, time).
+//! the default trace (seed 42, tune 1.3), every objective at the given checkpoints (each
+//! starting from the columns the previous one used), with the figures of each solve
+//! (columns, iterations, time).
 //!
-//! `cargo run --release -p gapbench-ilp --example cg_full_cluster -- [POLICY] [CHECKPOINTS] [OBJECTIVES] [THREADS]`
-//! e.g. `-- fgd 50,80,100,130 power,alloc,frag 2`.
+//! `cargo run --release -p gapbench-ilp --example cg_full_cluster -- [POLICY] [CHECKPOINTS] [OBJECTIVES] [THREADS] [SECONDS]`
+//! e.g. `-- fgd 50,80,100,130 power,alloc,frag 2 60` (the defaults but the policy).
 
-use gapbench_ilp::{column_generation_with_stats, gap_interval, heuristic_value};
+use gapbench_ilp::{column_generation_carrying, gap_interval, heuristic_value, ColumnCarry};
 use gapbench_ilp::{Objective, Snapshot, SolveOptions, SweepEvent};
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::{load_nodes_csv, load_tasks_csv};
@@ -58,19 +59,27 @@ fn main() -> Result<(), String> {
             arrived_gpu_milli: r.arrived_gpu_milli,
         })
         .collect();
+    let time_limit_s: f64 = args
+        .get(4)
+        .map_or(Ok(60.0), |t| t.parse())
+        .map_err(|_| "bad time limit".to_string())?;
     let options = SolveOptions {
         threads: Some(threads),
+        time_limit_s,
         ..SolveOptions::default()
     };
-    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,iterations,converged,pricing_s,integer_s,total_s");
+    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,carried_columns,iterations,converged,pricing_s,integer_s,total_s");
+    // Each checkpoint starts from the configurations the previous one used.
+    let mut carry = ColumnCarry::new();
     for &checkpoint in &checkpoints {
         let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint)?;
         for &objective in &objectives {
-            let (report, stats) = column_generation_with_stats(&snapshot, objective, &options);
+            let (report, stats) =
+                column_generation_carrying(&snapshot, objective, &options, &mut carry);
             let heuristic = heuristic_value(&snapshot, objective);
             let gap = gap_interval(&report, heuristic, cluster.gpu_capacity_milli());
             println!(
-                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{:.2},{:.2},{:.2}",
+                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{},{:.2},{:.2},{:.2}",
                 objective.name(),
                 snapshot.tasks.len(),
                 report.incumbent,
@@ -82,6 +91,7 @@ fn main() -> Result<(), String> {
                 stats.lagrangian_bound,
                 stats.columns,
                 stats.initial_columns,
+                stats.carried_columns,
                 stats.iterations,
                 stats.converged,
                 stats.pricing_seconds,

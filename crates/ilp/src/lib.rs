@@ -37,7 +37,10 @@ pub mod snapshot;
 pub mod solve;
 pub mod subcluster;
 
-pub use cg::{column_generation, column_generation_with_stats, CgStats};
+pub use cg::{
+    column_generation, column_generation_carrying, column_generation_with_stats, CgStats,
+    ColumnCarry,
+};
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use max_alloc::max_alloc;
 pub use min_frag::{min_frag, min_frag_from};

@@ -13,6 +13,7 @@
 //! heuristic.
 
 mod bound;
+mod carry;
 mod column;
 mod dominance;
 mod greedy;
@@ -24,6 +25,8 @@ mod pricing;
 use std::time::Instant;
 
 use gapbench_model::Placement;
+
+pub use self::carry::ColumnCarry;
 
 use self::bound::{lagrangian_bound, project, Smoothing};
 use self::column::{heuristic_columns, Added, ColumnPool, TypeCluster};
@@ -63,6 +66,8 @@ pub struct CgStats {
     pub columns: usize,
     /// The heuristic's distinct configurations (the initial pool).
     pub initial_columns: usize,
+    /// Configurations carried from an earlier checkpoint that fit this one.
+    pub carried_columns: usize,
     /// The last restricted master LP value (constant included).
     pub lp_value: f64,
     /// The best Lagrangian bound (before rounding).
@@ -89,15 +94,64 @@ pub fn column_generation_with_stats(
     objective: Objective,
     options: &SolveOptions,
 ) -> (SolveReport, CgStats) {
+    column_generation_carrying(snapshot, objective, options, &mut ColumnCarry::new())
+}
+
+/// [`column_generation_with_stats`] for one checkpoint of a sweep: starts from the
+/// configurations `carry` holds from earlier checkpoints (those that fit) and leaves it the
+/// ones this solve's LP and integer solution used.
+pub fn column_generation_carrying(
+    snapshot: &Snapshot,
+    objective: Objective,
+    options: &SolveOptions,
+    carry: &mut ColumnCarry,
+) -> (SolveReport, CgStats) {
     let clock = Instant::now();
     let mut stats = CgStats::default();
-    match solve(snapshot, objective, options, &clock, &mut stats) {
+    match solve(snapshot, objective, options, &clock, &mut stats, carry) {
         Ok(report) => (report, stats),
         Err(message) => (
             SolveReport::error(objective, message, clock.elapsed().as_secs_f64()),
             stats,
         ),
     }
+}
+
+/// `work(0..n)` on `threads` scoped threads (in order of the index, whoever runs it).
+///
+/// Not a rayon pool: a solve may run on a rayon worker (the bench runs gap cells on one),
+/// and a worker waiting on another pool's `install` steals its own pool's jobs meanwhile —
+/// a whole other gap study — so pricing would wait for it.
+fn in_parallel<T: Send>(n: usize, threads: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    if threads <= 1 || n <= 1 {
+        return (0..n).map(work).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.min(n))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if i >= n {
+                            break done;
+                        }
+                        done.push((i, work(i)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The `k` columns of type `t` with the least reduced cost under `prices`.
@@ -148,6 +202,7 @@ fn solve(
     options: &SolveOptions,
     clock: &Instant,
     stats: &mut CgStats,
+    carry: &mut ColumnCarry,
 ) -> Result<SolveReport, String> {
     let (indices, demand) = match objective {
         Objective::Power | Objective::Frag => (snapshot.placed_tasks(), Demand::Exactly),
@@ -173,6 +228,19 @@ fn solve(
     } else {
         Vec::new()
     };
+    let carried = carry.columns(objective, &types, &shapes, |t, slots| {
+        column::Column::new(
+            t,
+            &types,
+            &shapes,
+            snapshot.tasks,
+            snapshot.typical,
+            objective,
+            slots,
+        )
+    });
+    stats.carried_columns = carried.len();
+    add_columns(&mut pool, &mut master, carried)?;
     for &(large, small) in &exchanges {
         master.add_exchange(large, small)?;
     }
@@ -191,10 +259,7 @@ fn solve(
     let pricing_clock = Instant::now();
     let pricing_deadline = PRICING_SHARE * options.time_limit_s;
     let mut smoothing = Smoothing::new(SMOOTHING_ALPHA);
-    let workers = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads.unwrap_or(1) as usize)
-        .build()
-        .map_err(|e| format!("pricing threads: {e}"))?;
+    let threads = options.threads.unwrap_or(1).max(1) as usize;
     let mut since_exact = 0;
     let mut pricing_time_limit_s = PRICING_TIME_LIMIT_S;
     let mut pricing_rel_gap = PRICING_REL_GAP;
@@ -222,6 +287,10 @@ fn solve(
         let mut improving: Vec<column::Column> = Vec::new();
         let mut best_heuristic: Vec<Option<(column::Column, f64)>> = vec![None; types.len()];
         for (t, best) in best_heuristic.iter_mut().enumerate() {
+            // Local search on fragmentation is slow on the large types: the deadline holds.
+            if clock.elapsed().as_secs_f64() > pricing_deadline {
+                break;
+            }
             let seeds = best_columns(&pool, t, &duals, SEEDS_PER_TYPE);
             for (column, reduced) in context.heuristic(t, &duals, &seeds) {
                 if best.as_ref().is_none_or(|(_, r)| reduced < *r) {
@@ -238,6 +307,9 @@ fn solve(
             continue;
         }
         since_exact = 0;
+        if clock.elapsed().as_secs_f64() > pricing_deadline {
+            break;
+        }
         let prices = smoothing.prices(&duals);
         // Each type's MIP gets what is left when it starts: the types share the threads,
         // so a limit fixed up front would let the round overrun the deadline.
@@ -249,15 +321,9 @@ fn solve(
             threads: Some(1),
             ..options.clone()
         };
-        let priced: Vec<Result<pricing::Priced, String>> = workers.install(|| {
-            use rayon::prelude::*;
-            (0..types.len())
-                .into_par_iter()
-                .map(|t| {
-                    let start = best_heuristic[t].as_ref().map(|(c, _)| c);
-                    context.price(t, &prices, start, &pricing_options())
-                })
-                .collect()
+        let priced = in_parallel(types.len(), threads, |t| {
+            let start = best_heuristic[t].as_ref().map(|(c, _)| c);
+            context.price(t, &prices, start, &pricing_options())
         });
         let mut rho_lower = vec![0.0; types.len()];
         let mut all_proven = true;
@@ -330,6 +396,7 @@ fn solve(
         Ok(())
     };
     let mut start = start;
+    let mut kept: Vec<usize> = last_lambda.iter().map(|&(c, _)| c).collect();
     // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
     // fewer of the LP's nodes leaves the repair more room.
     for keep in ROUNDING_KEEP {
@@ -350,11 +417,16 @@ fn solve(
         {
             timed_out |= integer.timed_out;
             consider(&integer.uses, &pool)?;
+            kept.extend(integer.uses.iter().map(|&(c, _)| c));
         }
     } else {
         timed_out = true;
     }
     stats.integer_seconds = integer_clock.elapsed().as_secs_f64();
+    kept.extend(start.iter().map(|&(c, _)| c));
+    kept.sort_unstable();
+    kept.dedup();
+    carry.keep(objective, &types, &shapes, &pool, kept);
 
     let incumbent = best.0;
     let raw_bound = sign * smoothing.best_bound();
