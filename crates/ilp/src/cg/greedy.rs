@@ -57,15 +57,7 @@ impl PricingContext<'_> {
             if slots.is_empty() {
                 continue;
             }
-            let Ok(column) = Column::new(
-                type_index,
-                self.types,
-                self.shapes,
-                self.tasks,
-                self.typical,
-                self.objective,
-                slots,
-            ) else {
+            let Ok(column) = self.column(type_index, slots) else {
                 continue;
             };
             if found.iter().any(|(c, _)| c.counts == column.counts) {

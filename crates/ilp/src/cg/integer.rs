@@ -5,7 +5,7 @@
 use gapbench_model::{Cluster, ClusterState, DeviceSet, Placement};
 use highs::{ColProblem, HighsModelStatus, HighsSolutionStatus, Sense};
 
-use super::column::{Added, Column, ColumnPool, TypeCluster};
+use super::column::{Added, ColumnPool, TypeCluster};
 use super::greedy::choose_devices;
 use super::pricing::PricingContext;
 use crate::model::Demand;
@@ -243,16 +243,7 @@ pub(crate) fn round_and_repair(
         open.push(node);
     }
     for node in open {
-        let column = Column::new(
-            node.type_index,
-            types,
-            shapes,
-            context.tasks,
-            context.typical,
-            context.objective,
-            node.slots,
-        )
-        .ok()?;
+        let column = context.column(node.type_index, node.slots).ok()?;
         let c = match pool.add(column) {
             Added::New(c) | Added::Cheaper(c) | Added::Known(c) => c,
         };

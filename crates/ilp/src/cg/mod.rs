@@ -228,19 +228,6 @@ fn solve(
     } else {
         Vec::new()
     };
-    let carried = carry.columns(objective, &types, &shapes, |t, slots| {
-        column::Column::new(
-            t,
-            &types,
-            &shapes,
-            snapshot.tasks,
-            snapshot.typical,
-            objective,
-            slots,
-        )
-    });
-    stats.carried_columns = carried.len();
-    add_columns(&mut pool, &mut master, carried)?;
     for &(large, small) in &exchanges {
         master.add_exchange(large, small)?;
     }
@@ -254,6 +241,12 @@ fn solve(
         shape_of: shapes.shape_of_task(snapshot.tasks.len()),
         typical_probability: snapshot.typical.pods.iter().map(|p| p.probability).sum(),
     };
+
+    let carried = carry.columns(objective, &types, &shapes, |t, slots| {
+        context.column(t, slots)
+    });
+    stats.carried_columns = carried.len();
+    add_columns(&mut pool, &mut master, carried)?;
 
     // Column generation.
     let pricing_clock = Instant::now();

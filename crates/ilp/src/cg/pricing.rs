@@ -60,6 +60,39 @@ impl PricingContext<'_> {
         }
     }
 
+    /// The column of type `type_index` holding `slots`, judged by the checker.
+    pub fn column(
+        &self,
+        type_index: usize,
+        slots: Vec<(usize, DeviceSet)>,
+    ) -> Result<Column, String> {
+        Column::new(
+            type_index,
+            self.types,
+            self.shapes,
+            self.tasks,
+            self.typical,
+            self.objective,
+            slots,
+        )
+    }
+
+    /// [`Self::column`] with its reduced cost under `prices` (`None` for no slots: the
+    /// empty node is the convexity slack, not a column).
+    fn priced_column(
+        &self,
+        type_index: usize,
+        slots: Vec<(usize, DeviceSet)>,
+        prices: &[f64],
+    ) -> Result<Option<(Column, f64)>, String> {
+        if slots.is_empty() {
+            return Ok(None);
+        }
+        let column = self.column(type_index, slots)?;
+        let reduced = column.cost - column.priced(prices);
+        Ok(Some((column, reduced)))
+    }
+
     /// A lower bound on `ρ_τ(y)` that needs no solve: the least a configuration can cost
     /// relative to the empty node (power only grows; allocation earns at most the node's
     /// GPUs; fragmentation falls at most to 0), less the most every positive price can
@@ -217,21 +250,7 @@ impl PricingContext<'_> {
                     .enumerate()
                     .filter_map(|(task, p)| Some((self.shape_of[task]?, p.as_ref()?.devices)))
                     .collect();
-                if slots.is_empty() {
-                    None
-                } else {
-                    let column = Column::new(
-                        type_index,
-                        self.types,
-                        self.shapes,
-                        self.tasks,
-                        self.typical,
-                        self.objective,
-                        slots,
-                    )?;
-                    let reduced = column.cost - column.priced(prices);
-                    Some((column, reduced))
-                }
+                self.priced_column(type_index, slots, prices)?
             }
         };
         // Optimal within the pricing gap is not yet a proof that no column improves: only
@@ -265,21 +284,7 @@ impl PricingContext<'_> {
             |s| self.profit(s, prices),
             incumbent,
         );
-        let best = if searched.slots.is_empty() {
-            None
-        } else {
-            let column = Column::new(
-                type_index,
-                self.types,
-                self.shapes,
-                self.tasks,
-                self.typical,
-                self.objective,
-                searched.slots,
-            )?;
-            let reduced = column.cost - column.priced(prices);
-            Some((column, reduced))
-        };
+        let best = self.priced_column(type_index, searched.slots, prices)?;
         Ok(Priced {
             lower_bound: searched.lower_bound,
             best,
