@@ -138,9 +138,9 @@ pub(crate) fn expand(
 
 /// Round and repair: a feasible integer solution near the master LP's. Every column keeps
 /// `⌊λ_c⌋` nodes; the tasks left over (at most one node's worth per fractional column) are
-/// packed first-fit-decreasing into the nodes left over — onto an open node if one holds
-/// the task, else onto a new node of the type where the task alone costs least — and
-/// each repaired node becomes a column. `None` when some task fits on no node left.
+/// packed first-fit-decreasing — onto a rounded or already opened node if one holds the
+/// task, else onto a new node of the type where the task alone costs least — and each
+/// node becomes a column. `None` when some task fits on no node left.
 pub(crate) fn round_and_repair(
     context: &PricingContext,
     pool: &mut ColumnPool,
@@ -177,6 +177,29 @@ pub(crate) fn round_and_repair(
     if demand == Demand::AtMost {
         return Some(uses);
     }
+    struct Open {
+        type_index: usize,
+        state: ClusterState,
+        slots: Vec<(usize, DeviceSet)>,
+    }
+    // The rounded nodes take leftover tasks first (first fit), then empty nodes open: on a
+    // nearly full cluster there are too few empty nodes for the leftovers alone.
+    let task_of = |s: usize| &context.tasks[shapes.shapes[s].tasks[0]];
+    let mut open: Vec<Open> = Vec::new();
+    for (c, n) in std::mem::take(&mut uses) {
+        let column = &pool.columns[c];
+        let mut state = ClusterState::empty(&types[column.type_index].one_node);
+        for &(s, devices) in &column.slots {
+            state.bind(task_of(s), Placement { node: 0, devices });
+        }
+        for _ in 0..n {
+            open.push(Open {
+                type_index: column.type_index,
+                state: state.clone(),
+                slots: column.slots.clone(),
+            });
+        }
+    }
     // Residual tasks, largest first (GPU milli, then CPU).
     let mut residual: Vec<usize> = Vec::new();
     for (s, &n) in left.iter().enumerate() {
@@ -190,15 +213,9 @@ pub(crate) fn round_and_repair(
             s,
         )
     });
-    struct Open {
-        type_index: usize,
-        state: ClusterState,
-        slots: Vec<(usize, DeviceSet)>,
-    }
-    let mut open: Vec<Open> = Vec::new();
     let place = |node: &mut Open, s: usize| -> bool {
         let shape = &shapes.shapes[s];
-        let task = &context.tasks[shape.tasks[0]];
+        let task = task_of(s);
         let kind = &types[node.type_index];
         if !node.state.fits(&kind.one_node, 0, task) {
             return false;
