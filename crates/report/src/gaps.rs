@@ -86,11 +86,13 @@ fn summaries(out: &mut String, rows: &[(&str, &GapRow)]) -> Result<()> {
     Ok(())
 }
 
-/// `low – high (status)`, or the one value when proven optimal.
+/// `low – high (status)`, the one value when proven optimal, the status alone without a
+/// gap (an error, an infeasible solve).
 fn interval(row: &GapRow) -> String {
     let number = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.2}"));
     match (&row.status, row.gap_low_pct, row.gap_high_pct) {
         (SolveStatus::Optimal, Some(low), _) => format!("{low:.2} (optimal)"),
+        (status, None, None) => status.label(),
         (status, low, high) => format!("{} – {} ({})", number(low), number(high), status.label()),
     }
 }

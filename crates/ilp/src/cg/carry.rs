@@ -29,11 +29,13 @@ fn key_of(shapes: &Shapes, s: usize) -> ShapeKey {
     )
 }
 
+/// One carried configuration: its objective, node type id and slots by shape key.
+type Carried = (Objective, usize, Vec<(ShapeKey, DeviceSet)>);
+
 /// Configurations from earlier solves of one sweep, per objective.
 #[derive(Debug, Clone, Default)]
 pub struct ColumnCarry {
-    /// `(objective, node type id, slots by shape key)`.
-    configurations: Vec<(Objective, usize, Vec<(ShapeKey, DeviceSet)>)>,
+    configurations: Vec<Carried>,
 }
 
 impl ColumnCarry {

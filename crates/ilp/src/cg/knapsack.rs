@@ -24,6 +24,7 @@
 use gapbench_model::{DeviceSet, NodeType, MILLI_GPU_PER_GPU};
 
 use super::column::TypeCluster;
+use super::devices::{device_weight, pack, Packing, HALF_DEVICE_MILLI};
 use crate::shapes::{ShapeKind, Shapes};
 use crate::solve::Objective;
 
@@ -33,8 +34,6 @@ const LEVEL_BUDGET: u64 = 20_000;
 const NODE_BUDGET: u64 = 200_000;
 /// Golden-section steps of the GPU multiplier (the CPU one is exact for each).
 const MULTIPLIER_STEPS: usize = 48;
-/// A sharing task of more than this takes a device no other such task can share.
-const HALF_DEVICE_MILLI: u32 = MILLI_GPU_PER_GPU / 2;
 
 /// One shape as the search sees it.
 #[derive(Debug, Clone)]
@@ -56,35 +55,24 @@ struct Item {
     surrogate: f64,
 }
 
-/// A dual-feasible function of bin packing (Fekete and Schepers, 2001) on device milli:
-/// shares above `1000 − ε` count as a whole device, shares below `ε` as nothing (for
-/// `ε ≤ 500`). Whatever fits on one device weighs at most 1000 after it, so
-/// `Σ device_weight ≤ 1000·devices` holds for every real packing, yet it is tighter than
-/// milli: two 810-milli tasks weigh 2000, as they need two devices.
-fn device_weight(whole_devices: u32, share_milli: u32, epsilon: u32) -> u64 {
-    let share = if share_milli == 0 || share_milli < epsilon {
-        0
-    } else if share_milli > MILLI_GPU_PER_GPU - epsilon {
-        MILLI_GPU_PER_GPU
-    } else {
-        share_milli
-    };
-    u64::from(whole_devices * MILLI_GPU_PER_GPU + share)
+/// How many items of `each` fit in `capacity` (no limit when `each` is 0).
+fn fits(capacity: u64, each: u64) -> u32 {
+    capacity
+        .checked_div(each)
+        .map_or(u32::MAX, |n| n.min(u64::from(u32::MAX)) as u32)
 }
 
 impl Item {
     /// The same item capped by a level's CPU and devices; `None` if none fits.
     fn at_level(&self, level: &Level) -> Option<Item> {
-        let mut most = self.most;
-        if self.cpu_milli > 0 {
-            most = most.min((level.cpu_milli / self.cpu_milli).min(u64::from(u32::MAX)) as u32);
-        }
-        if self.whole_devices > 0 {
-            most = most.min(level.devices / self.whole_devices);
-        }
-        if self.share_milli > 0 {
-            most = most.min(level.devices * (MILLI_GPU_PER_GPU / self.share_milli));
-        }
+        let per_device = MILLI_GPU_PER_GPU
+            .checked_div(self.share_milli)
+            .map_or(u32::MAX, |per| level.devices * per);
+        let most = self
+            .most
+            .min(fits(level.cpu_milli, self.cpu_milli))
+            .min(fits(level.devices.into(), self.whole_devices.into()))
+            .min(per_device);
         (most > 0).then(|| Item {
             most,
             ..self.clone()
@@ -93,27 +81,20 @@ impl Item {
 
     /// How many more fit beside `used`: each capacity on its own.
     fn room(&self, used: &Resources, level: &Level) -> u32 {
-        let mut most = self.most;
-        if self.cpu_milli > 0 {
-            most = most.min((used.cpu_left_milli / self.cpu_milli).min(u64::from(u32::MAX)) as u32);
-        }
-        if self.memory_mib > 0 {
-            let fit = used.memory_left_mib / self.memory_mib;
-            most = most.min(fit.min(u64::from(u32::MAX)) as u32);
-        }
         let free_devices = level.devices - used.whole_devices;
-        if self.whole_devices > 0 {
-            let shared = used.share_milli.div_ceil(u64::from(MILLI_GPU_PER_GPU)) as u32;
-            let whole_free = free_devices.saturating_sub(shared.max(used.large_shares));
-            most = most.min(whole_free / self.whole_devices);
-        }
-        if self.share_milli > 0 {
-            let milli_free =
-                u64::from(free_devices * MILLI_GPU_PER_GPU).saturating_sub(used.share_milli);
-            most = most.min((milli_free / u64::from(self.share_milli)) as u32);
-            if self.share_milli > HALF_DEVICE_MILLI {
-                most = most.min(free_devices.saturating_sub(used.large_shares));
-            }
+        // Whole tasks need devices no share uses.
+        let shared = used.share_milli.div_ceil(u64::from(MILLI_GPU_PER_GPU)) as u32;
+        let whole_free = free_devices.saturating_sub(shared.max(used.large_shares));
+        let milli_free =
+            u64::from(free_devices * MILLI_GPU_PER_GPU).saturating_sub(used.share_milli);
+        let mut most = self
+            .most
+            .min(fits(used.cpu_left_milli, self.cpu_milli))
+            .min(fits(used.memory_left_mib, self.memory_mib))
+            .min(fits(whole_free.into(), self.whole_devices.into()))
+            .min(fits(milli_free, self.share_milli.into()));
+        if self.share_milli > HALF_DEVICE_MILLI {
+            most = most.min(free_devices.saturating_sub(used.large_shares));
         }
         most
     }
@@ -591,88 +572,6 @@ impl Search<'_> {
     }
 }
 
-/// Steps one packing may take before it gives up.
-const PACKING_BUDGET: u64 = 100_000;
-
-/// Whether sharing tasks fit their devices.
-enum Packing {
-    /// The device of each task.
-    Packed(Vec<usize>),
-    Impossible,
-    /// The packing budget ran out first.
-    Unknown,
-}
-
-/// Packs sharing tasks `(shape, milli)` onto `devices` devices of 1000 milli each. Exact:
-/// depth-first over tasks (largest first, so the first path is first-fit decreasing),
-/// trying each distinct device fill once.
-fn pack(tasks: &[(usize, u32)], devices: u32) -> Packing {
-    if tasks.is_empty() {
-        return Packing::Packed(Vec::new());
-    }
-    let mut order: Vec<usize> = (0..tasks.len()).collect();
-    order.sort_by(|&a, &b| tasks[b].1.cmp(&tasks[a].1).then(a.cmp(&b)));
-    let sizes: Vec<u32> = order.iter().map(|&i| tasks[i].1).collect();
-    let total: u32 = sizes.iter().sum();
-    if total > devices * MILLI_GPU_PER_GPU {
-        return Packing::Impossible;
-    }
-    let mut packer = Packer {
-        sizes,
-        fill: vec![0; devices as usize],
-        chosen: vec![0; tasks.len()],
-        steps: PACKING_BUDGET,
-    };
-    match packer.place(0, total) {
-        Some(true) => {
-            let mut bins = vec![0usize; tasks.len()];
-            for (position, &task) in order.iter().enumerate() {
-                bins[task] = packer.chosen[position];
-            }
-            Packing::Packed(bins)
-        }
-        Some(false) => Packing::Impossible,
-        None => Packing::Unknown,
-    }
-}
-
-struct Packer {
-    /// Task sizes, largest first.
-    sizes: Vec<u32>,
-    /// Milli used on each device.
-    fill: Vec<u32>,
-    /// The device of each task placed so far.
-    chosen: Vec<usize>,
-    steps: u64,
-}
-
-impl Packer {
-    /// Places task `k` onwards (`left` milli in all): `None` when the budget ran out.
-    fn place(&mut self, k: usize, left: u32) -> Option<bool> {
-        if k == self.sizes.len() {
-            return Some(true);
-        }
-        let free: u32 = self.fill.iter().map(|f| MILLI_GPU_PER_GPU - f).sum();
-        if left > free {
-            return Some(false);
-        }
-        for d in 0..self.fill.len() {
-            let size = self.sizes[k];
-            if self.fill[d] + size > MILLI_GPU_PER_GPU || self.fill[..d].contains(&self.fill[d]) {
-                continue;
-            }
-            self.steps = self.steps.checked_sub(1)?;
-            self.fill[d] += size;
-            self.chosen[k] = d;
-            if self.place(k + 1, left - size)? {
-                return Some(true);
-            }
-            self.fill[d] -= size;
-        }
-        Some(false)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -827,45 +726,6 @@ mod tests {
                 let cost = if objective == Objective::Alloc { 0.0 } else { column.cost };
                 let value = cost - column.counts.iter().map(|&(s, n)| f64::from(n) * profit[s]).sum::<f64>();
                 prop_assert!((value - optimum).abs() <= 1e-6, "search {value} vs optimum {optimum}");
-            }
-        }
-    }
-
-    #[test]
-    fn sharing_tasks_pack_exactly() {
-        // First fit decreasing fails here (500+300, 400+300+250, then 250 is left over);
-        // 500+250+250 and 400+300+300 fill two devices exactly.
-        let tasks = [(0, 500), (1, 400), (2, 300), (3, 300), (4, 250), (5, 250)];
-        match pack(&tasks, 2) {
-            Packing::Packed(bins) => {
-                let mut fill = [0u32; 2];
-                for (&(_, milli), bin) in tasks.iter().zip(&bins) {
-                    fill[*bin] += milli;
-                }
-                assert!(fill.iter().all(|&f| f <= 1000));
-            }
-            _ => panic!("500+250+250 and 400+300+300 fit on two devices"),
-        }
-        // Three tasks above half a device never fit on two.
-        assert!(matches!(
-            pack(&[(0, 510), (1, 510), (2, 510)], 2),
-            Packing::Impossible
-        ));
-    }
-
-    #[test]
-    fn dual_feasible_weights_never_exceed_a_device_for_what_fits_on_one() {
-        for epsilon in [0, 191, 350, 450] {
-            for a in (0..=1000).step_by(10) {
-                for b in (0..=1000 - a).step_by(10) {
-                    for c in (0..=1000 - a - b).step_by(10) {
-                        let weight = [a, b, c]
-                            .iter()
-                            .map(|&m| device_weight(0, m, epsilon))
-                            .sum::<u64>();
-                        assert!(weight <= 1000, "ε {epsilon}: {a}+{b}+{c} weighs {weight}");
-                    }
-                }
             }
         }
     }

@@ -15,6 +15,7 @@
 mod bound;
 mod carry;
 mod column;
+mod devices;
 mod dominance;
 mod greedy;
 mod integer;
