@@ -120,9 +120,9 @@ pub fn column_generation_carrying(
 
 /// `work(0..n)` on `threads` scoped threads (in order of the index, whoever runs it).
 ///
-/// Not a rayon pool: a solve may run on a rayon worker (the bench runs gap cells on one),
-/// and a worker waiting on another pool's `install` steals its own pool's jobs meanwhile —
-/// a whole other gap study — so pricing would wait for it.
+/// Not a rayon pool: a solve may itself run on a rayon worker (the bench's gap cells), and
+/// a worker blocked in another pool's `install` may run its own pool's jobs meanwhile — a
+/// whole other gap study — so pricing could wait behind it.
 fn in_parallel<T: Send>(n: usize, threads: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
     if threads <= 1 || n <= 1 {
         return (0..n).map(work).collect();
