@@ -235,8 +235,8 @@ impl Matrix {
         Ok(cells)
     }
 
-    /// The settings of a gap cell's study.
-    fn gap_settings(&self, cell: &GapCell) -> Result<GapSettings> {
+    /// The settings of a gap cell's study, each solve on `threads` cores.
+    fn gap_settings(&self, cell: &GapCell, threads: usize) -> Result<GapSettings> {
         let Some(gaps) = &self.spec.gaps else {
             bail!("gap cell without a [gaps] study");
         };
@@ -255,8 +255,7 @@ impl Matrix {
             sample_nodes,
             time_limit_s,
             mip_rel_gap: gaps.mip_gap.unwrap_or(0.0),
-            // Set per cell when it runs (one core each for sub-clusters).
-            threads: Some(1),
+            threads: Some(threads as u32),
             pareto_points,
             // Sub-clusters get the per-node model, the whole cluster column generation.
             exact_max_nodes: gaps.sample_nodes,
@@ -376,8 +375,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
             "gap studies",
         );
         let run = |cell: &GapCell, threads: usize| -> Result<()> {
-            let mut settings = matrix.gap_settings(cell)?;
-            settings.threads = Some(threads as u32);
+            let settings = matrix.gap_settings(cell, threads)?;
             let record = run_gap_cell(&matrix, &settings, &workloads[&cell.trace], cell)?;
             write_json(&gap_cell_path(&out, cell), &record)?;
             progress.inc(1);
