@@ -68,7 +68,7 @@ fn main() -> Result<(), String> {
         time_limit_s,
         ..SolveOptions::default()
     };
-    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,carried_columns,iterations,converged,pricing_s,integer_s,total_s");
+    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,carried_columns,iterations,converged,rounding_keep,rounded,integer_master,pricing_s,master_s,greedy_s,exact_s,integer_s,total_s");
     // Each checkpoint starts from the configurations the previous one used.
     let mut carry = ColumnCarry::new();
     for &checkpoint in &checkpoints {
@@ -79,12 +79,12 @@ fn main() -> Result<(), String> {
             let heuristic = heuristic_value(&snapshot, objective);
             let gap = gap_interval(&report, heuristic, cluster.gpu_capacity_milli());
             println!(
-                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{},{:.2},{:.2},{:.2}",
+                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{},{:?},{:?},{:?},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
                 objective.name(),
                 snapshot.tasks.len(),
                 report.incumbent,
                 report.bound,
-                report.status.label(),
+                match &report.status { gapbench_ilp::SolveStatus::Error(e) => format!("error: {e}"), s => s.label().to_string() },
                 gap.map(|g| g.low_pct),
                 gap.and_then(|g| g.high_pct),
                 stats.lp_value,
@@ -94,7 +94,13 @@ fn main() -> Result<(), String> {
                 stats.carried_columns,
                 stats.iterations,
                 stats.converged,
+                stats.rounding.map(|r| r.0),
+                stats.rounding.map(|r| r.1),
+                stats.integer_master_value,
                 stats.pricing_seconds,
+                stats.master_seconds,
+                stats.greedy_seconds,
+                stats.exact_seconds,
                 stats.integer_seconds,
                 report.solve_seconds
             );

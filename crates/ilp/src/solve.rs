@@ -19,6 +19,10 @@ pub struct SolveOptions {
     /// Stop once `(incumbent − bound)/|incumbent|` is at most this (HiGHS `mip_rel_gap`);
     /// 0 asks for a proof of optimality.
     pub mip_rel_gap: f64,
+    /// Stop once `incumbent − bound` is at most this (HiGHS `mip_abs_gap`); `None` keeps
+    /// HiGHS's default. Pricing needs it: its value is far from 0 while what matters is
+    /// its distance to the convexity dual.
+    pub mip_abs_gap: Option<f64>,
     /// HiGHS `threads`; `None` keeps HiGHS's default. HiGHS keeps one scheduler per calling
     /// thread, so every solve from one thread must use the same value.
     pub threads: Option<u32>,
@@ -33,6 +37,7 @@ impl Default for SolveOptions {
         SolveOptions {
             time_limit_s: 60.0,
             mip_rel_gap: 0.0,
+            mip_abs_gap: None,
             threads: None,
             node_symmetry: true,
             verbose: false,
@@ -170,6 +175,9 @@ pub(crate) fn run_highs(
             "mip_rel_gap",
             model.try_set_option("mip_rel_gap", options.mip_rel_gap),
         )?;
+        if let Some(gap) = options.mip_abs_gap {
+            set("mip_abs_gap", model.try_set_option("mip_abs_gap", gap))?;
+        }
         if let Some(threads) = options.threads {
             set("threads", model.try_set_option("threads", threads as i32))?;
             if threads > 1 {

@@ -67,9 +67,10 @@ pub(crate) fn solve_integer_master(
             .try_set_option("threads", threads as i32)
             .map_err(|e| format!("HiGHS option threads: {e:?}"))?;
     }
+    // A solution may name a column more than once (the repair opens nodes one by one).
     let mut values = vec![0.0; pool.len()];
     for &(c, n) in start {
-        values[c] = f64::from(n);
+        values[c] += f64::from(n);
     }
     model
         .try_set_solution(Some(&values), None, None, None)

@@ -21,6 +21,8 @@
 //! When the node budget runs out, a level not searched to the end contributes
 //! `cost − root bound` to the lower bound, which stays valid.
 
+use std::time::Instant;
+
 use gapbench_model::{DeviceSet, NodeType, MILLI_GPU_PER_GPU};
 
 use super::column::TypeCluster;
@@ -28,8 +30,8 @@ use super::devices::{device_weight, pack, Packing, HALF_DEVICE_MILLI};
 use crate::shapes::{ShapeKind, Shapes};
 use crate::solve::Objective;
 
-/// Search nodes one level may take, and one pricing call in all: deterministic, unlike a
-/// clock. Past them the caller falls back to the MIP.
+/// Search nodes one level may take, and one pricing call in all. Past them (or past the
+/// caller's deadline, whichever comes first) the caller falls back to the MIP.
 const LEVEL_BUDGET: u64 = 20_000;
 const NODE_BUDGET: u64 = 200_000;
 /// Golden-section steps of the GPU multiplier (the CPU one is exact for each).
@@ -133,6 +135,7 @@ pub(crate) fn best_configuration(
     shapes: &Shapes,
     profit: impl Fn(usize) -> f64,
     incumbent: Option<(Vec<(usize, DeviceSet)>, f64)>,
+    deadline: Option<Instant>,
 ) -> Searched {
     let node_type = *kind.node_type();
     let items: Vec<Item> = shapes
@@ -236,6 +239,7 @@ pub(crate) fn best_configuration(
             best_slots: None,
             tolerance,
             budget: budget.min(LEVEL_BUDGET),
+            deadline,
             exhausted: false,
             undecided: f64::INFINITY,
         };
@@ -452,6 +456,7 @@ struct Search<'a> {
     best_slots: Option<Vec<(usize, DeviceSet)>>,
     tolerance: f64,
     budget: u64,
+    deadline: Option<Instant>,
     exhausted: bool,
     /// The least value of a candidate whose packing was left undecided.
     undecided: f64,
@@ -486,7 +491,10 @@ impl Search<'_> {
         }
         let item = &self.items[k];
         for n in (0..=item.room(&used, &self.level)).rev() {
-            if self.budget == 0 {
+            // The clock is read every 256 nodes: reading it costs more than a node.
+            let late = || self.deadline.is_some_and(|d| Instant::now() >= d);
+            if self.budget == 0 || (self.budget % 256 == 0 && late()) {
+                self.budget = 0;
                 self.exhausted = true;
                 return;
             }
@@ -711,7 +719,7 @@ mod tests {
                     _ => prices[s],
                 })
                 .collect();
-            let searched = best_configuration(&types[0], objective, &shapes, |s| profit[s], None);
+            let searched = best_configuration(&types[0], objective, &shapes, |s| profit[s], None, None);
             let optimum = brute_force(&types[0], objective, &tasks, &profit, &shapes);
             prop_assert!(searched.lower_bound <= optimum + 1e-6, "{} > {optimum}", searched.lower_bound);
             let slots = &searched.slots;

@@ -10,7 +10,7 @@
 //! Row duals follow HiGHS's convention for minimisation: the reduced cost of a column is
 //! `cost_c − Σ_rows a_{r,c}·dual_r`.
 
-use highs::{ColProblem, HighsModelStatus, Model, Row, Sense};
+use highs::{Col, ColProblem, HighsModelStatus, Model, Row, Sense};
 
 use super::column::Column;
 use crate::model::Demand;
@@ -26,6 +26,8 @@ pub(crate) struct Master {
     /// (the highs crate cannot change a column's cost by pool index); the dearer twin is
     /// then dominated.
     pub pool_of: Vec<usize>,
+    /// HiGHS's handle of each master column.
+    columns: Vec<Col>,
 }
 
 /// An optimal basic solution of the restricted master.
@@ -73,6 +75,7 @@ impl Master {
             convexity,
             demand,
             pool_of: Vec::new(),
+            columns: Vec::new(),
         })
     }
 
@@ -86,11 +89,19 @@ impl Master {
                 .iter()
                 .map(|&(s, n)| (self.demand[s], f64::from(n))),
         );
-        model
+        let col = model
             .try_add_column(column.cost, 0.0.., factors)
             .map_err(|e| format!("HiGHS refused a column: {e:?}"))?;
         self.pool_of.push(pool_index);
+        self.columns.push(col);
         Ok(())
+    }
+
+    /// Requires `at_least ≤ λ ≤ at_most` of master column `master_column` (diving fixes
+    /// nodes so).
+    pub fn set_bounds(&mut self, master_column: usize, at_least: f64, at_most: f64) {
+        let model = self.model.as_mut().expect("master present between solves");
+        model.change_column_bounds(self.columns[master_column], at_least..=at_most);
     }
 
     /// `(pool index, λ)` of the pool columns `solution` uses (exchange columns left out).
@@ -108,7 +119,7 @@ impl Master {
     /// no pool column ([`EXCHANGE`] in `pool_of`).
     pub fn add_exchange(&mut self, large: usize, small: usize) -> Result<(), String> {
         let model = self.model.as_mut().expect("master present between solves");
-        model
+        let col = model
             .try_add_column(
                 0.0,
                 0.0..,
@@ -116,12 +127,31 @@ impl Master {
             )
             .map_err(|e| format!("HiGHS refused an exchange column: {e:?}"))?;
         self.pool_of.push(EXCHANGE);
+        self.columns.push(col);
         Ok(())
     }
 
     /// Solves the LP from the current basis within `time_limit_s`; `None` when the time
     /// ran out first.
     pub fn solve(&mut self, time_limit_s: f64) -> Result<Option<MasterSolution>, String> {
+        self.solve_allowing(time_limit_s, false)
+    }
+
+    /// [`Self::solve`], but rows the columns cannot meet give `None` too, not an error
+    /// (a dive's bounds may leave the pool without a solution), and so does a status HiGHS
+    /// leaves `Unknown` after bounds changed under its basis.
+    pub fn solve_if_feasible(
+        &mut self,
+        time_limit_s: f64,
+    ) -> Result<Option<MasterSolution>, String> {
+        self.solve_allowing(time_limit_s, true)
+    }
+
+    fn solve_allowing(
+        &mut self,
+        time_limit_s: f64,
+        infeasible_is_none: bool,
+    ) -> Result<Option<MasterSolution>, String> {
         let mut model = self.model.take().expect("master present between solves");
         model
             .try_set_option("time_limit", time_limit_s.max(0.01))
@@ -133,6 +163,13 @@ impl Master {
         let solution = solved.get_solution();
         let result = match status {
             HighsModelStatus::ReachedTimeLimit => Ok(None),
+            HighsModelStatus::Infeasible
+            | HighsModelStatus::UnboundedOrInfeasible
+            | HighsModelStatus::Unknown
+                if infeasible_is_none =>
+            {
+                Ok(None)
+            }
             // No column yet (the heuristic placed none of the tasks): λ = 0, all duals 0.
             HighsModelStatus::ModelEmpty => Ok(Some(MasterSolution {
                 value: 0.0,

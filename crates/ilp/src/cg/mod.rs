@@ -16,6 +16,7 @@ mod bound;
 mod carry;
 mod column;
 mod devices;
+mod dive;
 mod dominance;
 mod greedy;
 mod integer;
@@ -40,21 +41,35 @@ use crate::snapshot::{check_assignment, Snapshot};
 use crate::solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
 
 /// The share of the time limit column generation may use before the integer master runs.
-const PRICING_SHARE: f64 = 0.8;
+const PRICING_SHARE: f64 = 0.85;
 /// Greedy-priced iterations in a row before the exact pricing runs anyway.
 const EXACT_EVERY: usize = 30;
 /// Shares of the LP's node counts the rounding keeps, tried in turn until a repair works.
 const ROUNDING_KEEP: [f64; 4] = [1.0, 0.9, 0.75, 0.5];
+/// The share of the integer phase diving may use.
+const DIVE_SHARE: f64 = 0.5;
 /// Columns of a type the local search starts from, besides the greedy fills.
 const SEEDS_PER_TYPE: usize = 3;
 /// Time limit of one pricing MIP at first (doubled whenever a round stalls on it): its
-/// dual bound still counts when it stops.
-const PRICING_TIME_LIMIT_S: f64 = 1.0;
-/// Relative gap at which a pricing MIP may stop at first (divided by ten whenever a round
-/// stalls on it, down to [`PRICING_REL_GAP_FINAL`]): its dual bound keeps the Lagrangian
-/// bound valid whatever the gap.
-const PRICING_REL_GAP: f64 = 1e-2;
-const PRICING_REL_GAP_FINAL: f64 = 1e-6;
+/// dual bound still counts when it stops. A type gets between [`SMALLEST_TYPE_SHARE`] of
+/// it and all of it, by its node count: the bound loses `N_τ` times its pricing gap.
+const PRICING_TIME_LIMIT_S: f64 = 2.0;
+const SMALLEST_TYPE_SHARE: f64 = 0.125;
+/// The share of a pricing call's time the knapsack search may take: while it proves the
+/// type, and once it did not.
+const SEARCH_SHARE: f64 = 0.5;
+const SEARCH_SHARE_AFTER_FAILING: f64 = 0.1;
+/// How far from optimal a pricing MIP may stop, per node: its dual bound keeps the
+/// Lagrangian bound valid whatever the gap, and the bound loses at most `N_τ` times the
+/// gap to it. So the gap is a share of the bound's current distance from the LP, spread
+/// over the cluster's nodes (`ΣN_τ·gap = share·(LP − L)`), divided by ten whenever a round
+/// stalls, and never below a floor share of the LP per node. A relative gap would not do:
+/// a pricing value is far from 0 (e.g. −1,848 W for an 8-GPU node) while what matters is
+/// its distance to the convexity dual, a few watts near the end.
+const PRICING_GAP_SHARE: f64 = 0.1;
+const PRICING_GAP_FLOOR: f64 = 1e-5;
+/// The per-node gap before any bound: a share of the LP per node.
+const PRICING_GAP_FIRST: f64 = 1e-2;
 /// Wentges smoothing weight of the best prices so far.
 const SMOOTHING_ALPHA: f64 = 0.5;
 
@@ -76,7 +91,16 @@ pub struct CgStats {
     /// Pricing proved the master LP optimal (no improving column).
     pub converged: bool,
     pub pricing_seconds: f64,
+    /// Of `pricing_seconds`: master LP solves, greedy pricing, exact pricing rounds.
+    pub master_seconds: f64,
+    pub greedy_seconds: f64,
+    pub exact_seconds: f64,
     pub integer_seconds: f64,
+    /// The share of the LP's nodes the successful rounding kept, and the objective's value
+    /// of its repaired placement (`None`: every repair failed).
+    pub rounding: Option<(f64, f64)>,
+    /// The objective's value of the integer master's solution, if it returned one.
+    pub integer_master_value: Option<f64>,
 }
 
 /// Solves `objective` on `snapshot` by column generation; the report reads like any
@@ -256,14 +280,23 @@ fn solve(
     let threads = options.threads.unwrap_or(1).max(1) as usize;
     let mut since_exact = 0;
     let mut pricing_time_limit_s = PRICING_TIME_LIMIT_S;
-    let mut pricing_rel_gap = PRICING_REL_GAP;
+    let mut pricing_gap_tightening = 1.0;
+    let total_nodes: f64 = type_nodes.iter().sum::<usize>().max(1) as f64;
+    // Big types first: they take the longest and weigh most in the bound.
+    let mut by_size: Vec<usize> = (0..types.len()).collect();
+    by_size.sort_by_key(|&t| std::cmp::Reverse(types[t].nodes));
+    let most_nodes = type_nodes.iter().copied().max().unwrap_or(1).max(1) as f64;
+    let mut search_proves = vec![true; types.len()];
     let mut last_lambda: Vec<(usize, f64)> = Vec::new();
     loop {
         let left = pricing_deadline - clock.elapsed().as_secs_f64();
         if left <= 0.0 {
             break;
         }
-        let Some(lp) = master.solve(left)? else {
+        let master_clock = Instant::now();
+        let solved = master.solve(left)?;
+        stats.master_seconds += master_clock.elapsed().as_secs_f64();
+        let Some(lp) = solved else {
             break;
         };
         last_lambda = master.used_pool_columns(&lp);
@@ -278,6 +311,7 @@ fn solve(
 
         // Greedy pricing at the master's duals first; the MIP only when it finds nothing
         // (or every few rounds, to move the bound).
+        let greedy_clock = Instant::now();
         let mut improving: Vec<column::Column> = Vec::new();
         let mut best_heuristic: Vec<Option<(column::Column, f64)>> = vec![None; types.len()];
         for (t, best) in best_heuristic.iter_mut().enumerate() {
@@ -295,6 +329,7 @@ fn solve(
                 }
             }
         }
+        stats.greedy_seconds += greedy_clock.elapsed().as_secs_f64();
         if !improving.is_empty() {
             since_exact += 1;
             add_columns(&mut pool, &mut master, improving)?;
@@ -307,23 +342,47 @@ fn solve(
         let prices = smoothing.prices(&duals);
         // Each type's MIP gets what is left when it starts: the types share the threads,
         // so a limit fixed up front would let the round overrun the deadline.
-        let pricing_options = || SolveOptions {
+        let lp_scale = stats.lp_value.abs().max(1.0);
+        let bound_gap = stats.lp_value - smoothing.best_bound();
+        let pricing_abs_gap = if bound_gap.is_finite() {
+            (PRICING_GAP_SHARE * pricing_gap_tightening * bound_gap)
+                .max(PRICING_GAP_FLOOR * lp_scale)
+        } else {
+            PRICING_GAP_FIRST * lp_scale
+        } / total_nodes;
+        let pricing_options = |t: usize| SolveOptions {
             time_limit_s: (pricing_deadline - clock.elapsed().as_secs_f64())
-                .min(pricing_time_limit_s)
+                .min(
+                    pricing_time_limit_s
+                        * SMALLEST_TYPE_SHARE.max(types[t].nodes as f64 / most_nodes),
+                )
                 .max(0.01),
-            mip_rel_gap: pricing_rel_gap,
+            mip_rel_gap: 1e-9,
+            mip_abs_gap: Some(pricing_abs_gap),
             threads: Some(1),
             ..options.clone()
         };
-        let priced = in_parallel(types.len(), threads, |t| {
+        let exact_clock = Instant::now();
+        let mut priced = in_parallel(types.len(), threads, |k| {
+            let t = by_size[k];
             let start = best_heuristic[t].as_ref().map(|(c, _)| c);
-            context.price(t, &prices, start, &pricing_options())
+            let search_share = if search_proves[t] {
+                SEARCH_SHARE
+            } else {
+                SEARCH_SHARE_AFTER_FAILING
+            };
+            let priced = context.price(t, &prices, start, &pricing_options(t), search_share);
+            (t, priced)
         });
+        priced.sort_by_key(|(t, _)| *t);
+        let priced = priced.into_iter().map(|(_, result)| result);
+        stats.exact_seconds += exact_clock.elapsed().as_secs_f64();
         let mut rho_lower = vec![0.0; types.len()];
         let mut all_proven = true;
-        for (t, result) in priced.into_iter().enumerate() {
+        for (t, result) in priced.enumerate() {
             let result = result?;
             rho_lower[t] = result.lower_bound;
+            search_proves[t] = result.by_search;
             all_proven &= result.proven;
             if let Some((column, _)) = result.best {
                 if improves(t, &column) {
@@ -347,32 +406,19 @@ fn solve(
         }
         if stalled {
             pricing_time_limit_s *= 2.0;
-            pricing_rel_gap = (pricing_rel_gap / 10.0).max(PRICING_REL_GAP_FINAL);
+            pricing_gap_tightening /= 10.0;
         }
     }
     stats.pricing_seconds = pricing_clock.elapsed().as_secs_f64();
     stats.columns = pool.len();
-    // An LP solution that uses exchange columns over-covers some shapes; rounding wants
-    // configurations that place exactly the tasks, so the pool is solved once more
-    // without them.
-    if !exchanges.is_empty() {
-        let mut plain = Master::new(&type_nodes, &shape_counts, demand, options.threads)?;
-        for (i, column) in pool.columns.iter().enumerate() {
-            plain.add(column, i)?;
-        }
-        let left = (options.time_limit_s - clock.elapsed().as_secs_f64()) / 2.0;
-        if let Some(lp) = plain.solve(left)? {
-            last_lambda = plain.used_pool_columns(&lp);
-        }
-    }
-
     // Integer solutions: the LP rounded and repaired, then the integer master from the
     // better of that and the heuristic; the best placement of all (the heuristic's
     // included) is the incumbent.
     let integer_clock = Instant::now();
     let mut timed_out = !stats.converged;
     let mut best = (heuristic_value, snapshot.heuristic.clone());
-    let mut consider = |uses: &[(usize, u32)], pool: &ColumnPool| -> Result<(), String> {
+    // Checks and evaluates a solution, keeps it if it beats the best; returns its value.
+    let mut consider = |uses: &[(usize, u32)], pool: &ColumnPool| -> Result<f64, String> {
         let placement = expand(
             snapshot.cluster,
             &types,
@@ -387,16 +433,33 @@ fn solve(
         if sign * value < sign * best.0 {
             best = (value, placement);
         }
-        Ok(())
+        Ok(value)
     };
     let mut start = start;
     let mut kept: Vec<usize> = last_lambda.iter().map(|&(c, _)| c).collect();
+    // Diving takes at most half of what is left: the integer master gets the rest. It
+    // re-solves the pool without exchange columns (an LP solution that uses them
+    // over-covers some shapes; rounding wants configurations that place exactly the tasks).
+    let dive_deadline = Instant::now()
+        + std::time::Duration::from_secs_f64(
+            ((options.time_limit_s - clock.elapsed().as_secs_f64()) * DIVE_SHARE).max(0.0),
+        );
+    if let Some(dived) = dive::dive(
+        &pool,
+        &type_nodes,
+        &shape_counts,
+        demand,
+        options.threads,
+        dive_deadline,
+    )? {
+        last_lambda = dived;
+    }
     // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
     // fewer of the LP's nodes leaves the repair more room.
     for keep in ROUNDING_KEEP {
         let scaled: Vec<(usize, f64)> = last_lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
         if let Some(rounded) = round_and_repair(&context, &mut pool, &scaled, demand) {
-            consider(&rounded, &pool)?;
+            stats.rounding = Some((keep, consider(&rounded, &pool)?));
             if solution_cost(&pool, &rounded) < solution_cost(&pool, &start) {
                 start = rounded;
             }
@@ -410,7 +473,7 @@ fn solve(
             solve_integer_master(&pool, &types, &shape_counts, demand, &start, options, left)?
         {
             timed_out |= integer.timed_out;
-            consider(&integer.uses, &pool)?;
+            stats.integer_master_value = Some(consider(&integer.uses, &pool)?);
             kept.extend(integer.uses.iter().map(|&(c, _)| c));
         }
     } else {

@@ -13,6 +13,8 @@
 //! HiGHS's proven dual bound of this MIP bounds `ρ_τ` from below even when it stops early,
 //! which keeps the Lagrangian bound valid (see [`super::bound`]).
 
+use std::time::{Duration, Instant};
+
 use gapbench_model::{DeviceSet, Task, TypicalPods};
 use good_lp::{Expression, SolverModel};
 
@@ -31,6 +33,8 @@ pub(crate) struct Priced {
     pub best: Option<(Column, f64)>,
     /// HiGHS proved `best` optimal (within the pricing gap).
     pub proven: bool,
+    /// The knapsack search alone proved it (no MIP ran).
+    pub by_search: bool,
 }
 
 /// The read-only inputs every pricing call shares.
@@ -123,23 +127,33 @@ impl PricingContext<'_> {
     }
 
     /// Prices node type `type_index` under `prices` (one per shape), warm-started from
-    /// `start` (a column of this type, e.g. the heuristic pricing's best) when given.
+    /// `start` (a column of this type, e.g. the heuristic pricing's best) when given. The
+    /// knapsack search may take `search_share` of the time limit; the MIP, if needed, what
+    /// is left.
     pub fn price(
         &self,
         type_index: usize,
         prices: &[f64],
         start: Option<&Column>,
         options: &SolveOptions,
+        search_share: f64,
     ) -> Result<Priced, String> {
         if knapsack::applies(self.objective) {
-            let searched = self.price_by_search(type_index, prices, start)?;
+            let started = Instant::now();
+            let search_deadline =
+                started + Duration::from_secs_f64(options.time_limit_s * search_share);
+            let searched = self.price_by_search(type_index, prices, start, search_deadline)?;
             if searched.proven {
                 return Ok(searched);
             }
             // The search ran out of nodes: the MIP decides, from the better start, and
             // either bound holds.
             let start = better(start, searched.best.as_ref().map(|(c, _)| c), prices);
-            let mip = self.price_by_mip(type_index, prices, start, options)?;
+            let options = SolveOptions {
+                time_limit_s: (options.time_limit_s - started.elapsed().as_secs_f64()).max(0.01),
+                ..options.clone()
+            };
+            let mip = self.price_by_mip(type_index, prices, start, &options)?;
             let best = match (searched.best, mip.best) {
                 (Some(a), Some(b)) => Some(if b.1 < a.1 { b } else { a }),
                 (a, b) => a.or(b),
@@ -148,6 +162,7 @@ impl PricingContext<'_> {
                 lower_bound: searched.lower_bound.max(mip.lower_bound),
                 best,
                 proven: mip.proven,
+                by_search: false,
             });
         }
         self.price_by_mip(type_index, prices, start, options)
@@ -262,6 +277,7 @@ impl PricingContext<'_> {
             lower_bound,
             best,
             proven,
+            by_search: false,
         })
     }
 }
@@ -273,6 +289,7 @@ impl PricingContext<'_> {
         type_index: usize,
         prices: &[f64],
         start: Option<&Column>,
+        deadline: Instant,
     ) -> Result<Priced, String> {
         let incumbent = start
             .filter(|c| c.type_index == type_index)
@@ -283,12 +300,14 @@ impl PricingContext<'_> {
             self.shapes,
             |s| self.profit(s, prices),
             incumbent,
+            Some(deadline),
         );
         let best = self.priced_column(type_index, searched.slots, prices)?;
         Ok(Priced {
             lower_bound: searched.lower_bound,
             best,
             proven: searched.proven,
+            by_search: searched.proven,
         })
     }
 }
