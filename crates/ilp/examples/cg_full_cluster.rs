@@ -68,7 +68,7 @@ fn main() -> Result<(), String> {
         time_limit_s,
         ..SolveOptions::default()
     };
-    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,carried_columns,iterations,converged,rounding_keep,rounded,integer_master,pricing_s,master_s,greedy_s,exact_s,integer_s,total_s");
+    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,carried_columns,iterations,converged,rounding_keep,rounding_dived,rounded,integer_master,pricing_s,master_s,greedy_s,exact_s,integer_s,total_s");
     // Each checkpoint starts from the configurations the previous one used.
     let mut carry = ColumnCarry::new();
     for &checkpoint in &checkpoints {
@@ -79,7 +79,7 @@ fn main() -> Result<(), String> {
             let heuristic = heuristic_value(&snapshot, objective);
             let gap = gap_interval(&report, heuristic, cluster.gpu_capacity_milli());
             println!(
-                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{},{:?},{:?},{:?},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
+                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{},{:?},{:?},{:?},{:?},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
                 objective.name(),
                 snapshot.tasks.len(),
                 report.incumbent,
@@ -94,8 +94,9 @@ fn main() -> Result<(), String> {
                 stats.carried_columns,
                 stats.iterations,
                 stats.converged,
-                stats.rounding.map(|r| r.0),
-                stats.rounding.map(|r| r.1),
+                stats.rounding.map(|r| r.keep),
+                stats.rounding.map(|r| r.dived),
+                stats.rounding.map(|r| r.value),
                 stats.integer_master_value,
                 stats.pricing_seconds,
                 stats.master_seconds,

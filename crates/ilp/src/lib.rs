@@ -39,7 +39,7 @@ pub mod subcluster;
 
 pub use cg::{
     column_generation, column_generation_carrying, column_generation_with_stats, CgStats,
-    ColumnCarry,
+    ColumnCarry, Rounding,
 };
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use max_alloc::max_alloc;

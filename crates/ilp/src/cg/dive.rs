@@ -15,9 +15,14 @@ use super::column::ColumnPool;
 use super::master::Master;
 use crate::model::Demand;
 
+/// The master LP's solution before and after diving, as `(pool index, λ)`.
+pub(crate) struct Dived {
+    pub start: Vec<(usize, f64)>,
+    pub end: Vec<(usize, f64)>,
+}
+
 /// Dives from the master LP over `pool` (one node type per `type_nodes`, one shape per
-/// `shape_counts`); returns `(pool index, λ)` of the last LP solution it reached (`None`
-/// when the master had no solution in time).
+/// `shape_counts`); `None` when the master had no solution in time.
 pub(crate) fn dive(
     pool: &ColumnPool,
     type_nodes: &[usize],
@@ -25,7 +30,7 @@ pub(crate) fn dive(
     demand: Demand,
     threads: Option<u32>,
     deadline: Instant,
-) -> Result<Option<Vec<(usize, f64)>>, String> {
+) -> Result<Option<Dived>, String> {
     let mut master = Master::new(type_nodes, shape_counts, demand, threads)?;
     for (i, column) in pool.columns.iter().enumerate() {
         master.add(column, i)?;
@@ -39,7 +44,8 @@ pub(crate) fn dive(
         return Ok(None);
     };
     // Master column i is pool column i: every column was added once, in pool order.
-    let mut lambda = master.used_pool_columns(&lp);
+    let start = master.used_pool_columns(&lp);
+    let mut lambda = start.clone();
     let mut bounds = vec![(0.0, f64::INFINITY); pool.len()];
     let floor = |l: f64| (l + 1e-6).floor();
     while Instant::now() < deadline {
@@ -78,5 +84,60 @@ pub(crate) fn dive(
             }
         }
     }
-    Ok(Some(lambda))
+    Ok(Some(Dived { start, end: lambda }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cg::column::Column;
+
+    fn column(counts: &[usize], cost: f64) -> Column {
+        Column {
+            type_index: 0,
+            counts: counts.iter().map(|&s| (s, 1)).collect(),
+            slots: Vec::new(),
+            cost,
+        }
+    }
+
+    /// Three tasks a, b, c on two nodes; pairs cost 1, singles 1.5. The LP takes every pair
+    /// at ½ (1.5); the integer optimum is a pair and a single (2.5), which the dive reaches.
+    #[test]
+    fn dive_turns_a_fractional_triangle_into_the_integer_optimum() {
+        let mut pool = ColumnPool::default();
+        for (counts, cost) in [
+            (&[0, 1][..], 1.0),
+            (&[1, 2][..], 1.0),
+            (&[0, 2][..], 1.0),
+            (&[0][..], 1.5),
+            (&[1][..], 1.5),
+            (&[2][..], 1.5),
+        ] {
+            pool.add(column(counts, cost));
+        }
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        let dived = dive(&pool, &[2], &[1, 1, 1], Demand::Exactly, None, deadline)
+            .unwrap()
+            .expect("the master has a solution");
+        assert!(
+            dived.start.iter().all(|&(_, l)| (l - 0.5).abs() < 1e-6),
+            "the LP takes every pair at ½: {:?}",
+            dived.start
+        );
+        let lambda = dived.end;
+        let mut covered = [0.0; 3];
+        let (mut nodes, mut cost) = (0.0, 0.0);
+        for &(c, l) in &lambda {
+            assert!((l - l.round()).abs() < 1e-6, "λ = {l} is fractional");
+            for &(s, n) in &pool.columns[c].counts {
+                covered[s] += l * f64::from(n);
+            }
+            nodes += l;
+            cost += l * pool.columns[c].cost;
+        }
+        assert_eq!(covered, [1.0; 3]);
+        assert!(nodes <= 2.0 + 1e-9);
+        assert!((cost - 2.5).abs() < 1e-6, "cost {cost}");
+    }
 }

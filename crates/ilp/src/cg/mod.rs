@@ -96,11 +96,21 @@ pub struct CgStats {
     pub greedy_seconds: f64,
     pub exact_seconds: f64,
     pub integer_seconds: f64,
-    /// The share of the LP's nodes the successful rounding kept, and the objective's value
-    /// of its repaired placement (`None`: every repair failed).
-    pub rounding: Option<(f64, f64)>,
+    /// The best rounding of the LP (`None`: every repair failed).
+    pub rounding: Option<Rounding>,
     /// The objective's value of the integer master's solution, if it returned one.
     pub integer_master_value: Option<f64>,
+}
+
+/// A rounded and repaired LP solution.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rounding {
+    /// The share of the LP's nodes it kept.
+    pub keep: f64,
+    /// Rounded after diving, or straight from the LP.
+    pub dived: bool,
+    /// The objective's value of its placement.
+    pub value: f64,
 }
 
 /// Solves `objective` on `snapshot` by column generation; the report reads like any
@@ -440,11 +450,13 @@ fn solve(
     // Diving takes at most half of what is left: the integer master gets the rest. It
     // re-solves the pool without exchange columns (an LP solution that uses them
     // over-covers some shapes; rounding wants configurations that place exactly the tasks).
+    // The LP is rounded before and after the dive: diving rescues a nearly full cluster,
+    // plain rounding is often cheaper on a half-empty one.
     let dive_deadline = Instant::now()
         + std::time::Duration::from_secs_f64(
             ((options.time_limit_s - clock.elapsed().as_secs_f64()) * DIVE_SHARE).max(0.0),
         );
-    if let Some(dived) = dive::dive(
+    let candidates = match dive::dive(
         &pool,
         &type_nodes,
         &shape_counts,
@@ -452,18 +464,24 @@ fn solve(
         options.threads,
         dive_deadline,
     )? {
-        last_lambda = dived;
-    }
-    // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
-    // fewer of the LP's nodes leaves the repair more room.
-    for keep in ROUNDING_KEEP {
-        let scaled: Vec<(usize, f64)> = last_lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
-        if let Some(rounded) = round_and_repair(&context, &mut pool, &scaled, demand) {
-            stats.rounding = Some((keep, consider(&rounded, &pool)?));
-            if solution_cost(&pool, &rounded) < solution_cost(&pool, &start) {
-                start = rounded;
+        Some(dived) => vec![(false, dived.start), (true, dived.end)],
+        None => vec![(false, last_lambda)],
+    };
+    for (dived, lambda) in candidates {
+        // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
+        // fewer of the LP's nodes leaves the repair more room.
+        for keep in ROUNDING_KEEP {
+            let scaled: Vec<(usize, f64)> = lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
+            if let Some(rounded) = round_and_repair(&context, &mut pool, &scaled, demand) {
+                let value = consider(&rounded, &pool)?;
+                if stats.rounding.is_none_or(|r| sign * value < sign * r.value) {
+                    stats.rounding = Some(Rounding { keep, dived, value });
+                }
+                if solution_cost(&pool, &rounded) < solution_cost(&pool, &start) {
+                    start = rounded;
+                }
+                break;
             }
-            break;
         }
     }
     stats.columns = pool.len();
