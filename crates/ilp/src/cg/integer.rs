@@ -10,7 +10,7 @@ use super::greedy::choose_devices;
 use super::pricing::PricingContext;
 use crate::model::Demand;
 use crate::shapes::Shapes;
-use crate::solve::SolveOptions;
+use crate::solve::{Objective, SolveOptions};
 
 /// The restricted integer master's answer.
 pub(crate) struct IntegerMaster {
@@ -182,9 +182,17 @@ pub(crate) fn round_and_repair(
         type_index: usize,
         state: ClusterState,
         slots: Vec<(usize, DeviceSet)>,
+        /// The node's cost relative to the empty node.
+        cost: f64,
+        /// The pool column the node still is (the repair has not touched it): its twins
+        /// would take a task at the same cost, so only the first is tried.
+        column: Option<usize>,
     }
-    // The rounded nodes take leftover tasks first (first fit), then empty nodes open: on a
-    // nearly full cluster there are too few empty nodes for the leftovers alone.
+    // The rounded nodes take leftover tasks first, then empty nodes open: on a nearly full
+    // cluster there are too few empty nodes for the leftovers alone. For power, each task
+    // goes where it adds the least power (a socket or a device already awake costs
+    // nothing more), an empty node included; otherwise to the first node it fits.
+    let best_fit = context.objective == Objective::Power;
     let task_of = |s: usize| &context.tasks[shapes.shapes[s].tasks[0]];
     let mut open: Vec<Open> = Vec::new();
     for (c, n) in std::mem::take(&mut uses) {
@@ -198,6 +206,8 @@ pub(crate) fn round_and_repair(
                 type_index: column.type_index,
                 state: state.clone(),
                 slots: column.slots.clone(),
+                cost: column.cost,
+                column: Some(c),
             });
         }
     }
@@ -214,51 +224,99 @@ pub(crate) fn round_and_repair(
             s,
         )
     });
-    let place = |node: &mut Open, s: usize| -> bool {
-        let shape = &shapes.shapes[s];
-        let task = task_of(s);
+    // The devices a task of shape `s` would take on `node`, if it fits.
+    let devices_on = |node: &Open, s: usize| -> Option<DeviceSet> {
         let kind = &types[node.type_index];
-        if !node.state.fits(&kind.one_node, 0, task) {
-            return false;
+        if !node.state.fits(&kind.one_node, 0, task_of(s)) {
+            return None;
         }
-        let Some(devices) = choose_devices(&node.state.nodes[0], shape.kind(), shape) else {
-            return false;
-        };
-        node.state.bind(task, Placement { node: 0, devices });
-        node.slots.push((s, devices));
-        true
+        choose_devices(
+            &node.state.nodes[0],
+            shapes.shapes[s].kind(),
+            &shapes.shapes[s],
+        )
+    };
+    // `node` with the task on `devices`: its state, slots and cost.
+    let with_task = |node: &Open, s: usize, devices: DeviceSet| -> Open {
+        let mut state = node.state.clone();
+        state.bind(task_of(s), Placement { node: 0, devices });
+        let mut slots = node.slots.clone();
+        slots.push((s, devices));
+        let allocated: u64 = slots
+            .iter()
+            .map(|&(s, _)| u64::from(shapes.shapes[s].total_gpu_milli()))
+            .sum();
+        let kind = &types[node.type_index];
+        let cost = kind.relative_cost(context.typical, context.objective, &state, allocated);
+        Open {
+            type_index: node.type_index,
+            state,
+            slots,
+            cost,
+            column: None,
+        }
     };
     for s in residual {
-        if open.iter_mut().any(|node| place(node, s)) {
-            continue;
+        // The best node already open: (added cost, index, the node with the task).
+        let mut chosen: Option<(f64, usize, Open)> = None;
+        let mut tried_columns = std::collections::HashSet::new();
+        for (i, node) in open.iter().enumerate() {
+            if node.column.is_some_and(|c| !tried_columns.insert(c)) {
+                continue;
+            }
+            let Some(devices) = devices_on(node, s) else {
+                continue;
+            };
+            let after = with_task(node, s, devices);
+            let added = after.cost - node.cost;
+            if chosen.as_ref().is_none_or(|(best, _, _)| added < *best) {
+                chosen = Some((added, i, after));
+            }
+            if !best_fit {
+                break;
+            }
         }
-        let shape = &shapes.shapes[s];
-        let mut best: Option<(f64, Open)> = None;
+        if !best_fit {
+            if let Some((_, i, after)) = chosen {
+                open[i] = after;
+                continue;
+            }
+        }
+        // The cheapest empty node that takes the task alone.
+        let mut fresh: Option<Open> = None;
         for (t, kind) in types.iter().enumerate() {
             if nodes_left[t] == 0 {
                 continue;
             }
-            let mut node = Open {
+            let empty = Open {
                 type_index: t,
                 state: ClusterState::empty(&kind.one_node),
                 slots: Vec::new(),
+                cost: 0.0,
+                column: None,
             };
-            if !place(&mut node, s) {
+            let Some(devices) = devices_on(&empty, s) else {
                 continue;
-            }
-            let cost = kind.relative_cost(
-                context.typical,
-                context.objective,
-                &node.state,
-                u64::from(shape.total_gpu_milli()),
-            );
-            if best.as_ref().is_none_or(|(b, _)| cost < *b) {
-                best = Some((cost, node));
+            };
+            let node = with_task(&empty, s, devices);
+            if fresh.as_ref().is_none_or(|best| node.cost < best.cost) {
+                fresh = Some(node);
             }
         }
-        let (_, node) = best?;
-        nodes_left[node.type_index] -= 1;
-        open.push(node);
+        let opens_a_node = match (&chosen, &fresh) {
+            (Some((added, _, _)), Some(node)) => node.cost < *added,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (None, None) => return None,
+        };
+        if opens_a_node {
+            let node = fresh.expect("an empty node takes the task");
+            nodes_left[node.type_index] -= 1;
+            open.push(node);
+        } else {
+            let (_, i, after) = chosen.expect("an open node takes the task");
+            open[i] = after;
+        }
     }
     for node in open {
         let column = context.column(node.type_index, node.slots).ok()?;

@@ -18,8 +18,8 @@
 //! bound) and each shape capped by what still fits of it. Device packing is exact: a
 //! candidate counts only once its sharing tasks are packed onto real devices.
 //!
-//! When the node budget runs out, a level not searched to the end contributes
-//! `cost − root bound` to the lower bound, which stays valid.
+//! When the node budget or the caller's deadline runs out, a level not searched to the end
+//! contributes `cost − root bound` to the lower bound, which stays valid.
 
 use std::time::Instant;
 

@@ -44,10 +44,12 @@ use crate::solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStat
 const PRICING_SHARE: f64 = 0.85;
 /// Greedy-priced iterations in a row before the exact pricing runs anyway.
 const EXACT_EVERY: usize = 30;
-/// Shares of the LP's node counts the rounding keeps, tried in turn until a repair works.
+/// Shares of the LP's node counts the rounding keeps, tried in turn until
+/// [`ROUNDINGS_KEPT`] repairs work.
 const ROUNDING_KEEP: [f64; 4] = [1.0, 0.9, 0.75, 0.5];
-/// The share of the integer phase diving may use.
-const DIVE_SHARE: f64 = 0.5;
+const ROUNDINGS_KEPT: usize = 2;
+/// The share of the integer phase diving may use (the integer master gets the rest).
+const DIVE_SHARE: f64 = 0.25;
 /// Columns of a type the local search starts from, besides the greedy fills.
 const SEEDS_PER_TYPE: usize = 3;
 /// Time limit of one pricing MIP at first (doubled whenever a round stalls on it): its
@@ -447,7 +449,7 @@ fn solve(
     };
     let mut start = start;
     let mut kept: Vec<usize> = last_lambda.iter().map(|&(c, _)| c).collect();
-    // Diving takes at most half of what is left: the integer master gets the rest. It
+    // Diving takes at most a quarter of what is left: the integer master gets the rest. It
     // re-solves the pool without exchange columns (an LP solution that uses them
     // over-covers some shapes; rounding wants configurations that place exactly the tasks).
     // The LP is rounded before and after the dive: diving rescues a nearly full cluster,
@@ -469,8 +471,13 @@ fn solve(
     };
     for (dived, lambda) in candidates {
         // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
-        // fewer of the LP's nodes leaves the repair more room.
+        // fewer of the LP's nodes leaves the repair more room, and sometimes finds a
+        // cheaper packing: the first [`ROUNDINGS_KEPT`] repairs that work all count.
+        let mut repaired = 0;
         for keep in ROUNDING_KEEP {
+            if repaired == ROUNDINGS_KEPT {
+                break;
+            }
             let scaled: Vec<(usize, f64)> = lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
             if let Some(rounded) = round_and_repair(&context, &mut pool, &scaled, demand) {
                 let value = consider(&rounded, &pool)?;
@@ -480,7 +487,7 @@ fn solve(
                 if solution_cost(&pool, &rounded) < solution_cost(&pool, &start) {
                     start = rounded;
                 }
-                break;
+                repaired += 1;
             }
         }
     }
