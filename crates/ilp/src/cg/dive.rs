@@ -15,76 +15,91 @@ use super::column::ColumnPool;
 use super::master::Master;
 use crate::model::Demand;
 
-/// The master LP's solution before and after diving, as `(pool index, λ)`.
-pub(crate) struct Dived {
+/// The exchange-free master over a pool, solved once, ready to dive.
+pub(crate) struct Dive {
+    master: Master,
+    /// The LP solution before diving, as `(pool index, λ)`.
     pub start: Vec<(usize, f64)>,
-    pub end: Vec<(usize, f64)>,
+    pool_len: usize,
 }
 
-/// Dives from the master LP over `pool` (one node type per `type_nodes`, one shape per
-/// `shape_counts`); `None` when the master had no solution in time.
-pub(crate) fn dive(
-    pool: &ColumnPool,
-    type_nodes: &[usize],
-    shape_counts: &[usize],
-    demand: Demand,
-    threads: Option<u32>,
-    deadline: Instant,
-) -> Result<Option<Dived>, String> {
-    let mut master = Master::new(type_nodes, shape_counts, demand, threads)?;
-    for (i, column) in pool.columns.iter().enumerate() {
-        master.add(column, i)?;
-    }
-    let time_left = || {
-        deadline
-            .saturating_duration_since(Instant::now())
-            .as_secs_f64()
-    };
-    let Some(lp) = master.solve_if_feasible(time_left())? else {
-        return Ok(None);
-    };
-    // Master column i is pool column i: every column was added once, in pool order.
-    let start = master.used_pool_columns(&lp);
-    let mut lambda = start.clone();
-    let mut bounds = vec![(0.0, f64::INFINITY); pool.len()];
-    let floor = |l: f64| (l + 1e-6).floor();
-    while Instant::now() < deadline {
-        for &(c, l) in &lambda {
-            if floor(l) > bounds[c].0 {
-                bounds[c].0 = floor(l);
-                master.set_bounds(c, bounds[c].0, bounds[c].1);
-            }
+impl Dive {
+    /// Solves the master over `pool` (one node type per `type_nodes`, one shape per
+    /// `shape_counts`) within `time_limit_s`; `None` when it has no solution in time.
+    pub fn new(
+        pool: &ColumnPool,
+        type_nodes: &[usize],
+        shape_counts: &[usize],
+        demand: Demand,
+        threads: Option<u32>,
+        time_limit_s: f64,
+    ) -> Result<Option<Dive>, String> {
+        let mut master = Master::new(type_nodes, shape_counts, demand, threads)?;
+        for (i, column) in pool.columns.iter().enumerate() {
+            master.add(column, i)?;
         }
-        let Some(&(c, l)) = lambda
-            .iter()
-            .filter(|&&(_, l)| l - floor(l) > 1e-6)
-            .max_by(|a, b| {
-                (a.1 - floor(a.1))
-                    .total_cmp(&(b.1 - floor(b.1)))
-                    .then(b.0.cmp(&a.0))
-            })
-        else {
-            break;
+        let Some(lp) = master.solve_if_feasible(time_limit_s)? else {
+            return Ok(None);
         };
-        let was = bounds[c];
-        let mut next = None;
-        for rounded in [(floor(l) + 1.0, was.1), (was.0, floor(l))] {
-            master.set_bounds(c, rounded.0, rounded.1);
-            if let Some(lp) = master.solve_if_feasible(time_left())? {
-                bounds[c] = rounded;
-                next = Some(master.used_pool_columns(&lp));
-                break;
-            }
-        }
-        match next {
-            Some(l) => lambda = l,
-            None => {
-                master.set_bounds(c, was.0, was.1);
-                break;
-            }
-        }
+        // Master column i is pool column i: every column was added once, in pool order.
+        let start = master.used_pool_columns(&lp);
+        Ok(Some(Dive {
+            master,
+            start,
+            pool_len: pool.len(),
+        }))
     }
-    Ok(Some(Dived { start, end: lambda }))
+
+    /// Dives until `deadline`; returns the last LP solution reached, as `(pool index, λ)`.
+    pub fn run(mut self, deadline: Instant) -> Result<Vec<(usize, f64)>, String> {
+        let master = &mut self.master;
+        let time_left = || {
+            deadline
+                .saturating_duration_since(Instant::now())
+                .as_secs_f64()
+        };
+        let mut lambda = self.start;
+        let mut bounds = vec![(0.0, f64::INFINITY); self.pool_len];
+        let floor = |l: f64| (l + 1e-6).floor();
+        while Instant::now() < deadline {
+            for &(c, l) in &lambda {
+                if floor(l) > bounds[c].0 {
+                    bounds[c].0 = floor(l);
+                    master.set_bounds(c, bounds[c].0, bounds[c].1);
+                }
+            }
+            let Some(&(c, l)) =
+                lambda
+                    .iter()
+                    .filter(|&&(_, l)| l - floor(l) > 1e-6)
+                    .max_by(|a, b| {
+                        (a.1 - floor(a.1))
+                            .total_cmp(&(b.1 - floor(b.1)))
+                            .then(b.0.cmp(&a.0))
+                    })
+            else {
+                break;
+            };
+            let was = bounds[c];
+            let mut next = None;
+            for rounded in [(floor(l) + 1.0, was.1), (was.0, floor(l))] {
+                master.set_bounds(c, rounded.0, rounded.1);
+                if let Some(lp) = master.solve_if_feasible(time_left())? {
+                    bounds[c] = rounded;
+                    next = Some(master.used_pool_columns(&lp));
+                    break;
+                }
+            }
+            match next {
+                Some(l) => lambda = l,
+                None => {
+                    master.set_bounds(c, was.0, was.1);
+                    break;
+                }
+            }
+        }
+        Ok(lambda)
+    }
 }
 
 #[cfg(test)]
@@ -116,16 +131,16 @@ mod tests {
         ] {
             pool.add(column(counts, cost));
         }
-        let deadline = Instant::now() + std::time::Duration::from_secs(10);
-        let dived = dive(&pool, &[2], &[1, 1, 1], Demand::Exactly, None, deadline)
+        let dive = Dive::new(&pool, &[2], &[1, 1, 1], Demand::Exactly, None, 10.0)
             .unwrap()
             .expect("the master has a solution");
         assert!(
-            dived.start.iter().all(|&(_, l)| (l - 0.5).abs() < 1e-6),
+            dive.start.iter().all(|&(_, l)| (l - 0.5).abs() < 1e-6),
             "the LP takes every pair at ½: {:?}",
-            dived.start
+            dive.start
         );
-        let lambda = dived.end;
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        let lambda = dive.run(deadline).unwrap();
         let mut covered = [0.0; 3];
         let (mut nodes, mut cost) = (0.0, 0.0);
         for &(c, l) in &lambda {

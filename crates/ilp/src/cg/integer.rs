@@ -2,6 +2,8 @@
 //! `λ_c ∈ ℤ≥0`, warm-started from the better of the heuristic's own configurations and a
 //! rounding of the master LP, then expanded to one placement per task.
 
+use std::time::Instant;
+
 use gapbench_model::{Cluster, ClusterState, DeviceSet, Placement};
 use highs::{ColProblem, HighsModelStatus, HighsSolutionStatus, Sense};
 
@@ -10,7 +12,7 @@ use super::greedy::choose_devices;
 use super::pricing::PricingContext;
 use crate::model::Demand;
 use crate::shapes::Shapes;
-use crate::solve::{Objective, SolveOptions};
+use crate::solve::SolveOptions;
 
 /// The restricted integer master's answer.
 pub(crate) struct IntegerMaster {
@@ -147,6 +149,8 @@ pub(crate) fn round_and_repair(
     pool: &mut ColumnPool,
     lambda: &[(usize, f64)],
     demand: Demand,
+    repair: Repair,
+    deadline: Instant,
 ) -> Option<Vec<(usize, u32)>> {
     let types = context.types;
     let shapes = context.shapes;
@@ -189,10 +193,8 @@ pub(crate) fn round_and_repair(
         column: Option<usize>,
     }
     // The rounded nodes take leftover tasks first, then empty nodes open: on a nearly full
-    // cluster there are too few empty nodes for the leftovers alone. For power, each task
-    // goes where it adds the least power (a socket or a device already awake costs
-    // nothing more), an empty node included; otherwise to the first node it fits.
-    let best_fit = context.objective == Objective::Power;
+    // cluster there are too few empty nodes for the leftovers alone.
+    let best_fit = repair == Repair::LeastAdded;
     let task_of = |s: usize| &context.tasks[shapes.shapes[s].tasks[0]];
     let mut open: Vec<Open> = Vec::new();
     for (c, n) in std::mem::take(&mut uses) {
@@ -257,6 +259,9 @@ pub(crate) fn round_and_repair(
         }
     };
     for s in residual {
+        if Instant::now() >= deadline {
+            return None;
+        }
         // The best node already open: (added cost, index, the node with the task).
         let mut chosen: Option<(f64, usize, Open)> = None;
         let mut tried_columns = std::collections::HashSet::new();
@@ -326,6 +331,16 @@ pub(crate) fn round_and_repair(
         uses.push((c, 1));
     }
     Some(uses)
+}
+
+/// Where the repair puts a leftover task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Repair {
+    /// On the first node (rounded, then opened) it fits.
+    FirstFit,
+    /// Where it adds the least cost, an empty node included (for power: a socket or a
+    /// device already awake costs nothing more).
+    LeastAdded,
 }
 
 /// `Σ_c cost_c·n_c` of a solution given as nodes per pool column.

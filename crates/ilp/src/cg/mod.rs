@@ -24,7 +24,7 @@ mod knapsack;
 mod master;
 mod pricing;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use gapbench_model::Placement;
 
@@ -32,7 +32,8 @@ pub use self::carry::ColumnCarry;
 
 use self::bound::{lagrangian_bound, project, Smoothing};
 use self::column::{heuristic_columns, Added, ColumnPool, TypeCluster};
-use self::integer::{expand, round_and_repair, solution_cost, solve_integer_master};
+use self::dive::Dive;
+use self::integer::{expand, round_and_repair, solution_cost, solve_integer_master, Repair};
 use self::master::Master;
 use self::pricing::PricingContext;
 use crate::eval::{alloc_gpu_milli, frag_milli, power_watts, state_of};
@@ -48,8 +49,10 @@ const EXACT_EVERY: usize = 30;
 /// [`ROUNDINGS_KEPT`] repairs work.
 const ROUNDING_KEEP: [f64; 4] = [1.0, 0.9, 0.75, 0.5];
 const ROUNDINGS_KEPT: usize = 2;
-/// The share of the integer phase diving may use (the integer master gets the rest).
+/// The share of the integer phase diving may use (the integer master gets the rest): when
+/// plain rounding worked, and when it did not.
 const DIVE_SHARE: f64 = 0.25;
+const DIVE_SHARE_AFTER_FAILED_ROUNDING: f64 = 0.75;
 /// Columns of a type the local search starts from, besides the greedy fills.
 const SEEDS_PER_TYPE: usize = 3;
 /// Time limit of one pricing MIP at first (doubled whenever a round stalls on it): its
@@ -449,27 +452,25 @@ fn solve(
     };
     let mut start = start;
     let mut kept: Vec<usize> = last_lambda.iter().map(|&(c, _)| c).collect();
-    // Diving takes at most a quarter of what is left: the integer master gets the rest. It
-    // re-solves the pool without exchange columns (an LP solution that uses them
-    // over-covers some shapes; rounding wants configurations that place exactly the tasks).
-    // The LP is rounded before and after the dive: diving rescues a nearly full cluster,
-    // plain rounding is often cheaper on a half-empty one.
-    let dive_deadline = Instant::now()
-        + std::time::Duration::from_secs_f64(
-            ((options.time_limit_s - clock.elapsed().as_secs_f64()) * DIVE_SHARE).max(0.0),
-        );
-    let candidates = match dive::dive(
+    // The LP is re-solved without exchange columns (a solution that uses them over-covers
+    // some shapes; rounding wants configurations that place exactly the tasks), rounded,
+    // then dived and rounded again. Diving rescues a nearly full cluster, where plain
+    // rounding leaves leftovers no node takes; there it gets most of the time left, else a
+    // little: the integer master gets the rest.
+    let left = options.time_limit_s - clock.elapsed().as_secs_f64();
+    let mut dive = Dive::new(
         &pool,
         &type_nodes,
         &shape_counts,
         demand,
         options.threads,
-        dive_deadline,
-    )? {
-        Some(dived) => vec![(false, dived.start), (true, dived.end)],
-        None => vec![(false, last_lambda)],
-    };
-    for (dived, lambda) in candidates {
+        left * DIVE_SHARE,
+    )?;
+    let mut to_round = vec![(
+        false,
+        dive.as_ref().map_or(last_lambda, |d| d.start.clone()),
+    )];
+    while let Some((dived, lambda)) = to_round.pop() {
         // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
         // fewer of the LP's nodes leaves the repair more room, and sometimes finds a
         // cheaper packing: the first [`ROUNDINGS_KEPT`] repairs that work all count.
@@ -479,7 +480,18 @@ fn solve(
                 break;
             }
             let scaled: Vec<(usize, f64)> = lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
-            if let Some(rounded) = round_and_repair(&context, &mut pool, &scaled, demand) {
+            // For power the least-added repair first (it is cheaper), first fit if it fails
+            // (it packs tighter); neither past the time limit.
+            let deadline = *clock + Duration::from_secs_f64(options.time_limit_s);
+            let repairs: &[Repair] = if objective == Objective::Power {
+                &[Repair::LeastAdded, Repair::FirstFit]
+            } else {
+                &[Repair::FirstFit]
+            };
+            let rounded = repairs.iter().find_map(|&repair| {
+                round_and_repair(&context, &mut pool, &scaled, demand, repair, deadline)
+            });
+            if let Some(rounded) = rounded {
                 let value = consider(&rounded, &pool)?;
                 if stats.rounding.is_none_or(|r| sign * value < sign * r.value) {
                     stats.rounding = Some(Rounding { keep, dived, value });
@@ -489,6 +501,16 @@ fn solve(
                 }
                 repaired += 1;
             }
+        }
+        if let Some(dive) = dive.take() {
+            let share = if stats.rounding.is_some() {
+                DIVE_SHARE
+            } else {
+                DIVE_SHARE_AFTER_FAILED_ROUNDING
+            };
+            let left = options.time_limit_s - clock.elapsed().as_secs_f64();
+            let deadline = Instant::now() + Duration::from_secs_f64((left * share).max(0.0));
+            to_round.push((true, dive.run(deadline)?));
         }
     }
     stats.columns = pool.len();
