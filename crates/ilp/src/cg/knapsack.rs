@@ -493,7 +493,7 @@ impl Search<'_> {
         for n in (0..=item.room(&used, &self.level)).rev() {
             // The clock is read every 256 nodes: reading it costs more than a node.
             let late = || self.deadline.is_some_and(|d| Instant::now() >= d);
-            if self.budget == 0 || (self.budget % 256 == 0 && late()) {
+            if self.budget == 0 || (self.budget.is_multiple_of(256) && late()) {
                 self.budget = 0;
                 self.exhausted = true;
                 return;
