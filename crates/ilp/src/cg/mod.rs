@@ -470,6 +470,14 @@ fn solve(
         false,
         dive.as_ref().map_or(last_lambda, |d| d.start.clone()),
     )];
+    // For power the least-added repair first (its placements cost less), first fit if it
+    // fails (it packs tighter); neither past the time limit.
+    let repairs: &[Repair] = if objective == Objective::Power {
+        &[Repair::LeastAdded, Repair::FirstFit]
+    } else {
+        &[Repair::FirstFit]
+    };
+    let repair_deadline = *clock + Duration::from_secs_f64(options.time_limit_s);
     while let Some((dived, lambda)) = to_round.pop() {
         // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
         // fewer of the LP's nodes leaves the repair more room, and sometimes finds a
@@ -480,16 +488,15 @@ fn solve(
                 break;
             }
             let scaled: Vec<(usize, f64)> = lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
-            // For power the least-added repair first (it is cheaper), first fit if it fails
-            // (it packs tighter); neither past the time limit.
-            let deadline = *clock + Duration::from_secs_f64(options.time_limit_s);
-            let repairs: &[Repair] = if objective == Objective::Power {
-                &[Repair::LeastAdded, Repair::FirstFit]
-            } else {
-                &[Repair::FirstFit]
-            };
             let rounded = repairs.iter().find_map(|&repair| {
-                round_and_repair(&context, &mut pool, &scaled, demand, repair, deadline)
+                round_and_repair(
+                    &context,
+                    &mut pool,
+                    &scaled,
+                    demand,
+                    repair,
+                    repair_deadline,
+                )
             });
             if let Some(rounded) = rounded {
                 let value = consider(&rounded, &pool)?;
