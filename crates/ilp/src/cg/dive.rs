@@ -34,14 +34,11 @@ impl Dive {
         threads: Option<u32>,
         time_limit_s: f64,
     ) -> Result<Option<Dive>, String> {
-        let mut master = Master::new(type_nodes, shape_counts, demand, threads)?;
-        for (i, column) in pool.columns.iter().enumerate() {
-            master.add(column, i)?;
-        }
+        let mut master = Master::over_pool(pool, type_nodes, shape_counts, demand, threads)?;
         let Some(lp) = master.solve_if_feasible(time_limit_s)? else {
             return Ok(None);
         };
-        // Master column i is pool column i: every column was added once, in pool order.
+        // Master column i is pool column i (`over_pool`).
         let start = master.used_pool_columns(&lp);
         Ok(Some(Dive {
             master,

@@ -12,7 +12,7 @@
 
 use highs::{Col, ColProblem, HighsModelStatus, Model, Row, Sense};
 
-use super::column::Column;
+use super::column::{Column, ColumnPool};
 use crate::model::Demand;
 
 /// The `pool_of` entry of an exchange column.
@@ -77,6 +77,22 @@ impl Master {
             pool_of: Vec::new(),
             columns: Vec::new(),
         })
+    }
+
+    /// [`Self::new`] with every column of `pool`, in pool order (so master column `i` is
+    /// pool column `i`).
+    pub fn over_pool(
+        pool: &ColumnPool,
+        type_nodes: &[usize],
+        shape_counts: &[usize],
+        demand: Demand,
+        threads: Option<u32>,
+    ) -> Result<Self, String> {
+        let mut master = Master::new(type_nodes, shape_counts, demand, threads)?;
+        for (i, column) in pool.columns.iter().enumerate() {
+            master.add(column, i)?;
+        }
+        Ok(master)
     }
 
     /// Adds pool column `pool_index`.

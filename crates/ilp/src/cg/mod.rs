@@ -259,10 +259,7 @@ fn solve(
     let mut pool = ColumnPool::default();
     let start = heuristic_columns(snapshot, &types, &shapes, objective, &mut pool)?;
     stats.initial_columns = pool.len();
-    let mut master = Master::new(&type_nodes, &shape_counts, demand, options.threads)?;
-    for (i, column) in pool.columns.iter().enumerate() {
-        master.add(column, i)?;
-    }
+    let mut master = Master::over_pool(&pool, &type_nodes, &shape_counts, demand, options.threads)?;
     let exchanges = if objective == Objective::Power {
         dominance::exchange_pairs(&shapes.shapes)
     } else {
