@@ -219,6 +219,19 @@ impl ColumnPool {
     pub fn len(&self) -> usize {
         self.columns.len()
     }
+
+    /// The `k` columns of type `type_index` with the least reduced cost under `prices`
+    /// (the local search's seeds).
+    pub fn best_of_type(&self, type_index: usize, prices: &[f64], k: usize) -> Vec<&Column> {
+        let mut of_type: Vec<(&Column, f64)> = self
+            .columns
+            .iter()
+            .filter(|c| c.type_index == type_index)
+            .map(|c| (c, c.cost - c.priced(prices)))
+            .collect();
+        of_type.sort_by(|a, b| a.1.total_cmp(&b.1));
+        of_type.into_iter().take(k).map(|(c, _)| c).collect()
+    }
 }
 
 /// The heuristic's own node configurations as columns, and how many nodes use each: an

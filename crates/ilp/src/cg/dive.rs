@@ -1,31 +1,61 @@
-//! Diving: the master LP made nearly integral by fixing and re-solving.
+//! Diving with pricing: the master LP driven to an integral solution by fixing nodes,
+//! with new columns priced after every fixing.
 //!
 //! Flooring the LP's `λ` leaves one node's worth of tasks per fractional column to the
 //! repair; on a nearly full cluster those leftovers may not fit the nodes left, and the
-//! repair fails. Diving shrinks the leftover first. Each step requires `λ_c ≥ ⌊λ_c⌋` of
-//! every column, then takes the column with the largest fraction and requires
-//! `λ_c ≥ ⌈λ_c⌉` (round up) or, if the LP then has no solution, `λ_c ≤ ⌊λ_c⌋` (round
-//! down), and re-solves the master over the same pool from its last basis. The dive stops
-//! when the LP is integral, when neither rounding leaves a solution, or at the deadline; its
-//! last `λ` goes to the rounding and repair like any LP solution.
+//! repair fails. The dive fixes instead of flooring. Each step requires `λ_c ≥ ⌊λ_c⌋` of
+//! every column, then rounds up (`λ_c ≥ ⌈λ_c⌉`) the fractional columns from the largest
+//! fraction down, as long as the nodes and tasks not yet fixed hold them (a batch: every
+//! column at or above [`BATCH_FRACTION`], at least one), and re-solves the master from its
+//! last basis. Fixings can leave tasks that no column in the pool covers any more, so
+//! pricing runs after every re-solve (residual pricing: the fixed nodes are in the
+//! master's rows, a new column is priced at the master's duals as usual), and each shape
+//! has an artificial column that leaves one task unplaced at a prohibitive penalty: the
+//! master always has a solution, and a fixing after which it still needs an artificial
+//! task is undone — the batch is cut to its first column, then that column is rounded down
+//! (`λ_c ≤ ⌊λ_c⌋`). The dive ends when `λ` is integral (an integer solution, no repair
+//! needed), when no fixing keeps every task placed, or at the deadline; it returns the
+//! last `λ` that placed every task, for the rounding and repair like any LP solution.
 
 use std::time::Instant;
 
-use super::column::ColumnPool;
-use super::master::Master;
+use super::column::{Added, Column, ColumnPool};
+use super::master::{Master, MasterColumn, MasterSolution};
 use crate::model::Demand;
+
+/// Fractional columns at or above this fraction are rounded up together in one step.
+const BATCH_FRACTION: f64 = 0.5;
+/// The artificial penalty per task, as a multiple of the dearest column in the pool: far
+/// above anything a real placement costs, so the LP leaves a task unplaced only when the
+/// fixings leave it nowhere to go.
+const PENALTY_FACTOR: f64 = 1e3;
+/// Pricing rounds after one fixing (each adds columns and re-solves).
+const PRICING_ROUNDS: usize = 5;
+/// What counts as fractional, and as an artificial task.
+const TOLERANCE: f64 = 1e-6;
+
+/// New columns under the duals of a dive's master: `(pool, shape duals, convexity duals,
+/// tasks left per shape)`, the columns whose reduced cost is negative and that hold no
+/// more tasks of a shape than the fixings leave (possibly none).
+pub(crate) type Price<'p> = dyn FnMut(&ColumnPool, &[f64], &[f64], &[usize]) -> Vec<Column> + 'p;
 
 /// The exchange-free master over a pool, solved once, ready to dive.
 pub(crate) struct Dive {
     master: Master,
+    solution: MasterSolution,
     /// The LP solution before diving, as `(pool index, λ)`.
     pub start: Vec<(usize, f64)>,
-    pool_len: usize,
+    /// `(at least, at most)` per master column.
+    bounds: Vec<(f64, f64)>,
+    /// Per pool column: its node type and shape counts, for the residual after fixings.
+    type_nodes: Vec<usize>,
+    shape_counts: Vec<usize>,
 }
 
 impl Dive {
     /// Solves the master over `pool` (one node type per `type_nodes`, one shape per
-    /// `shape_counts`) within `time_limit_s`; `None` when it has no solution in time.
+    /// `shape_counts`, an artificial column per shape when every task must be placed)
+    /// within `time_limit_s`; `None` when it has no solution in time.
     pub fn new(
         pool: &ColumnPool,
         type_nodes: &[usize],
@@ -35,74 +65,199 @@ impl Dive {
         time_limit_s: f64,
     ) -> Result<Option<Dive>, String> {
         let mut master = Master::over_pool(pool, type_nodes, shape_counts, demand, threads)?;
-        let Some(lp) = master.solve_if_feasible(time_limit_s)? else {
+        if demand == Demand::Exactly {
+            let dearest = pool
+                .columns
+                .iter()
+                .map(|c| c.cost.abs())
+                .fold(1.0, f64::max);
+            for shape in 0..shape_counts.len() {
+                master.add_artificial(shape, PENALTY_FACTOR * dearest)?;
+            }
+        }
+        let Some(solution) = master.solve_if_feasible(time_limit_s)? else {
             return Ok(None);
         };
-        // Master column i is pool column i (`over_pool`).
-        let start = master.used_pool_columns(&lp);
+        if master.artificial_tasks(&solution) > TOLERANCE {
+            return Ok(None);
+        }
+        let start = master.used_pool_columns(&solution);
         Ok(Some(Dive {
+            bounds: vec![(0.0, f64::INFINITY); master.len()],
             master,
+            solution,
             start,
-            pool_len: pool.len(),
+            type_nodes: type_nodes.to_vec(),
+            shape_counts: shape_counts.to_vec(),
         }))
     }
 
-    /// Dives until `deadline`; returns the last LP solution reached, as `(pool index, λ)`.
-    pub fn run(mut self, deadline: Instant) -> Result<Vec<(usize, f64)>, String> {
-        let master = &mut self.master;
+    /// Dives until `deadline`, adding the columns `price` finds to `pool`; returns the
+    /// last LP solution that placed every task, as `(pool index, λ)` (integral unless the
+    /// dive stopped early).
+    pub fn run(
+        mut self,
+        pool: &mut ColumnPool,
+        price: &mut Price<'_>,
+        deadline: Instant,
+    ) -> Result<Vec<(usize, f64)>, String> {
+        let floor = |l: f64| (l + TOLERANCE).floor();
+        while Instant::now() < deadline {
+            let lambda = self.solution.lambda.clone();
+            let mut fractional: Vec<usize> = (0..lambda.len())
+                .filter(|&c| {
+                    matches!(self.master.kind_of[c], MasterColumn::Pool(_))
+                        && lambda[c] - floor(lambda[c]) > TOLERANCE
+                })
+                .collect();
+            if fractional.is_empty() {
+                break;
+            }
+            fractional.sort_by(|&a, &b| {
+                let fraction = |c: usize| lambda[c] - floor(lambda[c]);
+                fraction(b).total_cmp(&fraction(a)).then(a.cmp(&b))
+            });
+            for (c, &l) in lambda.iter().enumerate() {
+                if floor(l) > self.bounds[c].0 {
+                    self.set_bounds(c, (floor(l), self.bounds[c].1));
+                }
+            }
+            let batch = self.round_up_batch(pool, &fractional, &lambda);
+            let top = fractional[0];
+            let mut attempts: Vec<Vec<(usize, (f64, f64))>> = Vec::new();
+            let up = |c: usize| (c, (floor(lambda[c]) + 1.0, self.bounds[c].1));
+            if !batch.is_empty() {
+                attempts.push(batch.iter().map(|&c| up(c)).collect());
+            }
+            if batch.len() > 1 {
+                attempts.push(vec![up(batch[0])]);
+            }
+            attempts.push(vec![(top, (self.bounds[top].0, floor(lambda[top])))]);
+            let mut moved = false;
+            for attempt in attempts {
+                let before: Vec<(usize, (f64, f64))> =
+                    attempt.iter().map(|&(c, _)| (c, self.bounds[c])).collect();
+                for &(c, bounds) in &attempt {
+                    self.set_bounds(c, bounds);
+                }
+                if let Some(solution) = self.solve_and_price(pool, price, deadline)? {
+                    self.solution = solution;
+                    moved = true;
+                    break;
+                }
+                for (c, bounds) in before {
+                    self.set_bounds(c, bounds);
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        Ok(self.master.used_pool_columns(&self.solution))
+    }
+
+    /// The fractional columns (largest fraction first) rounded up together: each whose
+    /// next node the residual still holds — a node of its type not yet fixed, and its
+    /// tasks among those not yet fixed — while its fraction is at least
+    /// [`BATCH_FRACTION`] (the first one whatever its fraction).
+    fn round_up_batch(
+        &self,
+        pool: &ColumnPool,
+        fractional: &[usize],
+        lambda: &[f64],
+    ) -> Vec<usize> {
+        let (mut nodes_left, mut tasks_left) = self.residual(pool);
+        let column_of = |c: usize| match self.master.kind_of[c] {
+            MasterColumn::Pool(p) => Some(&pool.columns[p]),
+            _ => None,
+        };
+        let mut batch = Vec::new();
+        for &c in fractional {
+            let fraction = lambda[c] - (lambda[c] + TOLERANCE).floor();
+            if !batch.is_empty() && fraction < BATCH_FRACTION {
+                break;
+            }
+            let Some(column) = column_of(c) else { continue };
+            let fits = nodes_left[column.type_index] >= 1
+                && column
+                    .counts
+                    .iter()
+                    .all(|&(s, n)| tasks_left[s] >= n as usize);
+            if fits {
+                nodes_left[column.type_index] -= 1;
+                for &(s, n) in &column.counts {
+                    tasks_left[s] -= n as usize;
+                }
+                batch.push(c);
+            }
+        }
+        batch
+    }
+
+    /// The nodes per type and tasks per shape the fixings (lower bounds) leave.
+    fn residual(&self, pool: &ColumnPool) -> (Vec<usize>, Vec<usize>) {
+        let mut nodes_left = self.type_nodes.clone();
+        let mut tasks_left = self.shape_counts.clone();
+        for (kind, &(at_least, _)) in self.master.kind_of.iter().zip(&self.bounds) {
+            if let MasterColumn::Pool(p) = *kind {
+                let column = &pool.columns[p];
+                let nodes = at_least.round() as usize;
+                nodes_left[column.type_index] = nodes_left[column.type_index].saturating_sub(nodes);
+                for &(s, n) in &column.counts {
+                    tasks_left[s] = tasks_left[s].saturating_sub(nodes * n as usize);
+                }
+            }
+        }
+        (nodes_left, tasks_left)
+    }
+
+    fn set_bounds(&mut self, c: usize, bounds: (f64, f64)) {
+        self.bounds[c] = bounds;
+        self.master.set_bounds(c, bounds.0, bounds.1);
+    }
+
+    /// Re-solves the master, pricing new columns after each solve (at most
+    /// [`PRICING_ROUNDS`] times); `None` when it ends with a task left to an artificial
+    /// column (or with no solution in time).
+    fn solve_and_price(
+        &mut self,
+        pool: &mut ColumnPool,
+        price: &mut Price<'_>,
+        deadline: Instant,
+    ) -> Result<Option<MasterSolution>, String> {
         let time_left = || {
             deadline
                 .saturating_duration_since(Instant::now())
                 .as_secs_f64()
         };
-        let mut lambda = self.start;
-        let mut bounds = vec![(0.0, f64::INFINITY); self.pool_len];
-        let floor = |l: f64| (l + 1e-6).floor();
-        while Instant::now() < deadline {
-            for &(c, l) in &lambda {
-                if floor(l) > bounds[c].0 {
-                    bounds[c].0 = floor(l);
-                    master.set_bounds(c, bounds[c].0, bounds[c].1);
-                }
-            }
-            let Some(&(c, l)) =
-                lambda
-                    .iter()
-                    .filter(|&&(_, l)| l - floor(l) > 1e-6)
-                    .max_by(|a, b| {
-                        (a.1 - floor(a.1))
-                            .total_cmp(&(b.1 - floor(b.1)))
-                            .then(b.0.cmp(&a.0))
-                    })
-            else {
-                break;
+        for round in 0..=PRICING_ROUNDS {
+            let Some(solution) = self.master.solve_if_feasible(time_left())? else {
+                return Ok(None);
             };
-            let was = bounds[c];
-            let mut next = None;
-            for rounded in [(floor(l) + 1.0, was.1), (was.0, floor(l))] {
-                master.set_bounds(c, rounded.0, rounded.1);
-                if let Some(lp) = master.solve_if_feasible(time_left())? {
-                    bounds[c] = rounded;
-                    next = Some(master.used_pool_columns(&lp));
-                    break;
+            let placed_all = self.master.artificial_tasks(&solution) <= TOLERANCE;
+            let mut added = false;
+            if round < PRICING_ROUNDS && time_left() > 0.0 {
+                let (_, tasks_left) = self.residual(pool);
+                let duals = (&solution.demand_duals, &solution.convexity_duals);
+                for column in price(pool, duals.0, duals.1, &tasks_left) {
+                    if let Added::New(p) | Added::Cheaper(p) = pool.add(column) {
+                        self.master.add(&pool.columns[p], p)?;
+                        self.bounds.push((0.0, f64::INFINITY));
+                        added = true;
+                    }
                 }
             }
-            match next {
-                Some(l) => lambda = l,
-                None => {
-                    master.set_bounds(c, was.0, was.1);
-                    break;
-                }
+            if !added {
+                return Ok(placed_all.then_some(solution));
             }
         }
-        Ok(lambda)
+        unreachable!("the last round prices nothing")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cg::column::Column;
 
     fn column(counts: &[usize], cost: f64) -> Column {
         Column {
@@ -113,21 +268,45 @@ mod tests {
         }
     }
 
+    fn triangle_pool(columns: &[(&[usize], f64)]) -> ColumnPool {
+        let mut pool = ColumnPool::default();
+        for &(counts, cost) in columns {
+            pool.add(column(counts, cost));
+        }
+        pool
+    }
+
+    /// `(nodes, cost, tasks covered per shape)` of an integral `λ`.
+    fn integral_solution(pool: &ColumnPool, lambda: &[(usize, f64)]) -> (f64, f64, [f64; 3]) {
+        let mut covered = [0.0; 3];
+        let (mut nodes, mut cost) = (0.0, 0.0);
+        for &(c, l) in lambda {
+            assert!((l - l.round()).abs() < 1e-6, "λ = {l} is fractional");
+            for &(s, n) in &pool.columns[c].counts {
+                covered[s] += l * f64::from(n);
+            }
+            nodes += l;
+            cost += l * pool.columns[c].cost;
+        }
+        (nodes, cost, covered)
+    }
+
+    fn deadline() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(10)
+    }
+
     /// Three tasks a, b, c on two nodes; pairs cost 1, singles 1.5. The LP takes every pair
     /// at ½ (1.5); the integer optimum is a pair and a single (2.5), which the dive reaches.
     #[test]
     fn dive_turns_a_fractional_triangle_into_the_integer_optimum() {
-        let mut pool = ColumnPool::default();
-        for (counts, cost) in [
-            (&[0, 1][..], 1.0),
-            (&[1, 2][..], 1.0),
-            (&[0, 2][..], 1.0),
-            (&[0][..], 1.5),
-            (&[1][..], 1.5),
-            (&[2][..], 1.5),
-        ] {
-            pool.add(column(counts, cost));
-        }
+        let mut pool = triangle_pool(&[
+            (&[0, 1], 1.0),
+            (&[1, 2], 1.0),
+            (&[0, 2], 1.0),
+            (&[0], 1.5),
+            (&[1], 1.5),
+            (&[2], 1.5),
+        ]);
         let dive = Dive::new(&pool, &[2], &[1, 1, 1], Demand::Exactly, None, 10.0)
             .unwrap()
             .expect("the master has a solution");
@@ -136,18 +315,37 @@ mod tests {
             "the LP takes every pair at ½: {:?}",
             dive.start
         );
-        let deadline = Instant::now() + std::time::Duration::from_secs(10);
-        let lambda = dive.run(deadline).unwrap();
-        let mut covered = [0.0; 3];
-        let (mut nodes, mut cost) = (0.0, 0.0);
-        for &(c, l) in &lambda {
-            assert!((l - l.round()).abs() < 1e-6, "λ = {l} is fractional");
-            for &(s, n) in &pool.columns[c].counts {
-                covered[s] += l * f64::from(n);
-            }
-            nodes += l;
-            cost += l * pool.columns[c].cost;
-        }
+        let lambda = dive
+            .run(&mut pool, &mut |_, _, _, _| Vec::new(), deadline())
+            .unwrap();
+        let (nodes, cost, covered) = integral_solution(&pool, &lambda);
+        assert_eq!(covered, [1.0; 3]);
+        assert!(nodes <= 2.0 + 1e-9);
+        assert!((cost - 2.5).abs() < 1e-6, "cost {cost}");
+    }
+
+    /// The same triangle without single-task columns: once a pair is fixed, the third task
+    /// has no column left, and only pricing (here: offering the singles) completes the dive.
+    #[test]
+    fn dive_prices_the_column_its_fixings_need() {
+        let mut pool = triangle_pool(&[(&[0, 1], 1.0), (&[1, 2], 1.0), (&[0, 2], 1.0)]);
+        let dive = Dive::new(&pool, &[2], &[1, 1, 1], Demand::Exactly, None, 10.0)
+            .unwrap()
+            .expect("the master has a solution");
+        let mut offered = 0;
+        let mut price = |pool: &ColumnPool, duals: &[f64], convexity: &[f64], _: &[usize]| {
+            // The singles, those with a negative reduced cost at these duals.
+            (0..3)
+                .map(|s| column(&[s], 1.5))
+                .filter(|c| {
+                    !pool.columns.contains(c) && c.cost - c.priced(duals) - convexity[0] < -1e-9
+                })
+                .inspect(|_| offered += 1)
+                .collect()
+        };
+        let lambda = dive.run(&mut pool, &mut price, deadline()).unwrap();
+        assert!(offered > 0, "the dive priced");
+        let (nodes, cost, covered) = integral_solution(&pool, &lambda);
         assert_eq!(covered, [1.0; 3]);
         assert!(nodes <= 2.0 + 1e-9);
         assert!((cost - 2.5).abs() < 1e-6, "cost {cost}");

@@ -20,18 +20,25 @@ use crate::shapes::ShapeKind;
 impl PricingContext<'_> {
     /// Heuristic configurations of type `type_index` under `prices`, each with its reduced
     /// cost (convexity dual not included), from greedy fills and from `seeds` (earlier
-    /// columns of the type), each improved by local search; possibly none.
+    /// columns of the type), each improved by local search; possibly none. A
+    /// configuration holds at most `tasks_left[s]` tasks of shape `s` (a dive prices
+    /// within the tasks its fixings leave).
     pub fn heuristic(
         &self,
         type_index: usize,
         prices: &[f64],
         seeds: &[&Column],
+        tasks_left: &[usize],
     ) -> Vec<(Column, f64)> {
         let kind = &self.types[type_index];
         let node_type = kind.node_type();
         let profit = |s: usize| self.profit(s, prices);
         let profitable: Vec<usize> = (0..self.shapes.shapes.len())
-            .filter(|&s| profit(s) > 0.0 && self.shapes.shapes[s].max_per_node(node_type) > 0)
+            .filter(|&s| {
+                profit(s) > 0.0
+                    && tasks_left[s] > 0
+                    && self.shapes.shapes[s].max_per_node(node_type) > 0
+            })
             .collect();
         if profitable.is_empty() {
             return Vec::new();
@@ -42,18 +49,21 @@ impl PricingContext<'_> {
             Box::new(|s| per(s, f64::from(self.shapes.shapes[s].total_gpu_milli()))),
             Box::new(|s| per(s, f64::from(self.shapes.shapes[s].cpu_milli))),
         ];
-        let mut starts: Vec<Vec<(usize, DeviceSet)>> =
-            seeds.iter().map(|c| c.slots.clone()).collect();
+        let mut starts: Vec<Vec<(usize, DeviceSet)>> = seeds
+            .iter()
+            .filter(|c| c.counts.iter().all(|&(s, n)| n as usize <= tasks_left[s]))
+            .map(|c| c.slots.clone())
+            .collect();
         for key in &orders {
             let mut order = profitable.clone();
             order.sort_by(|&a, &b| key(b).total_cmp(&key(a)).then(a.cmp(&b)));
-            if let Some(slots) = self.fill(type_index, prices, &order) {
+            if let Some(slots) = self.fill(type_index, prices, &order, tasks_left) {
                 starts.push(slots);
             }
         }
         let mut found: Vec<(Column, f64)> = Vec::new();
         for start in starts {
-            let slots = self.improve(type_index, prices, &profitable, start);
+            let slots = self.improve(type_index, prices, &profitable, tasks_left, start);
             if slots.is_empty() {
                 continue;
             }
@@ -76,6 +86,7 @@ impl PricingContext<'_> {
         type_index: usize,
         prices: &[f64],
         profitable: &[usize],
+        tasks_left: &[usize],
         mut slots: Vec<(usize, DeviceSet)>,
     ) -> Vec<(usize, DeviceSet)> {
         const MOVES: usize = 64;
@@ -123,7 +134,7 @@ impl PricingContext<'_> {
                 for &s in profitable {
                     let shape = &self.shapes.shapes[s];
                     if drop.is_some_and(|i| slots[i].0 == s)
-                        || used[s] >= shape.count()
+                        || used[s] >= tasks_left[s]
                         || !state.fits(&kind.one_node, 0, task_of(s))
                     {
                         continue;
@@ -176,6 +187,7 @@ impl PricingContext<'_> {
         type_index: usize,
         prices: &[f64],
         order: &[usize],
+        tasks_left: &[usize],
     ) -> Option<Vec<(usize, DeviceSet)>> {
         let kind = &self.types[type_index];
         let mut state = ClusterState::empty(&kind.one_node);
@@ -185,7 +197,7 @@ impl PricingContext<'_> {
         for &s in order {
             let shape = &self.shapes.shapes[s];
             let task = &self.tasks[shape.tasks[0]];
-            let most = shape.count();
+            let most = tasks_left[s];
             let mut placed = 0;
             while placed < most && state.fits(&kind.one_node, 0, task) {
                 let Some(devices) = choose_devices(&state.nodes[0], shape.kind(), shape) else {

@@ -15,17 +15,26 @@ use highs::{Col, ColProblem, HighsModelStatus, Model, Row, Sense};
 use super::column::{Column, ColumnPool};
 use crate::model::Demand;
 
-/// The `pool_of` entry of an exchange column.
-pub(crate) const EXCHANGE: usize = usize::MAX;
+/// What a master column stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MasterColumn {
+    /// Pool column `.0`.
+    Pool(usize),
+    /// The exchange column of a dual-optimal inequality ([`super::dominance`]).
+    Exchange,
+    /// One task of a shape left unplaced at a penalty: keeps a dive's master feasible
+    /// while its fixings leave tasks no column covers yet ([`super::dive`]).
+    Artificial,
+}
 
 pub(crate) struct Master {
     model: Option<Model>,
     convexity: Vec<Row>,
     demand: Vec<Row>,
-    /// The pool index of each master column. A pool column made cheaper is added again
-    /// (the highs crate cannot change a column's cost by pool index); the dearer twin is
-    /// then dominated.
-    pub pool_of: Vec<usize>,
+    /// What each master column is. A pool column made cheaper is added again (the highs
+    /// crate cannot change a column's cost by pool index); the dearer twin is then
+    /// dominated.
+    pub kind_of: Vec<MasterColumn>,
     /// HiGHS's handle of each master column.
     columns: Vec<Col>,
 }
@@ -34,7 +43,7 @@ pub(crate) struct Master {
 pub(crate) struct MasterSolution {
     /// Objective (without the empty nodes' constant).
     pub value: f64,
-    /// `λ` per master column (see [`Master::pool_of`]).
+    /// `λ` per master column (see [`Master::kind_of`]).
     pub lambda: Vec<f64>,
     /// Duals of the convexity rows (`≤ 0`), per node type.
     pub convexity_duals: Vec<f64>,
@@ -74,7 +83,7 @@ impl Master {
             model: Some(model),
             convexity,
             demand,
-            pool_of: Vec::new(),
+            kind_of: Vec::new(),
             columns: Vec::new(),
         })
     }
@@ -108,9 +117,14 @@ impl Master {
         let col = model
             .try_add_column(column.cost, 0.0.., factors)
             .map_err(|e| format!("HiGHS refused a column: {e:?}"))?;
-        self.pool_of.push(pool_index);
+        self.kind_of.push(MasterColumn::Pool(pool_index));
         self.columns.push(col);
         Ok(())
+    }
+
+    /// Master columns so far (pool, exchange and artificial ones).
+    pub fn len(&self) -> usize {
+        self.columns.len()
     }
 
     /// Requires `at_least ≤ λ ≤ at_most` of master column `master_column` (diving fixes
@@ -120,19 +134,53 @@ impl Master {
         model.change_column_bounds(self.columns[master_column], at_least..=at_most);
     }
 
-    /// `(pool index, λ)` of the pool columns `solution` uses (exchange columns left out).
+    /// `(pool index, λ)` of the pool columns `solution` uses, ascending, a pool column's
+    /// twins added up (exchange and artificial columns left out).
     pub fn used_pool_columns(&self, solution: &MasterSolution) -> Vec<(usize, f64)> {
-        self.pool_of
+        let mut used: Vec<(usize, f64)> = self
+            .kind_of
             .iter()
             .zip(&solution.lambda)
-            .filter(|(&c, &l)| c != EXCHANGE && l > 1e-9)
-            .map(|(&c, &l)| (c, l))
-            .collect()
+            .filter_map(|(kind, &l)| match kind {
+                MasterColumn::Pool(c) if l > 1e-9 => Some((*c, l)),
+                _ => None,
+            })
+            .collect();
+        used.sort_by_key(|&(c, _)| c);
+        used.dedup_by(|later, kept| {
+            let twin = later.0 == kept.0;
+            if twin {
+                kept.1 += later.1;
+            }
+            twin
+        });
+        used
+    }
+
+    /// Tasks `solution` leaves to artificial columns (0 when every task is placed).
+    pub fn artificial_tasks(&self, solution: &MasterSolution) -> f64 {
+        self.kind_of
+            .iter()
+            .zip(&solution.lambda)
+            .filter(|(kind, _)| **kind == MasterColumn::Artificial)
+            .map(|(_, &l)| l)
+            .sum()
+    }
+
+    /// Adds an artificial column for shape `shape`: one task unplaced at `penalty`.
+    pub fn add_artificial(&mut self, shape: usize, penalty: f64) -> Result<(), String> {
+        let model = self.model.as_mut().expect("master present between solves");
+        let col = model
+            .try_add_column(penalty, 0.0.., [(self.demand[shape], 1.0)])
+            .map_err(|e| format!("HiGHS refused an artificial column: {e:?}"))?;
+        self.kind_of.push(MasterColumn::Artificial);
+        self.columns.push(col);
+        Ok(())
     }
 
     /// Adds the exchange column of a dual-optimal inequality `y_large ≥ y_small`
     /// ([`super::dominance`]): cost 0, a slot of `large` serving a task of `small`. It has
-    /// no pool column ([`EXCHANGE`] in `pool_of`).
+    /// no pool column ([`MasterColumn::Exchange`]).
     pub fn add_exchange(&mut self, large: usize, small: usize) -> Result<(), String> {
         let model = self.model.as_mut().expect("master present between solves");
         let col = model
@@ -142,7 +190,7 @@ impl Master {
                 [(self.demand[large], -1.0), (self.demand[small], 1.0)],
             )
             .map_err(|e| format!("HiGHS refused an exchange column: {e:?}"))?;
-        self.pool_of.push(EXCHANGE);
+        self.kind_of.push(MasterColumn::Exchange);
         self.columns.push(col);
         Ok(())
     }

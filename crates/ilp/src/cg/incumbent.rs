@@ -1,0 +1,188 @@
+//! The integer phase: feasible placements near the master LP, the best of which (the
+//! heuristic's own included) is the incumbent. The LP is rounded and repaired, dived
+//! ([`super::dive`]) and rounded again; the integer master over every generated column
+//! then starts from the cheapest of those and the heuristic's configurations. Every
+//! solution is expanded to one placement per task and checked.
+
+use std::time::{Duration, Instant};
+
+use gapbench_model::Placement;
+
+use super::bound::project;
+use super::column::ColumnPool;
+use super::dive::Dive;
+use super::generate::SEEDS_PER_TYPE;
+use super::integer::{expand, round_and_repair, solution_cost, solve_integer_master, Repair};
+use super::{CgStats, Problem, Rounding};
+use crate::snapshot::check_assignment;
+use crate::solve::Objective;
+
+/// Shares of the LP's node counts the rounding keeps, tried in turn until
+/// [`ROUNDINGS_KEPT`] repairs work.
+const ROUNDING_KEEP: [f64; 4] = [1.0, 0.9, 0.75, 0.5];
+const ROUNDINGS_KEPT: usize = 2;
+/// The share of the integer phase diving may use (the integer master gets the rest): when
+/// plain rounding worked, and when it did not.
+const DIVE_SHARE: f64 = 0.6;
+const DIVE_SHARE_AFTER_FAILED_ROUNDING: f64 = 0.8;
+/// The share of the time limit kept free at the end for what follows the last solve
+/// (expanding, checking and evaluating placements), at most [`FINISH_RESERVE_S`]: HiGHS
+/// stops a little after its own limit.
+const FINISH_RESERVE_SHARE: f64 = 0.02;
+const FINISH_RESERVE_S: f64 = 1.0;
+
+/// The best placement found.
+pub(super) struct Incumbent {
+    /// The objective's value of `placement`.
+    pub value: f64,
+    pub placement: Vec<Option<Placement>>,
+    /// A solve stopped on its time limit (the LP's or the integer master's).
+    pub timed_out: bool,
+    /// The pool columns the LP and the integer solutions used (for the next checkpoint).
+    pub used_columns: Vec<usize>,
+}
+
+/// Finds the incumbent from column generation's pool and last LP (`last_lambda`), and
+/// `start`, the heuristic's configurations as nodes per pool column.
+pub(super) fn find_incumbent(
+    problem: &Problem,
+    pool: &mut ColumnPool,
+    mut start: Vec<(usize, u32)>,
+    last_lambda: Vec<(usize, f64)>,
+    stats: &mut CgStats,
+) -> Result<Incumbent, String> {
+    let (snapshot, options, clock) = (problem.snapshot, problem.options, &problem.clock);
+    let (types, shapes, context) = (problem.types, problem.shapes, &problem.context);
+    let (objective, demand, sign) = (problem.objective, problem.demand, problem.sign);
+    let (type_nodes, shape_counts) = (&problem.type_nodes, &problem.shape_counts);
+    let heuristic_value = problem.heuristic_value;
+    let integer_clock = Instant::now();
+    let mut timed_out = !stats.converged;
+    let mut best = (heuristic_value, snapshot.heuristic.clone());
+    // Checks and evaluates a solution, keeps it if it beats the best; returns its value.
+    let mut consider = |uses: &[(usize, u32)], pool: &ColumnPool| -> Result<f64, String> {
+        let placement = expand(
+            snapshot.cluster,
+            types,
+            pool,
+            shapes,
+            uses,
+            snapshot.tasks.len(),
+        )?;
+        check_assignment(snapshot.cluster, snapshot.tasks, &placement)
+            .map_err(|e| format!("the column-generation placement fails the checker: {e}"))?;
+        let value = problem.evaluate(&placement);
+        if sign * value < sign * best.0 {
+            best = (value, placement);
+        }
+        Ok(value)
+    };
+    let mut kept: Vec<usize> = last_lambda.iter().map(|&(c, _)| c).collect();
+    // The LP is re-solved without exchange columns (a solution that uses them over-covers
+    // some shapes; rounding wants configurations that place exactly the tasks), rounded,
+    // then dived and rounded again. Diving rescues a nearly full cluster, where plain
+    // rounding leaves leftovers no node takes; the integer master gets the time it leaves.
+    let finish_s =
+        options.time_limit_s - (FINISH_RESERVE_SHARE * options.time_limit_s).min(FINISH_RESERVE_S);
+    let left = finish_s - clock.elapsed().as_secs_f64();
+    let mut dive = Dive::new(
+        pool,
+        type_nodes,
+        shape_counts,
+        demand,
+        options.threads,
+        left * DIVE_SHARE,
+    )?;
+    let mut to_round = vec![(
+        false,
+        dive.as_ref().map_or(last_lambda, |d| d.start.clone()),
+    )];
+    // For power the least-added repair first (its placements cost less), first fit if it
+    // fails (it packs tighter); neither past the time limit.
+    let repairs: &[Repair] = if objective == Objective::Power {
+        &[Repair::LeastAdded, Repair::FirstFit]
+    } else {
+        &[Repair::FirstFit]
+    };
+    let repair_deadline = *clock + Duration::from_secs_f64(finish_s);
+    while let Some((dived, lambda)) = to_round.pop() {
+        // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
+        // fewer of the LP's nodes leaves the repair more room, and sometimes finds a
+        // cheaper packing: the first [`ROUNDINGS_KEPT`] repairs that work all count.
+        let mut repaired = 0;
+        for keep in ROUNDING_KEEP {
+            if repaired == ROUNDINGS_KEPT {
+                break;
+            }
+            let scaled: Vec<(usize, f64)> = lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
+            let rounded = repairs.iter().find_map(|&repair| {
+                round_and_repair(context, pool, &scaled, demand, repair, repair_deadline)
+            });
+            if let Some(rounded) = rounded {
+                let value = consider(&rounded, pool)?;
+                if stats.rounding.is_none_or(|r| sign * value < sign * r.value) {
+                    stats.rounding = Some(Rounding { keep, dived, value });
+                }
+                if solution_cost(pool, &rounded) < solution_cost(pool, &start) {
+                    start = rounded;
+                }
+                repaired += 1;
+            }
+        }
+        if let Some(dive) = dive.take() {
+            let share = if stats.rounding.is_some() {
+                DIVE_SHARE
+            } else {
+                DIVE_SHARE_AFTER_FAILED_ROUNDING
+            };
+            let left = finish_s - clock.elapsed().as_secs_f64();
+            let deadline = Instant::now() + Duration::from_secs_f64((left * share).max(0.0));
+            // The dive prices greedily (the exact pricing is too slow to run per fixing).
+            let mut price =
+                |pool: &ColumnPool, duals: &[f64], convexity: &[f64], tasks_left: &[usize]| {
+                    let mut duals = duals.to_vec();
+                    project(&mut duals, demand);
+                    let tolerance = 1e-9 * stats.lp_value.abs().max(1.0);
+                    let mut improving = Vec::new();
+                    for (t, &convexity_dual) in convexity.iter().enumerate() {
+                        if Instant::now() >= deadline {
+                            break;
+                        }
+                        let seeds = pool.best_of_type(t, &duals, SEEDS_PER_TYPE);
+                        improving.extend(
+                            context
+                                .heuristic(t, &duals, &seeds, tasks_left)
+                                .into_iter()
+                                .filter(|(_, reduced)| reduced - convexity_dual < -tolerance)
+                                .map(|(column, _)| column),
+                        );
+                    }
+                    improving
+                };
+            to_round.push((true, dive.run(pool, &mut price, deadline)?));
+        }
+    }
+    stats.columns = pool.len();
+    let left = finish_s - clock.elapsed().as_secs_f64();
+    if left > 0.0 {
+        if let Some(integer) =
+            solve_integer_master(pool, types, shape_counts, demand, &start, options, left)?
+        {
+            timed_out |= integer.timed_out;
+            stats.integer_master_value = Some(consider(&integer.uses, pool)?);
+            kept.extend(integer.uses.iter().map(|&(c, _)| c));
+        }
+    } else {
+        timed_out = true;
+    }
+    stats.integer_seconds = integer_clock.elapsed().as_secs_f64();
+    kept.extend(start.iter().map(|&(c, _)| c));
+    kept.sort_unstable();
+    kept.dedup();
+    Ok(Incumbent {
+        value: best.0,
+        placement: best.1,
+        timed_out,
+        used_columns: kept,
+    })
+}
