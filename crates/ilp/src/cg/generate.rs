@@ -1,18 +1,17 @@
 //! The column-generation loop: solve the restricted master, price every node type (greedy
 //! first, exact when the greedy finds nothing), add the improving columns, and keep the
 //! best Lagrangian bound, until pricing proves the LP optimal, the bound meets the LP or
-//! the heuristic, or the pricing share of the time limit runs out.
+//! the heuristic, or its share of the time limit ([`pricing_share`]) runs out.
 
 use std::time::Instant;
 
 use super::bound::{lagrangian_bound, project, Smoothing};
 use super::column::{Added, Column, ColumnPool};
+use super::incumbent::pricing_share;
 use super::master::Master;
 use super::{CgStats, Problem};
 use crate::solve::SolveOptions;
 
-/// The share of the time limit column generation may use before the integer master runs.
-const PRICING_SHARE: f64 = 0.85;
 /// Greedy-priced iterations in a row before the exact pricing runs anyway.
 const EXACT_EVERY: usize = 30;
 /// Columns of a type the local search starts from, besides the greedy fills.
@@ -66,7 +65,7 @@ pub(super) fn generate(
     let (type_nodes, shape_counts) = (&problem.type_nodes, &problem.shape_counts);
     let heuristic_value = problem.heuristic_value;
     let pricing_clock = Instant::now();
-    let pricing_deadline = PRICING_SHARE * options.time_limit_s;
+    let pricing_deadline = pricing_share(options.time_limit_s) * options.time_limit_s;
     let mut smoothing = Smoothing::new(SMOOTHING_ALPHA);
     let threads = options.threads.unwrap_or(1).max(1) as usize;
     let mut since_exact = 0;

@@ -22,14 +22,47 @@ use crate::solve::Objective;
 const ROUNDING_KEEP: [f64; 4] = [1.0, 0.9, 0.75, 0.5];
 const ROUNDINGS_KEPT: usize = 2;
 /// The share of the integer phase diving may use (the integer master gets the rest): when
-/// plain rounding worked, and when it did not.
+/// plain rounding worked, when it did not, and when too little time is left for the
+/// integer master to start (the rounding of the dive's solution follows).
 const DIVE_SHARE: f64 = 0.6;
 const DIVE_SHARE_AFTER_FAILED_ROUNDING: f64 = 0.8;
+const DIVE_SHARE_WITHOUT_INTEGER_MASTER: f64 = 0.9;
 /// The share of the time limit kept free at the end for what follows the last solve
 /// (expanding, checking and evaluating placements), at most [`FINISH_RESERVE_S`]: HiGHS
-/// stops a little after its own limit.
-const FINISH_RESERVE_SHARE: f64 = 0.02;
-const FINISH_RESERVE_S: f64 = 1.0;
+/// stops a little after its own limit (up to a second on the full cluster).
+const FINISH_RESERVE_SHARE: f64 = 0.025;
+const FINISH_RESERVE_S: f64 = 1.5;
+/// The least time the integer master is started with: on the full cluster HiGHS needs 2–4 s
+/// before it first looks at its clock (presolve, root LP), whatever its limit, so with less
+/// it would overrun the solve's limit; the roundings stand.
+const INTEGER_MASTER_MIN_S: f64 = 4.0;
+/// The time the roundings and the dive are counted to need when deciding whether the
+/// integer master can run (on the full cluster they take 0.2–1 s).
+const ROUNDING_S: f64 = 1.0;
+/// The share of the time limit column generation may use when the rest leaves the integer
+/// master its minimum, and when it cannot (the integer master is skipped, so only the
+/// roundings and the dive follow).
+const PRICING_SHARE: f64 = 0.85;
+const PRICING_SHARE_WITHOUT_INTEGER_MASTER: f64 = 0.9;
+
+/// The time at the end of a solve kept free for what follows the last solve.
+fn finish_reserve_s(time_limit_s: f64) -> f64 {
+    (FINISH_RESERVE_SHARE * time_limit_s).min(FINISH_RESERVE_S)
+}
+
+/// The share of `time_limit_s` column generation may use before the integer phase:
+/// [`PRICING_SHARE`] when the rest holds the integer master's minimum besides the
+/// roundings, else [`PRICING_SHARE_WITHOUT_INTEGER_MASTER`] (a short limit goes to the
+/// bound rather than to an integer master that could not start).
+pub(super) fn pricing_share(time_limit_s: f64) -> f64 {
+    let integer_phase_s =
+        (1.0 - PRICING_SHARE) * time_limit_s - finish_reserve_s(time_limit_s) - ROUNDING_S;
+    if integer_phase_s >= INTEGER_MASTER_MIN_S {
+        PRICING_SHARE
+    } else {
+        PRICING_SHARE_WITHOUT_INTEGER_MASTER
+    }
+}
 
 /// The best placement found.
 pub(super) struct Incumbent {
@@ -82,8 +115,7 @@ pub(super) fn find_incumbent(
     // some shapes; rounding wants configurations that place exactly the tasks), rounded,
     // then dived and rounded again. Diving rescues a nearly full cluster, where plain
     // rounding leaves leftovers no node takes; the integer master gets the time it leaves.
-    let finish_s =
-        options.time_limit_s - (FINISH_RESERVE_SHARE * options.time_limit_s).min(FINISH_RESERVE_S);
+    let finish_s = options.time_limit_s - finish_reserve_s(options.time_limit_s);
     let left = finish_s - clock.elapsed().as_secs_f64();
     let mut dive = Dive::new(
         pool,
@@ -130,12 +162,14 @@ pub(super) fn find_incumbent(
             }
         }
         if let Some(dive) = dive.take() {
-            let share = if stats.rounding.is_some() {
+            let left = finish_s - clock.elapsed().as_secs_f64();
+            let share = if left < INTEGER_MASTER_MIN_S + ROUNDING_S {
+                DIVE_SHARE_WITHOUT_INTEGER_MASTER
+            } else if stats.rounding.is_some() {
                 DIVE_SHARE
             } else {
                 DIVE_SHARE_AFTER_FAILED_ROUNDING
             };
-            let left = finish_s - clock.elapsed().as_secs_f64();
             let deadline = Instant::now() + Duration::from_secs_f64((left * share).max(0.0));
             // The dive prices greedily (the exact pricing is too slow to run per fixing).
             let mut price =
@@ -164,7 +198,7 @@ pub(super) fn find_incumbent(
     }
     stats.columns = pool.len();
     let left = finish_s - clock.elapsed().as_secs_f64();
-    if left > 0.0 {
+    if left >= INTEGER_MASTER_MIN_S {
         if let Some(integer) =
             solve_integer_master(pool, types, shape_counts, demand, &start, options, left)?
         {
