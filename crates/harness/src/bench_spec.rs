@@ -347,6 +347,11 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
             let spec = BenchSpec::load(&root.join(name)).unwrap();
             assert!(spec.replay.is_some(), "{name} has a [replay] table");
         }
+        // The whole-cluster study alone: no sub-cluster policies, no replays.
+        let spec = BenchSpec::load(&root.join("full-cluster.toml")).unwrap();
+        let gaps = spec.gaps.expect("full-cluster.toml has a [gaps] table");
+        assert!(gaps.policies.is_empty() && spec.replay.is_none());
+        assert_eq!(gaps.full_cluster.map(|f| f.time_limit_s), Some(60.0));
     }
 
     #[test]
