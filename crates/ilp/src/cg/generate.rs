@@ -58,7 +58,7 @@ pub(super) fn generate(
     let (options, clock, types, context) = (
         problem.options,
         &problem.clock,
-        problem.types,
+        problem.context.types,
         &problem.context,
     );
     let (demand, sign, constant) = (problem.demand, problem.sign, problem.constant);

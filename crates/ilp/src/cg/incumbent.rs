@@ -85,7 +85,8 @@ pub(super) fn find_incumbent(
     stats: &mut CgStats,
 ) -> Result<Incumbent, String> {
     let (snapshot, options, clock) = (problem.snapshot, problem.options, &problem.clock);
-    let (types, shapes, context) = (problem.types, problem.shapes, &problem.context);
+    let context = &problem.context;
+    let (types, shapes) = (context.types, context.shapes);
     let (objective, demand, sign) = (problem.objective, problem.demand, problem.sign);
     let (type_nodes, shape_counts) = (&problem.type_nodes, &problem.shape_counts);
     let heuristic_value = problem.heuristic_value;

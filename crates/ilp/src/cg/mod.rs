@@ -39,7 +39,6 @@ use self::master::Master;
 use self::pricing::PricingContext;
 use crate::eval::{alloc_gpu_milli, frag_milli, power_watts, state_of};
 use crate::model::Demand;
-use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
 use crate::solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
 
@@ -129,8 +128,6 @@ pub(crate) struct Problem<'a> {
     pub options: &'a SolveOptions,
     /// Started with the solve: every deadline is measured from it.
     pub clock: Instant,
-    pub types: &'a [TypeCluster],
-    pub shapes: &'a Shapes,
     /// `N_τ` per type and `count_s` per shape: the master's right-hand sides.
     pub type_nodes: Vec<usize>,
     pub shape_counts: Vec<usize>,
@@ -141,6 +138,7 @@ pub(crate) struct Problem<'a> {
     pub constant: f64,
     /// The objective's value of the heuristic's own placement.
     pub heuristic_value: f64,
+    /// The node types and shapes live here, shared with pricing.
     pub context: PricingContext<'a>,
 }
 
@@ -176,8 +174,6 @@ fn solve(
         objective,
         options,
         clock: *clock,
-        types: &types,
-        shapes: &shapes,
         type_nodes: types.iter().map(|t| t.nodes).collect(),
         shape_counts: shapes.shapes.iter().map(|s| s.count()).collect(),
         demand,
@@ -232,8 +228,8 @@ fn solve(
 /// The report of a solve: the incumbent, and the bound (`raw_bound`, in the objective's own
 /// sense) capped by what needs no solve and rounded for integral objectives.
 fn report(problem: &Problem, best: Incumbent, raw_bound: f64) -> Result<SolveReport, String> {
-    let (snapshot, objective, types) = (problem.snapshot, problem.objective, problem.types);
-    let shapes = problem.shapes;
+    let (snapshot, objective) = (problem.snapshot, problem.objective);
+    let (types, shapes) = (problem.context.types, problem.context.shapes);
     let timed_out = best.timed_out;
     let incumbent = best.value;
     // Allocation never exceeds the GPUs there are, nor what the tasks ask for, and
