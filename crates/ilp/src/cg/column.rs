@@ -11,6 +11,7 @@ use gapbench_model::{
     check_placements, Cluster, ClusterState, DeviceSet, NodeType, Placement, Task, TypicalPods,
 };
 
+use super::fragment::Credits;
 use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
 use crate::solve::Objective;
@@ -26,6 +27,8 @@ pub(crate) struct TypeCluster {
     pub one_node: Cluster,
     /// The cost of the empty node (power in W, Σ F in milli-GPU, 0 for allocation).
     pub empty_cost: f64,
+    /// What free GPU keeps out of the fragment on this type (fragmentation only).
+    pub credits: Option<Credits>,
 }
 
 impl TypeCluster {
@@ -45,11 +48,13 @@ impl TypeCluster {
                 Cluster::new([(node_type.label(), *node_type)], cluster.cpu_power_profile)?;
             let empty = ClusterState::empty(&one_node);
             let empty_cost = node_cost(&one_node, typical, objective, &empty, 0);
+            let credits = (objective == Objective::Frag).then(|| Credits::of(node_type, typical));
             types.push(TypeCluster {
                 type_id,
                 nodes: counts[type_id],
                 one_node,
                 empty_cost,
+                credits,
             });
         }
         Ok(types)

@@ -18,6 +18,7 @@ mod column;
 mod devices;
 mod dive;
 mod dominance;
+mod fragment;
 mod generate;
 mod greedy;
 mod incumbent;

@@ -19,7 +19,7 @@ use gapbench_model::{DeviceSet, Task, TypicalPods};
 use good_lp::{Expression, SolverModel};
 
 use super::column::{Column, TypeCluster};
-use super::knapsack;
+use super::{fragment, knapsack};
 use crate::common::start_from;
 use crate::model::{Demand, PlacementModel};
 use crate::shapes::Shapes;
@@ -138,7 +138,7 @@ impl PricingContext<'_> {
         options: &SolveOptions,
         search_share: f64,
     ) -> Result<Priced, String> {
-        if knapsack::applies(self.objective) {
+        if knapsack::applies(self.objective) || self.types[type_index].credits.is_some() {
             let started = Instant::now();
             let search_deadline =
                 started + Duration::from_secs_f64(options.time_limit_s * search_share);
@@ -283,7 +283,8 @@ impl PricingContext<'_> {
 }
 
 impl PricingContext<'_> {
-    /// Exact pricing for power and allocation by [`knapsack::best_configuration`].
+    /// Exact pricing by search: [`knapsack::best_configuration`] for power and allocation,
+    /// [`fragment::best_configuration`] for fragmentation.
     fn price_by_search(
         &self,
         type_index: usize,
@@ -294,14 +295,26 @@ impl PricingContext<'_> {
         let incumbent = start
             .filter(|c| c.type_index == type_index)
             .map(|c| (c.slots.clone(), c.cost - c.priced(prices)));
-        let searched = knapsack::best_configuration(
-            &self.types[type_index],
-            self.objective,
-            self.shapes,
-            |s| self.profit(s, prices),
-            incumbent,
-            Some(deadline),
-        );
+        let kind = &self.types[type_index];
+        let profit = |s| self.profit(s, prices);
+        let searched = match &kind.credits {
+            Some(credits) => fragment::best_configuration(
+                kind,
+                credits,
+                self.shapes,
+                profit,
+                incumbent,
+                Some(deadline),
+            ),
+            None => knapsack::best_configuration(
+                kind,
+                self.objective,
+                self.shapes,
+                profit,
+                incumbent,
+                Some(deadline),
+            ),
+        };
         let best = self.priced_column(type_index, searched.slots, prices)?;
         Ok(Priced {
             lower_bound: searched.lower_bound,

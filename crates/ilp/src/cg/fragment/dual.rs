@@ -1,0 +1,325 @@
+//! The Lagrangian bound of fragmentation pricing on one node type and CPU bucket.
+//!
+//! Pricing maximises `Φ(c) = Σ_s π_s·n_s + V(c)` (profits `π_s = y_s + P·m_s`, credits
+//! `V` of [`super::credits`]). In bucket `b` (CPU used at most `C − c_b`, credits `g_b`),
+//! dualising CPU and memory with `λ = (λ_cpu, λ_mem) ≥ 0` leaves independent devices:
+//!
+//! `Φ_b ≤ L_b(λ) = λ_cpu·(C − c_b) + λ_mem·MEM + Σ_{s CPU-only} u_s·(π'_s)⁺ + best_b(G)`,
+//!
+//! with `π'_s = π_s − λ·r_s`, `u_s` the most of shape `s` a node takes, and `best_b(G)` the
+//! best use of `G` devices: each either holds whole-GPU tasks (`π'` per task of `k`
+//! devices), or one device's best mix of shares, `max_L KS(L) + g_b(1000 − L)` (a bounded
+//! knapsack on device milli), or stays free (`g_b(1000)`, plus the multi-GPU credit at its
+//! largest). Every `λ ≥ 0` gives a valid bound; [`minimise`] looks for the least.
+
+use gapbench_model::MILLI_GPU_PER_GPU;
+
+use super::credits::Credits;
+
+/// One shape as fragmentation pricing sees it (profitable shapes only).
+#[derive(Debug, Clone)]
+pub(crate) struct Item {
+    pub shape: usize,
+    pub profit: f64,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub kind: ItemKind,
+    /// The most tasks of the shape one node may take (node capacity and tasks left).
+    pub most: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ItemKind {
+    CpuOnly,
+    /// Part of one device, in milli (below 1000).
+    Share(u32),
+    /// This many whole devices.
+    Whole(u32),
+}
+
+/// Multipliers on CPU (per milli) and memory (per MiB).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct Multipliers {
+    pub cpu: f64,
+    pub memory: f64,
+}
+
+impl Multipliers {
+    pub fn reduced(&self, item: &Item) -> f64 {
+        item.profit - self.cpu * item.cpu_milli as f64 - self.memory * item.memory_mib as f64
+    }
+
+    pub fn of(&self, cpu_milli: u64, memory_mib: u64) -> f64 {
+        self.cpu * cpu_milli as f64 + self.memory * memory_mib as f64
+    }
+}
+
+/// What a bound needs about one node type and its items, fixed for a pricing call.
+pub(crate) struct Relaxation<'a> {
+    pub items: &'a [Item],
+    pub credits: &'a Credits,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    /// Device milli in units of `unit_milli` (the gcd of the shares and 1000).
+    pub unit_milli: u32,
+}
+
+/// `L_b(λ)` and its parts, for the search's bounds.
+#[derive(Debug, Clone)]
+pub(crate) struct Evaluated {
+    pub bound: f64,
+    /// `best_b(d)` for `d = 0..=G`: the best use of `d` devices under `λ`.
+    pub devices: Vec<f64>,
+    /// `Σ_{CPU-only} u_s·(π'_s)⁺`.
+    pub cpu_only: f64,
+}
+
+impl Relaxation<'_> {
+    pub fn new<'a>(
+        items: &'a [Item],
+        credits: &'a Credits,
+        cpu_milli: u64,
+        memory_mib: u64,
+    ) -> Relaxation<'a> {
+        let unit_milli = items
+            .iter()
+            .filter_map(|i| match i.kind {
+                ItemKind::Share(m) => Some(m),
+                _ => None,
+            })
+            .fold(MILLI_GPU_PER_GPU, gcd);
+        Relaxation {
+            items,
+            credits,
+            cpu_milli,
+            memory_mib,
+            unit_milli,
+        }
+    }
+
+    fn units(&self) -> usize {
+        (MILLI_GPU_PER_GPU / self.unit_milli) as usize
+    }
+
+    /// The best `λ`-profit of shares on one device with at most `u` units used, for
+    /// every `u` (a bounded knapsack; items with `π' ≤ 0` never help).
+    pub fn device_knapsack(&self, lambda: Multipliers, items: &[Item]) -> Vec<f64> {
+        let mut best = vec![0.0; self.units() + 1];
+        for item in items {
+            let ItemKind::Share(milli) = item.kind else {
+                continue;
+            };
+            let value = lambda.reduced(item);
+            if value <= 0.0 {
+                continue;
+            }
+            add_bounded(
+                &mut best,
+                (milli / self.unit_milli) as usize,
+                value,
+                per_device(item),
+            );
+        }
+        best
+    }
+
+    /// `L_b(λ)` (see the module documentation).
+    pub fn evaluate(&self, bucket: usize, lambda: Multipliers) -> Evaluated {
+        let shares = self.device_knapsack(lambda, self.items);
+        self.evaluate_with(bucket, lambda, &shares)
+    }
+
+    /// [`Self::evaluate`] with the device knapsack already computed at `lambda`.
+    pub fn evaluate_with(&self, bucket: usize, lambda: Multipliers, shares: &[f64]) -> Evaluated {
+        let credits = self.credits;
+        let unit = self.unit_milli;
+        let mut cpu_only = 0.0;
+        let mut one_device =
+            credits.device(bucket, MILLI_GPU_PER_GPU) + credits.multi_per_device_at_most(bucket);
+        for item in self.items {
+            let value = lambda.reduced(item);
+            match item.kind {
+                ItemKind::CpuOnly if value > 0.0 => cpu_only += f64::from(item.most) * value,
+                ItemKind::Whole(1) => one_device = one_device.max(value),
+                _ => {}
+            }
+        }
+        for (u, &value) in shares.iter().enumerate().skip(1) {
+            let load = u as u32 * unit;
+            one_device = one_device.max(value + credits.device(bucket, MILLI_GPU_PER_GPU - load));
+        }
+        let devices = self.device_uses(lambda, one_device);
+        let cpu_cap = self.cpu_milli - u64::from(credits.cpu_thresholds[bucket]);
+        let bound =
+            lambda.of(cpu_cap, self.memory_mib) + cpu_only + devices[credits.devices as usize];
+        Evaluated {
+            bound,
+            devices,
+            cpu_only,
+        }
+    }
+
+    /// `best(d)` for `d = 0..=G`: multi-GPU tasks (bounded) and `one_device` per device
+    /// left.
+    pub fn device_uses(&self, lambda: Multipliers, one_device: f64) -> Vec<f64> {
+        let devices = self.credits.devices as usize;
+        // Multi-GPU tasks first: the best value of exactly d devices' worth of them.
+        let mut multi = vec![f64::NEG_INFINITY; devices + 1];
+        multi[0] = 0.0;
+        for item in self.items {
+            let ItemKind::Whole(k) = item.kind else {
+                continue;
+            };
+            let value = lambda.reduced(item);
+            if k < 2 || value <= 0.0 {
+                continue;
+            }
+            let k = k as usize;
+            for _ in 0..item.most.min((devices / k) as u32) {
+                for d in (k..=devices).rev() {
+                    if multi[d - k].is_finite() {
+                        multi[d] = multi[d].max(multi[d - k] + value);
+                    }
+                }
+            }
+        }
+        (0..=devices)
+            .map(|d| {
+                (0..=d)
+                    .filter(|&used| multi[used].is_finite())
+                    .map(|used| multi[used] + (d - used) as f64 * one_device)
+                    .fold(f64::NEG_INFINITY, f64::max)
+            })
+            .collect()
+    }
+
+    /// Multipliers that make `L_b` small: golden-section search on each coordinate in turn
+    /// (`L_b` is convex in `λ`), starting from `start`. Any result is a valid bound.
+    pub fn minimise(&self, bucket: usize, start: Multipliers) -> (Multipliers, f64) {
+        let highest = |per: fn(&Item) -> u64| {
+            self.items
+                .iter()
+                .filter(|i| per(i) > 0)
+                .map(|i| i.profit / per(i) as f64)
+                .fold(0.0, f64::max)
+        };
+        let cpu_high = highest(|i| i.cpu_milli);
+        let memory_high = if self.memory_can_bind() {
+            highest(|i| i.memory_mib)
+        } else {
+            0.0
+        };
+        let mut lambda = Multipliers {
+            cpu: start.cpu.min(cpu_high),
+            memory: start.memory.min(memory_high),
+        };
+        let value = |l: Multipliers| self.evaluate(bucket, l).bound;
+        let mut best = value(lambda);
+        for pass in 0..PASSES {
+            let (found, at) = golden(0.0, cpu_high, |c| value(Multipliers { cpu: c, ..lambda }));
+            if at < best {
+                best = at;
+                lambda.cpu = found;
+            }
+            if memory_high == 0.0 {
+                break;
+            }
+            let (found, at) = golden(0.0, memory_high, |m| {
+                value(Multipliers {
+                    memory: m,
+                    ..lambda
+                })
+            });
+            if at < best {
+                best = at;
+                lambda.memory = found;
+            } else if pass > 0 {
+                break;
+            }
+        }
+        (lambda, best)
+    }
+
+    /// Whether memory can run out before CPU: some shape asks more memory per CPU than the
+    /// node has, or asks memory without CPU.
+    fn memory_can_bind(&self) -> bool {
+        self.items.iter().any(|i| {
+            i.memory_mib > 0
+                && (i.cpu_milli == 0
+                    || u128::from(i.memory_mib) * u128::from(self.cpu_milli)
+                        > u128::from(self.memory_mib) * u128::from(i.cpu_milli))
+        })
+    }
+}
+
+/// Coordinate passes of [`Relaxation::minimise`].
+const PASSES: usize = 3;
+/// Golden-section steps on one coordinate.
+const GOLDEN_STEPS: usize = 28;
+
+/// The least of a convex `f` on `[low, high]` by golden-section search, with the ends as
+/// candidates too: `(argument, value)`.
+fn golden(mut low: f64, mut high: f64, f: impl Fn(f64) -> f64) -> (f64, f64) {
+    let (first, last) = (low, high);
+    let ratio = (5f64.sqrt() - 1.0) / 2.0;
+    let mut a = high - ratio * (high - low);
+    let mut b = low + ratio * (high - low);
+    let (mut fa, mut fb) = (f(a), f(b));
+    for _ in 0..GOLDEN_STEPS {
+        if fa <= fb {
+            high = b;
+            b = a;
+            fb = fa;
+            a = high - ratio * (high - low);
+            fa = f(a);
+        } else {
+            low = a;
+            a = b;
+            fa = fb;
+            b = low + ratio * (high - low);
+            fb = f(b);
+        }
+    }
+    [(a, fa), (b, fb), (first, f(first)), (last, f(last))]
+        .into_iter()
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+        .expect("four candidates")
+}
+
+/// The most tasks of a sharing item one device holds.
+pub(crate) fn per_device(item: &Item) -> u32 {
+    match item.kind {
+        ItemKind::Share(milli) => item.most.min(MILLI_GPU_PER_GPU / milli),
+        _ => item.most,
+    }
+}
+
+/// Adds up to `count` copies of an item of `weight` units and `value` to the knapsack
+/// table `best` (best value with at most `u` units), by binary splitting.
+pub(crate) fn add_bounded(best: &mut [f64], weight: usize, value: f64, count: u32) {
+    let mut left = count;
+    let mut piece = 1u32;
+    while left > 0 {
+        let take = piece.min(left);
+        left -= take;
+        piece *= 2;
+        let (w, v) = (weight * take as usize, value * f64::from(take));
+        if w >= best.len() {
+            continue;
+        }
+        for u in (w..best.len()).rev() {
+            let candidate = best[u - w] + v;
+            if candidate > best[u] {
+                best[u] = candidate;
+            }
+        }
+    }
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}

@@ -1,0 +1,483 @@
+//! Exact fragmentation pricing by branch and bound over CPU buckets and device patterns.
+//!
+//! Pricing a node type for fragmentation is `ρ = V(empty) − max_c Φ(c)`, with
+//! `Φ(c) = Σ_s π_s·n_s + V(c)` (see [`credits`] for `V`, [`dual`] for the profits `π`).
+//! `V` depends on the node's CPU only through its bucket, so the search splits by bucket
+//! `b` (CPU used at most `C − c_b`, credits `g_b`); the best over buckets is the optimum,
+//! since a configuration's true bucket prices it exactly and any other prices it lower.
+//!
+//! Per bucket, buckets with the largest Lagrangian bound `L_b(λ)` first:
+//! 1. `λ` minimising `L_b` ([`dual::Relaxation::minimise`]); a bucket whose bound does not
+//!    beat the incumbent is done;
+//! 2. the device patterns that can be part of a better configuration ([`patterns`]);
+//! 3. depth first: CPU-only tasks, multi-GPU tasks, then one pattern per device in
+//!    non-decreasing pattern order (devices are interchangeable; devices not given a
+//!    pattern stay free). Every node of the search is itself a configuration (the rest
+//!    free), valued exactly; a subtree is cut when `λ·cap + Σ chosen ℓ + R·max ℓ` (its
+//!    Lagrangian bound at the same `λ`) does not beat the incumbent.
+//!
+//! When a bucket runs out of patterns or search nodes, or the deadline passes, its
+//! Lagrangian bound stands in for it: the returned lower bound stays valid.
+
+mod credits;
+mod dual;
+mod patterns;
+
+use std::time::Instant;
+
+use gapbench_model::{DeviceSet, MILLI_GPU_PER_GPU};
+
+pub(crate) use self::credits::Credits;
+use self::dual::{Evaluated, Item, ItemKind, Multipliers, Relaxation};
+use self::patterns::Pattern;
+use super::column::TypeCluster;
+use super::knapsack::Searched;
+use crate::shapes::{ShapeKind, Shapes};
+
+/// Search nodes one pricing call may take in all.
+const NODE_BUDGET: u64 = 400_000;
+/// Patterns one bucket may enumerate before the search gives up on it.
+const PATTERN_LIMIT: usize = 20_000;
+
+/// The exact best configuration of `kind` for fragmentation under per-shape profits
+/// `profit(s) = y_s + P·m_s` (only positive profits can help: a task never raises `V`).
+/// `incumbent` is a known configuration's value `V(empty) − Φ`, if any.
+pub(crate) fn best_configuration(
+    kind: &TypeCluster,
+    credits: &Credits,
+    shapes: &Shapes,
+    profit: impl Fn(usize) -> f64,
+    incumbent: Option<(Vec<(usize, DeviceSet)>, f64)>,
+    deadline: Option<Instant>,
+) -> Searched {
+    let node_type = *kind.node_type();
+    let items: Vec<Item> = shapes
+        .shapes
+        .iter()
+        .enumerate()
+        .filter_map(|(s, shape)| {
+            let most = shape.max_per_node(&node_type);
+            let p = profit(s);
+            (most > 0 && p > 0.0).then(|| Item {
+                shape: s,
+                profit: p,
+                cpu_milli: u64::from(shape.cpu_milli),
+                memory_mib: shape.memory_mib,
+                kind: match shape.kind() {
+                    ShapeKind::CpuOnly => ItemKind::CpuOnly,
+                    ShapeKind::Share => ItemKind::Share(u32::from(shape.gpu_milli)),
+                    ShapeKind::Whole => ItemKind::Whole(u32::from(shape.gpu_count)),
+                },
+                most,
+            })
+        })
+        .collect();
+    let cpu_milli = u64::from(node_type.cpu_milli);
+    let empty = credits.empty(node_type.cpu_milli);
+    let scale = items
+        .iter()
+        .map(|i| i.profit)
+        .fold(empty.max(1.0), f64::max);
+    let tolerance = 1e-9 * scale;
+    let (mut best_slots, mut best_phi) = match incumbent {
+        Some((slots, value)) if value < 0.0 => (slots, empty - value),
+        _ => (Vec::new(), empty),
+    };
+    let relaxation = Relaxation::new(&items, credits, cpu_milli, node_type.memory_mib);
+    // Every bucket's bound, largest first (multipliers carried from one to the next).
+    let mut lambda = Multipliers::default();
+    let mut buckets: Vec<(usize, Multipliers, f64)> = (0..credits.buckets())
+        .map(|b| {
+            let (found, bound) = relaxation.minimise(b, lambda);
+            lambda = found;
+            (b, found, bound)
+        })
+        .collect();
+    buckets.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    let mut unresolved = f64::NEG_INFINITY;
+    let mut budget = NODE_BUDGET;
+    for (bucket, lambda, bound) in buckets {
+        if bound <= best_phi + tolerance {
+            continue;
+        }
+        let evaluated = relaxation.evaluate(bucket, lambda);
+        let cpu_cap = cpu_milli - u64::from(credits.cpu_thresholds[bucket]);
+        let devices = credits.devices as usize;
+        // A pattern on one device leaves the other G − 1 their best.
+        let others = lambda.of(cpu_cap, node_type.memory_mib)
+            + evaluated.cpu_only
+            + evaluated.devices[devices.saturating_sub(1)];
+        let threshold = best_phi + tolerance - others;
+        let Some(mut found) =
+            patterns::enumerate(&relaxation, bucket, lambda, threshold, PATTERN_LIMIT)
+        else {
+            unresolved = unresolved.max(bound);
+            continue;
+        };
+        let free = found
+            .iter()
+            .position(Pattern::is_free)
+            .map(|i| found.remove(i).value)
+            .unwrap_or(f64::NEG_INFINITY);
+        let mut search = Search::new(
+            &relaxation,
+            lambda,
+            &evaluated,
+            found,
+            free,
+            cpu_cap,
+            best_phi,
+            tolerance,
+            budget,
+            deadline,
+        );
+        search.run();
+        budget = search.budget;
+        if search.exhausted {
+            unresolved = unresolved.max(bound);
+        }
+        if let Some(best) = search.best.take() {
+            best_phi = search.best_phi;
+            best_slots = search.slots(&best);
+        }
+    }
+    let upper = best_phi.max(unresolved);
+    Searched {
+        slots: best_slots,
+        lower_bound: (empty - upper).min(empty - best_phi - tolerance).min(0.0),
+        proven: unresolved == f64::NEG_INFINITY,
+    }
+}
+
+/// A configuration the search found: tasks outside patterns and the patterns given to
+/// devices.
+#[derive(Debug, Clone)]
+struct Found {
+    /// `(item, tasks)` of CPU-only and multi-GPU items.
+    loose: Vec<(usize, u32)>,
+    /// Pattern indices, one per device holding one.
+    patterns: Vec<usize>,
+}
+
+struct Search<'a> {
+    relaxation: &'a Relaxation<'a>,
+    items: &'a [Item],
+    credits: &'a Credits,
+    lambda: Multipliers,
+    evaluated: &'a Evaluated,
+    patterns: Vec<Pattern>,
+    /// `max(ℓ of patterns i.., ℓ of a free device)`.
+    suffix_best: Vec<f64>,
+    /// CPU this bucket may use, and the node's memory.
+    cpu_cap: u64,
+    memory_cap: u64,
+    cpu_only: Vec<usize>,
+    multi: Vec<usize>,
+    /// `Σ u_s·(π'_s)⁺` over CPU-only items `k..`.
+    cpu_only_rest: Vec<f64>,
+    // The state: tasks per item, resources, profit, `λ`-value of what is chosen.
+    used: Vec<u32>,
+    cpu_used: u64,
+    memory_used: u64,
+    profit: f64,
+    chosen_value: f64,
+    devices_left: u32,
+    chosen: Vec<usize>,
+    best_phi: f64,
+    best: Option<Found>,
+    tolerance: f64,
+    budget: u64,
+    deadline: Option<Instant>,
+    exhausted: bool,
+}
+
+impl<'a> Search<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        relaxation: &'a Relaxation<'a>,
+        lambda: Multipliers,
+        evaluated: &'a Evaluated,
+        patterns: Vec<Pattern>,
+        free_value: f64,
+        cpu_cap: u64,
+        best_phi: f64,
+        tolerance: f64,
+        budget: u64,
+        deadline: Option<Instant>,
+    ) -> Search<'a> {
+        let items = relaxation.items;
+        let mut suffix_best = vec![free_value; patterns.len() + 1];
+        for i in (0..patterns.len()).rev() {
+            suffix_best[i] = suffix_best[i + 1].max(patterns[i].value);
+        }
+        let cpu_only: Vec<usize> = (0..items.len())
+            .filter(|&i| items[i].kind == ItemKind::CpuOnly)
+            .collect();
+        let multi: Vec<usize> = (0..items.len())
+            .filter(|&i| matches!(items[i].kind, ItemKind::Whole(k) if k >= 2))
+            .collect();
+        let mut cpu_only_rest = vec![0.0; cpu_only.len() + 1];
+        for k in (0..cpu_only.len()).rev() {
+            let item = &items[cpu_only[k]];
+            cpu_only_rest[k] =
+                cpu_only_rest[k + 1] + f64::from(item.most) * lambda.reduced(item).max(0.0);
+        }
+        Search {
+            relaxation,
+            items,
+            credits: relaxation.credits,
+            lambda,
+            evaluated,
+            patterns,
+            suffix_best,
+            cpu_cap,
+            memory_cap: relaxation.memory_mib,
+            cpu_only,
+            multi,
+            cpu_only_rest,
+            used: vec![0; items.len()],
+            cpu_used: 0,
+            memory_used: 0,
+            profit: 0.0,
+            chosen_value: 0.0,
+            devices_left: relaxation.credits.devices,
+            chosen: Vec::new(),
+            best_phi,
+            best: None,
+            tolerance,
+            budget,
+            deadline,
+            exhausted: false,
+        }
+    }
+
+    fn run(&mut self) {
+        self.descend_cpu_only(0);
+    }
+
+    /// `λ·cap + Σ ℓ of what is chosen`: the part of every bound fixed by the choices so
+    /// far (what is chosen already paid `λ` for what it uses).
+    fn base(&self) -> f64 {
+        self.lambda.of(self.cpu_cap, self.memory_cap) + self.chosen_value
+    }
+
+    fn beats(&self, bound: f64) -> bool {
+        bound > self.best_phi + self.tolerance
+    }
+
+    /// One more search node; false when the budget or the deadline ran out.
+    fn step(&mut self) -> bool {
+        if self.exhausted {
+            return false;
+        }
+        let late = || self.deadline.is_some_and(|d| Instant::now() >= d);
+        if self.budget == 0 || (self.budget.is_multiple_of(256) && late()) {
+            self.budget = 0;
+            self.exhausted = true;
+            return false;
+        }
+        self.budget -= 1;
+        true
+    }
+
+    /// How many more tasks of `item` fit beside what is chosen (devices aside).
+    fn room(&self, item: usize) -> u32 {
+        let it = &self.items[item];
+        let mut most = it.most - self.used[item];
+        if let Some(n) = (self.cpu_cap - self.cpu_used).checked_div(it.cpu_milli) {
+            most = most.min(n.min(u64::from(u32::MAX)) as u32);
+        }
+        if let Some(n) = (self.memory_cap - self.memory_used).checked_div(it.memory_mib) {
+            most = most.min(n.min(u64::from(u32::MAX)) as u32);
+        }
+        most
+    }
+
+    fn take(&mut self, item: usize, n: u32, sign: i64) {
+        let it = &self.items[item];
+        let n64 = u64::from(n);
+        if sign > 0 {
+            self.used[item] += n;
+            self.cpu_used += n64 * it.cpu_milli;
+            self.memory_used += n64 * it.memory_mib;
+        } else {
+            self.used[item] -= n;
+            self.cpu_used -= n64 * it.cpu_milli;
+            self.memory_used -= n64 * it.memory_mib;
+        }
+        let s = sign as f64 * f64::from(n);
+        self.profit += s * it.profit;
+        self.chosen_value += s * self.lambda.reduced(it);
+    }
+
+    fn descend_cpu_only(&mut self, k: usize) {
+        if k == self.cpu_only.len() {
+            self.descend_multi(0);
+            return;
+        }
+        let item = self.cpu_only[k];
+        for n in (0..=self.room(item)).rev() {
+            if !self.step() {
+                return;
+            }
+            self.take(item, n, 1);
+            let devices = self.evaluated.devices[self.credits.devices as usize];
+            if self.beats(self.base() + self.cpu_only_rest[k + 1] + devices) {
+                self.descend_cpu_only(k + 1);
+            }
+            self.take(item, n, -1);
+        }
+    }
+
+    fn descend_multi(&mut self, k: usize) {
+        if k == self.multi.len() {
+            self.descend_patterns(0);
+            return;
+        }
+        let item = self.multi[k];
+        let ItemKind::Whole(width) = self.items[item].kind else {
+            unreachable!("multi-GPU items are whole")
+        };
+        let most = self.room(item).min(self.devices_left / width);
+        for n in (0..=most).rev() {
+            if !self.step() {
+                return;
+            }
+            self.take(item, n, 1);
+            self.devices_left -= n * width;
+            let devices = self.evaluated.devices[self.devices_left as usize];
+            if self.beats(self.base() + devices) {
+                self.descend_multi(k + 1);
+            }
+            self.devices_left += n * width;
+            self.take(item, n, -1);
+        }
+    }
+
+    /// Patterns `first..` for the devices left; the current state is valued first (the
+    /// devices left free).
+    fn descend_patterns(&mut self, first: usize) {
+        self.consider();
+        if self.devices_left == 0 {
+            return;
+        }
+        for index in first..self.patterns.len() {
+            let pattern = &self.patterns[index];
+            let rest = f64::from(self.devices_left - 1) * self.suffix_best[index];
+            // Patterns are sorted by value: no later one passes either.
+            if !self.beats(self.base() + pattern.value + rest) {
+                break;
+            }
+            if !self.fits(index) {
+                continue;
+            }
+            if !self.step() {
+                return;
+            }
+            self.apply(index, 1);
+            self.descend_patterns(index);
+            self.apply(index, -1);
+            if self.exhausted {
+                return;
+            }
+        }
+    }
+
+    fn fits(&self, index: usize) -> bool {
+        let pattern = &self.patterns[index];
+        self.cpu_used + pattern.cpu_milli <= self.cpu_cap
+            && self.memory_used + pattern.memory_mib <= self.memory_cap
+            && pattern
+                .items
+                .iter()
+                .all(|&(i, n)| self.used[i] + n <= self.items[i].most)
+    }
+
+    fn apply(&mut self, index: usize, sign: i64) {
+        let pattern = &self.patterns[index];
+        if sign > 0 {
+            for &(i, n) in &pattern.items {
+                self.used[i] += n;
+            }
+            self.cpu_used += pattern.cpu_milli;
+            self.memory_used += pattern.memory_mib;
+            self.devices_left -= 1;
+            self.chosen.push(index);
+        } else {
+            for &(i, n) in &pattern.items {
+                self.used[i] -= n;
+            }
+            self.cpu_used -= pattern.cpu_milli;
+            self.memory_used -= pattern.memory_mib;
+            self.devices_left += 1;
+            self.chosen.pop();
+        }
+        let s = sign as f64;
+        self.profit += s * pattern.profit;
+        self.chosen_value += s * pattern.value;
+    }
+
+    /// Values the current state exactly (devices without a pattern free) and keeps it if
+    /// it is the best so far.
+    fn consider(&mut self) {
+        let cpu_left = self.relaxation.cpu_milli - self.cpu_used;
+        let bucket = self.credits.bucket(cpu_left);
+        let free = self.devices_left;
+        let mut credit = f64::from(free) * self.credits.device(bucket, MILLI_GPU_PER_GPU)
+            + self.credits.multi(bucket, free);
+        for &index in &self.chosen {
+            let load = self.patterns[index].load_milli;
+            credit += self.credits.device(bucket, MILLI_GPU_PER_GPU - load);
+        }
+        let phi = self.profit + credit;
+        if phi > self.best_phi + self.tolerance {
+            self.best_phi = phi;
+            let loose = self
+                .cpu_only
+                .iter()
+                .chain(&self.multi)
+                .filter(|&&i| self.used[i] > 0)
+                .map(|&i| (i, self.used[i]))
+                .collect();
+            self.best = Some(Found {
+                loose,
+                patterns: self.chosen.clone(),
+            });
+        }
+    }
+
+    /// The slots `(shape, devices)` of a found configuration: multi-GPU tasks on the first
+    /// devices, then one device per pattern.
+    fn slots(&self, found: &Found) -> Vec<(usize, DeviceSet)> {
+        let mut slots = Vec::new();
+        let mut next_device = 0usize;
+        for &(i, n) in &found.loose {
+            let item = &self.items[i];
+            for _ in 0..n {
+                match item.kind {
+                    ItemKind::Whole(width) => {
+                        let mut devices = DeviceSet::EMPTY;
+                        for _ in 0..width {
+                            devices = devices.with(next_device);
+                            next_device += 1;
+                        }
+                        slots.push((item.shape, devices));
+                    }
+                    _ => slots.push((item.shape, DeviceSet::EMPTY)),
+                }
+            }
+        }
+        for &index in &found.patterns {
+            for &(i, n) in &self.patterns[index].items {
+                for _ in 0..n {
+                    slots.push((self.items[i].shape, DeviceSet::single(next_device)));
+                }
+            }
+            next_device += 1;
+        }
+        slots
+    }
+}
+
+#[cfg(test)]
+mod tests;

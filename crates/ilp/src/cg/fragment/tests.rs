@@ -1,0 +1,188 @@
+use super::*;
+use crate::cg::column::Column;
+use crate::solve::Objective;
+use gapbench_model::{
+    check_placements, Cluster, ClusterState, CpuPowerProfile, GpuModel, NodeType, Placement, Task,
+    TypicalPods,
+};
+use proptest::prelude::*;
+
+fn one_node(gpus: u8, vcpus: u32) -> Cluster {
+    let node_type = NodeType {
+        gpu_model: Some(GpuModel::G2),
+        gpu_count: gpus,
+        cpu_milli: vcpus * 1000,
+        memory_mib: 64 * 1024,
+    };
+    Cluster::new([("n0".to_string(), node_type)], CpuPowerProfile::Reference).unwrap()
+}
+
+fn tasks_of(raw: &[(u32, u8, u16)], prefix: &str) -> Vec<Task> {
+    raw.iter()
+        .enumerate()
+        .map(|(i, &(cpu, count, milli))| Task::new(format!("{prefix}{i}"), cpu, 4096, count, milli))
+        .collect()
+}
+
+/// The least `F(c) − F(empty) − Σ_s y_s·n_s` over every placement of every subset of
+/// `tasks` on the node, judged by the model's checker and fragment measure.
+fn brute_force(
+    kind: &TypeCluster,
+    typical: &TypicalPods,
+    tasks: &[Task],
+    prices: &[f64],
+    shapes: &Shapes,
+) -> f64 {
+    let devices = usize::from(kind.node_type().gpu_count);
+    let shape_of = shapes.shape_of_task(tasks.len());
+    let choices = |task: &Task| -> Vec<Option<DeviceSet>> {
+        if task.gpu_count == 0 {
+            return vec![None, Some(DeviceSet::EMPTY)];
+        }
+        let mut options = vec![None];
+        for mask in 1u16..(1 << devices) {
+            if mask.count_ones() == u32::from(task.gpu_count) {
+                options.push(Some(DeviceSet(mask as u8)));
+            }
+        }
+        options
+    };
+    let mut best = 0.0f64;
+    let mut chosen: Vec<Option<DeviceSet>> = vec![None; tasks.len()];
+    fn walk(
+        k: usize,
+        tasks: &[Task],
+        chosen: &mut Vec<Option<DeviceSet>>,
+        visit: &mut dyn FnMut(&[Option<DeviceSet>]),
+        choices: &dyn Fn(&Task) -> Vec<Option<DeviceSet>>,
+    ) {
+        if k == tasks.len() {
+            visit(chosen);
+            return;
+        }
+        for option in choices(&tasks[k]) {
+            chosen[k] = option;
+            walk(k + 1, tasks, chosen, visit, choices);
+        }
+    }
+    let mut visit = |chosen: &[Option<DeviceSet>]| {
+        let placed = || {
+            chosen.iter().enumerate().filter_map(|(t, d)| {
+                Some((
+                    &tasks[t],
+                    Placement {
+                        node: 0,
+                        devices: (*d)?,
+                    },
+                ))
+            })
+        };
+        if !check_placements(&kind.one_node, placed()).is_empty() {
+            return;
+        }
+        let mut state = ClusterState::empty(&kind.one_node);
+        let mut earned = 0.0;
+        for (task, placement) in placed() {
+            state.bind(task, placement);
+        }
+        for (t, d) in chosen.iter().enumerate() {
+            if d.is_some() {
+                earned += prices[shape_of[t].unwrap()];
+            }
+        }
+        let cost = kind.relative_cost(typical, Objective::Frag, &state, 0);
+        best = best.min(cost - earned);
+    };
+    walk(0, tasks, &mut chosen, &mut visit, &choices);
+    best
+}
+
+fn task_strategy() -> impl Strategy<Value = (u32, u8, u16)> {
+    let gpus = prop_oneof![
+        1 => Just((0u8, 0u16)),
+        4 => prop::sample::select(vec![160u16, 230, 320, 470, 550, 650, 810]).prop_map(|m| (1u8, m)),
+        2 => Just((1u8, 1000u16)),
+        1 => Just((2u8, 1000u16)),
+    ];
+    (
+        prop::sample::select(vec![2000u32, 4000, 6000, 12000, 20000]),
+        gpus,
+    )
+        .prop_map(|(cpu, (count, milli))| (cpu, count, milli))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+    /// Fragmentation pricing finds the brute-force optimum when it claims a proof, its
+    /// lower bound never passes it, and its configuration passes the checker with the
+    /// reduced cost it was valued at.
+    #[test]
+    fn fragment_pricing_finds_the_brute_force_optimum(
+        raw in prop::collection::vec(task_strategy(), 1..=6),
+        typical_raw in prop::collection::vec(task_strategy(), 1..=10),
+        prices in prop::collection::vec(-600.0f64..600.0, 6),
+        gpus in 1u8..=3,
+        vcpus in prop::sample::select(vec![16u32, 32]),
+    ) {
+        let cluster = one_node(gpus, vcpus);
+        let tasks = tasks_of(&raw, "t");
+        let typical = TypicalPods::from_tasks(&tasks_of(&typical_raw, "typ"), 95.0);
+        let shapes = Shapes::group(&tasks, 0..tasks.len()).unwrap();
+        let types = TypeCluster::of(&cluster, Objective::Frag, &typical).unwrap();
+        let credits = Credits::of(types[0].node_type(), &typical);
+        let total: f64 = typical.pods.iter().map(|p| p.probability).sum();
+        let price = |s: usize| prices[s];
+        let profit = |s: usize| price(s) + total * f64::from(shapes.shapes[s].total_gpu_milli());
+        let searched = best_configuration(&types[0], &credits, &shapes, profit, None, None);
+        let optimum = brute_force(&types[0], &typical, &tasks, &prices, &shapes);
+        prop_assert!(searched.lower_bound <= optimum + 1e-6, "bound {} > optimum {optimum}", searched.lower_bound);
+        let slots = &searched.slots;
+        let placed = slots.iter().map(|&(s, devices)| {
+            (&tasks[shapes.shapes[s].tasks[0]], Placement { node: 0, devices })
+        });
+        prop_assert!(check_placements(&types[0].one_node, placed).is_empty());
+        let value = if slots.is_empty() {
+            0.0
+        } else {
+            let column = Column::new(0, &types, &shapes, &tasks, &typical, Objective::Frag, slots.clone()).unwrap();
+            column.cost - column.priced(&prices[..shapes.shapes.len()])
+        };
+        prop_assert!(value >= optimum - 1e-6, "found {value} below the optimum {optimum}");
+        if searched.proven {
+            prop_assert!((value - optimum).abs() <= 1e-6, "search {value} vs optimum {optimum}");
+        }
+    }
+}
+
+#[test]
+fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
+    // Typical pods: a half-GPU pod (8 vCPU). One device; tasks: a 500-milli share that
+    // earns little. Keeping the device free keeps all 1000 milli out of the fragment, a
+    // 500 share leaves 500 that the typical pod still fits, so the share is placed only
+    // when its price beats what it takes away.
+    let cluster = one_node(1, 16);
+    let typical = TypicalPods::from_tasks(&tasks_of(&[(8000, 1, 500)], "typ"), 95.0);
+    let tasks = tasks_of(&[(4000, 1, 500)], "t");
+    let shapes = Shapes::group(&tasks, 0..1).unwrap();
+    let types = TypeCluster::of(&cluster, Objective::Frag, &typical).unwrap();
+    let credits = Credits::of(types[0].node_type(), &typical);
+    // F(empty) = 0; with the share, F = 0 as well (500 left, the pod fits): any positive
+    // price makes the share worth placing, at reduced cost −price.
+    let searched = best_configuration(&types[0], &credits, &shapes, |_| 10.0 + 500.0, None, None);
+    assert!(searched.proven);
+    assert_eq!(searched.slots.len(), 1);
+    assert!(
+        (searched.lower_bound + 10.0).abs() < 1e-6,
+        "{}",
+        searched.lower_bound
+    );
+    // 12 vCPU tasks leave 4 vCPU: the pod no longer fits, 500 milli become fragment.
+    let tasks = tasks_of(&[(12000, 1, 500)], "t");
+    let shapes = Shapes::group(&tasks, 0..1).unwrap();
+    let searched = best_configuration(&types[0], &credits, &shapes, |_| 10.0 + 500.0, None, None);
+    assert!(searched.proven);
+    assert!(
+        searched.slots.is_empty(),
+        "500 milli of fragment for a price of 10"
+    );
+}
