@@ -42,6 +42,13 @@ enum Command {
     /// Heuristic vs exact on the same snapshots: at each checkpoint of the policy's arrival
     /// sweep, solve power, allocation and fragmentation exactly (HiGHS) and report each gap
     /// with its status and proven bound.
+    ///
+    /// Statuses: `optimal` (incumbent = proven bound); `gap_limit` (within the requested
+    /// --mip-gap); `lp_bound` (column generation converged: the bound is the configuration
+    /// LP's proven optimum, more time does not raise it, and the integer gap between it and
+    /// the incumbent is left open); `time_limit` (the clock stopped the solve; the bound
+    /// could still rise); `relaxation_bound` (a by-node-type relaxation bounds the
+    /// heuristic's own placement). Every gap is an interval [vs incumbent, vs bound].
     Gap(GapArgs),
     /// Time mode: tasks arrive at their trace times, wait when nothing fits, run for their
     /// durations (slowed when co-located) and leave; energy (kWh), JCT, waits, deadline misses.
@@ -87,7 +94,8 @@ struct GapArgs {
     /// Time limit per solve, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     time_limit: f64,
-    /// Stop a solve at this relative gap between incumbent and bound (0 = prove optimality).
+    /// Stop a solve at this relative gap between incumbent and bound (0 = prove optimality;
+    /// a solve that cannot says why in its status: `time_limit` or `lp_bound`).
     #[arg(long, value_name = "REL", default_value_t = 0.0)]
     mip_gap: f64,
     /// Points of the power–fragmentation Pareto front per checkpoint (0 = none).

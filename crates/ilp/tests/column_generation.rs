@@ -177,6 +177,40 @@ fn cg_proves_a_hand_computed_power_optimum() {
     assert_eq!(nodes.len(), 1);
 }
 
+/// Three single-GPU nodes, three 400-milli tasks: two share a device, so the least power
+/// has two busy devices, but the configuration LP takes 1.5 nodes of the pair. Column
+/// generation converges, its bound is that LP optimum, and the status says the integer gap
+/// is left open (`lp_bound`), not that time or a requested gap stopped it; asked for a
+/// gap that wide, it stops at `gap_limit`.
+#[test]
+fn a_converged_solve_with_an_integer_gap_says_lp_bound() {
+    let types = vec![node_type(GpuModel::T4, 1, 16, 64); 3];
+    let cluster = cluster(&types);
+    let tasks: Vec<Task> = (0..3)
+        .map(|i| Task::new(format!("share{i}"), 2000, 1024, 1, 400))
+        .collect();
+    let (prepared, result) = sweep(&cluster, &tasks, "random");
+    let snapshot = Snapshot::after_events(&cluster, &prepared, &result, tasks.len()).unwrap();
+    let report = column_generation(&snapshot, Objective::Power, &options());
+    let (incumbent, bound) = checked(&snapshot, &report);
+    let brute = brute_force(&cluster, &prepared.typical, &tasks);
+    assert_eq!(incumbent, brute.min_power_watts.unwrap() as f64);
+    // A node at work costs 165 W more than idle (a socket, 120 − 15 W; a T4, 70 − 10 W):
+    // the LP saves half a node, 82.5 W, and watts are whole (the bound rounds up).
+    assert_eq!(
+        incumbent - bound,
+        82.0,
+        "bound {bound}, incumbent {incumbent}"
+    );
+    assert_eq!(report.status, SolveStatus::LpBound);
+    let relaxed = SolveOptions {
+        mip_rel_gap: 0.5,
+        ..options()
+    };
+    let report = column_generation(&snapshot, Objective::Power, &relaxed);
+    assert_eq!(report.status, SolveStatus::GapLimit);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 

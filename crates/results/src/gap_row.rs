@@ -11,7 +11,7 @@ use crate::{Objective, SolveStatus};
 
 /// Bumped whenever [`GapRow`] or [`crate::FrontRow`] change shape or meaning: stored gap
 /// cells carry it in their key, so cells of an older schema are recomputed, never reused.
-pub const GAP_SCHEMA_VERSION: u32 = 2;
+pub const GAP_SCHEMA_VERSION: u32 = 3;
 
 /// One row of `gaps.csv` (after its `trace` column in a bench folder). Fields added here
 /// (solve method, columns, iterations…) go to the end of [`GapRow::CSV_HEADER`] and

@@ -11,6 +11,10 @@ pub enum SolveStatus {
     GapLimit,
     /// The time limit was reached; the optimum lies between bound and incumbent.
     TimeLimitWithIncumbent,
+    /// Column generation converged: the bound is the configuration LP's optimum, proven,
+    /// and no more time raises it; the integer gap between it and the incumbent is not
+    /// closed (that would take branching). The optimum lies between bound and incumbent.
+    LpBound,
     /// No placement satisfies the constraints.
     Infeasible,
     /// The bound comes from a relaxation of an aggregated model (full cluster); the
@@ -31,6 +35,7 @@ impl SolveStatus {
             SolveStatus::Optimal => "optimal".into(),
             SolveStatus::GapLimit => "gap_limit".into(),
             SolveStatus::TimeLimitWithIncumbent => "time_limit".into(),
+            SolveStatus::LpBound => "lp_bound".into(),
             SolveStatus::Infeasible => "infeasible".into(),
             SolveStatus::RelaxationBound => "relaxation_bound".into(),
             SolveStatus::Unsupported(reason) => format!("{UNSUPPORTED}{reason}"),
@@ -44,6 +49,7 @@ impl SolveStatus {
             "optimal" => SolveStatus::Optimal,
             "gap_limit" => SolveStatus::GapLimit,
             "time_limit" => SolveStatus::TimeLimitWithIncumbent,
+            "lp_bound" => SolveStatus::LpBound,
             "infeasible" => SolveStatus::Infeasible,
             "relaxation_bound" => SolveStatus::RelaxationBound,
             other => {
@@ -74,7 +80,7 @@ impl<'de> Deserialize<'de> for SolveStatus {
         let text = String::deserialize(deserializer)?;
         SolveStatus::parse(&text).ok_or_else(|| {
             serde::de::Error::custom(format_args!(
-                "status {text:?} is not optimal, gap_limit, time_limit, infeasible, relaxation_bound, unsupported: … or error: …"
+                "status {text:?} is not optimal, gap_limit, time_limit, lp_bound, infeasible, relaxation_bound, unsupported: … or error: …"
             ))
         })
     }
@@ -90,6 +96,7 @@ mod tests {
             SolveStatus::Optimal,
             SolveStatus::GapLimit,
             SolveStatus::TimeLimitWithIncumbent,
+            SolveStatus::LpBound,
             SolveStatus::Infeasible,
             SolveStatus::RelaxationBound,
             SolveStatus::Unsupported("no fragmentation bound beyond 40 nodes".into()),

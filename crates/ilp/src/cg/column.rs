@@ -11,7 +11,7 @@ use gapbench_model::{
     check_placements, Cluster, ClusterState, DeviceSet, NodeType, Placement, Task, TypicalPods,
 };
 
-use super::fragment::Credits;
+use super::pattern_pricing::NodeValue;
 use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
 use crate::solve::Objective;
@@ -27,8 +27,8 @@ pub(crate) struct TypeCluster {
     pub one_node: Cluster,
     /// The cost of the empty node (power in W, Σ F in milli-GPU, 0 for allocation).
     pub empty_cost: f64,
-    /// What free GPU keeps out of the fragment on this type (fragmentation only).
-    pub credits: Option<Credits>,
+    /// The node's own part of the objective by CPU level and device, for pattern pricing.
+    pub value: NodeValue,
 }
 
 impl TypeCluster {
@@ -48,13 +48,23 @@ impl TypeCluster {
                 Cluster::new([(node_type.label(), *node_type)], cluster.cpu_power_profile)?;
             let empty = ClusterState::empty(&one_node);
             let empty_cost = node_cost(&one_node, typical, objective, &empty, 0);
-            let credits = (objective == Objective::Frag).then(|| Credits::of(node_type, typical));
+            let value = match objective {
+                Objective::Frag => NodeValue::fragmentation(node_type, typical),
+                Objective::Power => NodeValue::power(
+                    one_node.power_model(0),
+                    node_type.cpu_milli,
+                    u32::from(node_type.gpu_count),
+                ),
+                Objective::Alloc => {
+                    NodeValue::nothing(node_type.cpu_milli, u32::from(node_type.gpu_count))
+                }
+            };
             types.push(TypeCluster {
                 type_id,
                 nodes: counts[type_id],
                 one_node,
                 empty_cost,
-                credits,
+                value,
             });
         }
         Ok(types)

@@ -69,8 +69,6 @@ pub(super) struct Incumbent {
     /// The objective's value of `placement`.
     pub value: f64,
     pub placement: Vec<Option<Placement>>,
-    /// A solve stopped on its time limit (the LP's or the integer master's).
-    pub timed_out: bool,
     /// The pool columns the LP and the integer solutions used (for the next checkpoint).
     pub used_columns: Vec<usize>,
 }
@@ -91,7 +89,6 @@ pub(super) fn find_incumbent(
     let (type_nodes, shape_counts) = (&problem.type_nodes, &problem.shape_counts);
     let heuristic_value = problem.heuristic_value;
     let integer_clock = Instant::now();
-    let mut timed_out = !stats.converged;
     let mut best = (heuristic_value, snapshot.heuristic.clone());
     // Checks and evaluates a solution, keeps it if it beats the best; returns its value.
     let mut consider = |uses: &[(usize, u32)], pool: &ColumnPool| -> Result<f64, String> {
@@ -203,12 +200,9 @@ pub(super) fn find_incumbent(
         if let Some(integer) =
             solve_integer_master(pool, types, shape_counts, demand, &start, options, left)?
         {
-            timed_out |= integer.timed_out;
             stats.integer_master_value = Some(consider(&integer.uses, pool)?);
             kept.extend(integer.uses.iter().map(|&(c, _)| c));
         }
-    } else {
-        timed_out = true;
     }
     stats.integer_seconds = integer_clock.elapsed().as_secs_f64();
     kept.extend(start.iter().map(|&(c, _)| c));
@@ -217,7 +211,6 @@ pub(super) fn find_incumbent(
     Ok(Incumbent {
         value: best.0,
         placement: best.1,
-        timed_out,
         used_columns: kept,
     })
 }

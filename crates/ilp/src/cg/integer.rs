@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use gapbench_model::{Cluster, ClusterState, DeviceSet, Placement};
-use highs::{ColProblem, HighsModelStatus, HighsSolutionStatus, Sense};
+use highs::{ColProblem, HighsSolutionStatus, Sense};
 
 use super::column::{Added, ColumnPool, TypeCluster};
 use super::greedy::choose_devices;
@@ -18,8 +18,6 @@ use crate::solve::SolveOptions;
 pub(crate) struct IntegerMaster {
     /// Nodes per pool column.
     pub uses: Vec<(usize, u32)>,
-    /// HiGHS stopped on its time limit.
-    pub timed_out: bool,
 }
 
 /// Solves the integer master over `pool` from `start` (nodes per pool column, feasible).
@@ -80,10 +78,6 @@ pub(crate) fn solve_integer_master(
     let solved = model
         .try_solve()
         .map_err(|e| format!("HiGHS failed on the integer master: {e:?}"))?;
-    let timed_out = matches!(
-        solved.status(),
-        HighsModelStatus::ReachedTimeLimit | HighsModelStatus::ReachedInterrupt
-    );
     if solved.primal_solution_status() != HighsSolutionStatus::Feasible {
         return Ok(None);
     }
@@ -97,7 +91,7 @@ pub(crate) fn solve_integer_master(
             uses.push((c, rounded as u32));
         }
     }
-    Ok(Some(IntegerMaster { uses, timed_out }))
+    Ok(Some(IntegerMaster { uses }))
 }
 
 /// One placement per task (`task_count` tasks) from nodes per pool column: the nodes of

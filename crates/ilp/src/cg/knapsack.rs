@@ -121,11 +121,6 @@ pub(crate) struct Searched {
     pub proven: bool,
 }
 
-/// Whether the objective's pricing is a knapsack over cost levels (power, allocation).
-pub(crate) fn applies(objective: Objective) -> bool {
-    matches!(objective, Objective::Power | Objective::Alloc)
-}
-
 /// The exact best configuration of `kind` for per-shape profits `profit(s)` (only positive
 /// profits matter: the cost never falls with load). `incumbent` is a known configuration's
 /// value `cost − profit`, if any, to prune from the start.

@@ -18,13 +18,13 @@ mod column;
 mod devices;
 mod dive;
 mod dominance;
-mod fragment;
 mod generate;
 mod greedy;
 mod incumbent;
 mod integer;
 mod knapsack;
 mod master;
+mod pattern_pricing;
 mod pricing;
 
 use std::time::Instant;
@@ -223,15 +223,27 @@ fn solve(
         &pool,
         incumbent.used_columns.clone(),
     );
-    report(&problem, incumbent, problem.sign * generated.bound)
+    report(
+        &problem,
+        incumbent,
+        problem.sign * generated.bound,
+        stats.converged,
+    )
 }
 
 /// The report of a solve: the incumbent, and the bound (`raw_bound`, in the objective's own
-/// sense) capped by what needs no solve and rounded for integral objectives.
-fn report(problem: &Problem, best: Incumbent, raw_bound: f64) -> Result<SolveReport, String> {
+/// sense) capped by what needs no solve and rounded for integral objectives. The status
+/// says what was proven: `optimal` (they meet), `gap_limit` (within the requested
+/// `mip_rel_gap`), `lp_bound` (column generation `converged`: the bound is the LP's
+/// optimum, the integer gap is left) or `time_limit` (the bound could still rise).
+fn report(
+    problem: &Problem,
+    best: Incumbent,
+    raw_bound: f64,
+    converged: bool,
+) -> Result<SolveReport, String> {
     let (snapshot, objective) = (problem.snapshot, problem.objective);
     let (types, shapes) = (problem.context.types, problem.context.shapes);
-    let timed_out = best.timed_out;
     let incumbent = best.value;
     // Allocation never exceeds the GPUs there are, nor what the tasks ask for, and
     // fragmentation is never below 0: early in column generation the Lagrangian bound can
@@ -278,10 +290,12 @@ fn report(problem: &Problem, best: Incumbent, raw_bound: f64) -> Result<SolveRep
         None
     };
     let tolerance = 1e-6 * incumbent.abs().max(1.0);
+    let requested = problem.options.mip_rel_gap;
     let status = match bound {
         Some(b) if (b - incumbent).abs() <= tolerance => SolveStatus::Optimal,
-        _ if timed_out => SolveStatus::TimeLimitWithIncumbent,
-        _ => SolveStatus::GapLimit,
+        Some(b) if relative_gap(incumbent, b) <= requested => SolveStatus::GapLimit,
+        Some(_) if converged => SolveStatus::LpBound,
+        _ => SolveStatus::TimeLimitWithIncumbent,
     };
     let bound = match status {
         SolveStatus::Optimal => Some(incumbent),

@@ -2,16 +2,19 @@
 //!
 //! `ρ_τ(y) = min_{c feasible on τ} cost(c) − cost(empty_τ) − Σ_s y_s·a_{s,c}`,
 //!
-//! solved exactly as the per-node model of [`crate::model`] on a one-node cluster of type
-//! `τ` (`x[s]` tasks per shape, whole devices `w[d]`, sharing slots `z[d,j]`, so device
-//! packing is exact), with the objective's own per-node piece:
+//! first by an exact search — [`super::pattern_pricing`] for fragmentation (by CPU level
+//! and device pattern), [`super::knapsack`] for power and allocation (by cost level) — and,
+//! when the search runs out of nodes or time, as the per-node model of [`crate::model`] on
+//! a one-node cluster of type `τ` (`x[s]` tasks per shape, whole devices `w[d]`, sharing
+//! slots `z[d,j]`, so device packing is exact), with the objective's own per-node piece:
 //! - power: `P(n) = constant + dynamic` of `PlacementModel::add_power`;
 //! - fragmentation: `F(n) = P_typ·(1000·G − Σ_s m_s·x_s) − Σ_t p_t·v_t` of
 //!   `PlacementModel::add_frag` (`P_typ` the typical pods' total probability);
 //! - allocation: `−Σ_s m_s·x_s` (maximised as a minimisation).
 //!
-//! HiGHS's proven dual bound of this MIP bounds `ρ_τ` from below even when it stops early,
-//! which keeps the Lagrangian bound valid (see [`super::bound`]).
+//! The search's bound, and HiGHS's proven dual bound of the MIP, bound `ρ_τ` from below
+//! even when they stop early, which keeps the Lagrangian bound valid (see
+//! [`super::bound`]).
 
 use std::time::{Duration, Instant};
 
@@ -19,7 +22,7 @@ use gapbench_model::{DeviceSet, Task, TypicalPods};
 use good_lp::{Expression, SolverModel};
 
 use super::column::{Column, TypeCluster};
-use super::{fragment, knapsack};
+use super::{knapsack, pattern_pricing};
 use crate::common::start_from;
 use crate::model::{Demand, PlacementModel};
 use crate::shapes::Shapes;
@@ -128,8 +131,8 @@ impl PricingContext<'_> {
 
     /// Prices node type `type_index` under `prices` (one per shape), warm-started from
     /// `start` (a column of this type, e.g. the heuristic pricing's best) when given. The
-    /// knapsack search may take `search_share` of the time limit; the MIP, if needed, what
-    /// is left.
+    /// exact search may take `search_share` of the time limit; the MIP, if the search did
+    /// not prove its answer, what is left.
     pub fn price(
         &self,
         type_index: usize,
@@ -138,34 +141,31 @@ impl PricingContext<'_> {
         options: &SolveOptions,
         search_share: f64,
     ) -> Result<Priced, String> {
-        if knapsack::applies(self.objective) || self.types[type_index].credits.is_some() {
-            let started = Instant::now();
-            let search_deadline =
-                started + Duration::from_secs_f64(options.time_limit_s * search_share);
-            let searched = self.price_by_search(type_index, prices, start, search_deadline)?;
-            if searched.proven {
-                return Ok(searched);
-            }
-            // The search ran out of nodes: the MIP decides, from the better start, and
-            // either bound holds.
-            let start = better(start, searched.best.as_ref().map(|(c, _)| c), prices);
-            let options = SolveOptions {
-                time_limit_s: (options.time_limit_s - started.elapsed().as_secs_f64()).max(0.01),
-                ..options.clone()
-            };
-            let mip = self.price_by_mip(type_index, prices, start, &options)?;
-            let best = match (searched.best, mip.best) {
-                (Some(a), Some(b)) => Some(if b.1 < a.1 { b } else { a }),
-                (a, b) => a.or(b),
-            };
-            return Ok(Priced {
-                lower_bound: searched.lower_bound.max(mip.lower_bound),
-                best,
-                proven: mip.proven,
-                by_search: false,
-            });
+        let started = Instant::now();
+        let search_deadline =
+            started + Duration::from_secs_f64(options.time_limit_s * search_share);
+        let searched = self.price_by_search(type_index, prices, start, search_deadline)?;
+        if searched.proven {
+            return Ok(searched);
         }
-        self.price_by_mip(type_index, prices, start, options)
+        // The search ran out of nodes: the MIP decides, from the better start, and either
+        // bound holds.
+        let start = better(start, searched.best.as_ref().map(|(c, _)| c), prices);
+        let options = SolveOptions {
+            time_limit_s: (options.time_limit_s - started.elapsed().as_secs_f64()).max(0.01),
+            ..options.clone()
+        };
+        let mip = self.price_by_mip(type_index, prices, start, &options)?;
+        let best = match (searched.best, mip.best) {
+            (Some(a), Some(b)) => Some(if b.1 < a.1 { b } else { a }),
+            (a, b) => a.or(b),
+        };
+        Ok(Priced {
+            lower_bound: searched.lower_bound.max(mip.lower_bound),
+            best,
+            proven: mip.proven,
+            by_search: false,
+        })
     }
 
     /// Pricing as the per-node MIP (see the module documentation).
@@ -283,8 +283,8 @@ impl PricingContext<'_> {
 }
 
 impl PricingContext<'_> {
-    /// Exact pricing by search: [`knapsack::best_configuration`] for power and allocation,
-    /// [`fragment::best_configuration`] for fragmentation.
+    /// Exact pricing by search: [`pattern_pricing::best_configuration`] or
+    /// [`knapsack::best_configuration`] (see [`by_patterns`]).
     fn price_by_search(
         &self,
         type_index: usize,
@@ -297,23 +297,24 @@ impl PricingContext<'_> {
             .map(|c| (c.slots.clone(), c.cost - c.priced(prices)));
         let kind = &self.types[type_index];
         let profit = |s| self.profit(s, prices);
-        let searched = match &kind.credits {
-            Some(credits) => fragment::best_configuration(
+        let searched = if by_patterns(self.objective) {
+            pattern_pricing::best_configuration(
                 kind,
-                credits,
+                &kind.value,
                 self.shapes,
                 profit,
                 incumbent,
                 Some(deadline),
-            ),
-            None => knapsack::best_configuration(
+            )
+        } else {
+            knapsack::best_configuration(
                 kind,
                 self.objective,
                 self.shapes,
                 profit,
                 incumbent,
                 Some(deadline),
-            ),
+            )
         };
         let best = self.priced_column(type_index, searched.slots, prices)?;
         Ok(Priced {
@@ -332,4 +333,13 @@ fn better<'a>(a: Option<&'a Column>, b: Option<&'a Column>, prices: &[f64]) -> O
         (Some(a), Some(b)) => Some(if reduced(b) < reduced(a) { b } else { a }),
         (a, b) => a.or(b),
     }
+}
+
+/// Whether pattern pricing, rather than the knapsack over cost levels, searches the
+/// objective: fragmentation's value depends on each device's load, which the knapsack
+/// does not see; for power (a device is busy or not) the knapsack's level bounds are the
+/// tighter (measured on the whole cluster: the Lagrangian bound of the pattern search
+/// counts a scarce shape on every device).
+fn by_patterns(objective: Objective) -> bool {
+    objective == Objective::Frag
 }

@@ -60,10 +60,13 @@ pub(crate) fn read_gaps(path: &Path) -> Result<Option<GapTable>> {
     let mut rows = Vec::with_capacity(table.rows.len());
     for row in &table.rows {
         let gap = &row.value;
-        // `gap_limit` (stopped at the requested MIP gap) is an interval like `time_limit`.
+        // `gap_limit` (stopped at the requested MIP gap) and `lp_bound` (the LP optimum, the
+        // integer gap left) are intervals like `time_limit`.
         let status = match &gap.status {
             SolveStatus::Optimal => Ok(BarStatus::Optimal),
-            SolveStatus::TimeLimitWithIncumbent | SolveStatus::GapLimit => Ok(BarStatus::TimeLimit),
+            SolveStatus::TimeLimitWithIncumbent | SolveStatus::GapLimit | SolveStatus::LpBound => {
+                Ok(BarStatus::TimeLimit)
+            }
             SolveStatus::RelaxationBound => Ok(BarStatus::Relaxation),
             SolveStatus::Infeasible => Err(NoGap::Infeasible),
             SolveStatus::Error(_) => Err(NoGap::Error),

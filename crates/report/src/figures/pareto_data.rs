@@ -40,6 +40,7 @@ pub(crate) fn read_pareto(path: &Path) -> Result<Option<ParetoTable>> {
                 Some(
                     SolveStatus::TimeLimitWithIncumbent
                     | SolveStatus::GapLimit
+                    | SolveStatus::LpBound
                     | SolveStatus::RelaxationBound,
                 ) => (true, false),
                 Some(

@@ -1,22 +1,23 @@
-//! The Lagrangian bound of fragmentation pricing on one node type and CPU bucket.
+//! The Lagrangian bound of pattern pricing on one node type and CPU level.
 //!
-//! Pricing maximises `Φ(c) = Σ_s π_s·n_s + V(c)` (profits `π_s = y_s + P·m_s`, credits
-//! `V` of [`super::credits`]). In bucket `b` (CPU used at most `C − c_b`, credits `g_b`),
-//! dualising CPU and memory with `λ = (λ_cpu, λ_mem) ≥ 0` leaves independent devices:
+//! Pricing maximises `Φ(c) = Σ_s π_s·n_s + V(c)` ([`super::node_value`]). At level `l`
+//! (CPU used at most `C_l`, values `constant_l`, `g_l`), dualising CPU and memory with
+//! `λ = (λ_cpu, λ_mem) ≥ 0` leaves independent devices:
 //!
-//! `Φ_b ≤ L_b(λ) = λ_cpu·(C − c_b) + λ_mem·MEM + Σ_{s CPU-only} u_s·(π'_s)⁺ + best_b(G)`,
+//! `Φ_l ≤ L_l(λ) = constant_l + λ_cpu·C_l + λ_mem·MEM + Σ_{s CPU-only} u_s·(π'_s)⁺ + best_l(G)`,
 //!
-//! with `π'_s = π_s − λ·r_s`, `u_s` the most of shape `s` a node takes, and `best_b(G)` the
+//! with `π'_s = π_s − λ·r_s`, `u_s` the most of shape `s` a node takes, and `best_l(G)` the
 //! best use of `G` devices: each either holds whole-GPU tasks (`π'` per task of `k`
-//! devices), or one device's best mix of shares, `max_L KS(L) + g_b(1000 − L)` (a bounded
-//! knapsack on device milli), or stays free (`g_b(1000)`, plus the multi-GPU credit at its
-//! largest). Every `λ ≥ 0` gives a valid bound; [`minimise`] looks for the least.
+//! devices), or one device's best mix of shares, `max_L KS(L) + g_l(1000 − L)` (a bounded
+//! knapsack on device milli), or stays free (`g_l(1000)`, plus the multi-GPU credit at its
+//! largest). Every `λ ≥ 0` gives a valid bound; [`Relaxation::minimise`] looks for the
+//! least.
 
 use gapbench_model::MILLI_GPU_PER_GPU;
 
-use super::credits::Credits;
+use super::node_value::NodeValue;
 
-/// One shape as fragmentation pricing sees it (profitable shapes only).
+/// One shape as pattern pricing sees it (profitable shapes only).
 #[derive(Debug, Clone)]
 pub(crate) struct Item {
     pub shape: usize,
@@ -57,18 +58,18 @@ impl Multipliers {
 /// What a bound needs about one node type and its items, fixed for a pricing call.
 pub(crate) struct Relaxation<'a> {
     pub items: &'a [Item],
-    pub credits: &'a Credits,
+    pub value: &'a NodeValue,
     pub cpu_milli: u64,
     pub memory_mib: u64,
     /// Device milli in units of `unit_milli` (the gcd of the shares and 1000).
     pub unit_milli: u32,
 }
 
-/// `L_b(λ)` and its parts, for the search's bounds.
+/// `L_l(λ)` and its parts, for the search's bounds.
 #[derive(Debug, Clone)]
 pub(crate) struct Evaluated {
     pub bound: f64,
-    /// `best_b(d)` for `d = 0..=G`: the best use of `d` devices under `λ`.
+    /// `best_l(d)` for `d = 0..=G`: the best use of `d` devices under `λ`.
     pub devices: Vec<f64>,
     /// `Σ_{CPU-only} u_s·(π'_s)⁺`.
     pub cpu_only: f64,
@@ -77,7 +78,7 @@ pub(crate) struct Evaluated {
 impl Relaxation<'_> {
     pub fn new<'a>(
         items: &'a [Item],
-        credits: &'a Credits,
+        value: &'a NodeValue,
         cpu_milli: u64,
         memory_mib: u64,
     ) -> Relaxation<'a> {
@@ -90,7 +91,7 @@ impl Relaxation<'_> {
             .fold(MILLI_GPU_PER_GPU, gcd);
         Relaxation {
             items,
-            credits,
+            value,
             cpu_milli,
             memory_mib,
             unit_milli,
@@ -123,19 +124,13 @@ impl Relaxation<'_> {
         best
     }
 
-    /// `L_b(λ)` (see the module documentation).
-    pub fn evaluate(&self, bucket: usize, lambda: Multipliers) -> Evaluated {
+    /// `L_l(λ)` (see the module documentation).
+    pub fn evaluate(&self, level: usize, lambda: Multipliers) -> Evaluated {
         let shares = self.device_knapsack(lambda, self.items);
-        self.evaluate_with(bucket, lambda, &shares)
-    }
-
-    /// [`Self::evaluate`] with the device knapsack already computed at `lambda`.
-    pub fn evaluate_with(&self, bucket: usize, lambda: Multipliers, shares: &[f64]) -> Evaluated {
-        let credits = self.credits;
+        let node = self.value;
         let unit = self.unit_milli;
         let mut cpu_only = 0.0;
-        let mut one_device =
-            credits.device(bucket, MILLI_GPU_PER_GPU) + credits.multi_per_device_at_most(bucket);
+        let mut one_device = node.free_device_at_most(level);
         for item in self.items {
             let value = lambda.reduced(item);
             match item.kind {
@@ -146,12 +141,14 @@ impl Relaxation<'_> {
         }
         for (u, &value) in shares.iter().enumerate().skip(1) {
             let load = u as u32 * unit;
-            one_device = one_device.max(value + credits.device(bucket, MILLI_GPU_PER_GPU - load));
+            one_device = one_device.max(value + node.device(level, MILLI_GPU_PER_GPU - load));
         }
         let devices = self.device_uses(lambda, one_device);
-        let cpu_cap = self.cpu_milli - u64::from(credits.cpu_thresholds[bucket]);
-        let bound =
-            lambda.of(cpu_cap, self.memory_mib) + cpu_only + devices[credits.devices as usize];
+        let at = &node.levels[level];
+        let bound = at.constant
+            + lambda.of(at.cpu_used_at_most, self.memory_mib)
+            + cpu_only
+            + devices[node.devices as usize];
         Evaluated {
             bound,
             devices,
@@ -162,7 +159,7 @@ impl Relaxation<'_> {
     /// `best(d)` for `d = 0..=G`: multi-GPU tasks (bounded) and `one_device` per device
     /// left.
     pub fn device_uses(&self, lambda: Multipliers, one_device: f64) -> Vec<f64> {
-        let devices = self.credits.devices as usize;
+        let devices = self.value.devices as usize;
         // Multi-GPU tasks first: the best value of exactly d devices' worth of them.
         let mut multi = vec![f64::NEG_INFINITY; devices + 1];
         multi[0] = 0.0;
@@ -193,9 +190,9 @@ impl Relaxation<'_> {
             .collect()
     }
 
-    /// Multipliers that make `L_b` small: golden-section search on each coordinate in turn
-    /// (`L_b` is convex in `λ`), starting from `start`. Any result is a valid bound.
-    pub fn minimise(&self, bucket: usize, start: Multipliers) -> (Multipliers, f64) {
+    /// Multipliers that make `L_l` small: golden-section search on each coordinate in turn
+    /// (`L_l` is convex in `λ`), starting from `start`. Any result is a valid bound.
+    pub fn minimise(&self, level: usize, start: Multipliers) -> (Multipliers, f64) {
         let highest = |per: fn(&Item) -> u64| {
             self.items
                 .iter()
@@ -213,7 +210,7 @@ impl Relaxation<'_> {
             cpu: start.cpu.min(cpu_high),
             memory: start.memory.min(memory_high),
         };
-        let value = |l: Multipliers| self.evaluate(bucket, l).bound;
+        let value = |l: Multipliers| self.evaluate(level, l).bound;
         let mut best = value(lambda);
         for pass in 0..PASSES {
             let (found, at) = golden(0.0, cpu_high, |c| value(Multipliers { cpu: c, ..lambda }));

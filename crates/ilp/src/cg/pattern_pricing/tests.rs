@@ -24,10 +24,12 @@ fn tasks_of(raw: &[(u32, u8, u16)], prefix: &str) -> Vec<Task> {
         .collect()
 }
 
-/// The least `F(c) − F(empty) − Σ_s y_s·n_s` over every placement of every subset of
-/// `tasks` on the node, judged by the model's checker and fragment measure.
+/// The least `cost(c) − cost(empty) − Σ_s y_s·n_s` over every placement of every subset
+/// of `tasks` on the node, judged by the model's checker, power model and fragment
+/// measure.
 fn brute_force(
     kind: &TypeCluster,
+    objective: Objective,
     typical: &TypicalPods,
     tasks: &[Task],
     prices: &[f64],
@@ -81,16 +83,17 @@ fn brute_force(
             return;
         }
         let mut state = ClusterState::empty(&kind.one_node);
-        let mut earned = 0.0;
+        let (mut earned, mut allocated) = (0.0, 0u64);
         for (task, placement) in placed() {
             state.bind(task, placement);
+            allocated += u64::from(task.gpu_count) * u64::from(task.gpu_milli);
         }
         for (t, d) in chosen.iter().enumerate() {
             if d.is_some() {
                 earned += prices[shape_of[t].unwrap()];
             }
         }
-        let cost = kind.relative_cost(typical, Objective::Frag, &state, 0);
+        let cost = kind.relative_cost(typical, objective, &state, allocated);
         best = best.min(cost - earned);
     };
     walk(0, tasks, &mut chosen, &mut visit, &choices);
@@ -112,29 +115,32 @@ fn task_strategy() -> impl Strategy<Value = (u32, u8, u16)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(150))]
-    /// Fragmentation pricing finds the brute-force optimum when it claims a proof, its
-    /// lower bound never passes it, and its configuration passes the checker with the
-    /// reduced cost it was valued at.
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    /// Pattern pricing finds the brute-force optimum of every objective when it claims a
+    /// proof, its lower bound never passes it, and its configuration passes the checker.
     #[test]
-    fn fragment_pricing_finds_the_brute_force_optimum(
+    fn pattern_pricing_finds_the_brute_force_optimum(
         raw in prop::collection::vec(task_strategy(), 1..=6),
         typical_raw in prop::collection::vec(task_strategy(), 1..=10),
         prices in prop::collection::vec(-600.0f64..600.0, 6),
         gpus in 1u8..=3,
         vcpus in prop::sample::select(vec![16u32, 32]),
+        objective in prop::sample::select(vec![Objective::Frag, Objective::Power, Objective::Alloc]),
     ) {
         let cluster = one_node(gpus, vcpus);
         let tasks = tasks_of(&raw, "t");
         let typical = TypicalPods::from_tasks(&tasks_of(&typical_raw, "typ"), 95.0);
         let shapes = Shapes::group(&tasks, 0..tasks.len()).unwrap();
-        let types = TypeCluster::of(&cluster, Objective::Frag, &typical).unwrap();
-        let credits = Credits::of(types[0].node_type(), &typical);
+        let types = TypeCluster::of(&cluster, objective, &typical).unwrap();
         let total: f64 = typical.pods.iter().map(|p| p.probability).sum();
-        let price = |s: usize| prices[s];
-        let profit = |s: usize| price(s) + total * f64::from(shapes.shapes[s].total_gpu_milli());
-        let searched = best_configuration(&types[0], &credits, &shapes, profit, None, None);
-        let optimum = brute_force(&types[0], &typical, &tasks, &prices, &shapes);
+        let milli = |s: usize| f64::from(shapes.shapes[s].total_gpu_milli());
+        let profit = |s: usize| match objective {
+            Objective::Frag => prices[s] + total * milli(s),
+            Objective::Alloc => prices[s] + milli(s),
+            Objective::Power => prices[s],
+        };
+        let searched = best_configuration(&types[0], &types[0].value, &shapes, profit, None, None);
+        let optimum = brute_force(&types[0], objective, &typical, &tasks, &prices, &shapes);
         prop_assert!(searched.lower_bound <= optimum + 1e-6, "bound {} > optimum {optimum}", searched.lower_bound);
         let slots = &searched.slots;
         let placed = slots.iter().map(|&(s, devices)| {
@@ -144,7 +150,7 @@ proptest! {
         let value = if slots.is_empty() {
             0.0
         } else {
-            let column = Column::new(0, &types, &shapes, &tasks, &typical, Objective::Frag, slots.clone()).unwrap();
+            let column = Column::new(0, &types, &shapes, &tasks, &typical, objective, slots.clone()).unwrap();
             column.cost - column.priced(&prices[..shapes.shapes.len()])
         };
         prop_assert!(value >= optimum - 1e-6, "found {value} below the optimum {optimum}");
@@ -165,10 +171,10 @@ fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
     let tasks = tasks_of(&[(4000, 1, 500)], "t");
     let shapes = Shapes::group(&tasks, 0..1).unwrap();
     let types = TypeCluster::of(&cluster, Objective::Frag, &typical).unwrap();
-    let credits = Credits::of(types[0].node_type(), &typical);
+    let value = NodeValue::fragmentation(types[0].node_type(), &typical);
     // F(empty) = 0; with the share, F = 0 as well (500 left, the pod fits): any positive
     // price makes the share worth placing, at reduced cost −price.
-    let searched = best_configuration(&types[0], &credits, &shapes, |_| 10.0 + 500.0, None, None);
+    let searched = best_configuration(&types[0], &value, &shapes, |_| 10.0 + 500.0, None, None);
     assert!(searched.proven);
     assert_eq!(searched.slots.len(), 1);
     assert!(
@@ -179,7 +185,7 @@ fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
     // 12 vCPU tasks leave 4 vCPU: the pod no longer fits, 500 milli become fragment.
     let tasks = tasks_of(&[(12000, 1, 500)], "t");
     let shapes = Shapes::group(&tasks, 0..1).unwrap();
-    let searched = best_configuration(&types[0], &credits, &shapes, |_| 10.0 + 500.0, None, None);
+    let searched = best_configuration(&types[0], &value, &shapes, |_| 10.0 + 500.0, None, None);
     assert!(searched.proven);
     assert!(
         searched.slots.is_empty(),

@@ -2,8 +2,8 @@
 //! a configuration better than the incumbent.
 //!
 //! A device is free, or holds one whole-GPU task, or a multiset of shares of at most 1000
-//! milli. Under multipliers `λ` a pattern `p` is worth `ℓ_p = Σ_{s∈p} π'_s + g_b(1000 − L_p)`
-//! (free: `g_b(1000)` plus the multi-GPU credit at its largest). A configuration holding
+//! milli. Under multipliers `λ` a pattern `p` is worth `ℓ_p = Σ_{s∈p} π'_s + g_l(1000 − L_p)`
+//! at level `l` (free: `g_l(1000)` plus the multi-GPU credit at its largest). A configuration holding
 //! `p` is worth at most `L_b(λ)` less what putting `p` on a device instead of the best
 //! one-device use loses, so only patterns with `ℓ_p` above a threshold can beat the
 //! incumbent: those are enumerated, depth first over the shares, pruned by a bounded
@@ -43,19 +43,19 @@ impl Pattern {
     }
 }
 
-/// The patterns worth more than `threshold` in `bucket` under `lambda`, best first; `None`
+/// The patterns worth more than `threshold` at `level` under `lambda`, best first; `None`
 /// when there are more than `limit`.
 pub(crate) fn enumerate(
     relaxation: &Relaxation,
-    bucket: usize,
+    level: usize,
     lambda: Multipliers,
     threshold: f64,
     limit: usize,
 ) -> Option<Vec<Pattern>> {
-    let credits = relaxation.credits;
+    let node = relaxation.value;
     let items = relaxation.items;
     let mut found = Vec::new();
-    let free = credits.device(bucket, MILLI_GPU_PER_GPU) + credits.multi_per_device_at_most(bucket);
+    let free = node.free_device_at_most(level);
     if free > threshold {
         found.push(Pattern::free(free));
     }
@@ -93,7 +93,7 @@ pub(crate) fn enumerate(
     }
     let mut walk = Walk {
         relaxation,
-        bucket,
+        level,
         lambda,
         threshold,
         shares: &shares,
@@ -122,7 +122,7 @@ fn share_milli(item: &Item) -> u32 {
 
 struct Walk<'a> {
     relaxation: &'a Relaxation<'a>,
-    bucket: usize,
+    level: usize,
     lambda: Multipliers,
     threshold: f64,
     shares: &'a [usize],
@@ -136,14 +136,14 @@ impl Walk<'_> {
     /// Shares `k..` onto a device with `load` milli and `λ`-profit `value` so far; false
     /// when the limit was passed.
     fn descend(&mut self, k: usize, load: u32, value: f64) -> bool {
-        let credits = self.relaxation.credits;
+        let node = self.relaxation.value;
         let free = MILLI_GPU_PER_GPU - load;
         if k == self.shares.len() {
             return true;
         }
         let units_left = (free / self.relaxation.unit_milli) as usize;
         // No completion from here beats the threshold: adding shares only lowers g.
-        if value + self.rest[k][units_left] + credits.device(self.bucket, free) <= self.threshold {
+        if value + self.rest[k][units_left] + node.device(self.level, free) <= self.threshold {
             return true;
         }
         let index = self.shares[k];
@@ -156,7 +156,7 @@ impl Walk<'_> {
             let value = value + f64::from(n) * each;
             if n > 0 {
                 self.chosen.push((index, n));
-                let worth = value + credits.device(self.bucket, MILLI_GPU_PER_GPU - load);
+                let worth = value + node.device(self.level, MILLI_GPU_PER_GPU - load);
                 if worth > self.threshold {
                     if self.found.len() >= self.limit {
                         return false;

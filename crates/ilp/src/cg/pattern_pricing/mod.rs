@@ -1,34 +1,35 @@
-//! Exact fragmentation pricing by branch and bound over CPU buckets and device patterns.
+//! Exact pricing by branch and bound over CPU levels and device patterns.
 //!
-//! Pricing a node type for fragmentation is `ρ = V(empty) − max_c Φ(c)`, with
-//! `Φ(c) = Σ_s π_s·n_s + V(c)` (see [`credits`] for `V`, [`dual`] for the profits `π`).
-//! `V` depends on the node's CPU only through its bucket, so the search splits by bucket
-//! `b` (CPU used at most `C − c_b`, credits `g_b`); the best over buckets is the optimum,
-//! since a configuration's true bucket prices it exactly and any other prices it lower.
+//! Pricing a node type is `ρ = V(empty) − max_c Φ(c)`, with `Φ(c) = Σ_s π_s·n_s + V(c)`:
+//! profits `π_s` (the shape's price, plus what it removes of a linear cost: its GPU milli
+//! for allocation, `P·m_s` for fragmentation) and the node's own value `V` by CPU level and
+//! device ([`node_value`]: fragmentation, power, allocation, or a weighted sum). The search
+//! splits by level `l` (CPU used at most `C_l`); the best over levels is the optimum, since
+//! a configuration's own level prices it exactly and any other admissible one no higher.
 //!
-//! Per bucket, buckets with the largest Lagrangian bound `L_b(λ)` first:
-//! 1. `λ` minimising `L_b` ([`dual::Relaxation::minimise`]); a bucket whose bound does not
+//! Per level, largest Lagrangian bound `L_l(λ)` first:
+//! 1. `λ` minimising `L_l` ([`dual::Relaxation::minimise`]); a level whose bound does not
 //!    beat the incumbent is done;
 //! 2. the device patterns that can be part of a better configuration ([`patterns`]);
 //! 3. depth first: CPU-only tasks, multi-GPU tasks, then one pattern per device in
 //!    non-decreasing pattern order (devices are interchangeable; devices not given a
 //!    pattern stay free). Every node of the search is itself a configuration (the rest
-//!    free), valued exactly; a subtree is cut when `λ·cap + Σ chosen ℓ + R·max ℓ` (its
-//!    Lagrangian bound at the same `λ`) does not beat the incumbent.
+//!    free), valued exactly; a subtree is cut when `constant + λ·cap + Σ chosen ℓ + R·max ℓ`
+//!    (its Lagrangian bound at the same `λ`) does not beat the incumbent.
 //!
-//! When a bucket runs out of patterns or search nodes, or the deadline passes, its
+//! When a level runs out of patterns or search nodes, or the deadline passes, its
 //! Lagrangian bound stands in for it: the returned lower bound stays valid.
 
-mod credits;
 mod dual;
+mod node_value;
 mod patterns;
 
 use std::time::Instant;
 
 use gapbench_model::{DeviceSet, MILLI_GPU_PER_GPU};
 
-pub(crate) use self::credits::Credits;
 use self::dual::{Evaluated, Item, ItemKind, Multipliers, Relaxation};
+pub(crate) use self::node_value::NodeValue;
 use self::patterns::Pattern;
 use super::column::TypeCluster;
 use super::knapsack::Searched;
@@ -36,15 +37,15 @@ use crate::shapes::{ShapeKind, Shapes};
 
 /// Search nodes one pricing call may take in all.
 const NODE_BUDGET: u64 = 400_000;
-/// Patterns one bucket may enumerate before the search gives up on it.
+/// Patterns one level may enumerate before the search gives up on it.
 const PATTERN_LIMIT: usize = 20_000;
 
-/// The exact best configuration of `kind` for fragmentation under per-shape profits
-/// `profit(s) = y_s + P·m_s` (only positive profits can help: a task never raises `V`).
+/// The exact best configuration of `kind` under per-shape profits `profit(s)`, the node
+/// valued by `value` (only positive profits can help: a task never raises `V`).
 /// `incumbent` is a known configuration's value `V(empty) − Φ`, if any.
 pub(crate) fn best_configuration(
     kind: &TypeCluster,
-    credits: &Credits,
+    value: &NodeValue,
     shapes: &Shapes,
     profit: impl Fn(usize) -> f64,
     incumbent: Option<(Vec<(usize, DeviceSet)>, f64)>,
@@ -73,43 +74,44 @@ pub(crate) fn best_configuration(
         })
         .collect();
     let cpu_milli = u64::from(node_type.cpu_milli);
-    let empty = credits.empty(node_type.cpu_milli);
+    let empty = value.empty();
     let scale = items
         .iter()
         .map(|i| i.profit)
-        .fold(empty.max(1.0), f64::max);
+        .fold(empty.abs().max(1.0), f64::max);
     let tolerance = 1e-9 * scale;
     let (mut best_slots, mut best_phi) = match incumbent {
-        Some((slots, value)) if value < 0.0 => (slots, empty - value),
+        Some((slots, reduced)) if reduced < 0.0 => (slots, empty - reduced),
         _ => (Vec::new(), empty),
     };
-    let relaxation = Relaxation::new(&items, credits, cpu_milli, node_type.memory_mib);
-    // Every bucket's bound, largest first (multipliers carried from one to the next).
+    let relaxation = Relaxation::new(&items, value, cpu_milli, node_type.memory_mib);
+    // Every level's bound, largest first (multipliers carried from one to the next).
     let mut lambda = Multipliers::default();
-    let mut buckets: Vec<(usize, Multipliers, f64)> = (0..credits.buckets())
-        .map(|b| {
-            let (found, bound) = relaxation.minimise(b, lambda);
+    let mut levels: Vec<(usize, Multipliers, f64)> = (0..value.levels.len())
+        .map(|l| {
+            let (found, bound) = relaxation.minimise(l, lambda);
             lambda = found;
-            (b, found, bound)
+            (l, found, bound)
         })
         .collect();
-    buckets.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    levels.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
     let mut unresolved = f64::NEG_INFINITY;
     let mut budget = NODE_BUDGET;
-    for (bucket, lambda, bound) in buckets {
+    for (level, lambda, bound) in levels {
         if bound <= best_phi + tolerance {
             continue;
         }
-        let evaluated = relaxation.evaluate(bucket, lambda);
-        let cpu_cap = cpu_milli - u64::from(credits.cpu_thresholds[bucket]);
-        let devices = credits.devices as usize;
+        let evaluated = relaxation.evaluate(level, lambda);
+        let at = &value.levels[level];
+        let devices = value.devices as usize;
         // A pattern on one device leaves the other G − 1 their best.
-        let others = lambda.of(cpu_cap, node_type.memory_mib)
+        let others = at.constant
+            + lambda.of(at.cpu_used_at_most, node_type.memory_mib)
             + evaluated.cpu_only
             + evaluated.devices[devices.saturating_sub(1)];
         let threshold = best_phi + tolerance - others;
         let Some(mut found) =
-            patterns::enumerate(&relaxation, bucket, lambda, threshold, PATTERN_LIMIT)
+            patterns::enumerate(&relaxation, level, lambda, threshold, PATTERN_LIMIT)
         else {
             unresolved = unresolved.max(bound);
             continue;
@@ -121,11 +123,11 @@ pub(crate) fn best_configuration(
             .unwrap_or(f64::NEG_INFINITY);
         let mut search = Search::new(
             &relaxation,
+            level,
             lambda,
             &evaluated,
             found,
             free,
-            cpu_cap,
             best_phi,
             tolerance,
             budget,
@@ -160,15 +162,16 @@ struct Found {
 }
 
 struct Search<'a> {
-    relaxation: &'a Relaxation<'a>,
     items: &'a [Item],
-    credits: &'a Credits,
+    value: &'a NodeValue,
+    /// The level's constant plus `λ·cap`: every bound's fixed part.
+    level_base: f64,
     lambda: Multipliers,
     evaluated: &'a Evaluated,
     patterns: Vec<Pattern>,
     /// `max(ℓ of patterns i.., ℓ of a free device)`.
     suffix_best: Vec<f64>,
-    /// CPU this bucket may use, and the node's memory.
+    /// CPU this level may use, and the node's memory.
     cpu_cap: u64,
     memory_cap: u64,
     cpu_only: Vec<usize>,
@@ -195,11 +198,11 @@ impl<'a> Search<'a> {
     #[allow(clippy::too_many_arguments)]
     fn new(
         relaxation: &'a Relaxation<'a>,
+        level: usize,
         lambda: Multipliers,
         evaluated: &'a Evaluated,
         patterns: Vec<Pattern>,
         free_value: f64,
-        cpu_cap: u64,
         best_phi: f64,
         tolerance: f64,
         budget: u64,
@@ -222,10 +225,12 @@ impl<'a> Search<'a> {
             cpu_only_rest[k] =
                 cpu_only_rest[k + 1] + f64::from(item.most) * lambda.reduced(item).max(0.0);
         }
+        let at = &relaxation.value.levels[level];
+        let cpu_cap = at.cpu_used_at_most;
         Search {
-            relaxation,
             items,
-            credits: relaxation.credits,
+            value: relaxation.value,
+            level_base: at.constant + lambda.of(cpu_cap, relaxation.memory_mib),
             lambda,
             evaluated,
             patterns,
@@ -240,7 +245,7 @@ impl<'a> Search<'a> {
             memory_used: 0,
             profit: 0.0,
             chosen_value: 0.0,
-            devices_left: relaxation.credits.devices,
+            devices_left: relaxation.value.devices,
             chosen: Vec::new(),
             best_phi,
             best: None,
@@ -255,10 +260,10 @@ impl<'a> Search<'a> {
         self.descend_cpu_only(0);
     }
 
-    /// `λ·cap + Σ ℓ of what is chosen`: the part of every bound fixed by the choices so
-    /// far (what is chosen already paid `λ` for what it uses).
+    /// `constant + λ·cap + Σ ℓ of what is chosen`: the part of every bound fixed by the
+    /// choices so far (what is chosen already paid `λ` for what it uses).
     fn base(&self) -> f64 {
-        self.lambda.of(self.cpu_cap, self.memory_cap) + self.chosen_value
+        self.level_base + self.chosen_value
     }
 
     fn beats(&self, bound: f64) -> bool {
@@ -321,7 +326,7 @@ impl<'a> Search<'a> {
                 return;
             }
             self.take(item, n, 1);
-            let devices = self.evaluated.devices[self.credits.devices as usize];
+            let devices = self.evaluated.devices[self.value.devices as usize];
             if self.beats(self.base() + self.cpu_only_rest[k + 1] + devices) {
                 self.descend_cpu_only(k + 1);
             }
@@ -420,16 +425,16 @@ impl<'a> Search<'a> {
     /// Values the current state exactly (devices without a pattern free) and keeps it if
     /// it is the best so far.
     fn consider(&mut self) {
-        let cpu_left = self.relaxation.cpu_milli - self.cpu_used;
-        let bucket = self.credits.bucket(cpu_left);
-        let free = self.devices_left;
-        let mut credit = f64::from(free) * self.credits.device(bucket, MILLI_GPU_PER_GPU)
-            + self.credits.multi(bucket, free);
-        for &index in &self.chosen {
-            let load = self.patterns[index].load_milli;
-            credit += self.credits.device(bucket, MILLI_GPU_PER_GPU - load);
-        }
-        let phi = self.profit + credit;
+        let loads = self.chosen.iter().map(|&i| self.patterns[i].load_milli);
+        let multi_devices = self.value.devices - self.devices_left - self.chosen.len() as u32;
+        let free = loads
+            .map(|load| MILLI_GPU_PER_GPU - load)
+            .chain(std::iter::repeat_n(0, multi_devices as usize))
+            .chain(std::iter::repeat_n(
+                MILLI_GPU_PER_GPU,
+                self.devices_left as usize,
+            ));
+        let phi = self.profit + self.value.value(self.cpu_used, free);
         if phi > self.best_phi + self.tolerance {
             self.best_phi = phi;
             let loose = self
