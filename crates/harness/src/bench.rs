@@ -46,6 +46,7 @@ use crate::replay_cells::{
     replay_fingerprints, run_replay_cell, ReplayCell, ReplaySource,
 };
 use crate::run::{run_seed, seed_summary, RunSettings, SeedSummary};
+use crate::status::record_cell_time;
 use crate::summary::{mean_grid, SAMPLE_COLUMNS};
 use crate::workload::{InputFingerprint, Workload};
 
@@ -337,6 +338,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .build()?;
     pool.install(|| {
         todo.par_iter().try_for_each(|cell| -> Result<()> {
+            let started = Instant::now();
             let workload = &workloads[&cell.trace];
             let settings = RunSettings::new(
                 cell.policy.clone(),
@@ -351,7 +353,9 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
                 policy: cell.policy.to_string(),
                 summary: seed_summary(&workload.cluster, &run),
             };
-            write_json(&cell_path(&out, cell), &record)?;
+            let path = cell_path(&out, cell);
+            write_json(&path, &record)?;
+            record_cell_time(&out, &path, &record.key, started)?;
             progress.inc(1);
             Ok(())
         })
@@ -375,9 +379,12 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
             "gap studies",
         );
         let run = |cell: &GapCell, threads: usize| -> Result<()> {
+            let started = Instant::now();
             let settings = matrix.gap_settings(cell, threads)?;
             let record = run_gap_cell(&matrix, &settings, &workloads[&cell.trace], cell)?;
-            write_json(&gap_cell_path(&out, cell), &record)?;
+            let path = gap_cell_path(&out, cell);
+            write_json(&path, &record)?;
+            record_cell_time(&out, &path, &record.key, started)?;
             progress.inc(1);
             Ok(())
         };
@@ -409,8 +416,11 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     );
     pool.install(|| {
         replays_todo.par_iter().try_for_each(|cell| -> Result<()> {
+            let started = Instant::now();
             let record = run_replay_cell(&matrix, &replay_workloads, cell)?;
-            write_json(&replay_cell_path(&out, cell), &record)?;
+            let path = replay_cell_path(&out, cell);
+            write_json(&path, &record)?;
+            record_cell_time(&out, &path, &record.key, started)?;
             progress.inc(1);
             Ok(())
         })
@@ -433,6 +443,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
                 })
                 .filter(|(nodes, tasks)| nodes.is_file() && tasks.is_file());
             budget_replays = crate::budget_study::run_budget_study(study, files, &out)?;
+            crate::status::record_budget_time(&out, budget_start)?;
         }
     }
     let budget_seconds = budget_start.elapsed().as_secs_f64();
@@ -518,7 +529,8 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
             _ => matrix = Some(shard_matrix),
         }
     }
-    let matrix = matrix.context("merge needs at least one shard folder")?;
+    let mut matrix = matrix.context("merge needs at least one shard folder")?;
+    matrix.command = crate::reproduce::unsharded(&matrix.command, out);
     write_json(&out.join("matrix.json"), &matrix)?;
     let cells = matrix.cells()?;
     let missing = gather(
