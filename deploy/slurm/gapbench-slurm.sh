@@ -10,7 +10,7 @@
 #
 # The run folder DIR (on a file system every node sees) holds the frozen binary and spec
 # (bin/gapbench, spec.toml), shards/I (one results folder per shard, shards/I/done once it
-# finished), logs/shard-I.out and logs/merge-JOB.out, merged/ (the results: CSVs, figures,
+# finished), logs/shard-I.out (every attempt, appended) and logs/merge-JOB.out, merged/ (the results: CSVs, figures,
 # REPORT.md) and jobs.txt (the submitted job ids). Submitting again into the same DIR
 # submits only the shards that are not done, each resuming where it stopped (finished cells
 # are kept), and a new merge job; the binary and spec stay the ones first frozen.
@@ -57,6 +57,8 @@ submit() {
         [ "$(shard_count)" = "$shards" ] || die "$run was cut into $(shard_count) shards, not $shards"
         [ -z "$spec" ] || cmp -s "$spec" "$run/spec.toml" \
             || die "$spec differs from the spec $run already runs ($run/spec.toml): use another --run"
+        [ -z "$traces" ] || [ "$(cd "$traces" && pwd)" = "$(cat "$run/traces-dir")" ] \
+            || die "$run runs on the traces in $(cat "$run/traces-dir"), not $traces"
         local array
         array=$(last_job array)
         if [ -n "$array" ] && in_queue "$array"; then
@@ -75,6 +77,8 @@ submit() {
         cp "$spec" "$run/spec.toml"
         cp "$gapbench" "$run/bin/gapbench"
         echo "$shards" > "$run/shard-count"
+        # Absolute, as the jobs run in $run; empty: the embedded stand-in (or $GAPBENCH_TRACES).
+        if [ -n "$traces" ]; then (cd "$traces" && pwd); else echo; fi > "$run/traces-dir"
     fi
 
     local todo=()
@@ -82,13 +86,13 @@ submit() {
         [ -f "$run/shards/$i/done" ] || todo+=("$i")
     done
     local traces_arg=()
-    [ -n "$traces" ] && traces_arg=("$(cd "$traces" && pwd)")
+    [ -n "$(cat "$run/traces-dir")" ] && traces_arg=("$(cat "$run/traces-dir")")
     local array_id=
     if [ ${#todo[@]} -gt 0 ]; then
         local list
         list=$(IFS=,; echo "${todo[*]}")
         array_id=$(sbatch --parsable --array="$list" --chdir="$run" --cpus-per-task="$cpus" \
-            --output="$run/logs/shard-%a.out" "${sbatch_args[@]}" \
+            --output="$run/logs/shard-%a.out" --open-mode=append "${sbatch_args[@]}" \
             "$here/shard.sbatch" "$shards" "${traces_arg[@]}") || die "sbatch of the shards failed"
         array_id=${array_id%%;*}
         echo "array $array_id $list" >> "$run/jobs.txt"

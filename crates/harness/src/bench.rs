@@ -671,9 +671,10 @@ fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
     Ok(())
 }
 
-/// Copies into `out` each cell's finished record from the first shard that has it; returns
-/// how many cells no shard has finished.
-fn gather<C, R: Serialize>(
+/// Copies into `out` each cell's finished record from the first shard that has it, byte for
+/// byte (a JSON round trip may move a float by one ulp); returns how many cells no shard has
+/// finished.
+fn gather<C, R>(
     out: &Path,
     shards: &[PathBuf],
     cells: &[C],
@@ -685,8 +686,13 @@ fn gather<C, R: Serialize>(
         if finished(out, cell).is_some() {
             continue;
         }
-        match shards.iter().find_map(|shard| finished(shard, cell)) {
-            Some(record) => write_json(&path(out, cell), &record)?,
+        match shards.iter().find(|shard| finished(shard, cell).is_some()) {
+            Some(shard) => {
+                let from = path(shard, cell);
+                let bytes = std::fs::read(&from)
+                    .with_context(|| format!("{}: cannot read", from.display()))?;
+                write_atomic(&path(out, cell), &bytes)?;
+            }
             None => missing += 1,
         }
     }
