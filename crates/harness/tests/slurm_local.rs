@@ -65,12 +65,14 @@ fn slurm_wanted() -> bool {
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let installed = ["sbatch", "slurmctld", "slurmd", "munged"].iter().all(|tool| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
+    let installed = ["sbatch", "slurmctld", "slurmd", "munged"]
+        .iter()
+        .all(|tool| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
     match (required, root, installed) {
         (true, false, _) => panic!(
             "GAPBENCH_SLURM_TEST=require, but the local Slurm needs root (slurmd runs jobs as their users)"
@@ -105,10 +107,7 @@ impl Cluster {
                 .arg(dir),
             true,
         );
-        println!(
-            "local Slurm up in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
+        println!("local Slurm up in {:.1} s", started.elapsed().as_secs_f64());
         cluster
     }
 
@@ -149,10 +148,7 @@ fn cell_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>, SystemTime)> {
 fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
-        assert!(
-            started.elapsed() < limit,
-            "{what}: not within {limit:?}"
-        );
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -190,10 +186,7 @@ fn a_sharded_bench_on_a_real_slurm_merges_to_the_unsharded_bench() {
             .args(["--out", "merged"]),
         true,
     );
-    println!(
-        "unsharded bench: {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    println!("unsharded bench: {:.1} s", started.elapsed().as_secs_f64());
 
     let slurm = |args: &[&str], must_succeed: bool| {
         run(
@@ -252,7 +245,10 @@ fn a_sharded_bench_on_a_real_slurm_merges_to_the_unsharded_bench() {
         "the killed shard is listed with its log:\n{listing}"
     );
     for shard in 1..SHARDS {
-        assert!(listing.contains(&format!("shard {shard}: done")), "{listing}");
+        assert!(
+            listing.contains(&format!("shard {shard}: done")),
+            "{listing}"
+        );
     }
     assert!(!shard0.join("budget_points.csv").exists());
     assert!(!run_dir.join("merged/REPORT.md").exists());
@@ -275,7 +271,10 @@ fn a_sharded_bench_on_a_real_slurm_merges_to_the_unsharded_bench() {
         resubmitted.contains("submitted shards 0 of 4 as array job"),
         "{resubmitted}"
     );
-    assert!(resubmitted.contains("cancelling merge job"), "{resubmitted}");
+    assert!(
+        resubmitted.contains("cancelling merge job"),
+        "{resubmitted}"
+    );
     println!(
         "re-submission of shard 0 and the merge: {:.1} s",
         started.elapsed().as_secs_f64()
@@ -329,7 +328,11 @@ fn a_sharded_bench_on_a_real_slurm_merges_to_the_unsharded_bench() {
         );
     }
     for ((name, a), (_, b)) in merged.iter().zip(&unsharded) {
-        assert!(a == b, "{} differs from the unsharded bench's", name.display());
+        assert!(
+            a == b,
+            "{} differs from the unsharded bench's",
+            name.display()
+        );
     }
     println!(
         "local-Slurm test: {} files identical; {:.1} s in all",
