@@ -10,6 +10,8 @@
 //!   sub-cluster sweep solved at every checkpoint), keyed the same way;
 //! - `replay-cells/<source>/x<scale>/<idle>/<policy>/seed-<n>.json` — one finished
 //!   time-mode replay each (`[replay]`), keyed the same way;
+//! - `cell-times/…` — each cell's wall time, at the cell's own path, for `--status`
+//!   (`crate::status`): cells stay deterministic, so they cannot hold it;
 //! - `grid.csv`, `mean_grid.csv`, `runs.csv`, `gaps.csv`, `pareto.csv`, `replay_runs.csv`,
 //!   `replay_timeline.csv` — aggregated from the cells, in spec order; then `figures/` and
 //!   `REPORT.md`;

@@ -126,7 +126,11 @@ fn status_counts_what_the_shard_folders_hold() {
         .output()
         .unwrap();
     let printed = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{printed}");
+    assert!(
+        output.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     for line in [
         "sweeps                       2       4",
         "gap (sub-cluster)            1       1",
