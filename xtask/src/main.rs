@@ -7,6 +7,8 @@
 //! - `figures DIR`     — redraw a results folder's figures and report from its CSVs
 //! - `merge ARGS…`     — `gapbench merge ARGS…`: join shard results
 //! - `perf [--save]`   — benchmarks vs the committed baseline (see `perf.rs`)
+//! - `slurm submit|wait|status ARGS…` — the bench as a Slurm job array plus merge (`slurm.rs`)
+//! - `slurm-local`     — the local-Slurm test on a single-node Slurm started here
 //! - `run [ARGS…]`     — `gapbench run ARGS…` (default: the embedded openb-like workload)
 //! - `replay [ARGS…]`  — `gapbench replay ARGS…`: time mode (arrivals, completions, energy)
 //! - `gap ARGS…`       — `gapbench gap ARGS…`: heuristic vs exact on the same snapshots
@@ -15,8 +17,11 @@
 //!
 //! Everything builds in the release profile, so HiGHS compiles once for all of them.
 
+#[cfg(test)]
+mod deploy_check;
 mod perf;
 mod prerequisites;
+mod slurm;
 #[cfg(test)]
 mod tidy;
 
@@ -60,9 +65,11 @@ fn main() -> Result<()> {
             announce_first_build();
             forward(&env, &["test", "--release", "--workspace"], &rest)
         }
+        "slurm" => slurm::slurm(&prerequisites::ensure()?, &workspace_root(), &rest),
+        "slurm-local" => slurm::slurm_local(&prerequisites::ensure()?, &workspace_root()),
         "prerequisites" => prerequisites::ensure().map(|_| ()),
         "help" | "--help" | "-h" => {
-            println!("usage: cargo xtask <bench [ARGS…] | gap ARGS… | figures DIR | merge ARGS… | perf [--save] | run [ARGS…] | replay [ARGS…] | test [ARGS…] | prerequisites>");
+            println!("usage: cargo xtask <bench [ARGS…] | gap ARGS… | figures DIR | merge ARGS… | perf [--save] | run [ARGS…] | replay [ARGS…] | slurm submit|wait|status ARGS… | slurm-local | test [ARGS…] | prerequisites>");
             Ok(())
         }
         other => bail!("unknown xtask command `{other}` (try `cargo xtask help`)"),
@@ -72,9 +79,7 @@ fn main() -> Result<()> {
 /// When HiGHS has not been built yet (a fresh clone), says so and returns true: the first
 /// build compiles its C++ sources, which takes minutes and would otherwise look frozen.
 fn announce_first_build() -> bool {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"));
+    let target = target_dir();
     let built = std::fs::read_dir(target.join("release").join("build"))
         .map(|entries| {
             entries.flatten().any(|entry| {
@@ -90,6 +95,13 @@ fn announce_first_build() -> bool {
         eprintln!("xtask: building gapbench in the release profile, HiGHS from source included (first time only: about 4-12 minutes on 2 cores; later runs start at once)");
     }
     !built
+}
+
+/// Cargo's target folder: `$CARGO_TARGET_DIR`, else the workspace's `target/`.
+fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
 }
 
 /// Runs cargo with `args` then `extra`, in the workspace root, with `env` set; fails when

@@ -10,6 +10,8 @@
 //!   sub-cluster sweep solved at every checkpoint), keyed the same way;
 //! - `replay-cells/<source>/x<scale>/<idle>/<policy>/seed-<n>.json` — one finished
 //!   time-mode replay each (`[replay]`), keyed the same way;
+//! - `cell-times/…` — each cell's wall time, at the cell's own path, for `--status`
+//!   (`crate::status`): cells stay deterministic, so they cannot hold it;
 //! - `grid.csv`, `mean_grid.csv`, `runs.csv`, `gaps.csv`, `pareto.csv`, `replay_runs.csv`,
 //!   `replay_timeline.csv` — aggregated from the cells, in spec order; then `figures/` and
 //!   `REPORT.md`;
@@ -46,6 +48,7 @@ use crate::replay_cells::{
     replay_fingerprints, run_replay_cell, ReplayCell, ReplaySource,
 };
 use crate::run::{run_seed, seed_summary, RunSettings, SeedSummary};
+use crate::status::record_cell_time;
 use crate::summary::{mean_grid, SAMPLE_COLUMNS};
 use crate::workload::{InputFingerprint, Workload};
 
@@ -337,6 +340,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .build()?;
     pool.install(|| {
         todo.par_iter().try_for_each(|cell| -> Result<()> {
+            let started = Instant::now();
             let workload = &workloads[&cell.trace];
             let settings = RunSettings::new(
                 cell.policy.clone(),
@@ -351,7 +355,9 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
                 policy: cell.policy.to_string(),
                 summary: seed_summary(&workload.cluster, &run),
             };
-            write_json(&cell_path(&out, cell), &record)?;
+            let path = cell_path(&out, cell);
+            write_json(&path, &record)?;
+            record_cell_time(&out, &path, &record.key, started)?;
             progress.inc(1);
             Ok(())
         })
@@ -375,9 +381,12 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
             "gap studies",
         );
         let run = |cell: &GapCell, threads: usize| -> Result<()> {
+            let started = Instant::now();
             let settings = matrix.gap_settings(cell, threads)?;
             let record = run_gap_cell(&matrix, &settings, &workloads[&cell.trace], cell)?;
-            write_json(&gap_cell_path(&out, cell), &record)?;
+            let path = gap_cell_path(&out, cell);
+            write_json(&path, &record)?;
+            record_cell_time(&out, &path, &record.key, started)?;
             progress.inc(1);
             Ok(())
         };
@@ -409,8 +418,11 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     );
     pool.install(|| {
         replays_todo.par_iter().try_for_each(|cell| -> Result<()> {
+            let started = Instant::now();
             let record = run_replay_cell(&matrix, &replay_workloads, cell)?;
-            write_json(&replay_cell_path(&out, cell), &record)?;
+            let path = replay_cell_path(&out, cell);
+            write_json(&path, &record)?;
+            record_cell_time(&out, &path, &record.key, started)?;
             progress.inc(1);
             Ok(())
         })
@@ -433,6 +445,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
                 })
                 .filter(|(nodes, tasks)| nodes.is_file() && tasks.is_file());
             budget_replays = crate::budget_study::run_budget_study(study, files, &out)?;
+            crate::status::record_budget_time(&out, budget_start)?;
         }
     }
     let budget_seconds = budget_start.elapsed().as_secs_f64();
@@ -518,7 +531,8 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
             _ => matrix = Some(shard_matrix),
         }
     }
-    let matrix = matrix.context("merge needs at least one shard folder")?;
+    let mut matrix = matrix.context("merge needs at least one shard folder")?;
+    matrix.command = crate::reproduce::unsharded(&matrix.command, out);
     write_json(&out.join("matrix.json"), &matrix)?;
     let cells = matrix.cells()?;
     let missing = gather(
@@ -659,9 +673,10 @@ fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
     Ok(())
 }
 
-/// Copies into `out` each cell's finished record from the first shard that has it; returns
-/// how many cells no shard has finished.
-fn gather<C, R: Serialize>(
+/// Copies into `out` each cell's finished record from the first shard that has it, byte for
+/// byte (a JSON round trip may move a float by one ulp); returns how many cells no shard has
+/// finished.
+fn gather<C, R>(
     out: &Path,
     shards: &[PathBuf],
     cells: &[C],
@@ -673,8 +688,13 @@ fn gather<C, R: Serialize>(
         if finished(out, cell).is_some() {
             continue;
         }
-        match shards.iter().find_map(|shard| finished(shard, cell)) {
-            Some(record) => write_json(&path(out, cell), &record)?,
+        match shards.iter().find(|shard| finished(shard, cell).is_some()) {
+            Some(shard) => {
+                let from = path(shard, cell);
+                let bytes = std::fs::read(&from)
+                    .with_context(|| format!("{}: cannot read", from.display()))?;
+                write_atomic(&path(out, cell), &bytes)?;
+            }
             None => missing += 1,
         }
     }

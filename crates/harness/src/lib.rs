@@ -13,6 +13,8 @@ pub mod io;
 pub mod manifest;
 pub mod replay;
 pub mod replay_cells;
+pub mod reproduce;
 pub mod run;
+pub mod status;
 pub mod summary;
 pub mod workload;

@@ -193,6 +193,10 @@ struct BenchArgs {
     /// Results folder. Default: results/<spec name>-<UTC date>.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Run nothing: print how far the bench in these folders (one, or its shards') has got —
+    /// cells done / total per kind, the slowest cells, an estimate of the time left.
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["spec", "quick", "shard", "out"])]
+    status: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -226,6 +230,10 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 }
 
 fn bench(args: BenchArgs) -> Result<()> {
+    if !args.status.is_empty() {
+        print!("{}", gapbench::status::Status::of(&args.status)?.render());
+        return Ok(());
+    }
     let spec = args.spec.unwrap_or_else(|| {
         PathBuf::from(if args.quick {
             "workloads/quick.toml"
