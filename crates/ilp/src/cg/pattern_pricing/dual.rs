@@ -12,6 +12,13 @@
 //! knapsack on device milli), or stays free (`g_l(1000)`, plus the multi-GPU credit at its
 //! largest). Every `λ ≥ 0` gives a valid bound; [`Relaxation::minimise`] looks for the
 //! least.
+//!
+//! Devices chosen independently may each take a *scarce* shape (fewer tasks of it than
+//! devices could hold), which counts its profit `G` times: with a high price on a rare
+//! shape the bound is useless. So `best_l` is also bounded by what devices without scarce
+//! shapes are worth, `A` each, plus every scarce task at most once:
+//! `best_l(d) ≤ d·A + Σ_{s scarce} u_s·(π'_s)⁺` (a device's value is at most its part
+//! without scarce tasks, itself at most `A`, plus their profits: `g` only falls with load).
 
 use gapbench_model::MILLI_GPU_PER_GPU;
 
@@ -27,6 +34,8 @@ pub(crate) struct Item {
     pub kind: ItemKind,
     /// The most tasks of the shape one node may take (node capacity and tasks left).
     pub most: u32,
+    /// Fewer tasks than the node's devices could hold (see the module documentation).
+    pub scarce: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +45,17 @@ pub(crate) enum ItemKind {
     Share(u32),
     /// This many whole devices.
     Whole(u32),
+}
+
+/// Which devices a subproblem fills: `count` slots, each a pattern (or free, when
+/// `free_allowed`), the node's other devices free. Splitting by the number of devices at
+/// work (`free_allowed = false`, every count) makes a device's fixed cost — a busy GPU's
+/// watts, a free one's credit — part of the subproblem, where the Lagrangian bound, which
+/// smooths fixed costs away, cannot lose it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Slots {
+    pub count: u32,
+    pub free_allowed: bool,
 }
 
 /// Multipliers on CPU (per milli) and memory (per MiB).
@@ -69,10 +89,14 @@ pub(crate) struct Relaxation<'a> {
 #[derive(Debug, Clone)]
 pub(crate) struct Evaluated {
     pub bound: f64,
-    /// `best_l(d)` for `d = 0..=G`: the best use of `d` devices under `λ`.
+    /// `best_l(d)` for `d = 0..=slots`: the best use of `d` slots under `λ`.
     pub devices: Vec<f64>,
     /// `Σ_{CPU-only} u_s·(π'_s)⁺`.
     pub cpu_only: f64,
+    /// `A`: the most one slot is worth without scarce shapes.
+    pub plain_device: f64,
+    /// What the devices outside the slots, all free, are worth at most.
+    pub fixed_free: f64,
 }
 
 impl Relaxation<'_> {
@@ -102,11 +126,11 @@ impl Relaxation<'_> {
         (MILLI_GPU_PER_GPU / self.unit_milli) as usize
     }
 
-    /// The best `λ`-profit of shares on one device with at most `u` units used, for
-    /// every `u` (a bounded knapsack; items with `π' ≤ 0` never help).
-    pub fn device_knapsack(&self, lambda: Multipliers, items: &[Item]) -> Vec<f64> {
+    /// The best `λ`-profit of the shares `keep` accepts on one device with at most `u`
+    /// units used, for every `u` (a bounded knapsack; items with `π' ≤ 0` never help).
+    pub fn device_knapsack(&self, lambda: Multipliers, keep: impl Fn(&Item) -> bool) -> Vec<f64> {
         let mut best = vec![0.0; self.units() + 1];
-        for item in items {
+        for item in self.items.iter().filter(|i| keep(i)) {
             let ItemKind::Share(milli) = item.kind else {
                 continue;
             };
@@ -124,42 +148,84 @@ impl Relaxation<'_> {
         best
     }
 
-    /// `L_l(λ)` (see the module documentation).
-    pub fn evaluate(&self, level: usize, lambda: Multipliers) -> Evaluated {
-        let shares = self.device_knapsack(lambda, self.items);
+    /// `L_l(λ)` for a subproblem filling `slots` (see the module documentation).
+    pub fn evaluate(&self, level: usize, slots: Slots, lambda: Multipliers) -> Evaluated {
         let node = self.value;
-        let unit = self.unit_milli;
         let mut cpu_only = 0.0;
-        let mut one_device = node.free_device_at_most(level);
+        let mut scarce = 0.0;
+        let free = node.free_device_at_most(level);
+        let floor = if slots.free_allowed {
+            free
+        } else {
+            f64::NEG_INFINITY
+        };
+        let (mut one_device, mut plain_device) = (floor, floor);
         for item in self.items {
             let value = lambda.reduced(item);
+            if value > 0.0 && item.scarce {
+                scarce += f64::from(item.most) * value;
+            }
             match item.kind {
                 ItemKind::CpuOnly if value > 0.0 => cpu_only += f64::from(item.most) * value,
-                ItemKind::Whole(1) => one_device = one_device.max(value),
+                ItemKind::Whole(1) => {
+                    // The device is left with nothing free.
+                    let worth = value + node.device(level, 0);
+                    one_device = one_device.max(worth);
+                    if !item.scarce {
+                        plain_device = plain_device.max(worth);
+                    }
+                }
                 _ => {}
             }
         }
-        for (u, &value) in shares.iter().enumerate().skip(1) {
-            let load = u as u32 * unit;
-            one_device = one_device.max(value + node.device(level, MILLI_GPU_PER_GPU - load));
-        }
-        let devices = self.device_uses(lambda, one_device);
+        // Shares on a device at work: at least one unit of load.
+        let best_shares = |shares: &[f64]| {
+            shares
+                .iter()
+                .enumerate()
+                .skip(1)
+                .map(|(u, &value)| {
+                    let load = u as u32 * self.unit_milli;
+                    value + node.device(level, MILLI_GPU_PER_GPU - load)
+                })
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
+        one_device = one_device.max(best_shares(&self.device_knapsack(lambda, |_| true)));
+        plain_device = plain_device.max(best_shares(&self.device_knapsack(lambda, |i| !i.scarce)));
+        let devices = self.device_uses(level, lambda, slots.count, |d| {
+            if d == 0 {
+                0.0
+            } else {
+                (d as f64 * one_device).min(d as f64 * plain_device + scarce)
+            }
+        });
+        let fixed_free = f64::from(node.devices - slots.count) * free;
         let at = &node.levels[level];
         let bound = at.constant
             + lambda.of(at.cpu_used_at_most, self.memory_mib)
             + cpu_only
-            + devices[node.devices as usize];
+            + devices[slots.count as usize]
+            + fixed_free;
         Evaluated {
             bound,
             devices,
             cpu_only,
+            plain_device,
+            fixed_free,
         }
     }
 
-    /// `best(d)` for `d = 0..=G`: multi-GPU tasks (bounded) and `one_device` per device
-    /// left.
-    pub fn device_uses(&self, lambda: Multipliers, one_device: f64) -> Vec<f64> {
-        let devices = self.value.devices as usize;
+    /// `best(d)` for `d = 0..=slots`: multi-GPU tasks (bounded), and `single(k)` for the
+    /// `k` slots left.
+    pub fn device_uses(
+        &self,
+        level: usize,
+        lambda: Multipliers,
+        slots: u32,
+        single: impl Fn(usize) -> f64,
+    ) -> Vec<f64> {
+        let devices = slots as usize;
+        let full_device = self.value.device(level, 0);
         // Multi-GPU tasks first: the best value of exactly d devices' worth of them.
         let mut multi = vec![f64::NEG_INFINITY; devices + 1];
         multi[0] = 0.0;
@@ -167,8 +233,10 @@ impl Relaxation<'_> {
             let ItemKind::Whole(k) = item.kind else {
                 continue;
             };
-            let value = lambda.reduced(item);
-            if k < 2 || value <= 0.0 {
+            // Its devices are left with nothing free. Kept even at a loss: slots that must
+            // be at work may have nothing better.
+            let value = lambda.reduced(item) + f64::from(k) * full_device;
+            if k < 2 {
                 continue;
             }
             let k = k as usize;
@@ -184,7 +252,7 @@ impl Relaxation<'_> {
             .map(|d| {
                 (0..=d)
                     .filter(|&used| multi[used].is_finite())
-                    .map(|used| multi[used] + (d - used) as f64 * one_device)
+                    .map(|used| multi[used] + single(d - used))
                     .fold(f64::NEG_INFINITY, f64::max)
             })
             .collect()
@@ -192,7 +260,7 @@ impl Relaxation<'_> {
 
     /// Multipliers that make `L_l` small: golden-section search on each coordinate in turn
     /// (`L_l` is convex in `λ`), starting from `start`. Any result is a valid bound.
-    pub fn minimise(&self, level: usize, start: Multipliers) -> (Multipliers, f64) {
+    pub fn minimise(&self, level: usize, slots: Slots, start: Multipliers) -> (Multipliers, f64) {
         let highest = |per: fn(&Item) -> u64| {
             self.items
                 .iter()
@@ -210,7 +278,7 @@ impl Relaxation<'_> {
             cpu: start.cpu.min(cpu_high),
             memory: start.memory.min(memory_high),
         };
-        let value = |l: Multipliers| self.evaluate(level, l).bound;
+        let value = |l: Multipliers| self.evaluate(level, slots, l).bound;
         let mut best = value(lambda);
         for pass in 0..PASSES {
             let (found, at) = golden(0.0, cpu_high, |c| value(Multipliers { cpu: c, ..lambda }));

@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use gapbench_model::{DeviceSet, MILLI_GPU_PER_GPU};
 
-use self::dual::{Evaluated, Item, ItemKind, Multipliers, Relaxation};
+use self::dual::{Evaluated, Item, ItemKind, Multipliers, Relaxation, Slots};
 pub(crate) use self::node_value::NodeValue;
 use self::patterns::Pattern;
 use super::column::TypeCluster;
@@ -52,6 +52,7 @@ pub(crate) fn best_configuration(
     deadline: Option<Instant>,
 ) -> Searched {
     let node_type = *kind.node_type();
+    let devices = u32::from(node_type.gpu_count);
     let items: Vec<Item> = shapes
         .shapes
         .iter()
@@ -70,6 +71,13 @@ pub(crate) fn best_configuration(
                     ShapeKind::Whole => ItemKind::Whole(u32::from(shape.gpu_count)),
                 },
                 most,
+                scarce: match shape.kind() {
+                    ShapeKind::Share => {
+                        most < devices * (MILLI_GPU_PER_GPU / u32::from(shape.gpu_milli))
+                    }
+                    ShapeKind::Whole => shape.gpu_count == 1 && most < devices,
+                    ShapeKind::CpuOnly => false,
+                },
             })
         })
         .collect();
@@ -85,34 +93,59 @@ pub(crate) fn best_configuration(
         _ => (Vec::new(), empty),
     };
     let relaxation = Relaxation::new(&items, value, cpu_milli, node_type.memory_mib);
-    // Every level's bound, largest first (multipliers carried from one to the next).
+    // Subproblems: every level, and, where a device at work costs a fixed amount, every
+    // number of devices at work. Their bounds, largest first (multipliers carried from one
+    // to the next).
+    let slot_choices: Vec<Slots> = if value.busy_is_fixed {
+        (0..=devices)
+            .map(|count| Slots {
+                count,
+                free_allowed: false,
+            })
+            .collect()
+    } else {
+        vec![Slots {
+            count: devices,
+            free_allowed: true,
+        }]
+    };
     let mut lambda = Multipliers::default();
-    let mut levels: Vec<(usize, Multipliers, f64)> = (0..value.levels.len())
-        .map(|l| {
-            let (found, bound) = relaxation.minimise(l, lambda);
+    let mut subproblems: Vec<(usize, Slots, Multipliers, f64)> = Vec::new();
+    for level in 0..value.levels.len() {
+        for &slots in &slot_choices {
+            let (found, bound) = relaxation.minimise(level, slots, lambda);
             lambda = found;
-            (l, found, bound)
-        })
-        .collect();
-    levels.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+            subproblems.push((level, slots, found, bound));
+        }
+    }
+    subproblems.sort_by(|a, b| {
+        b.3.total_cmp(&a.3)
+            .then(a.0.cmp(&b.0))
+            .then(a.1.count.cmp(&b.1.count))
+    });
     let mut unresolved = f64::NEG_INFINITY;
     let mut budget = NODE_BUDGET;
-    for (level, lambda, bound) in levels {
+    for (level, slots, lambda, bound) in subproblems {
         if bound <= best_phi + tolerance {
             continue;
         }
-        let evaluated = relaxation.evaluate(level, lambda);
+        let evaluated = relaxation.evaluate(level, slots, lambda);
         let at = &value.levels[level];
-        let devices = value.devices as usize;
-        // A pattern on one device leaves the other G − 1 their best.
+        // A pattern in one slot leaves the other slots their best.
         let others = at.constant
             + lambda.of(at.cpu_used_at_most, node_type.memory_mib)
             + evaluated.cpu_only
-            + evaluated.devices[devices.saturating_sub(1)];
+            + evaluated.devices[slots.count.saturating_sub(1) as usize]
+            + evaluated.fixed_free;
         let threshold = best_phi + tolerance - others;
-        let Some(mut found) =
-            patterns::enumerate(&relaxation, level, lambda, threshold, PATTERN_LIMIT)
-        else {
+        let Some(mut found) = patterns::enumerate(
+            &relaxation,
+            level,
+            slots.free_allowed,
+            lambda,
+            threshold,
+            PATTERN_LIMIT,
+        ) else {
             unresolved = unresolved.max(bound);
             continue;
         };
@@ -124,6 +157,7 @@ pub(crate) fn best_configuration(
         let mut search = Search::new(
             &relaxation,
             level,
+            slots,
             lambda,
             &evaluated,
             found,
@@ -171,6 +205,10 @@ struct Search<'a> {
     patterns: Vec<Pattern>,
     /// `max(ℓ of patterns i.., ℓ of a free device)`.
     suffix_best: Vec<f64>,
+    /// Per pattern, `Σ π'⁺` of its scarce tasks.
+    scarce_in: Vec<f64>,
+    /// `Σ (u_s − used_s)·(π'_s)⁺` over scarce shapes: what they can still add.
+    scarce_left: f64,
     /// CPU this level may use, and the node's memory.
     cpu_cap: u64,
     memory_cap: u64,
@@ -184,7 +222,10 @@ struct Search<'a> {
     memory_used: u64,
     profit: f64,
     chosen_value: f64,
+    /// Slots not yet given a pattern (they stay free if none comes).
     devices_left: u32,
+    /// Devices outside the slots: free.
+    fixed_free: u32,
     chosen: Vec<usize>,
     best_phi: f64,
     best: Option<Found>,
@@ -199,6 +240,7 @@ impl<'a> Search<'a> {
     fn new(
         relaxation: &'a Relaxation<'a>,
         level: usize,
+        slots: Slots,
         lambda: Multipliers,
         evaluated: &'a Evaluated,
         patterns: Vec<Pattern>,
@@ -209,6 +251,25 @@ impl<'a> Search<'a> {
         deadline: Option<Instant>,
     ) -> Search<'a> {
         let items = relaxation.items;
+        let scarce_profit = |i: usize| {
+            if items[i].scarce {
+                lambda.reduced(&items[i]).max(0.0)
+            } else {
+                0.0
+            }
+        };
+        let scarce_in = patterns
+            .iter()
+            .map(|p| {
+                p.items
+                    .iter()
+                    .map(|&(i, n)| f64::from(n) * scarce_profit(i))
+                    .sum()
+            })
+            .collect();
+        let scarce_left = (0..items.len())
+            .map(|i| f64::from(items[i].most) * scarce_profit(i))
+            .sum();
         let mut suffix_best = vec![free_value; patterns.len() + 1];
         for i in (0..patterns.len()).rev() {
             suffix_best[i] = suffix_best[i + 1].max(patterns[i].value);
@@ -235,6 +296,8 @@ impl<'a> Search<'a> {
             evaluated,
             patterns,
             suffix_best,
+            scarce_in,
+            scarce_left,
             cpu_cap,
             memory_cap: relaxation.memory_mib,
             cpu_only,
@@ -245,7 +308,8 @@ impl<'a> Search<'a> {
             memory_used: 0,
             profit: 0.0,
             chosen_value: 0.0,
-            devices_left: relaxation.value.devices,
+            devices_left: slots.count,
+            fixed_free: relaxation.value.devices - slots.count,
             chosen: Vec::new(),
             best_phi,
             best: None,
@@ -260,10 +324,11 @@ impl<'a> Search<'a> {
         self.descend_cpu_only(0);
     }
 
-    /// `constant + λ·cap + Σ ℓ of what is chosen`: the part of every bound fixed by the
-    /// choices so far (what is chosen already paid `λ` for what it uses).
+    /// `constant + λ·cap + Σ ℓ of what is chosen` and the free devices outside the slots:
+    /// the part of every bound fixed by the choices so far (what is chosen already paid
+    /// `λ` for what it uses).
     fn base(&self) -> f64 {
-        self.level_base + self.chosen_value
+        self.level_base + self.chosen_value + self.evaluated.fixed_free
     }
 
     fn beats(&self, bound: f64) -> bool {
@@ -313,6 +378,9 @@ impl<'a> Search<'a> {
         let s = sign as f64 * f64::from(n);
         self.profit += s * it.profit;
         self.chosen_value += s * self.lambda.reduced(it);
+        if it.scarce {
+            self.scarce_left -= s * self.lambda.reduced(it).max(0.0);
+        }
     }
 
     fn descend_cpu_only(&mut self, k: usize) {
@@ -326,7 +394,7 @@ impl<'a> Search<'a> {
                 return;
             }
             self.take(item, n, 1);
-            let devices = self.evaluated.devices[self.value.devices as usize];
+            let devices = self.evaluated.devices[self.devices_left as usize];
             if self.beats(self.base() + self.cpu_only_rest[k + 1] + devices) {
                 self.descend_cpu_only(k + 1);
             }
@@ -366,14 +434,20 @@ impl<'a> Search<'a> {
         if self.devices_left == 0 {
             return;
         }
+        let plain = self.evaluated.plain_device;
         for index in first..self.patterns.len() {
             let pattern = &self.patterns[index];
-            let rest = f64::from(self.devices_left - 1) * self.suffix_best[index];
+            let others = f64::from(self.devices_left - 1);
+            let rest = others * self.suffix_best[index];
             // Patterns are sorted by value: no later one passes either.
             if !self.beats(self.base() + pattern.value + rest) {
                 break;
             }
-            if !self.fits(index) {
+            // The devices left, each worth `A` but for the scarce tasks still to place.
+            let scarce_left = self.scarce_left - self.scarce_in[index];
+            if !self.beats(self.base() + pattern.value + others * plain + scarce_left)
+                || !self.fits(index)
+            {
                 continue;
             }
             if !self.step() {
@@ -420,19 +494,21 @@ impl<'a> Search<'a> {
         let s = sign as f64;
         self.profit += s * pattern.profit;
         self.chosen_value += s * pattern.value;
+        self.scarce_left -= s * self.scarce_in[index];
     }
 
     /// Values the current state exactly (devices without a pattern free) and keeps it if
     /// it is the best so far.
     fn consider(&mut self) {
         let loads = self.chosen.iter().map(|&i| self.patterns[i].load_milli);
-        let multi_devices = self.value.devices - self.devices_left - self.chosen.len() as u32;
+        let free_devices = self.devices_left + self.fixed_free;
+        let multi_devices = self.value.devices - free_devices - self.chosen.len() as u32;
         let free = loads
             .map(|load| MILLI_GPU_PER_GPU - load)
             .chain(std::iter::repeat_n(0, multi_devices as usize))
             .chain(std::iter::repeat_n(
                 MILLI_GPU_PER_GPU,
-                self.devices_left as usize,
+                free_devices as usize,
             ));
         let phi = self.profit + self.value.value(self.cpu_used, free);
         if phi > self.best_phi + self.tolerance {

@@ -53,6 +53,9 @@ pub(crate) struct NodeValue {
     pub devices: u32,
     /// Levels, CPU allowed ascending.
     pub levels: Vec<Level>,
+    /// A device at work costs a fixed amount whatever its load (power): the search splits
+    /// by the number of devices at work (see [`super::dual::Slots`]).
+    pub busy_is_fixed: bool,
 }
 
 impl NodeValue {
@@ -127,7 +130,11 @@ impl NodeValue {
                 }
             })
             .collect();
-        NodeValue { devices, levels }
+        NodeValue {
+            devices,
+            levels,
+            busy_is_fixed: false,
+        }
     }
 
     /// Power saved against the empty node (`P(empty) − P(n)`, ≤ 0) on a node of `cpu_milli`
@@ -163,7 +170,11 @@ impl NodeValue {
                 multi: vec![0.0; devices as usize + 1],
             });
         }
-        NodeValue { devices, levels }
+        NodeValue {
+            devices,
+            levels,
+            busy_is_fixed: true,
+        }
     }
 
     /// Nothing beyond the profits: one level, the whole node (allocation).
@@ -176,6 +187,7 @@ impl NodeValue {
                 device: vec![0.0; MILLI + 1],
                 multi: vec![0.0; devices as usize + 1],
             }],
+            busy_is_fixed: false,
         }
     }
 
@@ -215,6 +227,7 @@ impl NodeValue {
         NodeValue {
             devices: self.devices,
             levels,
+            busy_is_fixed: self.busy_is_fixed || other.busy_is_fixed,
         }
     }
 

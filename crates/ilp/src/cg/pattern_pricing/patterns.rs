@@ -43,11 +43,13 @@ impl Pattern {
     }
 }
 
-/// The patterns worth more than `threshold` at `level` under `lambda`, best first; `None`
-/// when there are more than `limit`.
+/// The patterns worth more than `threshold` at `level` under `lambda`, best first (the
+/// free device among them only if `free_allowed`); `None` when there are more than
+/// `limit`.
 pub(crate) fn enumerate(
     relaxation: &Relaxation,
     level: usize,
+    free_allowed: bool,
     lambda: Multipliers,
     threshold: f64,
     limit: usize,
@@ -56,12 +58,12 @@ pub(crate) fn enumerate(
     let items = relaxation.items;
     let mut found = Vec::new();
     let free = node.free_device_at_most(level);
-    if free > threshold {
+    if free_allowed && free > threshold {
         found.push(Pattern::free(free));
     }
     for (index, item) in items.iter().enumerate() {
         if item.kind == ItemKind::Whole(1) && item.most > 0 {
-            let value = lambda.reduced(item);
+            let value = lambda.reduced(item) + node.device(level, 0);
             if value > threshold {
                 found.push(Pattern {
                     items: vec![(index, 1)],
