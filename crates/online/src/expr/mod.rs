@@ -1,0 +1,219 @@
+//! A policy in one line: `--policy 'expr:…'` scores each feasible node by an expression over
+//! per-(node, task) features (`features.rs`), parsed (`parse.rs`) and compiled
+//! (`compile.rs`) once per spec. The scheduler treats it like any policy: it normalises,
+//! weights, breaks ties and picks the GPUs (best fit), and memoises its scores when every
+//! feature it reads is memoisable.
+
+pub mod compile;
+pub mod features;
+pub mod parse;
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use gapbench_model::{NodeId, Task};
+
+pub use compile::Program;
+pub use features::{Feature, FeatureInfo, FEATURES};
+pub use parse::{ExprError, FUNCTIONS};
+
+use crate::policy::{Normalization, Policy, ScoreContext};
+use features::{FeatureSet, FEATURE_COUNT};
+
+/// How an expression's values become the 0–100 scores the scheduler weighs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExprScale {
+    /// `expr:` — truncated to an integer, then min-max normalised over the feasible nodes
+    /// (0 when all are equal), like BestFit: any range works, higher is better.
+    MinMax,
+    /// `expr-raw:` — truncated to an integer and clamped to 0–100, used as is, like FGD and
+    /// GpuPacking: the scale means the same for every task.
+    Raw,
+}
+
+impl ExprScale {
+    /// The spec keyword: `expr` or `expr-raw`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            ExprScale::MinMax => "expr",
+            ExprScale::Raw => "expr-raw",
+        }
+    }
+}
+
+/// Values beyond this are clamped before truncation, so min-max normalisation's
+/// `(s − min)·100` cannot overflow.
+const VALUE_LIMIT: f64 = 1e15;
+
+/// A parsed and compiled score expression; cloning shares the compiled program.
+#[derive(Clone)]
+pub struct ScoreExpr {
+    source: Arc<str>,
+    scale: ExprScale,
+    program: Arc<Program>,
+    features: Arc<FeatureSet>,
+}
+
+impl ScoreExpr {
+    pub fn parse(source: &str, scale: ExprScale) -> Result<ScoreExpr, ExprError> {
+        let source = source.trim();
+        let program = Program::compile(parse::parse(source)?)?;
+        let features = FeatureSet::new(program.features().to_vec());
+        Ok(ScoreExpr {
+            source: source.into(),
+            scale,
+            program: Arc::new(program),
+            features: Arc::new(features),
+        })
+    }
+
+    /// The expression as written (trimmed).
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub fn scale(&self) -> ExprScale {
+        self.scale
+    }
+
+    /// The features it reads, in documentation order.
+    pub fn features(&self) -> &[Feature] {
+        self.features.used()
+    }
+
+    /// Whether the scheduler may reuse its scores per (node state, task shape): true unless
+    /// it reads memory, which node states and task shapes leave out.
+    pub fn memoizable(&self) -> bool {
+        self.features.memoizable()
+    }
+
+    /// The expression's value for (`node`, `task`), before truncation.
+    pub fn value(&self, ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> f64 {
+        let mut values = [0.0; FEATURE_COUNT];
+        self.features.fill(ctx, node, task, &mut values);
+        self.program.eval(&values)
+    }
+
+    /// A policy that scores with this expression.
+    pub fn new_policy(&self) -> Box<dyn Policy> {
+        Box::new(ExprPolicy { expr: self.clone() })
+    }
+}
+
+impl PartialEq for ScoreExpr {
+    fn eq(&self, other: &Self) -> bool {
+        self.scale == other.scale && self.source == other.source
+    }
+}
+
+impl Eq for ScoreExpr {}
+
+impl Hash for ScoreExpr {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.scale.hash(state);
+        self.source.hash(state);
+    }
+}
+
+impl fmt::Debug for ScoreExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.scale.keyword(), self.source)
+    }
+}
+
+/// The integer score of a value: NaN counts 0; truncated toward zero (the reference's rule
+/// for every plugin, so sub-integer differences never decide).
+fn score_of(value: f64, scale: ExprScale) -> i64 {
+    let value = if value.is_nan() {
+        0.0
+    } else {
+        value.clamp(-VALUE_LIMIT, VALUE_LIMIT)
+    };
+    let score = value as i64;
+    match scale {
+        ExprScale::MinMax => score,
+        ExprScale::Raw => score.clamp(0, 100),
+    }
+}
+
+/// The policy of a [`ScoreExpr`].
+struct ExprPolicy {
+    expr: ScoreExpr,
+}
+
+impl Policy for ExprPolicy {
+    fn normalization(&self) -> Normalization {
+        match self.expr.scale {
+            ExprScale::MinMax => Normalization::MinMaxZeroWhenEqual,
+            ExprScale::Raw => Normalization::None,
+        }
+    }
+
+    fn memoizable(&self) -> bool {
+        self.expr.memoizable()
+    }
+
+    fn score(&self, ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> i64 {
+        score_of(self.expr.value(ctx, node, task), self.expr.scale)
+    }
+}
+
+/// The README's feature table (between `<!-- expr-features:begin -->` and
+/// `<!-- expr-features:end -->`, checked by `xtask tidy`).
+pub fn features_markdown() -> String {
+    let mut table = String::from("| feature | meaning | memoised |\n|---|---|---|\n");
+    for info in FEATURES {
+        table.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            info.name,
+            info.meaning,
+            if info.memoizable { "yes" } else { "no" }
+        ));
+    }
+    table.push_str("\nFunctions: ");
+    let functions: Vec<String> = FUNCTIONS
+        .iter()
+        .map(|(name, _, meaning)| {
+            if meaning.is_empty() {
+                format!("`{name}`")
+            } else {
+                format!("`{name}` ({meaning})")
+            }
+        })
+        .collect();
+    table.push_str(&functions.join(", "));
+    table.push_str(
+        ". Operators, loosest first: `or`, `and`, comparisons (`==`, `!=`, `<`, `<=`, `>`, \
+         `>=`; 1 or 0), `+ -`, `* / %`, unary `-` and `not`, `^`.\n",
+    );
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_become_integer_scores() {
+        assert_eq!(score_of(99.9, ExprScale::MinMax), 99);
+        assert_eq!(score_of(-0.7, ExprScale::MinMax), 0);
+        assert_eq!(score_of(-1.2, ExprScale::MinMax), -1);
+        assert_eq!(score_of(f64::NAN, ExprScale::MinMax), 0);
+        assert_eq!(score_of(f64::INFINITY, ExprScale::MinMax), 1e15 as i64);
+        assert_eq!(score_of(250.0, ExprScale::Raw), 100);
+        assert_eq!(score_of(-3.0, ExprScale::Raw), 0);
+    }
+
+    #[test]
+    fn memory_features_are_not_memoised() {
+        let gpu = ScoreExpr::parse("gpu_free_after_milli", ExprScale::MinMax).unwrap();
+        assert!(gpu.memoizable());
+        let mem = ScoreExpr::parse("gpu_free_milli - mem_free_mib", ExprScale::MinMax).unwrap();
+        assert!(!mem.memoizable());
+        assert_eq!(
+            mem.features(),
+            &[Feature::MemFreeMib, Feature::GpuFreeMilli]
+        );
+    }
+}
