@@ -42,6 +42,18 @@ impl ExprScale {
     }
 }
 
+/// BestFit's formula (reference-semantics §5.6) as an expression: `expr:` of it places
+/// exactly like `bestfit` (tested on the real default trace).
+pub const BEST_FIT_EXPR: &str =
+    "(1 - (cpu_free_after_milli / 128000 * 0.5 + gpu_free_after_milli / 8000 * 0.5)) * 100";
+
+/// GpuPacking's formula (reference-semantics §5.5) as an expression: `expr-raw:` of it places
+/// exactly like `packing` (tested on the real default trace).
+pub const GPU_PACKING_EXPR: &str = "if(task_gpus == 0, 0, \
+if(idle_gpus == node_gpus, max(33 - idle_gpus, idle_gpus), \
+if(taken_idle_gpus > 0, max(50 - taken_idle_gpus, 33), \
+max(100 - floor(taken_free_pct / 10), 50))))";
+
 /// Values beyond this are clamped before truncation, so min-max normalisation's
 /// `(s − min)·100` cannot overflow.
 const VALUE_LIMIT: f64 = 1e15;
