@@ -5,7 +5,7 @@
 //! request taken from the node, and its GPUs from the devices with the least free milli that
 //! fit (lowest index on a tie) — the devices GpuPacking examines and a sharing task gets.
 
-use gapbench_model::{GpuModel, NodeId, Task, MAX_GPUS_PER_NODE};
+use gapbench_model::{GpuModel, NodeId, NodeState, Task};
 
 use crate::policies::dot_product::{MAX_NODE_CPU_MILLI, MAX_NODE_GPU_MILLI};
 use crate::policy::{fitting_devices, Hypothetical, ScoreContext};
@@ -56,9 +56,6 @@ features! {
     DotProduct "dot_product" true "DotProduct's n·q: cpu_free/128000 · task_cpu/128000 + gpu_free/8000 · task_gpu_total/8000";
 }
 
-/// How many features there are: the size of the value array a score fills.
-pub const FEATURE_COUNT: usize = FEATURES.len();
-
 /// A feature's name, whether memoisation may reuse it (it depends only on the node's type,
 /// free CPU and multiset of free GPU milli, and the task's CPU and GPU request) and what it
 /// means.
@@ -97,22 +94,40 @@ fn gpu_model_code(model: Option<GpuModel>) -> f64 {
     })
 }
 
-/// The features one expression reads, computed per node without allocation.
-#[derive(Debug, Clone)]
-pub(crate) struct FeatureSet {
-    used: Vec<Feature>,
+/// Which of the costlier features (a sort of the devices, FGD's fragment, PWR's power) an
+/// expression reads: [`Env::new`] computes just those, once per (node, task).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Needs {
     taken: bool,
+    frag: bool,
+    power: bool,
+}
+
+impl Needs {
+    pub(crate) fn of(features: &[Feature]) -> Self {
+        let has = |wanted: &[Feature]| features.iter().any(|f| wanted.contains(f));
+        Needs {
+            taken: has(&[
+                Feature::IdleGpusAfter,
+                Feature::TakenIdleGpus,
+                Feature::TakenFreePct,
+            ]),
+            frag: has(&[Feature::FragDeltaMilli]),
+            power: has(&[Feature::PowerDeltaW]),
+        }
+    }
 }
 
 /// What the task takes on a node (see the module doc).
+#[derive(Debug, Clone, Copy, Default)]
 struct Taken {
     idle: u32,
     free_pct: u32,
 }
 
-fn taken(free_by_device: &[u16; MAX_GPUS_PER_NODE], devices: usize, task: &Task) -> Taken {
-    let mut sorted = *free_by_device;
-    let sorted = &mut sorted[..devices];
+fn taken(state: &NodeState, task: &Task) -> Taken {
+    let mut sorted = state.free_gpu_milli_by_device;
+    let sorted = &mut sorted[..usize::from(state.gpu_count)];
     sorted.sort_unstable();
     let (mut idle, mut free_pct) = (0, 0);
     for &left in sorted
@@ -126,84 +141,116 @@ fn taken(free_by_device: &[u16; MAX_GPUS_PER_NODE], devices: usize, task: &Task)
     Taken { idle, free_pct }
 }
 
-impl FeatureSet {
-    pub(crate) fn new(mut used: Vec<Feature>) -> Self {
-        used.sort_unstable();
-        used.dedup();
-        let taken = used.iter().any(|f| {
-            matches!(
-                f,
-                Feature::IdleGpusAfter | Feature::TakenIdleGpus | Feature::TakenFreePct
-            )
-        });
-        FeatureSet { used, taken }
-    }
+/// The costly features of one (node, task), computed only when the expression reads them.
+#[derive(Debug, Clone, Copy, Default)]
+struct Costly {
+    taken: Taken,
+    frag_delta_milli: f64,
+    power_delta_w: i64,
+}
 
-    pub(crate) fn used(&self) -> &[Feature] {
-        &self.used
-    }
-
-    pub(crate) fn memoizable(&self) -> bool {
-        self.used.iter().all(|f| f.info().memoizable)
-    }
-
-    /// Writes the value of every used feature of (`node`, `task`) into `values`.
-    pub(crate) fn fill(
-        &self,
-        ctx: &ScoreContext<'_>,
-        node: NodeId,
-        task: &Task,
-        values: &mut [f64; FEATURE_COUNT],
-    ) {
+impl Costly {
+    fn new(ctx: &ScoreContext<'_>, node: NodeId, task: &Task, needs: Needs) -> Self {
         let state = ctx.state.node(node);
-        let taken = self.taken.then(|| {
-            taken(
-                &state.free_gpu_milli_by_device,
-                usize::from(state.gpu_count),
-                task,
-            )
-        });
-        for &feature in &self.used {
-            values[feature as usize] = match feature {
-                Feature::TaskCpuMilli => f64::from(task.scoring_cpu_milli()),
-                Feature::TaskMemMib => task.memory_mib as f64,
-                Feature::TaskGpus => f64::from(task.gpu_count),
-                Feature::TaskGpuMilli => f64::from(task.gpu_milli),
-                Feature::TaskGpuTotalMilli => f64::from(task.total_gpu_milli()),
-                Feature::NodeCpuMilli => f64::from(ctx.cluster.node_type(node).cpu_milli),
-                Feature::NodeMemMib => ctx.cluster.node_type(node).memory_mib as f64,
-                Feature::NodeGpus => f64::from(state.gpu_count),
-                Feature::GpuModelCode => gpu_model_code(ctx.cluster.node_type(node).gpu_model),
-                Feature::CpuFreeMilli => f64::from(state.cpu_left_milli),
-                Feature::MemFreeMib => state.memory_left_mib as f64,
-                Feature::GpuFreeMilli => f64::from(state.total_free_gpu_milli()),
-                Feature::IdleGpus => f64::from(state.fully_free_gpus()),
-                Feature::FitGpus => fitting_devices(state, task).count() as f64,
-                Feature::CpuFreeAfterMilli => {
-                    f64::from(state.cpu_left_milli) - f64::from(task.scoring_cpu_milli())
-                }
-                Feature::MemFreeAfterMib => state.memory_left_mib as f64 - task.memory_mib as f64,
-                Feature::GpuFreeAfterMilli => {
-                    f64::from(state.total_free_gpu_milli()) - f64::from(task.total_gpu_milli())
-                }
-                Feature::IdleGpusAfter => {
-                    let taken = taken.as_ref().map_or(0, |t| t.idle);
-                    f64::from(state.fully_free_gpus() - taken)
-                }
-                Feature::TakenIdleGpus => f64::from(taken.as_ref().map_or(0, |t| t.idle)),
-                Feature::TakenFreePct => f64::from(taken.as_ref().map_or(0, |t| t.free_pct)),
-                Feature::FragDeltaMilli => frag_delta_milli(ctx, node, task),
-                Feature::PowerDeltaW => power_delta_w(ctx, node, task) as f64,
-                Feature::DotProduct => {
-                    let mut dot = 0.0;
-                    dot += f64::from(state.cpu_left_milli) / MAX_NODE_CPU_MILLI
-                        * (f64::from(task.scoring_cpu_milli()) / MAX_NODE_CPU_MILLI);
-                    dot += f64::from(state.total_free_gpu_milli()) / MAX_NODE_GPU_MILLI
-                        * (f64::from(task.total_gpu_milli()) / MAX_NODE_GPU_MILLI);
-                    dot
-                }
-            };
+        Costly {
+            taken: if needs.taken {
+                taken(state, task)
+            } else {
+                Taken::default()
+            },
+            frag_delta_milli: if needs.frag {
+                frag_delta_milli(ctx, node, task)
+            } else {
+                0.0
+            },
+            power_delta_w: if needs.power {
+                power_delta_w(ctx, node, task)
+            } else {
+                0
+            },
         }
+    }
+}
+
+/// One (node, task) as an expression sees it: the cheap features are read from here when
+/// the expression needs them, the costly ones are computed up front when it reads them.
+pub(crate) struct Env<'a> {
+    ctx: &'a ScoreContext<'a>,
+    node: NodeId,
+    state: &'a NodeState,
+    task: &'a Task,
+    costly: Costly,
+}
+
+impl<'a> Env<'a> {
+    #[inline]
+    pub(crate) fn new(
+        ctx: &'a ScoreContext<'a>,
+        node: NodeId,
+        task: &'a Task,
+        needs: Needs,
+    ) -> Self {
+        Env {
+            ctx,
+            node,
+            state: ctx.state.node(node),
+            task,
+            costly: if needs == Needs::default() {
+                Costly::default()
+            } else {
+                Costly::new(ctx, node, task, needs)
+            },
+        }
+    }
+}
+
+/// Reads one feature.
+pub(crate) type Reader = Box<dyn Fn(&Env<'_>) -> f64 + Send + Sync>;
+
+/// The reader of `feature`: a function of its own, so evaluating an expression does not
+/// dispatch on which feature it reads.
+pub(crate) fn reader(feature: Feature) -> Reader {
+    match feature {
+        Feature::TaskCpuMilli => Box::new(|e| f64::from(e.task.scoring_cpu_milli())),
+        Feature::TaskMemMib => Box::new(|e| e.task.memory_mib as f64),
+        Feature::TaskGpus => Box::new(|e| f64::from(e.task.gpu_count)),
+        Feature::TaskGpuMilli => Box::new(|e| f64::from(e.task.gpu_milli)),
+        Feature::TaskGpuTotalMilli => Box::new(|e| f64::from(e.task.total_gpu_milli())),
+        Feature::NodeCpuMilli => Box::new(|e| f64::from(e.ctx.cluster.node_type(e.node).cpu_milli)),
+        Feature::NodeMemMib => Box::new(|e| e.ctx.cluster.node_type(e.node).memory_mib as f64),
+        Feature::NodeGpus => Box::new(|e| f64::from(e.state.gpu_count)),
+        Feature::GpuModelCode => {
+            Box::new(|e| gpu_model_code(e.ctx.cluster.node_type(e.node).gpu_model))
+        }
+        Feature::CpuFreeMilli => Box::new(|e| f64::from(e.state.cpu_left_milli)),
+        Feature::MemFreeMib => Box::new(|e| e.state.memory_left_mib as f64),
+        Feature::GpuFreeMilli => Box::new(|e| f64::from(e.state.total_free_gpu_milli())),
+        Feature::IdleGpus => Box::new(|e| f64::from(e.state.fully_free_gpus())),
+        Feature::FitGpus => Box::new(|e| fitting_devices(e.state, e.task).count() as f64),
+        Feature::CpuFreeAfterMilli => {
+            Box::new(|e| f64::from(e.state.cpu_left_milli) - f64::from(e.task.scoring_cpu_milli()))
+        }
+        Feature::MemFreeAfterMib => {
+            Box::new(|e| e.state.memory_left_mib as f64 - e.task.memory_mib as f64)
+        }
+        Feature::GpuFreeAfterMilli => Box::new(|e| {
+            f64::from(e.state.total_free_gpu_milli()) - f64::from(e.task.total_gpu_milli())
+        }),
+        Feature::IdleGpusAfter => {
+            Box::new(|e| f64::from(e.state.fully_free_gpus() - e.costly.taken.idle))
+        }
+        Feature::TakenIdleGpus => Box::new(|e| f64::from(e.costly.taken.idle)),
+        Feature::TakenFreePct => Box::new(|e| f64::from(e.costly.taken.free_pct)),
+        Feature::FragDeltaMilli => Box::new(|e| e.costly.frag_delta_milli),
+        Feature::PowerDeltaW => Box::new(|e| e.costly.power_delta_w as f64),
+        Feature::DotProduct => Box::new(|e| {
+            let mut dot = 0.0;
+            dot += f64::from(e.state.cpu_left_milli) / MAX_NODE_CPU_MILLI
+                * (f64::from(e.task.scoring_cpu_milli()) / MAX_NODE_CPU_MILLI);
+            dot += f64::from(e.state.total_free_gpu_milli()) / MAX_NODE_GPU_MILLI
+                * (f64::from(e.task.total_gpu_milli()) / MAX_NODE_GPU_MILLI);
+            dot
+        }),
     }
 }
 

@@ -19,7 +19,7 @@ pub use features::{Feature, FeatureInfo, FEATURES};
 pub use parse::{ExprError, FUNCTIONS};
 
 use crate::policy::{Normalization, Policy, ScoreContext};
-use features::{FeatureSet, FEATURE_COUNT};
+use features::Env;
 
 /// How an expression's values become the 0–100 scores the scheduler weighs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,9 +54,9 @@ if(idle_gpus == node_gpus, max(33 - idle_gpus, idle_gpus), \
 if(taken_idle_gpus > 0, max(50 - taken_idle_gpus, 33), \
 max(100 - floor(taken_free_pct / 10), 50))))";
 
-/// Values beyond this are clamped before truncation, so min-max normalisation's
-/// `(s − min)·100` cannot overflow.
-const VALUE_LIMIT: f64 = 1e15;
+/// Scores beyond this are clamped, so min-max normalisation's `(s − min)·100` cannot
+/// overflow.
+const VALUE_LIMIT: i64 = 1_000_000_000_000_000;
 
 /// A parsed and compiled score expression; cloning shares the compiled program.
 #[derive(Clone)]
@@ -64,19 +64,16 @@ pub struct ScoreExpr {
     source: Arc<str>,
     scale: ExprScale,
     program: Arc<Program>,
-    features: Arc<FeatureSet>,
 }
 
 impl ScoreExpr {
     pub fn parse(source: &str, scale: ExprScale) -> Result<ScoreExpr, ExprError> {
         let source = source.trim();
         let program = Program::compile(parse::parse(source)?)?;
-        let features = FeatureSet::new(program.features().to_vec());
         Ok(ScoreExpr {
             source: source.into(),
             scale,
             program: Arc::new(program),
-            features: Arc::new(features),
         })
     }
 
@@ -91,25 +88,27 @@ impl ScoreExpr {
 
     /// The features it reads, in documentation order.
     pub fn features(&self) -> &[Feature] {
-        self.features.used()
+        self.program.features()
     }
 
     /// Whether the scheduler may reuse its scores per (node state, task shape): true unless
     /// it reads memory, which node states and task shapes leave out.
     pub fn memoizable(&self) -> bool {
-        self.features.memoizable()
+        self.features().iter().all(|f| f.info().memoizable)
     }
 
     /// The expression's value for (`node`, `task`), before truncation.
     pub fn value(&self, ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> f64 {
-        let mut values = [0.0; FEATURE_COUNT];
-        self.features.fill(ctx, node, task, &mut values);
-        self.program.eval(&values)
+        self.program
+            .eval(&Env::new(ctx, node, task, self.program.needs()))
     }
 
     /// A policy that scores with this expression.
     pub fn new_policy(&self) -> Box<dyn Policy> {
-        Box::new(ExprPolicy { expr: self.clone() })
+        Box::new(ExprPolicy {
+            expr: self.clone(),
+            range: score_range(self.scale),
+        })
     }
 }
 
@@ -134,24 +133,25 @@ impl fmt::Debug for ScoreExpr {
     }
 }
 
-/// The integer score of a value: NaN counts 0; truncated toward zero (the reference's rule
-/// for every plugin, so sub-integer differences never decide).
-fn score_of(value: f64, scale: ExprScale) -> i64 {
-    let value = if value.is_nan() {
-        0.0
-    } else {
-        value.clamp(-VALUE_LIMIT, VALUE_LIMIT)
-    };
-    let score = value as i64;
+/// The integer scores a value may give: ±[`VALUE_LIMIT`], or 0–100 used raw.
+fn score_range(scale: ExprScale) -> (i64, i64) {
     match scale {
-        ExprScale::MinMax => score,
-        ExprScale::Raw => score.clamp(0, 100),
+        ExprScale::MinMax => (-VALUE_LIMIT, VALUE_LIMIT),
+        ExprScale::Raw => (0, 100),
     }
+}
+
+/// The integer score of a value: truncated toward zero (the reference's rule for every
+/// plugin, so sub-integer differences never decide), NaN counts 0 (Rust's `as`), then
+/// clamped to the scale's range.
+fn score_of(value: f64, (low, high): (i64, i64)) -> i64 {
+    (value as i64).clamp(low, high)
 }
 
 /// The policy of a [`ScoreExpr`].
 struct ExprPolicy {
     expr: ScoreExpr,
+    range: (i64, i64),
 }
 
 impl Policy for ExprPolicy {
@@ -167,7 +167,7 @@ impl Policy for ExprPolicy {
     }
 
     fn score(&self, ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> i64 {
-        score_of(self.expr.value(ctx, node, task), self.expr.scale)
+        score_of(self.expr.value(ctx, node, task), self.range)
     }
 }
 
@@ -208,13 +208,15 @@ mod tests {
 
     #[test]
     fn values_become_integer_scores() {
-        assert_eq!(score_of(99.9, ExprScale::MinMax), 99);
-        assert_eq!(score_of(-0.7, ExprScale::MinMax), 0);
-        assert_eq!(score_of(-1.2, ExprScale::MinMax), -1);
-        assert_eq!(score_of(f64::NAN, ExprScale::MinMax), 0);
-        assert_eq!(score_of(f64::INFINITY, ExprScale::MinMax), 1e15 as i64);
-        assert_eq!(score_of(250.0, ExprScale::Raw), 100);
-        assert_eq!(score_of(-3.0, ExprScale::Raw), 0);
+        let (min_max, raw) = (score_range(ExprScale::MinMax), score_range(ExprScale::Raw));
+        assert_eq!(score_of(99.9, min_max), 99);
+        assert_eq!(score_of(-0.7, min_max), 0);
+        assert_eq!(score_of(-1.2, min_max), -1);
+        assert_eq!(score_of(f64::NAN, min_max), 0);
+        assert_eq!(score_of(f64::INFINITY, min_max), VALUE_LIMIT);
+        assert_eq!(score_of(-1e300, min_max), -VALUE_LIMIT);
+        assert_eq!(score_of(250.0, raw), 100);
+        assert_eq!(score_of(-3.0, raw), 0);
     }
 
     #[test]

@@ -229,13 +229,19 @@ fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ExprError> {
 struct Parser {
     tokens: Vec<(Token, usize)>,
     at: usize,
+    /// Open parentheses and calls around the current token.
+    nesting: usize,
 }
+
+/// The most parentheses and calls one inside another (parsing recurses on each).
+const MAX_NESTING: usize = 64;
 
 /// Parses `text` into a syntax tree; names are resolved to features and constants here.
 pub fn parse(text: &str) -> Result<Ast, ExprError> {
     let mut parser = Parser {
         tokens: tokenize(text)?,
         at: 0,
+        nesting: 0,
     };
     if parser.peek() == &Token::End {
         return Err(parser.error("empty expression"));
@@ -298,6 +304,16 @@ impl Parser {
             let found = self.describe();
             Err(self.error(&format!("expected `{symbol}`, found {found}")))
         }
+    }
+
+    fn enter(&mut self) -> Result<(), ExprError> {
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err(self.error(&format!(
+                "more than {MAX_NESTING} parentheses or calls one inside another"
+            )));
+        }
+        Ok(())
     }
 
     fn or(&mut self) -> Result<Ast, ExprError> {
@@ -395,14 +411,19 @@ impl Parser {
             }
             Token::Sym("(") => {
                 self.at += 1;
+                self.enter()?;
                 let inner = self.or()?;
                 self.expect_sym(")")?;
+                self.nesting -= 1;
                 Ok(inner)
             }
             Token::Ident(name) => {
                 self.at += 1;
                 if self.eat_sym("(") {
-                    return self.call(&name, column);
+                    self.enter()?;
+                    let call = self.call(&name, column);
+                    self.nesting -= 1;
+                    return call;
                 }
                 if let Some(feature) = Feature::by_name(&name) {
                     return Ok(Ast::Feature(feature));
@@ -566,5 +587,12 @@ mod tests {
         assert!(parse("a = 1").is_err());
         assert!(parse("1 < 2 < 3").unwrap_err().message.contains("chain"));
         assert_eq!(parse("1 $ 2").unwrap_err().column, 3);
+        let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+        assert!(parse(&deep)
+            .unwrap_err()
+            .message
+            .contains("one inside another"));
+        let nested_calls = format!("{}1{}", "abs(".repeat(60), ")".repeat(60));
+        assert!(parse(&nested_calls).is_ok());
     }
 }
