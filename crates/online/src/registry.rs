@@ -116,7 +116,7 @@ pub fn policy_help() -> String {
          `expr:…` (see README, \"Your own policy\"). Names:",
     );
     for kind in PolicyKind::ALL {
-        text.push_str(&format!(" `{}` ({});", kind.name(), kind.summary()));
+        text.push_str(&format!(" `{}`: {};", kind.name(), kind.summary()));
     }
     text.push_str(
         " `expr:EXPR` scores each feasible node by EXPR over per-(node, task) features \
