@@ -185,7 +185,12 @@ mod tests {
             for alias in kind.aliases() {
                 assert_eq!(PolicyKind::parse(alias), Some(kind), "alias {alias}");
             }
+            let mut own = BTreeSet::new();
             for spelling in std::iter::once(kind.name()).chain(kind.aliases().iter().copied()) {
+                assert!(
+                    own.insert(normalised(spelling)),
+                    "`{spelling}` is redundant: case, `-` and `_` are ignored already"
+                );
                 assert!(
                     seen.insert(normalised(spelling)),
                     "`{spelling}` names two policies"
