@@ -9,21 +9,49 @@ use gapbench_model::{
     prepare, Cluster, ClusterState, CpuPowerProfile, InputRules, NodeId, NodeOrder,
     PreparedWorkload, Task, TaskOrder,
 };
-use gapbench_online::{
-    new_policy, run_arrival_sweep, Policy, PolicyKind, PolicySpec, ScoreContext,
-};
+use gapbench_online::expr::{BEST_FIT_EXPR, GPU_PACKING_EXPR};
+use gapbench_online::{run_arrival_sweep, Policy, PolicyKind, PolicyRef, PolicySpec, ScoreContext};
 
-/// The policy specs of the `whole_run` group, as written on the command line.
-pub const WHOLE_RUN_POLICIES: [&str; 8] = [
-    "fgd",
-    "pwr",
-    "bestfit",
-    "pwr:200,fgd:800",
-    "random",
-    "dotprod",
-    "clustering",
-    "packing",
-];
+/// The policy specs of the `whole_run` group with their benchmark ids: every registered
+/// policy alone, the paper's PWR+FGD mix, and BestFit restated as an expression.
+pub fn whole_run_policies() -> Vec<(String, PolicySpec)> {
+    let mut specs: Vec<PolicySpec> = PolicyKind::ALL
+        .iter()
+        .map(|&kind| PolicySpec::solo(kind))
+        .collect();
+    specs.push("pwr:200,fgd:800".parse().expect("a valid mix"));
+    let mut named: Vec<(String, PolicySpec)> =
+        specs.into_iter().map(|spec| (spec.slug(), spec)).collect();
+    named.push((
+        "expr-bestfit".to_string(),
+        expression_spec(BEST_FIT_EXPR, "expr"),
+    ));
+    named
+}
+
+fn expression_spec(source: &str, keyword: &str) -> PolicySpec {
+    format!("{keyword}:{source}")
+        .parse()
+        .expect("a valid expression")
+}
+
+/// The scorers of the `scoring` group, each with its benchmark id: every registered policy,
+/// then BestFit's and GpuPacking's formulas as expressions (`expr-bestfit`,
+/// `expr-packing`), to compare an expression's throughput with the native code's.
+pub fn scoring_policies() -> Vec<(String, PolicyRef)> {
+    let mut policies: Vec<(String, PolicyRef)> = PolicyKind::ALL
+        .iter()
+        .map(|&kind| (kind.name().to_string(), PolicyRef::Native(kind)))
+        .collect();
+    for (id, source, keyword) in [
+        ("expr-bestfit", BEST_FIT_EXPR, "expr"),
+        ("expr-packing", GPU_PACKING_EXPR, "expr-raw"),
+    ] {
+        let spec = expression_spec(source, keyword);
+        policies.push((id.to_string(), spec.terms[0].0.clone()));
+    }
+    policies
+}
 
 /// The real openb GPU cluster and `default` trace (the benchmarks' reference workload).
 pub fn openb_default() -> (Cluster, Vec<Task>) {
@@ -119,11 +147,11 @@ impl ScoringSnapshot {
         self.feasible.iter().map(|nodes| nodes.len() as u64).sum()
     }
 
-    /// A fresh, un-memoised policy of `kind` with the run's random stream, ready for
+    /// A fresh, un-memoised instance of `policy` with the run's random stream, ready for
     /// `score_all`.
-    pub fn scorer(&self, kind: PolicyKind) -> Scorer {
+    pub fn scorer(&self, policy: &PolicyRef) -> Scorer {
         Scorer {
-            policy: new_policy(kind),
+            policy: policy.new_policy(),
             rng: self.prepared.rng.clone(),
         }
     }

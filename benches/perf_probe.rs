@@ -10,8 +10,9 @@
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use gapbench_benches::{openb_default, whole_run, ScoringSnapshot, WHOLE_RUN_POLICIES};
-use gapbench_online::{PolicyKind, PolicySpec};
+use gapbench_benches::{
+    openb_default, scoring_policies, whole_run, whole_run_policies, ScoringSnapshot,
+};
 
 /// The region `cargo xtask perf` counts (`--toggle-collect`); never inlined, so callgrind
 /// sees its entry and exit.
@@ -32,17 +33,16 @@ fn main() -> ExitCode {
     match group.as_str() {
         "whole_run" => {
             let (cluster, tasks) = openb_default();
-            for policy in WHOLE_RUN_POLICIES {
-                let spec: PolicySpec = policy.parse().expect("a valid policy spec");
-                println!("benchmark whole_run/{}", spec.slug());
+            for (id, spec) in whole_run_policies() {
+                println!("benchmark whole_run/{id}");
                 benchmark(&mut || whole_run(&cluster, &tasks, &spec) as i64);
             }
         }
         "scoring" => {
             let snapshot = ScoringSnapshot::new();
-            for kind in PolicyKind::ALL {
-                let mut scorer = snapshot.scorer(kind);
-                println!("benchmark scoring/{}", kind.name());
+            for (id, policy) in scoring_policies() {
+                let mut scorer = snapshot.scorer(&policy);
+                println!("benchmark scoring/{id}");
                 benchmark(&mut || snapshot.score_all(&mut scorer));
             }
         }

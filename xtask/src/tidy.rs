@@ -1,6 +1,7 @@
 //! Architecture invariants as tests, in the manner of rust-analyzer's tidy tests: each
 //! workspace crate may depend only on the workspace crates its layer allows (read from
-//! `cargo metadata`), and no source file grows past what one reads in a sitting.
+//! `cargo metadata`), no source file grows past what one reads in a sitting, and README's
+//! policy tables are the ones the policy registry generates.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -166,4 +167,30 @@ fn no_source_file_is_over_800_lines() {
         "split these by concept (at most {MAX_LINES} lines each):\n{}",
         long.join("\n")
     );
+}
+
+/// The text between `<!-- NAME:begin -->` and `<!-- NAME:end -->` in `text`.
+fn generated_section<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    let begin = format!("<!-- {name}:begin -->");
+    let end = format!("<!-- {name}:end -->");
+    let start = text.find(&begin)? + begin.len();
+    let stop = start + text[start..].find(&end)?;
+    Some(text[start..stop].trim())
+}
+
+#[test]
+fn readme_policy_tables_are_the_registrys() {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
+    for (name, generated) in [
+        ("policies", gapbench_online::policies_markdown()),
+        ("expr-features", gapbench_online::expr::features_markdown()),
+    ] {
+        let section = generated_section(&readme, name)
+            .unwrap_or_else(|| panic!("README.md has no <!-- {name}:begin/end --> section"));
+        assert!(
+            section == generated.trim(),
+            "README.md's `{name}` table differs from the registry's; put this between its \
+             markers:\n{generated}"
+        );
+    }
 }

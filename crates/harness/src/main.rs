@@ -310,8 +310,8 @@ struct WorkloadArgs {
     /// Task list CSV in the openb format (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,…]). Default: the embedded openb-like workload.
     #[arg(long, value_name = "FILE")]
     tasks: Option<PathBuf>,
-    /// Policy: a name (random, dotprod, clustering, packing, bestfit, fgd, pwr) or a weighted mix such as `pwr:200,fgd:800`.
-    #[arg(long, value_name = "SPEC", default_value = "fgd")]
+    // The policy list is derived from the registration table of the online crate.
+    #[arg(long, value_name = "SPEC", default_value = "fgd", help = gapbench_online::policy_help())]
     policy: String,
     /// Tune total GPU demand to RATIO × cluster GPU capacity (cloning or dropping random tasks); `none` keeps the workload as is.
     #[arg(long, value_name = "RATIO", default_value = "1.3")]
@@ -556,6 +556,34 @@ fn main() -> ExitCode {
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_policy_help_lists_every_registered_policy() {
+        let mut cli = Cli::command();
+        for command in ["run", "gap"] {
+            let sub = cli.find_subcommand_mut(command).expect("a subcommand");
+            let policy = sub
+                .get_arguments()
+                .find(|a| a.get_id() == "policy")
+                .expect("a --policy flag");
+            let help = policy.get_help().expect("help text").to_string();
+            for kind in gapbench_online::PolicyKind::ALL {
+                assert!(
+                    help.contains(&format!("`{}`", kind.name())),
+                    "`gapbench {command} --help` misses {}",
+                    kind.name()
+                );
+            }
+            assert!(help.contains("expr:"), "{help}");
         }
     }
 }

@@ -1,17 +1,22 @@
 //! Online scheduling: the [`Policy`] trait, every online policy (one file each under
 //! `policies/`), the scheduler that combines weighted policies (filter → score → normalise →
-//! pick node → pick GPUs), and the arrival-sweep engine.
+//! pick node → pick GPUs), score expressions (`expr:…`, a policy without recompiling), and
+//! the arrival-sweep engine.
 
 pub mod engine;
+pub mod expr;
 pub mod memo;
 pub mod policies;
 pub mod policy;
+mod registry;
 pub mod scheduler;
 pub mod selection;
 pub mod spec;
 
 pub use engine::{run_arrival_sweep, run_arrival_sweep_with, EventRecord, SweepResult};
+pub use expr::{ExprScale, ScoreExpr};
 pub use policies::new_policy;
 pub use policy::{GpuSelection, Normalization, Policy, ScoreContext};
+pub use registry::{markdown_table as policies_markdown, policy_help};
 pub use scheduler::Scheduler;
-pub use spec::{PolicyKind, PolicySpec};
+pub use spec::{PolicyKind, PolicyRef, PolicySpec};

@@ -134,6 +134,7 @@ pub fn fitting_devices<'s>(
 /// node-level quantity changes (FGD: fragment amount; PWR: power). A sharing task is tried
 /// on every fitting device and the highest score wins, the first device on a tie; any other
 /// task has one hypothetical placement ([`Hypothetical::non_share`]) and no device choice.
+#[inline]
 pub fn best_placement_on_node(
     state: &NodeState,
     task: &Task,

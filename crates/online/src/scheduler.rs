@@ -5,10 +5,9 @@ use gapbench_model::rng::SimRng;
 use gapbench_model::{Cluster, ClusterState, NodeId, Placement, Task};
 
 use crate::memo::{ScoreMemo, ShapeIndex, StateIndex};
-use crate::policies::new_policy;
 use crate::policy::{GpuSelection, Normalization, Policy, ScoreContext};
 use crate::selection::select_devices;
-use crate::spec::{PolicyKind, PolicySpec};
+use crate::spec::{PolicyRef, PolicySpec};
 
 struct WeightedPolicy {
     policy: Box<dyn Policy>,
@@ -46,12 +45,12 @@ impl Scheduler {
         let policies: Vec<WeightedPolicy> = spec
             .terms
             .iter()
-            .map(|&(kind, weight)| {
-                let policy = new_policy(kind);
+            .map(|(policy, weight)| {
+                let policy = policy.new_policy();
                 let memo = (memoize && policy.memoizable()).then(ScoreMemo::default);
                 WeightedPolicy {
                     policy,
-                    weight: i64::from(weight),
+                    weight: i64::from(*weight),
                     memo,
                 }
             })
@@ -176,18 +175,19 @@ fn normalize(normalization: Normalization, scores: &mut [i64]) {
 }
 
 /// The GPU-selection method of a mix: that of the policy with the strictly largest weight,
-/// the first in the reference's plugin order on a tie (so PWR+FGD 500/500 selects like FGD).
+/// the one with the smallest selection tie rank on a tie — the reference's plugin order for
+/// the built-ins, so PWR+FGD 500/500 selects like FGD (reference-semantics §5.9).
 pub fn dominant_selection(spec: &PolicySpec) -> GpuSelection {
-    let mut terms = spec.terms.clone();
-    terms.sort_by_key(|&(kind, _)| kind);
-    let mut dominant: Option<(PolicyKind, u32)> = None;
-    for (kind, weight) in terms {
-        if dominant.is_none_or(|(_, top)| weight > top) {
-            dominant = Some((kind, weight));
+    let mut terms: Vec<&(PolicyRef, u32)> = spec.terms.iter().collect();
+    terms.sort_by_key(|(policy, _)| policy.selection_tie_rank());
+    let mut dominant: Option<&(PolicyRef, u32)> = None;
+    for term in terms {
+        if dominant.is_none_or(|(_, top)| term.1 > *top) {
+            dominant = Some(term);
         }
     }
-    dominant.map_or(GpuSelection::Best, |(kind, _)| {
-        new_policy(kind).gpu_selection()
+    dominant.map_or(GpuSelection::Best, |(policy, _)| {
+        policy.new_policy().gpu_selection()
     })
 }
 
@@ -219,5 +219,8 @@ mod tests {
         assert_eq!(selection("fgd:100,pwr:900"), GpuSelection::Pwr);
         assert_eq!(selection("random"), GpuSelection::Random);
         assert_eq!(selection("bestfit"), GpuSelection::Best);
+        // An expression selects best fit; it comes after every native policy on a tie.
+        assert_eq!(selection("fgd:500,expr{idle_gpus}:500"), GpuSelection::Fgd);
+        assert_eq!(selection("expr{idle_gpus}:501,fgd:500"), GpuSelection::Best);
     }
 }

@@ -91,6 +91,27 @@ fn every_policy() -> Vec<PolicySpec> {
         .collect();
     specs.push("pwr:200,fgd:800".parse().unwrap());
     specs.push("bestfit:300,clustering:700".parse().unwrap());
+    // Expressions: memoisable (power and fragment deltas), not memoisable (memory), raw, mixed.
+    specs.push(
+        "expr:-power_delta_w - frag_delta_milli / 1000"
+            .parse()
+            .unwrap(),
+    );
+    specs.push(
+        "expr:mem_free_after_mib / 1024 - gpu_free_after_milli"
+            .parse()
+            .unwrap(),
+    );
+    specs.push(
+        "expr-raw:if(taken_idle_gpus > 0, 40, 100 - taken_free_pct / 10)"
+            .parse()
+            .unwrap(),
+    );
+    specs.push(
+        "pwr:300,expr{fit_gpus * 10 + dot_product}:700"
+            .parse()
+            .unwrap(),
+    );
     specs
 }
 

@@ -7,7 +7,7 @@ use gapbench_model::{NodeId, Task};
 use crate::policies::dot_product::{MAX_NODE_CPU_MILLI, MAX_NODE_GPU_MILLI};
 use crate::policy::{Normalization, Policy, ScoreContext};
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct BestFit;
 
 impl Policy for BestFit {

@@ -12,7 +12,7 @@ use crate::policy::{Policy, ScoreContext};
 pub(crate) const MAX_NODE_CPU_MILLI: f64 = 128_000.0;
 pub(crate) const MAX_NODE_GPU_MILLI: f64 = 8_000.0;
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct DotProduct;
 
 impl Policy for DotProduct {

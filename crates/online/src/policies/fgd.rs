@@ -9,7 +9,7 @@ use gapbench_model::{NodeId, Task};
 
 use crate::policy::{best_placement_on_node, GpuSelection, Policy, ScoreContext};
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Fgd;
 
 fn sigmoid(x: f64) -> f64 {

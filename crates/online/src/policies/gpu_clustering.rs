@@ -8,7 +8,7 @@ use gapbench_model::{NodeId, Task};
 
 use crate::policy::{Policy, ScoreContext};
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct GpuClustering;
 
 impl Policy for GpuClustering {

@@ -5,7 +5,7 @@ use gapbench_model::{NodeId, Task, MAX_GPUS_PER_NODE};
 
 use crate::policy::{Policy, ScoreContext};
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct GpuPacking;
 
 impl Policy for GpuPacking {

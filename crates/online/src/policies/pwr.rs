@@ -9,7 +9,7 @@ use gapbench_model::{NodeId, Task};
 
 use crate::policy::{best_placement_on_node, GpuSelection, Normalization, Policy, ScoreContext};
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Pwr;
 
 /// (device for a sharing task, score) of the best placement on `node`.

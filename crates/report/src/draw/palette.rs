@@ -1,5 +1,8 @@
-//! One colour and marker per policy across every figure of a folder: canonical policies
-//! keep fixed ones, mixes take the next ones in natural name order.
+//! One colour and marker per policy, the same in every figure and every results folder: the
+//! built-in policies and the shipped specs' mixes keep fixed ones, and any other name (a new
+//! policy, an expression, a time-mode policy) gets its own from a hash of the name, so it
+//! looks the same wherever it appears. Only when two such names of one folder hash to the
+//! same style does the later one (in natural order) take the next free style.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,19 +27,44 @@ pub(crate) const CANONICAL_POLICIES: [(&str, RGBColor); 7] = [
     ("pwr", RGBColor(214, 39, 40)),
 ];
 
-/// Colours of the other policies (mixes), taken in name order.
-pub(crate) const MIX_COLOURS: [RGBColor; 8] = [
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(227, 119, 194),
-    RGBColor(0, 0, 128),
+/// Fixed styles of the mixes the shipped specs run (`pwr:200,fgd:800` keeps the orange
+/// square it always had in the quick and gap studies).
+pub(crate) const PINNED_POLICIES: [(&str, RGBColor, Shape); 4] = [
+    ("pwr:200,fgd:800", RGBColor(255, 127, 14), Shape::Square),
+    ("pwr:500,fgd:500", RGBColor(44, 160, 44), Shape::TriangleUp),
+    ("pwr:100,fgd:900", RGBColor(227, 119, 194), Shape::Diamond),
+    ("pwr:50,fgd:950", RGBColor(0, 0, 128), Shape::TriangleDown),
+];
+
+/// Colours of every other name, chosen by its hash (none is a fixed colour above).
+pub(crate) const NAMED_COLOURS: [RGBColor; 12] = [
     RGBColor(128, 64, 0),
     RGBColor(0, 128, 128),
     RGBColor(106, 61, 154),
     RGBColor(255, 187, 120),
+    RGBColor(102, 166, 30),
+    RGBColor(231, 41, 138),
+    RGBColor(166, 118, 29),
+    RGBColor(27, 158, 119),
+    RGBColor(117, 112, 179),
+    RGBColor(217, 95, 2),
+    RGBColor(0, 90, 50),
+    RGBColor(152, 0, 67),
 ];
 
-/// Marker outlines, used in turn by the policies in legend order.
+/// FNV-1a, 64 bits: the same for a name in every build, so its style never moves.
+fn name_hash(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The (colour, shape) index a hashed name starts from: colour `i % 12`, shape `i / 12`.
+fn hashed_style(name: &str) -> usize {
+    (name_hash(name) % (NAMED_COLOURS.len() * SHAPES.len()) as u64) as usize
+}
+
+/// Marker outlines: the built-ins take them in turn, other names by their hash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
     Circle,
@@ -107,7 +135,8 @@ pub(crate) struct Palette {
 }
 
 impl Palette {
-    /// Canonical policies first (fixed colours), then every other name in natural order.
+    /// Canonical policies first (fixed colours), then every other name in natural order,
+    /// each styled by [`PINNED_POLICIES`] or its hash.
     pub(crate) fn new(names: &BTreeSet<String>) -> Self {
         let mut styles = BTreeMap::new();
         for (rank, (name, colour)) in CANONICAL_POLICIES.iter().enumerate() {
@@ -126,15 +155,31 @@ impl Palette {
             .filter(|n| !styles.contains_key(n.as_str()))
             .collect();
         others.sort_by(|a, b| natural_cmp(a, b));
+        let styles_count = NAMED_COLOURS.len() * SHAPES.len();
+        let mut taken = vec![false; styles_count];
         for (i, name) in others.into_iter().enumerate() {
-            let rank = CANONICAL_POLICIES.len() + i;
+            let (colour, shape) = match PINNED_POLICIES.iter().find(|(n, _, _)| n == name) {
+                Some(&(_, colour, shape)) => (colour, shape),
+                None => {
+                    let start = hashed_style(name);
+                    let free = (0..styles_count)
+                        .map(|step| (start + step) % styles_count)
+                        .find(|&k| !taken[k])
+                        .unwrap_or(start);
+                    taken[free] = true;
+                    (
+                        NAMED_COLOURS[free % NAMED_COLOURS.len()],
+                        SHAPES[free / NAMED_COLOURS.len()],
+                    )
+                }
+            };
             styles.insert(
                 name.clone(),
                 PolicyStyle {
                     name: name.clone(),
-                    colour: MIX_COLOURS[i % MIX_COLOURS.len()],
-                    shape: SHAPES[rank % SHAPES.len()],
-                    rank,
+                    colour,
+                    shape,
+                    rank: CANONICAL_POLICIES.len() + i,
                 },
             );
         }
@@ -232,5 +277,38 @@ mod tests {
             assert_eq!(a.style(name).colour, b.style(name).colour);
         }
         assert_ne!(b.style("pwr:200,fgd:800").colour, b.style("zzz").colour);
+    }
+
+    #[test]
+    fn any_name_keeps_its_style_in_every_folder_and_styles_stay_distinct() {
+        let few: BTreeSet<String> = ["expr:idle_gpus".to_string()].into();
+        let many: BTreeSet<String> = (0..40)
+            .map(|i| format!("expr:idle_gpus * {i}"))
+            .chain(["expr:idle_gpus".to_string(), "fgd".to_string()])
+            .collect();
+        let (a, b) = (Palette::new(&few), Palette::new(&many));
+        let (x, y) = (a.style("expr:idle_gpus"), b.style("expr:idle_gpus"));
+        assert_eq!((x.colour, x.shape), (y.colour, y.shape));
+        let mut seen = std::collections::BTreeSet::new();
+        for name in &many {
+            let style = b.style(name);
+            assert!(
+                seen.insert((
+                    style.colour.0,
+                    style.colour.1,
+                    style.colour.2,
+                    style.shape as u8
+                )),
+                "{name} shares its style"
+            );
+        }
+        // The shipped mixes and the built-ins keep theirs.
+        assert_eq!(b.style("fgd").colour, RGBColor(31, 119, 180));
+        let mix: BTreeSet<String> = ["pwr:200,fgd:800".to_string(), "zzz".to_string()].into();
+        let style = Palette::new(&mix).style("pwr:200,fgd:800");
+        assert_eq!(
+            (style.colour, style.shape),
+            (RGBColor(255, 127, 14), Shape::Square)
+        );
     }
 }

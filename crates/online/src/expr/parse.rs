@@ -1,0 +1,598 @@
+//! Score expressions: text → syntax tree, with errors that point at the column.
+//!
+//! ```text
+//! expr    = or
+//! or      = and ("or" and)*
+//! and     = cmp ("and" cmp)*
+//! cmp     = sum (("==" | "!=" | "<" | "<=" | ">" | ">=") sum)?
+//! sum     = product (("+" | "-") product)*
+//! product = unary (("*" | "/" | "%") unary)*
+//! unary   = ("-" | "not") unary | power
+//! power   = atom ("^" unary)?            (right-associative: 2^3^2 = 2^9; -x^2 = -(x^2))
+//! atom    = number | feature | constant | function "(" expr ("," expr)* ")" | "(" expr ")"
+//! ```
+//! Everything is an f64; a comparison or `and`/`or`/`not` gives 1 or 0, and any non-zero
+//! value is true.
+
+use std::fmt;
+
+use super::features::{constant, Feature, FEATURES};
+
+/// A binary operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bin {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Pow,
+    Min,
+    Max,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl Bin {
+    pub fn apply(self, a: f64, b: f64) -> f64 {
+        let truth = |t: bool| if t { 1.0 } else { 0.0 };
+        match self {
+            Bin::Add => a + b,
+            Bin::Sub => a - b,
+            Bin::Mul => a * b,
+            Bin::Div => a / b,
+            Bin::Rem => a % b,
+            Bin::Pow => a.powf(b),
+            Bin::Min => a.min(b),
+            Bin::Max => a.max(b),
+            Bin::Eq => truth(a == b),
+            Bin::Ne => truth(a != b),
+            Bin::Lt => truth(a < b),
+            Bin::Le => truth(a <= b),
+            Bin::Gt => truth(a > b),
+            Bin::Ge => truth(a >= b),
+            Bin::And => truth(a != 0.0 && b != 0.0),
+            Bin::Or => truth(a != 0.0 || b != 0.0),
+        }
+    }
+}
+
+/// A one-argument operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Un {
+    Neg,
+    Not,
+    Abs,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Sqrt,
+    Exp,
+    Ln,
+    Log2,
+    Log10,
+    Sigmoid,
+}
+
+impl Un {
+    pub fn apply(self, a: f64) -> f64 {
+        match self {
+            Un::Neg => -a,
+            Un::Not => {
+                if a == 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Un::Abs => a.abs(),
+            Un::Floor => a.floor(),
+            Un::Ceil => a.ceil(),
+            Un::Round => a.round(),
+            Un::Trunc => a.trunc(),
+            Un::Sqrt => a.sqrt(),
+            Un::Exp => a.exp(),
+            Un::Ln => a.ln(),
+            Un::Log2 => a.log2(),
+            Un::Log10 => a.log10(),
+            Un::Sigmoid => 1.0 / (1.0 + (-a).exp()),
+        }
+    }
+}
+
+/// The functions, with their arity (`None`: two or more).
+pub const FUNCTIONS: &[(&str, Option<usize>, &str)] = &[
+    ("min", None, "the least argument"),
+    ("max", None, "the largest argument"),
+    ("if", Some(3), "if(c, a, b): a when c ≠ 0, else b"),
+    ("clamp", Some(3), "clamp(x, lo, hi) = min(max(x, lo), hi)"),
+    ("pow", Some(2), "pow(a, b) = a ^ b"),
+    ("abs", Some(1), ""),
+    ("floor", Some(1), ""),
+    ("ceil", Some(1), ""),
+    ("round", Some(1), "half away from zero"),
+    ("trunc", Some(1), "toward zero"),
+    ("sqrt", Some(1), ""),
+    ("exp", Some(1), ""),
+    ("ln", Some(1), ""),
+    ("log2", Some(1), ""),
+    ("log10", Some(1), ""),
+    ("sigmoid", Some(1), "1 / (1 + exp(−x))"),
+];
+
+/// A syntax tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ast {
+    Num(f64),
+    Feature(Feature),
+    Unary(Un, Box<Ast>),
+    Binary(Bin, Box<Ast>, Box<Ast>),
+    If(Box<Ast>, Box<Ast>, Box<Ast>),
+}
+
+/// Why an expression does not parse or compile; `column` is 1-based, in characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExprError {
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ExprError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "column {}: {}", self.column, self.message)
+    }
+}
+
+impl std::error::Error for ExprError {}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Num(f64),
+    Ident(String),
+    Sym(&'static str),
+    End,
+}
+
+const SYMBOLS: [&str; 16] = [
+    "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "/", "%", "^", "(", ")", ",", "=",
+];
+
+fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ExprError> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let column = i + 1;
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() || c == '.' {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_ascii_digit() || chars[i] == '.' || chars[i] == '_')
+            {
+                i += 1;
+            }
+            if i < chars.len() && matches!(chars[i], 'e' | 'E') {
+                let mut j = i + 1;
+                if j < chars.len() && matches!(chars[j], '+' | '-') {
+                    j += 1;
+                }
+                if j < chars.len() && chars[j].is_ascii_digit() {
+                    i = j;
+                    while i < chars.len() && chars[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                }
+            }
+            let literal: String = chars[start..i].iter().filter(|&&c| c != '_').collect();
+            let value = literal.parse::<f64>().map_err(|_| ExprError {
+                column,
+                message: format!("`{literal}` is not a number"),
+            })?;
+            tokens.push((Token::Num(value), column));
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            tokens.push((Token::Ident(chars[start..i].iter().collect()), column));
+        } else {
+            let rest: String = chars[i..chars.len().min(i + 2)].iter().collect();
+            let Some(symbol) = SYMBOLS.iter().find(|s| rest.starts_with(**s)) else {
+                return Err(ExprError {
+                    column,
+                    message: format!("unexpected `{c}`"),
+                });
+            };
+            if *symbol == "=" {
+                return Err(ExprError {
+                    column,
+                    message: "`=` is not an operator: compare with `==`".to_string(),
+                });
+            }
+            i += symbol.len();
+            tokens.push((Token::Sym(symbol), column));
+        }
+    }
+    tokens.push((Token::End, chars.len() + 1));
+    Ok(tokens)
+}
+
+struct Parser {
+    tokens: Vec<(Token, usize)>,
+    at: usize,
+    /// Open parentheses and calls around the current token.
+    nesting: usize,
+}
+
+/// The most parentheses and calls one inside another (parsing recurses on each).
+const MAX_NESTING: usize = 64;
+
+/// Parses `text` into a syntax tree; names are resolved to features and constants here.
+pub fn parse(text: &str) -> Result<Ast, ExprError> {
+    let mut parser = Parser {
+        tokens: tokenize(text)?,
+        at: 0,
+        nesting: 0,
+    };
+    if parser.peek() == &Token::End {
+        return Err(parser.error("empty expression"));
+    }
+    let ast = parser.or()?;
+    if parser.peek() != &Token::End {
+        let found = parser.describe();
+        return Err(parser.error(&format!("unexpected {found} after a complete expression")));
+    }
+    Ok(ast)
+}
+
+impl Parser {
+    fn peek(&self) -> &Token {
+        &self.tokens[self.at].0
+    }
+
+    fn column(&self) -> usize {
+        self.tokens[self.at].1
+    }
+
+    fn error(&self, message: &str) -> ExprError {
+        ExprError {
+            column: self.column(),
+            message: message.to_string(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self.peek() {
+            Token::Num(v) => format!("number {v}"),
+            Token::Ident(name) => format!("`{name}`"),
+            Token::Sym(s) => format!("`{s}`"),
+            Token::End => "end".to_string(),
+        }
+    }
+
+    fn eat_sym(&mut self, symbol: &str) -> bool {
+        if matches!(self.peek(), Token::Sym(s) if *s == symbol) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn eat_word(&mut self, word: &str) -> bool {
+        if matches!(self.peek(), Token::Ident(name) if name == word) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_sym(&mut self, symbol: &str) -> Result<(), ExprError> {
+        if self.eat_sym(symbol) {
+            Ok(())
+        } else {
+            let found = self.describe();
+            Err(self.error(&format!("expected `{symbol}`, found {found}")))
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), ExprError> {
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err(self.error(&format!(
+                "more than {MAX_NESTING} parentheses or calls one inside another"
+            )));
+        }
+        Ok(())
+    }
+
+    fn or(&mut self) -> Result<Ast, ExprError> {
+        let mut left = self.and()?;
+        while self.eat_word("or") {
+            left = Ast::Binary(Bin::Or, Box::new(left), Box::new(self.and()?));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> Result<Ast, ExprError> {
+        let mut left = self.comparison()?;
+        while self.eat_word("and") {
+            left = Ast::Binary(Bin::And, Box::new(left), Box::new(self.comparison()?));
+        }
+        Ok(left)
+    }
+
+    fn comparison(&mut self) -> Result<Ast, ExprError> {
+        let left = self.sum()?;
+        let op = match self.peek() {
+            Token::Sym("==") => Bin::Eq,
+            Token::Sym("!=") => Bin::Ne,
+            Token::Sym("<") => Bin::Lt,
+            Token::Sym("<=") => Bin::Le,
+            Token::Sym(">") => Bin::Gt,
+            Token::Sym(">=") => Bin::Ge,
+            _ => return Ok(left),
+        };
+        self.at += 1;
+        let right = self.sum()?;
+        if matches!(
+            self.peek(),
+            Token::Sym("==" | "!=" | "<" | "<=" | ">" | ">=")
+        ) {
+            return Err(self.error("comparisons do not chain: write `a < b and b < c`"));
+        }
+        Ok(Ast::Binary(op, Box::new(left), Box::new(right)))
+    }
+
+    fn sum(&mut self) -> Result<Ast, ExprError> {
+        let mut left = self.product()?;
+        loop {
+            let op = if self.eat_sym("+") {
+                Bin::Add
+            } else if self.eat_sym("-") {
+                Bin::Sub
+            } else {
+                return Ok(left);
+            };
+            left = Ast::Binary(op, Box::new(left), Box::new(self.product()?));
+        }
+    }
+
+    fn product(&mut self) -> Result<Ast, ExprError> {
+        let mut left = self.unary()?;
+        loop {
+            let op = if self.eat_sym("*") {
+                Bin::Mul
+            } else if self.eat_sym("/") {
+                Bin::Div
+            } else if self.eat_sym("%") {
+                Bin::Rem
+            } else {
+                return Ok(left);
+            };
+            left = Ast::Binary(op, Box::new(left), Box::new(self.unary()?));
+        }
+    }
+
+    fn unary(&mut self) -> Result<Ast, ExprError> {
+        if self.eat_sym("-") {
+            return Ok(Ast::Unary(Un::Neg, Box::new(self.unary()?)));
+        }
+        if self.eat_word("not") {
+            return Ok(Ast::Unary(Un::Not, Box::new(self.unary()?)));
+        }
+        let base = self.atom()?;
+        if self.eat_sym("^") {
+            return Ok(Ast::Binary(
+                Bin::Pow,
+                Box::new(base),
+                Box::new(self.unary()?),
+            ));
+        }
+        Ok(base)
+    }
+
+    fn atom(&mut self) -> Result<Ast, ExprError> {
+        let column = self.column();
+        match self.peek().clone() {
+            Token::Num(value) => {
+                self.at += 1;
+                Ok(Ast::Num(value))
+            }
+            Token::Sym("(") => {
+                self.at += 1;
+                self.enter()?;
+                let inner = self.or()?;
+                self.expect_sym(")")?;
+                self.nesting -= 1;
+                Ok(inner)
+            }
+            Token::Ident(name) => {
+                self.at += 1;
+                if self.eat_sym("(") {
+                    self.enter()?;
+                    let call = self.call(&name, column);
+                    self.nesting -= 1;
+                    return call;
+                }
+                if let Some(feature) = Feature::by_name(&name) {
+                    return Ok(Ast::Feature(feature));
+                }
+                if let Some(value) = constant(&name) {
+                    return Ok(Ast::Num(value));
+                }
+                let known: Vec<&str> = FEATURES.iter().map(|f| f.name).collect();
+                Err(ExprError {
+                    column,
+                    message: format!("unknown name `{name}` (features: {})", known.join(", ")),
+                })
+            }
+            _ => {
+                let found = self.describe();
+                Err(self.error(&format!("expected a number, a name or `(`, found {found}")))
+            }
+        }
+    }
+
+    fn call(&mut self, name: &str, column: usize) -> Result<Ast, ExprError> {
+        let Some(&(_, arity, _)) = FUNCTIONS.iter().find(|(f, _, _)| *f == name) else {
+            let known: Vec<&str> = FUNCTIONS.iter().map(|(f, _, _)| *f).collect();
+            return Err(ExprError {
+                column,
+                message: format!(
+                    "unknown function `{name}` (functions: {})",
+                    known.join(", ")
+                ),
+            });
+        };
+        let mut args = vec![self.or()?];
+        while self.eat_sym(",") {
+            args.push(self.or()?);
+        }
+        self.expect_sym(")")?;
+        let count_ok = match arity {
+            Some(n) => args.len() == n,
+            None => args.len() >= 2,
+        };
+        if !count_ok {
+            let wanted = arity.map_or("at least 2".to_string(), |n| n.to_string());
+            return Err(ExprError {
+                column,
+                message: format!("`{name}` takes {wanted} argument(s), got {}", args.len()),
+            });
+        }
+        let mut args = args.into_iter();
+        let mut next = || Box::new(args.next().expect("arity checked"));
+        Ok(match name {
+            "min" | "max" => {
+                let op = if name == "min" { Bin::Min } else { Bin::Max };
+                let mut acc = next();
+                for arg in args.by_ref() {
+                    acc = Box::new(Ast::Binary(op, acc, Box::new(arg)));
+                }
+                *acc
+            }
+            "if" => Ast::If(next(), next(), next()),
+            "clamp" => {
+                let (x, lo, hi) = (next(), next(), next());
+                Ast::Binary(Bin::Min, Box::new(Ast::Binary(Bin::Max, x, lo)), hi)
+            }
+            "pow" => Ast::Binary(Bin::Pow, next(), next()),
+            _ => {
+                let op = match name {
+                    "abs" => Un::Abs,
+                    "floor" => Un::Floor,
+                    "ceil" => Un::Ceil,
+                    "round" => Un::Round,
+                    "trunc" => Un::Trunc,
+                    "sqrt" => Un::Sqrt,
+                    "exp" => Un::Exp,
+                    "ln" => Un::Ln,
+                    "log2" => Un::Log2,
+                    "log10" => Un::Log10,
+                    "sigmoid" => Un::Sigmoid,
+                    _ => unreachable!("every name of FUNCTIONS is handled"),
+                };
+                Ast::Unary(op, next())
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(v: f64) -> Box<Ast> {
+        Box::new(Ast::Num(v))
+    }
+
+    #[test]
+    fn precedence_and_associativity() {
+        assert_eq!(
+            parse("1 + 2 * 3").unwrap(),
+            Ast::Binary(
+                Bin::Add,
+                num(1.0),
+                Box::new(Ast::Binary(Bin::Mul, num(2.0), num(3.0)))
+            )
+        );
+        assert_eq!(
+            parse("8 - 2 - 1").unwrap(),
+            Ast::Binary(
+                Bin::Sub,
+                Box::new(Ast::Binary(Bin::Sub, num(8.0), num(2.0))),
+                num(1.0)
+            )
+        );
+        assert_eq!(
+            parse("-2 ^ 2").unwrap(),
+            Ast::Unary(Un::Neg, Box::new(Ast::Binary(Bin::Pow, num(2.0), num(2.0))))
+        );
+        assert_eq!(
+            parse("2 ^ 3 ^ 2").unwrap(),
+            Ast::Binary(
+                Bin::Pow,
+                num(2.0),
+                Box::new(Ast::Binary(Bin::Pow, num(3.0), num(2.0)))
+            )
+        );
+    }
+
+    #[test]
+    fn names_resolve_to_features_and_constants() {
+        assert_eq!(
+            parse("gpu_model == V100M32").unwrap(),
+            Ast::Binary(
+                Bin::Eq,
+                Box::new(Ast::Feature(Feature::GpuModelCode)),
+                num(5.0)
+            )
+        );
+        assert_eq!(parse("1_000").unwrap(), Ast::Num(1000.0));
+        assert_eq!(parse("1.5e3").unwrap(), Ast::Num(1500.0));
+    }
+
+    #[test]
+    fn errors_name_the_column_and_the_choices() {
+        let error = parse("cpu_free_milli + gpu_fre").unwrap_err();
+        assert_eq!(error.column, 18);
+        assert!(error.message.contains("unknown name `gpu_fre`"), "{error}");
+        assert!(error.message.contains("gpu_free_milli"), "{error}");
+        assert_eq!(parse("").unwrap_err().message, "empty expression");
+        assert!(parse("max(1)").unwrap_err().message.contains("at least 2"));
+        assert!(parse("if(1, 2)").unwrap_err().message.contains("takes 3"));
+        assert!(parse("tan(1)")
+            .unwrap_err()
+            .message
+            .contains("unknown function"));
+        assert!(parse("(1 + 2")
+            .unwrap_err()
+            .message
+            .contains("expected `)`"));
+        assert!(parse("1 2")
+            .unwrap_err()
+            .message
+            .contains("after a complete"));
+        assert!(parse("a = 1").is_err());
+        assert!(parse("1 < 2 < 3").unwrap_err().message.contains("chain"));
+        assert_eq!(parse("1 $ 2").unwrap_err().column, 3);
+        let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+        assert!(parse(&deep)
+            .unwrap_err()
+            .message
+            .contains("one inside another"));
+        let nested_calls = format!("{}1{}", "abs(".repeat(60), ")".repeat(60));
+        assert!(parse(&nested_calls).is_ok());
+    }
+}

@@ -1,0 +1,258 @@
+//! The machinery behind the one table of native policies (`policies/mod.rs`): the
+//! `declare_policies!` macro turns each line of that table into the module, a
+//! [`PolicyKind`](crate::PolicyKind) variant, its entry in `ALL`, its names, its
+//! GPU-selection tie rank and its constructor; everything else that lists policies (parsing,
+//! `--help`, the README table, the benchmarks) is derived here from `PolicyKind::ALL`.
+//! Forgetting a step is impossible: there is no other step.
+
+use crate::policies::PolicyKind;
+use crate::policy::{GpuSelection, Normalization};
+
+/// Declares the native policies. One line per policy:
+///
+/// `Kind = module::Type, "name", ["other", "spellings"], tie_rank, "what it prefers";`
+///
+/// - `module` is the policy's file `policies/<module>.rs`; `Type` implements
+///   [`Policy`](crate::Policy) and `Default` (the scheduler builds a fresh one per run).
+/// - `tie_rank`: when two policies of a mix have the same largest weight, the one with the
+///   smaller rank chooses the GPUs (reference-semantics §5.9). Built-ins keep the reference's
+///   visiting order 0–6; a new policy states its own (distinct, tested).
+macro_rules! declare_policies {
+    ($($kind:ident = $module:ident :: $ty:ident, $name:literal, [$($alias:literal),*],
+        $tie_rank:literal, $summary:literal;)+) => {
+        $(pub(crate) mod $module;)+
+        $(pub use $module::$ty;)+
+
+        /// The native score plugins, in the order of the registration table.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum PolicyKind {
+            $($kind,)+
+        }
+
+        impl PolicyKind {
+            /// Every native policy, in the order of the registration table.
+            pub const ALL: &'static [PolicyKind] = &[$(PolicyKind::$kind,)+];
+
+            /// The canonical name used in specs, file names and figures.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$kind => $name,)+
+                }
+            }
+
+            /// Other accepted spellings (matched like the name: case, `-` and `_` ignored).
+            pub fn aliases(self) -> &'static [&'static str] {
+                match self {
+                    $(PolicyKind::$kind => &[$($alias),*],)+
+                }
+            }
+
+            /// Who chooses the GPUs when policies of a mix tie on the largest weight: the
+            /// smallest rank (reference-semantics §5.9).
+            pub fn selection_tie_rank(self) -> u8 {
+                match self {
+                    $(PolicyKind::$kind => $tie_rank,)+
+                }
+            }
+
+            /// What the policy prefers, in one line (for `--help` and the README table).
+            pub fn summary(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$kind => $summary,)+
+                }
+            }
+
+            /// The file that implements it, relative to the repository root.
+            pub fn source_file(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$kind => concat!(
+                        "crates/online/src/policies/", stringify!($module), ".rs"
+                    ),)+
+                }
+            }
+
+            /// A fresh instance.
+            pub fn new_policy(self) -> Box<dyn $crate::policy::Policy> {
+                match self {
+                    $(PolicyKind::$kind => Box::new(<$module::$ty as Default>::default()),)+
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use declare_policies;
+
+/// `name` with case, `-` and `_` ignored, as specs are matched.
+fn normalised(name: &str) -> String {
+    name.trim().to_ascii_lowercase().replace(['-', '_'], "")
+}
+
+impl PolicyKind {
+    /// Accepts the canonical name and the registered spellings, case-insensitively.
+    pub fn parse(name: &str) -> Option<PolicyKind> {
+        let wanted = normalised(name);
+        PolicyKind::ALL.iter().copied().find(|kind| {
+            normalised(kind.name()) == wanted
+                || kind.aliases().iter().any(|a| normalised(a) == wanted)
+        })
+    }
+
+    /// The canonical names, comma-separated, in table order.
+    pub fn names() -> String {
+        PolicyKind::ALL
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The policy list of `gapbench run|gap|replay --help`: every native policy with what it
+/// prefers, then mixes and expressions.
+pub fn policy_help() -> String {
+    let mut text = String::from(
+        "Policy: a name, a weighted mix such as `pwr:200,fgd:800`, or a score expression \
+         `expr:…` (see README, \"Your own policy\"). Names:",
+    );
+    for kind in PolicyKind::ALL {
+        text.push_str(&format!(" `{}`: {};", kind.name(), kind.summary()));
+    }
+    text.push_str(
+        " `expr:EXPR` scores each feasible node by EXPR over per-(node, task) features \
+         (e.g. `expr:gpu_free_after_milli / 80`), min-max normalised; `expr-raw:EXPR` uses \
+         the value as is, clamped to 0–100. In a mix: `pwr:200,expr{EXPR}:800`.",
+    );
+    text
+}
+
+fn normalization_label(normalization: Normalization) -> &'static str {
+    match normalization {
+        Normalization::None => "none (raw 0–100)",
+        Normalization::MinMaxZeroWhenEqual => "min-max (0 when equal)",
+        Normalization::MinMaxHundredWhenEqual => "min-max (100 when equal)",
+    }
+}
+
+fn selection_label(selection: GpuSelection) -> &'static str {
+    match selection {
+        GpuSelection::Best => "best fit",
+        GpuSelection::Random => "random",
+        GpuSelection::Fgd => "FGD's",
+        GpuSelection::Pwr => "PWR's",
+    }
+}
+
+/// The README's policy table (between `<!-- policies:begin -->` and `<!-- policies:end -->`),
+/// derived from the registration table and the policies themselves; `xtask tidy` checks
+/// that the README holds exactly this.
+pub fn markdown_table() -> String {
+    let mut table = String::from(
+        "| policy | prefers | normalisation | GPUs of a sharing task | memoised | tie rank | file |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for &kind in PolicyKind::ALL {
+        let policy = kind.new_policy();
+        table.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} | `{}` |\n",
+            kind.name(),
+            kind.summary(),
+            normalization_label(policy.normalization()),
+            selection_label(policy.gpu_selection()),
+            if policy.memoizable() { "yes" } else { "no" },
+            kind.selection_tie_rank(),
+            kind.source_file(),
+        ));
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn every_name_and_alias_parses_to_its_policy_and_names_are_distinct() {
+        let mut seen = BTreeSet::new();
+        for &kind in PolicyKind::ALL {
+            assert_eq!(PolicyKind::parse(kind.name()), Some(kind));
+            assert_eq!(
+                PolicyKind::parse(&kind.name().to_ascii_uppercase()),
+                Some(kind)
+            );
+            for alias in kind.aliases() {
+                assert_eq!(PolicyKind::parse(alias), Some(kind), "alias {alias}");
+            }
+            let mut own = BTreeSet::new();
+            for spelling in std::iter::once(kind.name()).chain(kind.aliases().iter().copied()) {
+                assert!(
+                    own.insert(normalised(spelling)),
+                    "`{spelling}` is redundant: case, `-` and `_` are ignored already"
+                );
+                assert!(
+                    seen.insert(normalised(spelling)),
+                    "`{spelling}` names two policies"
+                );
+            }
+            assert!(
+                !normalised(kind.name()).starts_with("expr"),
+                "`expr…` is reserved for expressions"
+            );
+        }
+        assert_eq!(PolicyKind::parse("tetris"), None);
+    }
+
+    #[test]
+    fn tie_ranks_are_distinct_and_the_built_ins_keep_the_reference_order() {
+        let ranks: BTreeSet<u8> = PolicyKind::ALL
+            .iter()
+            .map(|k| k.selection_tie_rank())
+            .collect();
+        assert_eq!(
+            ranks.len(),
+            PolicyKind::ALL.len(),
+            "two policies share a rank"
+        );
+        // reference-semantics §5.9: Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, PWR.
+        let reference = [
+            "random",
+            "dotprod",
+            "clustering",
+            "packing",
+            "bestfit",
+            "fgd",
+            "pwr",
+        ];
+        for (rank, name) in reference.iter().enumerate() {
+            let kind = PolicyKind::parse(name).expect("a built-in");
+            assert_eq!(usize::from(kind.selection_tie_rank()), rank, "{name}");
+        }
+    }
+
+    #[test]
+    fn help_and_table_list_every_policy() {
+        let help = policy_help();
+        let table = markdown_table();
+        for &kind in PolicyKind::ALL {
+            assert!(
+                help.contains(&format!("`{}`", kind.name())),
+                "help misses {kind:?}"
+            );
+            assert!(
+                table.contains(&format!("| `{}` |", kind.name())),
+                "table misses {kind:?}"
+            );
+            assert!(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../..")
+                    .join(kind.source_file())
+                    .is_file(),
+                "{} does not exist",
+                kind.source_file()
+            );
+        }
+        assert_eq!(table.lines().count(), PolicyKind::ALL.len() + 2);
+    }
+}
