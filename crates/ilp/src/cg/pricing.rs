@@ -2,9 +2,10 @@
 //!
 //! `ρ_τ(y) = min_{c feasible on τ} cost(c) − cost(empty_τ) − Σ_s y_s·a_{s,c}`,
 //!
-//! first by an exact search — [`super::pattern_pricing`] for fragmentation (by CPU level
-//! and device pattern), [`super::knapsack`] for power and allocation (by cost level) — and,
-//! when the search runs out of nodes or time, as the per-node model of [`crate::model`] on
+//! first by an exact search — [`super::pattern_pricing`] for power and fragmentation (by
+//! CPU level and device pattern), [`super::knapsack`] for allocation (by cost level) — and,
+//! for the knapsack, when it runs out of nodes or time, as the per-node model of
+//! [`crate::model`] on
 //! a one-node cluster of type `τ` (`x[s]` tasks per shape, whole devices `w[d]`, sharing
 //! slots `z[d,j]`, so device packing is exact), with the objective's own per-node piece:
 //! - power: `P(n) = constant + dynamic` of `PlacementModel::add_power`;
@@ -345,10 +346,9 @@ fn better<'a>(a: Option<&'a Column>, b: Option<&'a Column>, prices: &[f64]) -> O
 }
 
 /// Whether pattern pricing, rather than the knapsack over cost levels, searches the
-/// objective: fragmentation's value depends on each device's load, which the knapsack
-/// does not see; for power (a device is busy or not) the knapsack's level bounds are the
-/// tighter (measured on the whole cluster: the Lagrangian bound of the pattern search
-/// counts a scarce shape on every device).
+/// objective: fragmentation's value depends on each device's load, which the knapsack does
+/// not see; for power, pattern pricing with its dynamic-program bound converges faster on
+/// the whole cluster (FGD at 50 %, 10 s: 0.8 % between bound and incumbent, against 4.5 %).
 fn by_patterns(objective: Objective) -> bool {
-    objective == Objective::Frag
+    objective != Objective::Alloc
 }

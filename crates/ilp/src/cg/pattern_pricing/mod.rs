@@ -20,6 +20,7 @@
 //! When a level runs out of patterns or search nodes, or the deadline passes, its
 //! Lagrangian bound stands in for it: the returned lower bound stays valid.
 
+mod device_dp;
 mod dual;
 mod node_value;
 mod patterns;
@@ -28,6 +29,7 @@ use std::time::Instant;
 
 use gapbench_model::{DeviceSet, MILLI_GPU_PER_GPU};
 
+use self::device_dp::{ShareTable, SlotTable};
 use self::dual::{Evaluated, Item, ItemKind, Multipliers, Relaxation, Slots};
 pub(crate) use self::node_value::NodeValue;
 use self::patterns::Pattern;
@@ -94,8 +96,7 @@ pub(crate) fn best_configuration(
     };
     let relaxation = Relaxation::new(&items, value, cpu_milli, node_type.memory_mib);
     // Subproblems: every level, and, where a device at work costs a fixed amount, every
-    // number of devices at work. Their bounds, largest first (multipliers carried from one
-    // to the next).
+    // number of devices at work; their dynamic program's bounds, largest first.
     let slot_choices: Vec<Slots> = if value.busy_is_fixed {
         (0..=devices)
             .map(|count| Slots {
@@ -109,23 +110,38 @@ pub(crate) fn best_configuration(
             free_allowed: true,
         }]
     };
-    let mut lambda = Multipliers::default();
-    let mut subproblems: Vec<(usize, Slots, Multipliers, f64)> = Vec::new();
-    for level in 0..value.levels.len() {
-        for &slots in &slot_choices {
-            let (found, bound) = relaxation.minimise(level, slots, lambda);
-            lambda = found;
-            subproblems.push((level, slots, found, bound));
-        }
-    }
+    // Memory's price for the dynamic program: the Lagrangian one of the whole node at its
+    // top level (any price ≥ 0 keeps the bound valid).
+    let top = value.levels.len() - 1;
+    let whole = Slots {
+        count: devices,
+        free_allowed: !value.busy_is_fixed,
+    };
+    let (mut lambda, _) = relaxation.minimise(top, whole, Multipliers::default());
+    let shares = ShareTable::new(&relaxation, lambda.memory);
+    let tables: Vec<SlotTable> = (0..value.levels.len())
+        .map(|level| SlotTable::new(&relaxation, &shares, level, !value.busy_is_fixed))
+        .collect();
+    let mut subproblems: Vec<(usize, Slots, f64)> = (0..value.levels.len())
+        .flat_map(|level| slot_choices.iter().map(move |&slots| (level, slots)))
+        .map(|(level, slots)| (level, slots, tables[level].bound(slots)))
+        .collect();
     subproblems.sort_by(|a, b| {
-        b.3.total_cmp(&a.3)
+        b.2.total_cmp(&a.2)
             .then(a.0.cmp(&b.0))
             .then(a.1.count.cmp(&b.1.count))
     });
     let mut unresolved = f64::NEG_INFINITY;
     let mut budget = NODE_BUDGET;
-    for (level, slots, lambda, bound) in subproblems {
+    for (level, slots, dp_bound) in subproblems {
+        if dp_bound <= best_phi + tolerance {
+            continue;
+        }
+        // The Lagrangian bound, for the search's pattern threshold (multipliers carried
+        // from one subproblem to the next).
+        let (found, lagrangian) = relaxation.minimise(level, slots, lambda);
+        lambda = found;
+        let bound = dp_bound.min(lagrangian);
         if bound <= best_phi + tolerance {
             continue;
         }
@@ -160,6 +176,7 @@ pub(crate) fn best_configuration(
             slots,
             lambda,
             &evaluated,
+            &tables[level],
             found,
             free,
             best_phi,
@@ -200,6 +217,13 @@ struct Search<'a> {
     value: &'a NodeValue,
     /// The level's constant plus `λ·cap`: every bound's fixed part.
     level_base: f64,
+    level: usize,
+    /// The dynamic program's table of the level, for what the slots left can add.
+    dp: &'a SlotTable,
+    /// `D`'s fixed part: constant, `λ_mem·MEM`, the devices outside the slots.
+    dp_base: f64,
+    /// `Σ π − λ_mem·mem` of what is chosen, plus the chosen devices' values `g`.
+    chosen_exact: f64,
     lambda: Multipliers,
     evaluated: &'a Evaluated,
     patterns: Vec<Pattern>,
@@ -243,6 +267,7 @@ impl<'a> Search<'a> {
         slots: Slots,
         lambda: Multipliers,
         evaluated: &'a Evaluated,
+        dp: &'a SlotTable,
         patterns: Vec<Pattern>,
         free_value: f64,
         best_phi: f64,
@@ -292,6 +317,10 @@ impl<'a> Search<'a> {
             items,
             value: relaxation.value,
             level_base: at.constant + lambda.of(cpu_cap, relaxation.memory_mib),
+            level,
+            dp,
+            dp_base: dp.base() + dp.fixed_free(slots),
+            chosen_exact: 0.0,
             lambda,
             evaluated,
             patterns,
@@ -376,10 +405,18 @@ impl<'a> Search<'a> {
             self.memory_used -= n64 * it.memory_mib;
         }
         let s = sign as f64 * f64::from(n);
+        // A multi-GPU task leaves its devices with nothing free.
+        let credit = match it.kind {
+            ItemKind::Whole(k) if k >= 2 => f64::from(k) * self.value.device(self.level, 0),
+            _ => 0.0,
+        };
+        let reduced = self.lambda.reduced(it);
         self.profit += s * it.profit;
-        self.chosen_value += s * self.lambda.reduced(it);
+        self.chosen_value += s * (reduced + credit);
+        self.chosen_exact +=
+            s * (it.profit - self.dp.memory_multiplier * it.memory_mib as f64 + credit);
         if it.scarce {
-            self.scarce_left -= s * self.lambda.reduced(it).max(0.0);
+            self.scarce_left -= s * reduced.max(0.0);
         }
     }
 
@@ -450,6 +487,12 @@ impl<'a> Search<'a> {
             {
                 continue;
             }
+            // The slots left with the CPU left, by the dynamic program.
+            let cpu_left = self.cpu_cap - self.cpu_used - pattern.cpu_milli;
+            let rest = self.dp.rest(self.devices_left - 1, self.dp.units(cpu_left));
+            if !self.beats(self.dp_base + self.chosen_exact + self.exact_value(index) + rest) {
+                continue;
+            }
             if !self.step() {
                 return;
             }
@@ -494,7 +537,17 @@ impl<'a> Search<'a> {
         let s = sign as f64;
         self.profit += s * pattern.profit;
         self.chosen_value += s * pattern.value;
+        self.chosen_exact += s * self.exact_value(index);
         self.scarce_left -= s * self.scarce_in[index];
+    }
+
+    /// A pattern's `Σ π − λ_mem·mem` and its device's value `g`.
+    fn exact_value(&self, index: usize) -> f64 {
+        let pattern = &self.patterns[index];
+        pattern.profit - self.dp.memory_multiplier * pattern.memory_mib as f64
+            + self
+                .value
+                .device(self.level, MILLI_GPU_PER_GPU - pattern.load_milli)
     }
 
     /// Values the current state exactly (devices without a pattern free) and keeps it if

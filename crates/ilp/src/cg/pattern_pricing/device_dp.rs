@@ -1,0 +1,237 @@
+//! A bound on pattern pricing by dynamic programming over devices and CPU.
+//!
+//! The Lagrangian bound ([`super::dual`]) prices CPU at one rate, so it cannot see that a
+//! node's CPU runs out in whole tasks: on an 8-GPU node with ~12 vCPU per whole-GPU task its
+//! gap is worth most of a device (~100 W for power). This bound keeps CPU as a capacity, in
+//! units of `u` milli with every task's CPU rounded *down* (`Σ ⌊cpu_i/u⌋ ≤ ⌊Σ cpu_i/u⌋`, so
+//! every configuration that fits stays feasible), and relaxes only memory (priced at a
+//! multiplier `λ_mem ≥ 0`) and how many tasks of a shape the devices share:
+//!
+//! - `T[c][L]`: the most `Σ (π_s − λ_mem·mem_s)` of shares on one device using at most `c`
+//!   CPU units and `L` load units (a bounded knapsack in two dimensions);
+//! - `f_l(c)`: one device at work using at most `c` units, `max_L T[c][L] + g_l(1000 − L)`,
+//!   or one whole-GPU task (`g_l(0)`); `free_l`: a free device;
+//! - `D_l[r][c]`: `r` slots using at most `c` units — a max-plus convolution of `f_l` (and
+//!   free devices, when slots may stay free, and multi-GPU tasks over several slots);
+//! - `K[c]`: CPU-only tasks in `c` units.
+//!
+//! The subproblem's bound is `constant_l + λ_mem·MEM + max_c K[c] + D_l[S][C_l − c]` plus
+//! the free devices outside the slots; inside the search, `D_l[R][⌊CPU left / u⌋]` bounds
+//! what the `R` slots left can still add.
+
+use gapbench_model::MILLI_GPU_PER_GPU;
+
+use super::dual::{add_bounded, per_device, ItemKind, Relaxation, Slots};
+
+/// CPU units a node's whole CPU is cut into (`u = ⌈C / units⌉`): the rounding loses at most
+/// `u` per task.
+const CPU_UNITS: u64 = 512;
+
+/// `T` for one node type and memory multiplier, shared by its levels.
+pub(crate) struct ShareTable {
+    /// CPU milli per unit.
+    pub cpu_unit_milli: u64,
+    cpu_units: usize,
+    load_units: usize,
+    unit_milli: u32,
+    /// `T[c][L]`, row-major in `c`.
+    table: Vec<f64>,
+    /// `K[c]`.
+    cpu_only: Vec<f64>,
+    memory_multiplier: f64,
+}
+
+impl ShareTable {
+    pub fn new(relaxation: &Relaxation, memory_multiplier: f64) -> ShareTable {
+        let cpu_unit_milli = relaxation.cpu_milli.div_ceil(CPU_UNITS).max(1);
+        let cpu_units = (relaxation.cpu_milli / cpu_unit_milli) as usize;
+        let unit_milli = relaxation.unit_milli;
+        let load_units = (MILLI_GPU_PER_GPU / unit_milli) as usize;
+        let width = load_units + 1;
+        let mut table = vec![0.0; (cpu_units + 1) * width];
+        let mut cpu_only = vec![0.0; cpu_units + 1];
+        let units_of = |cpu: u64| (cpu / cpu_unit_milli) as usize;
+        for item in relaxation.items {
+            let value = item.profit - memory_multiplier * item.memory_mib as f64;
+            if value <= 0.0 {
+                continue;
+            }
+            let cpu = units_of(item.cpu_milli);
+            match item.kind {
+                ItemKind::Share(milli) => {
+                    let load = (milli / unit_milli) as usize;
+                    // Binary splitting of the per-device count, each piece a 0/1 item.
+                    let (mut left, mut piece) = (per_device(item), 1u32);
+                    while left > 0 {
+                        let take = piece.min(left);
+                        left -= take;
+                        piece *= 2;
+                        let (dc, dl) = (cpu * take as usize, load * take as usize);
+                        if dc > cpu_units || dl > load_units {
+                            continue;
+                        }
+                        let v = value * f64::from(take);
+                        for c in (dc..=cpu_units).rev() {
+                            for l in (dl..=load_units).rev() {
+                                let candidate = table[(c - dc) * width + l - dl] + v;
+                                if candidate > table[c * width + l] {
+                                    table[c * width + l] = candidate;
+                                }
+                            }
+                        }
+                    }
+                }
+                ItemKind::CpuOnly => add_bounded(&mut cpu_only, cpu, value, item.most),
+                ItemKind::Whole(_) => {}
+            }
+        }
+        ShareTable {
+            cpu_unit_milli,
+            cpu_units,
+            load_units,
+            unit_milli,
+            table,
+            cpu_only,
+            memory_multiplier,
+        }
+    }
+
+    /// CPU units of `cpu_milli` left (rounded down, as the tasks' CPU is).
+    pub fn units(&self, cpu_milli: u64) -> usize {
+        ((cpu_milli / self.cpu_unit_milli) as usize).min(self.cpu_units)
+    }
+}
+
+/// `D_l` for one level, every number of slots (see the module documentation).
+pub(crate) struct SlotTable {
+    /// `D[r][c]` for `r = 0..=G`, `c = 0..=units`, row-major in `r`.
+    table: Vec<f64>,
+    cpu_unit_milli: u64,
+    width: usize,
+    /// `constant_l + λ_mem·MEM`.
+    base: f64,
+    /// What a free device is worth at most.
+    free: f64,
+    devices: u32,
+    /// `K[c]`, cut to the level's units.
+    cpu_only: Vec<f64>,
+    pub memory_multiplier: f64,
+}
+
+impl SlotTable {
+    /// The table of `level`, its slots free or not as `free_allowed` says.
+    pub fn new(
+        relaxation: &Relaxation,
+        shares: &ShareTable,
+        level: usize,
+        free_allowed: bool,
+    ) -> SlotTable {
+        let node = relaxation.value;
+        let at = &node.levels[level];
+        let units = shares.units(at.cpu_used_at_most);
+        let width = units + 1;
+        let lambda = shares.memory_multiplier;
+        let units_of = |cpu: u64| (cpu / shares.cpu_unit_milli) as usize;
+        // f(c): one device at work using at most c units.
+        let mut one = vec![f64::NEG_INFINITY; width];
+        let load_width = shares.load_units + 1;
+        for (c, best) in one.iter_mut().enumerate() {
+            let row = &shares.table[c * load_width..(c + 1) * load_width];
+            for (l, &value) in row.iter().enumerate().skip(1) {
+                let free = MILLI_GPU_PER_GPU - l as u32 * shares.unit_milli;
+                *best = best.max(value + node.device(level, free));
+            }
+        }
+        let full = node.device(level, 0);
+        let mut multi: Vec<(usize, usize, f64)> = Vec::new();
+        for item in relaxation.items {
+            let value = item.profit - lambda * item.memory_mib as f64;
+            let cpu = units_of(item.cpu_milli);
+            match item.kind {
+                ItemKind::Whole(1) if cpu <= units => {
+                    for best in &mut one[cpu..] {
+                        *best = best.max(value + full);
+                    }
+                }
+                ItemKind::Whole(k) if k >= 2 && cpu <= units => {
+                    multi.push((k as usize, cpu, value + f64::from(k) * full));
+                }
+                _ => {}
+            }
+        }
+        for c in 1..width {
+            one[c] = one[c].max(one[c - 1]);
+        }
+        let free = node.free_device_at_most(level);
+        let count = node.devices as usize;
+        let mut table = vec![f64::NEG_INFINITY; (count + 1) * width];
+        table[..width].fill(0.0);
+        for r in 1..=count {
+            let (done, row) = table.split_at_mut(r * width);
+            let row = &mut row[..width];
+            let previous = &done[(r - 1) * width..];
+            for c in 0..width {
+                let mut best = if free_allowed {
+                    previous[c] + free
+                } else {
+                    f64::NEG_INFINITY
+                };
+                for used in 0..=c {
+                    if one[used].is_finite() && previous[c - used].is_finite() {
+                        best = best.max(previous[c - used] + one[used]);
+                    }
+                }
+                for &(k, cpu, value) in &multi {
+                    if k <= r && cpu <= c {
+                        let before = done[(r - k) * width + c - cpu];
+                        if before.is_finite() {
+                            best = best.max(before + value);
+                        }
+                    }
+                }
+                row[c] = best;
+            }
+        }
+        SlotTable {
+            table,
+            cpu_unit_milli: shares.cpu_unit_milli,
+            width,
+            base: at.constant + lambda * relaxation.memory_mib as f64,
+            free,
+            devices: node.devices,
+            cpu_only: shares.cpu_only[..width].to_vec(),
+            memory_multiplier: lambda,
+        }
+    }
+
+    /// The bound of the subproblem filling `slots` (the other devices free).
+    pub fn bound(&self, slots: Slots) -> f64 {
+        let units = self.width - 1;
+        let row = &self.table[slots.count as usize * self.width..][..self.width];
+        let slots_and_cpu_only = (0..self.width)
+            .filter(|&c| row[units - c].is_finite())
+            .map(|c| self.cpu_only[c] + row[units - c])
+            .fold(f64::NEG_INFINITY, f64::max);
+        self.base + slots_and_cpu_only + self.fixed_free(slots)
+    }
+
+    /// What the devices outside `slots` are worth at most (all free).
+    pub fn fixed_free(&self, slots: Slots) -> f64 {
+        f64::from(self.devices - slots.count) * self.free
+    }
+
+    /// `constant_l + λ_mem·MEM`.
+    pub fn base(&self) -> f64 {
+        self.base
+    }
+
+    /// CPU units of `cpu_milli` left (rounded down, as the tasks' CPU is).
+    pub fn units(&self, cpu_milli: u64) -> usize {
+        ((cpu_milli / self.cpu_unit_milli) as usize).min(self.width - 1)
+    }
+
+    /// `D[r][c]`: the most `r` slots can add with `c` CPU units.
+    pub fn rest(&self, slots: u32, cpu_units: usize) -> f64 {
+        self.table[slots as usize * self.width + cpu_units.min(self.width - 1)]
+    }
+}
