@@ -3,39 +3,23 @@
 //! best Lagrangian bound, until pricing proves the LP optimal, the bound meets the LP or
 //! the heuristic, or its share of the time limit ([`pricing_share`]) runs out.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::bound::{lagrangian_bound, project, Smoothing};
 use super::column::{Added, Column, ColumnPool};
 use super::incumbent::pricing_share;
 use super::master::Master;
 use super::{CgStats, Problem};
-use crate::solve::SolveOptions;
 
 /// Greedy-priced iterations in a row before the exact pricing runs anyway.
 const EXACT_EVERY: usize = 30;
 /// Columns of a type the local search starts from, besides the greedy fills.
 pub(super) const SEEDS_PER_TYPE: usize = 3;
-/// Time limit of one pricing MIP at first (doubled whenever a round stalls on it): its
-/// dual bound still counts when it stops. A type gets between [`SMALLEST_TYPE_SHARE`] of
-/// it and all of it, by its node count: the bound loses `N_τ` times its pricing gap.
+/// Time one exact pricing call may take at first (doubled whenever a round stalls on it): its
+/// bound still counts when it stops. A type gets between [`SMALLEST_TYPE_SHARE`] of it and
+/// all of it, by its node count: the bound loses `N_τ` times its pricing gap.
 const PRICING_TIME_LIMIT_S: f64 = 2.0;
 const SMALLEST_TYPE_SHARE: f64 = 0.125;
-/// The share of a pricing call's time the knapsack search may take: while it proves the
-/// type, and once it did not.
-const SEARCH_SHARE: f64 = 0.5;
-const SEARCH_SHARE_AFTER_FAILING: f64 = 0.1;
-/// How far from optimal a pricing MIP may stop, per node: its dual bound keeps the
-/// Lagrangian bound valid whatever the gap, and the bound loses at most `N_τ` times the
-/// gap to it. So the gap is a share of the bound's current distance from the LP, spread
-/// over the cluster's nodes (`ΣN_τ·gap = share·(LP − L)`), divided by ten whenever a round
-/// stalls, and never below a floor share of the LP per node. A relative gap would not do:
-/// a pricing value is far from 0 (e.g. −1,848 W for an 8-GPU node) while what matters is
-/// its distance to the convexity dual, a few watts near the end.
-const PRICING_GAP_SHARE: f64 = 0.1;
-const PRICING_GAP_FLOOR: f64 = 1e-5;
-/// The per-node gap before any bound: a share of the LP per node.
-const PRICING_GAP_FIRST: f64 = 1e-2;
 /// Wentges smoothing weight of the best prices so far.
 const SMOOTHING_ALPHA: f64 = 0.5;
 
@@ -70,13 +54,10 @@ pub(super) fn generate(
     let threads = options.threads.unwrap_or(1).max(1) as usize;
     let mut since_exact = 0;
     let mut pricing_time_limit_s = PRICING_TIME_LIMIT_S;
-    let mut pricing_gap_tightening = 1.0;
-    let total_nodes: f64 = type_nodes.iter().sum::<usize>().max(1) as f64;
     // Big types first: they take the longest and weigh most in the bound.
     let mut by_size: Vec<usize> = (0..types.len()).collect();
     by_size.sort_by_key(|&t| std::cmp::Reverse(types[t].nodes));
     let most_nodes = type_nodes.iter().copied().max().unwrap_or(1).max(1) as f64;
-    let mut search_proves = vec![true; types.len()];
     let mut last_lambda: Vec<(usize, f64)> = Vec::new();
     loop {
         let left = pricing_deadline - clock.elapsed().as_secs_f64();
@@ -130,39 +111,19 @@ pub(super) fn generate(
             break;
         }
         let prices = smoothing.prices(&duals);
-        // Each type's MIP gets what is left when it starts: the types share the threads,
-        // so a limit fixed up front would let the round overrun the deadline.
-        let lp_scale = stats.lp_value.abs().max(1.0);
-        let bound_gap = stats.lp_value - smoothing.best_bound();
-        let pricing_abs_gap = if bound_gap.is_finite() {
-            (PRICING_GAP_SHARE * pricing_gap_tightening * bound_gap)
-                .max(PRICING_GAP_FLOOR * lp_scale)
-        } else {
-            PRICING_GAP_FIRST * lp_scale
-        } / total_nodes;
-        let pricing_options = |t: usize| SolveOptions {
-            time_limit_s: (pricing_deadline - clock.elapsed().as_secs_f64())
-                .min(
-                    pricing_time_limit_s
-                        * SMALLEST_TYPE_SHARE.max(types[t].nodes as f64 / most_nodes),
-                )
-                .max(0.01),
-            mip_rel_gap: 1e-9,
-            mip_abs_gap: Some(pricing_abs_gap),
-            threads: Some(1),
-            ..options.clone()
+        // Each type's search gets what is left when it starts: the types share the
+        // threads, so a limit fixed up front would let the round overrun the deadline.
+        let pricing_deadline_of = |t: usize| {
+            let left = (pricing_deadline - clock.elapsed().as_secs_f64()).min(
+                pricing_time_limit_s * SMALLEST_TYPE_SHARE.max(types[t].nodes as f64 / most_nodes),
+            );
+            Instant::now() + Duration::from_secs_f64(left.max(0.01))
         };
         let exact_clock = Instant::now();
         let mut priced = in_parallel(types.len(), threads, |k| {
             let t = by_size[k];
             let start = best_heuristic[t].as_ref().map(|(c, _)| c);
-            let search_share = if search_proves[t] {
-                SEARCH_SHARE
-            } else {
-                SEARCH_SHARE_AFTER_FAILING
-            };
-            let priced = context.price(t, &prices, start, &pricing_options(t), search_share);
-            (t, priced)
+            (t, context.price(t, &prices, start, pricing_deadline_of(t)))
         });
         priced.sort_by_key(|(t, _)| *t);
         let priced = priced.into_iter().map(|(_, result)| result);
@@ -172,7 +133,6 @@ pub(super) fn generate(
         for (t, result) in priced.enumerate() {
             let result = result?;
             rho_lower[t] = result.lower_bound;
-            search_proves[t] = result.by_search;
             all_proven &= result.proven;
             if let Some((column, _)) = result.best {
                 if improves(t, &column) {
@@ -196,7 +156,6 @@ pub(super) fn generate(
         }
         if stalled {
             pricing_time_limit_s *= 2.0;
-            pricing_gap_tightening /= 10.0;
         }
     }
     stats.pricing_seconds = pricing_clock.elapsed().as_secs_f64();

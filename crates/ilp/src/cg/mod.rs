@@ -15,14 +15,12 @@
 mod bound;
 mod carry;
 mod column;
-mod devices;
 mod dive;
 mod dominance;
 mod generate;
 mod greedy;
 mod incumbent;
 mod integer;
-mod knapsack;
 mod master;
 mod pattern_pricing;
 mod pricing;
@@ -187,7 +185,6 @@ fn solve(
             tasks: snapshot.tasks,
             typical: snapshot.typical,
             types: &types,
-            shape_of: shapes.shape_of_task(snapshot.tasks.len()),
             typical_probability: snapshot.typical.pods.iter().map(|p| p.probability).sum(),
         },
     };

@@ -34,13 +34,22 @@ use self::dual::{Evaluated, Item, ItemKind, Multipliers, Relaxation, Slots};
 pub(crate) use self::node_value::NodeValue;
 use self::patterns::Pattern;
 use super::column::TypeCluster;
-use super::knapsack::Searched;
 use crate::shapes::{ShapeKind, Shapes};
 
 /// Search nodes one pricing call may take in all.
 const NODE_BUDGET: u64 = 400_000;
 /// Patterns one level may enumerate before the search gives up on it.
 const PATTERN_LIMIT: usize = 20_000;
+
+/// The best configuration of one node type found by [`best_configuration`].
+pub(crate) struct Searched {
+    /// Slots `(shape, devices)` of the best configuration, empty for the empty node.
+    pub slots: Vec<(usize, DeviceSet)>,
+    /// A proven lower bound on `min_c V(empty) − Φ(c)`, the pricing value (at most 0).
+    pub lower_bound: f64,
+    /// Every subproblem was searched to the end: the slots are optimal.
+    pub proven: bool,
+}
 
 /// The exact best configuration of `kind` under per-shape profits `profit(s)`, the node
 /// valued by `value` (only positive profits can help: a task never raises `V`).
