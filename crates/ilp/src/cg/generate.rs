@@ -27,6 +27,9 @@ const SMOOTHING_ALPHA: f64 = 0.5;
 pub(super) struct Generated {
     /// The last master LP solution, as `(pool index, λ)`.
     pub last_lambda: Vec<(usize, f64)>,
+    /// The last master LP's duals `(y, μ)` (`y` projected onto the bound's sign), for
+    /// reduced costs.
+    pub last_duals: Option<(Vec<f64>, Vec<f64>)>,
     /// The best Lagrangian bound (minimisation inside: allocation's is `−allocated`).
     pub bound: f64,
 }
@@ -59,6 +62,7 @@ pub(super) fn generate(
     by_size.sort_by_key(|&t| std::cmp::Reverse(types[t].nodes));
     let most_nodes = type_nodes.iter().copied().max().unwrap_or(1).max(1) as f64;
     let mut last_lambda: Vec<(usize, f64)> = Vec::new();
+    let mut last_duals = None;
     loop {
         let left = pricing_deadline - clock.elapsed().as_secs_f64();
         if left <= 0.0 {
@@ -75,6 +79,7 @@ pub(super) fn generate(
         stats.lp_value = constant + lp.value;
         let mut duals = lp.demand_duals.clone();
         project(&mut duals, demand);
+        last_duals = Some((duals.clone(), lp.convexity_duals.clone()));
         let tolerance = 1e-9 * stats.lp_value.abs().max(1.0);
         let improves = |t: usize, column: &Column| {
             column.cost - column.priced(&duals) - lp.convexity_duals[t] < -tolerance
@@ -162,6 +167,7 @@ pub(super) fn generate(
     stats.columns = pool.len();
     Ok(Generated {
         last_lambda,
+        last_duals,
         bound: smoothing.best_bound(),
     })
 }

@@ -32,18 +32,28 @@ const DIVE_SHARE_WITHOUT_INTEGER_MASTER: f64 = 0.9;
 /// stops a little after its own limit (up to a second on the full cluster).
 const FINISH_RESERVE_SHARE: f64 = 0.025;
 const FINISH_RESERVE_S: f64 = 1.5;
-/// The least time the integer master is started with: on the full cluster HiGHS needs 2–4 s
-/// before it first looks at its clock (presolve, root LP), whatever its limit, so with less
-/// it would overrun the solve's limit; the roundings stand.
-const INTEGER_MASTER_MIN_S: f64 = 4.0;
+/// The least time the integer master is started with, and the share of the time left that
+/// HiGHS is given as its own limit. HiGHS looks at its clock only between phases, and its
+/// root cut loop on the full cluster's integer master takes 5–15 s whatever its limit
+/// (fragmentation, 9 s per solve: a 4.4 s limit ended after 10 s, a 2.7 s one after 5.9 s),
+/// while on those solves it improved the roundings by less than 0.001 %: so it runs only
+/// with time to spare, on the columns whose reduced cost is within
+/// [`INTEGER_MASTER_GAP_SHARE`] of the incumbent's distance from the LP (a smaller model).
+const INTEGER_MASTER_MIN_S: f64 = 6.0;
+const INTEGER_MASTER_CLOCK_SHARE: f64 = 0.5;
+const INTEGER_MASTER_GAP_SHARE: f64 = 0.1;
 /// The time the roundings and the dive are counted to need when deciding whether the
 /// integer master can run (on the full cluster they take 0.2–1 s).
 const ROUNDING_S: f64 = 1.0;
 /// The share of the time limit column generation may use when the rest leaves the integer
-/// master its minimum, and when it cannot (the integer master is skipped, so only the
-/// roundings and the dive follow).
+/// master its minimum.
 const PRICING_SHARE: f64 = 0.85;
-const PRICING_SHARE_WITHOUT_INTEGER_MASTER: f64 = 0.9;
+/// When it cannot: the roundings and the dive keep this much (a dive on a nearly full
+/// cluster takes 1–2 s; with 1 s left, measured at 10 s per solve, it often ended without
+/// an integer solution and the heuristic's placement stood), and column generation at
+/// least half the limit.
+const DIVE_RESERVE_S: f64 = 2.5;
+const PRICING_SHARE_AT_LEAST: f64 = 0.5;
 
 /// The time at the end of a solve kept free for what follows the last solve.
 fn finish_reserve_s(time_limit_s: f64) -> f64 {
@@ -52,16 +62,46 @@ fn finish_reserve_s(time_limit_s: f64) -> f64 {
 
 /// The share of `time_limit_s` column generation may use before the integer phase:
 /// [`PRICING_SHARE`] when the rest holds the integer master's minimum besides the
-/// roundings, else [`PRICING_SHARE_WITHOUT_INTEGER_MASTER`] (a short limit goes to the
-/// bound rather than to an integer master that could not start).
+/// roundings; else what leaves the roundings and the dive [`DIVE_RESERVE_S`] (a short
+/// limit goes to the bound rather than to an integer master that could not start).
 pub(super) fn pricing_share(time_limit_s: f64) -> f64 {
     let integer_phase_s =
         (1.0 - PRICING_SHARE) * time_limit_s - finish_reserve_s(time_limit_s) - ROUNDING_S;
     if integer_phase_s >= INTEGER_MASTER_MIN_S {
         PRICING_SHARE
     } else {
-        PRICING_SHARE_WITHOUT_INTEGER_MASTER
+        let pricing_s = time_limit_s - finish_reserve_s(time_limit_s) - DIVE_RESERVE_S;
+        (pricing_s / time_limit_s).clamp(PRICING_SHARE_AT_LEAST, PRICING_SHARE)
     }
+}
+
+/// The pool columns the integer master may use: those in `start`, and those whose reduced
+/// cost at the last LP's duals is within `gap` (the incumbent's distance from the LP). A
+/// solution using a column of larger reduced cost costs more than the incumbent unless
+/// columns of negative reduced cost (generated after that LP) pay it back, so leaving
+/// those columns out loses little and keeps HiGHS's presolve and root LP short (with the
+/// whole pool, a 9 s solve ran to 24 s: HiGHS looks at its clock only after them).
+fn columns_within_gap(
+    pool: &ColumnPool,
+    duals: Option<&(Vec<f64>, Vec<f64>)>,
+    gap: f64,
+    start: &[(usize, u32)],
+) -> Vec<bool> {
+    let mut allowed = match duals {
+        Some((prices, convexity)) => pool
+            .columns
+            .iter()
+            .map(|c| {
+                c.cost - c.priced(prices) - convexity[c.type_index]
+                    <= gap.max(0.0) * (1.0 + 1e-9) + 1e-9
+            })
+            .collect(),
+        None => vec![true; pool.len()],
+    };
+    for &(c, _) in start {
+        allowed[c] = true;
+    }
+    allowed
 }
 
 /// The best placement found.
@@ -80,6 +120,7 @@ pub(super) fn find_incumbent(
     pool: &mut ColumnPool,
     mut start: Vec<(usize, u32)>,
     last_lambda: Vec<(usize, f64)>,
+    last_duals: Option<&(Vec<f64>, Vec<f64>)>,
     stats: &mut CgStats,
 ) -> Result<Incumbent, String> {
     let (snapshot, options, clock) = (problem.snapshot, problem.options, &problem.clock);
@@ -197,9 +238,18 @@ pub(super) fn find_incumbent(
     stats.columns = pool.len();
     let left = finish_s - clock.elapsed().as_secs_f64();
     if left >= INTEGER_MASTER_MIN_S {
-        if let Some(integer) =
-            solve_integer_master(pool, types, shape_counts, demand, &start, options, left)?
-        {
+        let gap = problem.constant + solution_cost(pool, &start) - stats.lp_value;
+        let allowed = columns_within_gap(pool, last_duals, gap * INTEGER_MASTER_GAP_SHARE, &start);
+        if let Some(integer) = solve_integer_master(
+            pool,
+            types,
+            shape_counts,
+            demand,
+            &start,
+            &allowed,
+            options,
+            left * INTEGER_MASTER_CLOCK_SHARE,
+        )? {
             stats.integer_master_value = Some(consider(&integer.uses, pool)?);
             kept.extend(integer.uses.iter().map(|&(c, _)| c));
         }

@@ -20,14 +20,17 @@ pub(crate) struct IntegerMaster {
     pub uses: Vec<(usize, u32)>,
 }
 
-/// Solves the integer master over `pool` from `start` (nodes per pool column, feasible).
-/// `None` when HiGHS returns no solution (never worse than `start`: it is the warm start).
+/// Solves the integer master over the `allowed` columns of `pool` from `start` (nodes per
+/// pool column, feasible, allowed). `None` when HiGHS returns no solution (never worse than
+/// `start`: it is the warm start).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_integer_master(
     pool: &ColumnPool,
     types: &[TypeCluster],
     shape_counts: &[usize],
     demand: Demand,
     start: &[(usize, u32)],
+    allowed: &[bool],
     options: &SolveOptions,
     time_limit_s: f64,
 ) -> Result<Option<IntegerMaster>, String> {
@@ -46,10 +49,15 @@ pub(crate) fn solve_integer_master(
             Demand::AtMost => problem.add_row(..=count as f64),
         })
         .collect();
-    for column in &pool.columns {
+    for (column, &allowed) in pool.columns.iter().zip(allowed) {
         let mut factors = vec![(convexity[column.type_index], 1.0)];
         factors.extend(column.counts.iter().map(|&(s, n)| (rows[s], f64::from(n))));
-        let most = types[column.type_index].nodes as f64;
+        // A column left out stays at 0 (presolve drops it).
+        let most = if allowed {
+            types[column.type_index].nodes as f64
+        } else {
+            0.0
+        };
         problem.add_integer_column(column.cost, 0.0..=most, factors);
     }
     let mut model = problem

@@ -212,7 +212,14 @@ fn solve(
     add_columns(&mut pool, &mut master, carried)?;
 
     let generated = generate(&problem, &mut pool, &mut master, stats)?;
-    let incumbent = find_incumbent(&problem, &mut pool, start, generated.last_lambda, stats)?;
+    let incumbent = find_incumbent(
+        &problem,
+        &mut pool,
+        start,
+        generated.last_lambda,
+        generated.last_duals.as_ref(),
+        stats,
+    )?;
     carry.keep(
         objective,
         &types,
