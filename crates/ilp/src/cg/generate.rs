@@ -1,13 +1,13 @@
 //! The column-generation loop: solve the restricted master, price every node type (greedy
 //! first, exact when the greedy finds nothing), add the improving columns, and keep the
 //! best Lagrangian bound, until pricing proves the LP optimal, the bound meets the LP or
-//! the heuristic, or its share of the time limit ([`pricing_share`]) runs out.
+//! the heuristic, or its deadline runs out (first [`super::incumbent::pricing_share`] of the
+//! time limit; after the integer phase, whatever it left).
 
 use std::time::{Duration, Instant};
 
 use super::bound::{lagrangian_bound, project, Smoothing};
 use super::column::{Added, Column, ColumnPool};
-use super::incumbent::pricing_share;
 use super::master::Master;
 use super::{CgStats, Problem};
 
@@ -34,13 +34,15 @@ pub(super) struct Generated {
     pub bound: f64,
 }
 
-/// Generates columns into `pool` and `master` until the pricing share of the time limit;
-/// records iterations, LP value, bound and where the time went in `stats`.
+/// Generates columns into `pool` and `master` until `pricing_deadline` (seconds on the
+/// problem's clock); records iterations, LP value, bound and where the time went in `stats`
+/// (added to what earlier calls recorded).
 pub(super) fn generate(
     problem: &Problem,
     pool: &mut ColumnPool,
     master: &mut Master,
     stats: &mut CgStats,
+    pricing_deadline: f64,
 ) -> Result<Generated, String> {
     let (options, clock, types, context) = (
         problem.options,
@@ -52,7 +54,6 @@ pub(super) fn generate(
     let (type_nodes, shape_counts) = (&problem.type_nodes, &problem.shape_counts);
     let heuristic_value = problem.heuristic_value;
     let pricing_clock = Instant::now();
-    let pricing_deadline = pricing_share(options.time_limit_s) * options.time_limit_s;
     let mut smoothing = Smoothing::new(SMOOTHING_ALPHA);
     let threads = options.threads.unwrap_or(1).max(1) as usize;
     let mut since_exact = 0;
@@ -163,7 +164,7 @@ pub(super) fn generate(
             pricing_time_limit_s *= 2.0;
         }
     }
-    stats.pricing_seconds = pricing_clock.elapsed().as_secs_f64();
+    stats.pricing_seconds += pricing_clock.elapsed().as_secs_f64();
     stats.columns = pool.len();
     Ok(Generated {
         last_lambda,

@@ -56,7 +56,7 @@ const DIVE_RESERVE_S: f64 = 2.5;
 const PRICING_SHARE_AT_LEAST: f64 = 0.5;
 
 /// The time at the end of a solve kept free for what follows the last solve.
-fn finish_reserve_s(time_limit_s: f64) -> f64 {
+pub(super) fn finish_reserve_s(time_limit_s: f64) -> f64 {
     (FINISH_RESERVE_SHARE * time_limit_s).min(FINISH_RESERVE_S)
 }
 

@@ -27,13 +27,16 @@ mod pricing;
 
 use std::time::Instant;
 
+/// The least time left after the integer phase for which column generation resumes.
+const RESUMED_PRICING_MIN_S: f64 = 0.5;
+
 use gapbench_model::Placement;
 
 pub use self::carry::ColumnCarry;
 
 use self::column::{heuristic_columns, ColumnPool, TypeCluster};
 use self::generate::{add_columns, generate};
-use self::incumbent::{find_incumbent, Incumbent};
+use self::incumbent::{find_incumbent, finish_reserve_s, pricing_share, Incumbent};
 use self::master::Master;
 use self::pricing::PricingContext;
 use crate::eval::{alloc_gpu_milli, frag_milli, power_watts, state_of};
@@ -211,7 +214,10 @@ fn solve(
     stats.carried_columns = carried.len();
     add_columns(&mut pool, &mut master, carried)?;
 
-    let generated = generate(&problem, &mut pool, &mut master, stats)?;
+    let pricing_deadline = pricing_share(options.time_limit_s) * options.time_limit_s;
+    let generated = generate(&problem, &mut pool, &mut master, stats, pricing_deadline)?;
+    let mut bound = generated.bound;
+    let pool_before_incumbent = pool.len();
     let incumbent = find_incumbent(
         &problem,
         &mut pool,
@@ -220,6 +226,16 @@ fn solve(
         generated.last_duals.as_ref(),
         stats,
     )?;
+    // What the integer phase leaves goes back to the bound, with the dive's columns.
+    let finish_s = options.time_limit_s - finish_reserve_s(options.time_limit_s);
+    if !stats.converged && finish_s - clock.elapsed().as_secs_f64() >= RESUMED_PRICING_MIN_S {
+        for (i, column) in pool.columns.iter().enumerate().skip(pool_before_incumbent) {
+            master.add(column, i)?;
+        }
+        let resumed = generate(&problem, &mut pool, &mut master, stats, finish_s)?;
+        bound = bound.max(resumed.bound);
+        stats.lagrangian_bound = bound;
+    }
     carry.keep(
         objective,
         &types,
@@ -230,7 +246,7 @@ fn solve(
     report(
         &problem,
         incumbent,
-        problem.sign * generated.bound,
+        problem.sign * bound,
         stats.converged,
     )
 }
