@@ -243,13 +243,19 @@ impl Matrix {
         let Some(gaps) = &self.spec.gaps else {
             bail!("gap cell without a [gaps] study");
         };
-        let (sample_nodes, time_limit_s, pareto_points) =
+        let (sample_nodes, time_limit_s, pareto_points, front_time_limit_s) =
             match (&gaps.full_cluster, cell.full_cluster) {
-                (Some(full), true) => (None, full.time_limit_s, 0),
+                (Some(full), true) => (
+                    None,
+                    full.time_limit_s,
+                    full.pareto_points,
+                    full.front_time_limit_s,
+                ),
                 _ => (
                     Some(gaps.sample_nodes),
                     gaps.time_limit_s,
                     gaps.pareto_points,
+                    None,
                 ),
             };
         Ok(GapSettings {
@@ -260,6 +266,7 @@ impl Matrix {
             mip_rel_gap: gaps.mip_gap.unwrap_or(0.0),
             threads: Some(threads as u32),
             pareto_points,
+            front_time_limit_s,
             // Sub-clusters get the per-node model, the whole cluster column generation.
             exact_max_nodes: gaps.sample_nodes,
         })

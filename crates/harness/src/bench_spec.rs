@@ -74,6 +74,17 @@ pub struct FullClusterGapSpec {
     /// Per solve; column generation reports its proven bound whenever it stops.
     #[serde(default = "default_time_limit")]
     pub time_limit_s: f64,
+    /// Points of the power–fragmentation front per checkpoint, by column generation (0:
+    /// none; otherwise at least 2, the two end points).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pareto_points: usize,
+    /// The time limit of each weighted solve of the front (default: `time_limit_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub front_time_limit_s: Option<f64>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Time-mode replays: every (source, arrival scale, idle policy, policy, seed) is one cell.
@@ -253,6 +264,17 @@ impl BenchSpec {
                 full.seeds.expand()?;
                 if !(full.time_limit_s.is_finite() && full.time_limit_s > 0.0) {
                     bail!("gaps.full_cluster.time_limit_s must be a positive number of seconds");
+                }
+                if full
+                    .front_time_limit_s
+                    .is_some_and(|t| !(t.is_finite() && t > 0.0))
+                {
+                    bail!(
+                        "gaps.full_cluster.front_time_limit_s must be a positive number of seconds"
+                    );
+                }
+                if full.pareto_points == 1 {
+                    bail!("gaps.full_cluster.pareto_points must be 0 (no front) or at least 2");
                 }
             }
         }

@@ -18,9 +18,10 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 use gapbench_ilp::{
-    column_generation_carrying, gap_interval, heuristic_value, max_alloc, min_frag_from, min_power,
-    pareto_front_from, relaxed_max_alloc, relaxed_min_power, sample_sub_cluster, ColumnCarry,
-    Objective, Snapshot, SolveOptions, SolveReport, SolveStatus, SweepEvent,
+    column_generation_carrying, column_generation_front, gap_interval, heuristic_value, max_alloc,
+    min_frag_from, min_power, pareto_front_from, relaxed_max_alloc, relaxed_min_power,
+    sample_sub_cluster, ColumnCarry, Objective, Snapshot, SolveOptions, SolveReport, SolveStatus,
+    SweepEvent,
 };
 use gapbench_model::{prepare, Cluster};
 use gapbench_online::{run_arrival_sweep, SweepResult};
@@ -48,6 +49,10 @@ pub struct GapSettings {
     pub threads: Option<u32>,
     /// Points of the power–fragmentation front per checkpoint (0: none).
     pub pareto_points: usize,
+    /// The time limit of each weighted solve of a column-generation front (default:
+    /// `time_limit_s`; the end points are the objectives' own solves).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub front_time_limit_s: Option<f64>,
     /// Largest cluster solved with the exact per-node model; larger ones get relaxation bounds.
     pub exact_max_nodes: usize,
 }
@@ -60,6 +65,14 @@ fn objective_names<S: serde::Serializer>(
 }
 
 impl GapSettings {
+    /// The options of a column-generation front's weighted solves.
+    pub fn front_options(&self) -> SolveOptions {
+        SolveOptions {
+            time_limit_s: self.front_time_limit_s.unwrap_or(self.time_limit_s),
+            ..self.solve_options()
+        }
+    }
+
     pub fn solve_options(&self) -> SolveOptions {
         SolveOptions {
             time_limit_s: self.time_limit_s,
@@ -86,6 +99,12 @@ impl GapSettings {
         if self.sample_nodes == Some(0) {
             bail!("--sample-nodes must be at least 1");
         }
+        if self.pareto_points == 1 {
+            bail!("--pareto-points must be 0 (no front) or at least 2 (the end points)");
+        }
+        self.front_options()
+            .validate()
+            .map_err(anyhow::Error::msg)?;
         self.solve_options().validate().map_err(anyhow::Error::msg)
     }
 }
@@ -188,8 +207,10 @@ pub fn gap_study_with(
     let capacity = cluster.gpu_capacity_milli();
     let mut rows = Vec::new();
     let mut pareto = Vec::new();
-    // Column generation starts each checkpoint from the configurations the last one used.
+    // Column generation starts each checkpoint from the configurations the last one used;
+    // the front's weighted solves keep theirs apart (they would steer fragmentation's).
     let mut carry = ColumnCarry::new();
+    let mut front_carry = ColumnCarry::new();
     for &checkpoint in &settings.checkpoints {
         let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint)
             .map_err(anyhow::Error::msg)?;
@@ -197,22 +218,38 @@ pub fn gap_study_with(
         // Power is solved first (when asked for, or for the front): its placement is a
         // good warm start for fragmentation, and the front reuses both end points.
         let wants = |o: Objective| settings.objectives.contains(&o);
-        let front = exact && settings.pareto_points >= 2;
-        let least_power =
-            (exact && (wants(Objective::Power) || front)).then(|| min_power(&snapshot, &options));
-        let least_frag = (exact && (wants(Objective::Frag) || front)).then(|| {
-            let others: Vec<&[_]> = least_power.iter().map(|r| r.placement.as_slice()).collect();
-            min_frag_from(&snapshot, &others, &options)
+        // The front needs both end points, exact (per node) or by column generation.
+        let by_cg = matches!(method, GapMethod::ColumnGeneration | GapMethod::Auto);
+        let front = (exact || by_cg) && settings.pareto_points >= 2;
+        let least_power = ((exact || by_cg) && (wants(Objective::Power) || front)).then(|| {
+            if exact {
+                min_power(&snapshot, &options)
+            } else {
+                column_generation_carrying(&snapshot, Objective::Power, &options, &mut carry).0
+            }
+        });
+        let least_frag = ((exact || by_cg) && (wants(Objective::Frag) || front)).then(|| {
+            if exact {
+                let others: Vec<&[_]> =
+                    least_power.iter().map(|r| r.placement.as_slice()).collect();
+                min_frag_from(&snapshot, &others, &options)
+            } else {
+                column_generation_carrying(&snapshot, Objective::Frag, &options, &mut carry).0
+            }
         });
         for &objective in &settings.objectives {
             let report = match (method, objective) {
-                (GapMethod::PerNode, Objective::Power) => {
-                    least_power.clone().expect("solved above")
-                }
-                (GapMethod::PerNode, Objective::Frag) => least_frag.clone().expect("solved above"),
+                (
+                    GapMethod::PerNode | GapMethod::ColumnGeneration | GapMethod::Auto,
+                    Objective::Power,
+                ) => least_power.clone().expect("solved above"),
+                (
+                    GapMethod::PerNode | GapMethod::ColumnGeneration | GapMethod::Auto,
+                    Objective::Frag,
+                ) => least_frag.clone().expect("solved above"),
                 (GapMethod::PerNode, Objective::Alloc) => max_alloc(&snapshot, &options),
-                (GapMethod::ColumnGeneration | GapMethod::Auto, _) => {
-                    column_generation_carrying(&snapshot, objective, &options, &mut carry).0
+                (GapMethod::ColumnGeneration | GapMethod::Auto, Objective::Alloc) => {
+                    column_generation_carrying(&snapshot, Objective::Alloc, &options, &mut carry).0
                 }
                 (GapMethod::Relaxation, Objective::Power) => relaxed_min_power(&snapshot, &options),
                 (GapMethod::Relaxation, Objective::Alloc) => relaxed_max_alloc(&snapshot, &options),
@@ -277,13 +314,25 @@ pub fn gap_study_with(
                 None,
                 0.0,
             ));
-            match pareto_front_from(
-                &snapshot,
-                least_power,
-                least_frag,
-                settings.pareto_points,
-                &options,
-            ) {
+            let computed = if exact {
+                pareto_front_from(
+                    &snapshot,
+                    least_power,
+                    least_frag,
+                    settings.pareto_points,
+                    &options,
+                )
+            } else {
+                column_generation_front(
+                    &snapshot,
+                    least_power,
+                    least_frag,
+                    settings.pareto_points,
+                    &settings.front_options(),
+                    &mut front_carry,
+                )
+            };
+            match computed {
                 Ok(front) => {
                     for p in front {
                         pareto.push(row(

@@ -98,9 +98,15 @@ struct GapArgs {
     /// a solve that cannot says why in its status: `time_limit` or `lp_bound`).
     #[arg(long, value_name = "REL", default_value_t = 0.0)]
     mip_gap: f64,
-    /// Points of the power–fragmentation Pareto front per checkpoint (0 = none).
+    /// Points of the power–fragmentation front per checkpoint (0 = none): the two end
+    /// points and K − 2 more solves (ε-constraint MIPs per node; on clusters solved by column
+    /// generation, weighted sums whose proven lines bound the front).
     #[arg(long, value_name = "K", default_value_t = 5)]
     pareto_points: usize,
+    /// Time limit of each weighted solve of a column-generation front, in seconds (default:
+    /// --time-limit).
+    #[arg(long, value_name = "SECONDS")]
+    front_time_limit: Option<f64>,
     /// HiGHS threads per solve (default: HiGHS's choice).
     #[arg(long, value_name = "N")]
     threads: Option<u32>,
@@ -132,6 +138,7 @@ fn gap(args: GapArgs) -> Result<()> {
         mip_rel_gap: args.mip_gap,
         threads: args.threads,
         pareto_points: args.pareto_points,
+        front_time_limit_s: args.front_time_limit,
         exact_max_nodes: args.exact_max_nodes,
     };
     settings.validate()?;

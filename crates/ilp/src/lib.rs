@@ -38,8 +38,8 @@ pub mod solve;
 pub mod subcluster;
 
 pub use cg::{
-    column_generation, column_generation_carrying, column_generation_with_stats, CgStats,
-    ColumnCarry, Rounding,
+    column_generation, column_generation_carrying, column_generation_front,
+    column_generation_with_stats, CgStats, ColumnCarry, Rounding,
 };
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use max_alloc::max_alloc;

@@ -52,7 +52,7 @@ pub fn min_frag_from(
 
 /// Min-frag, optionally subject to total power ≤ `power_cap_watts` (the ε-constraint of the
 /// Pareto front), warm-started from `start_placement` (which must respect the cap).
-pub(crate) fn frag_with_power_cap(
+pub fn frag_with_power_cap(
     snapshot: &Snapshot,
     power_cap_watts: Option<f64>,
     start_placement: &[Option<gapbench_model::Placement>],

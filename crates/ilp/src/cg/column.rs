@@ -29,15 +29,26 @@ pub(crate) struct TypeCluster {
     pub empty_cost: f64,
     /// The node's own part of the objective by CPU level and device, for pattern pricing.
     pub value: NodeValue,
+    /// For fragmentation, the weight `w` (milli-GPU per W) of power in the cost
+    /// `F(n) + w·P(n)`: 0 for fragmentation alone, positive for a point of the
+    /// power–fragmentation front ([`super::front`]).
+    pub watts_weight: f64,
 }
 
 impl TypeCluster {
-    /// One entry per node type with at least one node, in type order.
+    /// One entry per node type with at least one node, in type order; `watts_weight` as in
+    /// [`TypeCluster::watts_weight`] (ignored but for fragmentation).
     pub fn of(
         cluster: &Cluster,
         objective: Objective,
         typical: &TypicalPods,
+        watts_weight: f64,
     ) -> Result<Vec<TypeCluster>, String> {
+        let watts_weight = if objective == Objective::Frag {
+            watts_weight
+        } else {
+            0.0
+        };
         let counts = cluster.type_counts();
         let mut types = Vec::new();
         for (type_id, node_type) in cluster.node_types.iter().enumerate() {
@@ -47,14 +58,20 @@ impl TypeCluster {
             let one_node =
                 Cluster::new([(node_type.label(), *node_type)], cluster.cpu_power_profile)?;
             let empty = ClusterState::empty(&one_node);
-            let empty_cost = node_cost(&one_node, typical, objective, &empty, 0);
-            let value = match objective {
-                Objective::Frag => NodeValue::fragmentation(node_type, typical),
-                Objective::Power => NodeValue::power(
+            let empty_cost = node_cost(&one_node, typical, objective, watts_weight, &empty, 0);
+            let power = || {
+                NodeValue::power(
                     one_node.power_model(0),
                     node_type.cpu_milli,
                     u32::from(node_type.gpu_count),
-                ),
+                )
+            };
+            let value = match objective {
+                Objective::Frag if watts_weight > 0.0 => {
+                    NodeValue::fragmentation(node_type, typical).plus(watts_weight, &power())
+                }
+                Objective::Frag => NodeValue::fragmentation(node_type, typical),
+                Objective::Power => power(),
                 Objective::Alloc => {
                     NodeValue::nothing(node_type.cpu_milli, u32::from(node_type.gpu_count))
                 }
@@ -65,6 +82,7 @@ impl TypeCluster {
                 one_node,
                 empty_cost,
                 value,
+                watts_weight,
             });
         }
         Ok(types)
@@ -86,32 +104,45 @@ impl TypeCluster {
             &self.one_node,
             typical,
             objective,
+            self.watts_weight,
             state,
             allocated_gpu_milli,
         ) - self.empty_cost
     }
 }
 
-/// The objective's value of a one-node state: power (W), F(n) (milli-GPU), or
-/// `−allocated` (everything is minimised inside column generation).
+/// The objective's value of a one-node state: power (W), F(n) (milli-GPU) plus
+/// `watts_weight` times power, or `−allocated` (everything is minimised inside column
+/// generation).
 fn node_cost(
     one_node: &Cluster,
     typical: &TypicalPods,
     objective: Objective,
+    watts_weight: f64,
     state: &ClusterState,
     allocated_gpu_milli: u64,
 ) -> f64 {
     let node = &state.nodes[0];
-    match objective {
-        Objective::Power => one_node
+    let power = || {
+        one_node
             .power_model(0)
             .node_power(node.cpu_left_milli, node.free_gpu_milli())
-            .total_watts() as f64,
-        Objective::Frag => typical.node_fragment_milli(
-            one_node.node_types[0].gpu_model,
-            node.cpu_left_milli,
-            node.free_gpu_milli(),
-        ),
+            .total_watts() as f64
+    };
+    match objective {
+        Objective::Power => power(),
+        Objective::Frag => {
+            let fragment = typical.node_fragment_milli(
+                one_node.node_types[0].gpu_model,
+                node.cpu_left_milli,
+                node.free_gpu_milli(),
+            );
+            if watts_weight > 0.0 {
+                fragment + watts_weight * power()
+            } else {
+                fragment
+            }
+        }
         Objective::Alloc => -(allocated_gpu_milli as f64),
     }
 }

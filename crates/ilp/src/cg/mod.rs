@@ -17,6 +17,7 @@ mod carry;
 mod column;
 mod dive;
 mod dominance;
+mod front;
 mod generate;
 mod greedy;
 mod incumbent;
@@ -33,6 +34,7 @@ const RESUMED_PRICING_MIN_S: f64 = 0.5;
 use gapbench_model::Placement;
 
 pub use self::carry::ColumnCarry;
+pub use self::front::column_generation_front;
 
 use self::column::{heuristic_columns, ColumnPool, TypeCluster};
 use self::generate::{add_columns, generate};
@@ -114,7 +116,7 @@ pub fn column_generation_carrying(
 ) -> (SolveReport, CgStats) {
     let clock = Instant::now();
     let mut stats = CgStats::default();
-    match solve(snapshot, objective, options, &clock, &mut stats, carry) {
+    match solve(snapshot, objective, 0.0, options, &clock, &mut stats, carry) {
         Ok(report) => (report, stats),
         Err(message) => (
             SolveReport::error(objective, message, clock.elapsed().as_secs_f64()),
@@ -138,6 +140,9 @@ pub(crate) struct Problem<'a> {
     pub sign: f64,
     /// `C₀`, the empty cluster's cost (columns cost relative to the empty node).
     pub constant: f64,
+    /// For fragmentation, the weight of power in the cost `F + w·P` (see
+    /// [`TypeCluster::watts_weight`]); 0 otherwise.
+    pub watts_weight: f64,
     /// The objective's value of the heuristic's own placement.
     pub heuristic_value: f64,
     /// The node types and shapes live here, shared with pricing.
@@ -152,7 +157,15 @@ impl Problem<'_> {
         match self.objective {
             Objective::Power => power_watts(snapshot.cluster, &state()) as f64,
             Objective::Alloc => alloc_gpu_milli(snapshot.tasks, placement) as f64,
-            Objective::Frag => frag_milli(snapshot.cluster, snapshot.typical, &state()),
+            Objective::Frag => {
+                let state = state();
+                let fragment = frag_milli(snapshot.cluster, snapshot.typical, &state);
+                if self.watts_weight > 0.0 {
+                    fragment + self.watts_weight * power_watts(snapshot.cluster, &state) as f64
+                } else {
+                    fragment
+                }
+            }
         }
     }
 }
@@ -160,6 +173,7 @@ impl Problem<'_> {
 fn solve(
     snapshot: &Snapshot,
     objective: Objective,
+    watts_weight: f64,
     options: &SolveOptions,
     clock: &Instant,
     stats: &mut CgStats,
@@ -170,7 +184,7 @@ fn solve(
         Objective::Alloc => ((0..snapshot.tasks.len()).collect(), Demand::AtMost),
     };
     let shapes = snapshot.checked_shapes(options, indices)?;
-    let types = TypeCluster::of(snapshot.cluster, objective, snapshot.typical)?;
+    let types = TypeCluster::of(snapshot.cluster, objective, snapshot.typical, watts_weight)?;
     let mut problem = Problem {
         snapshot,
         objective,
@@ -181,6 +195,7 @@ fn solve(
         demand,
         sign: if objective.maximise() { -1.0 } else { 1.0 },
         constant: types.iter().map(|t| t.nodes as f64 * t.empty_cost).sum(),
+        watts_weight: types.first().map_or(0.0, |t| t.watts_weight),
         heuristic_value: 0.0,
         context: PricingContext {
             objective,
@@ -243,12 +258,7 @@ fn solve(
         &pool,
         incumbent.used_columns.clone(),
     );
-    report(
-        &problem,
-        incumbent,
-        problem.sign * bound,
-        stats.converged,
-    )
+    report(&problem, incumbent, problem.sign * bound, stats.converged)
 }
 
 /// The report of a solve: the incumbent, and the bound (`raw_bound`, in the objective's own

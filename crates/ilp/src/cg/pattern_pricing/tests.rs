@@ -120,8 +120,8 @@ fn task_strategy() -> impl Strategy<Value = (u32, u8, u16)> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(600))]
-    /// Pattern pricing finds the brute-force optimum of every objective when it claims a
-    /// proof, its lower bound never passes it, and its configuration passes the checker.
+    /// Pattern pricing finds the brute-force optimum of every objective (and of
+    /// fragmentation plus weighted power) when it claims a proof, its lower bound never passes it, and its configuration passes the checker.
     #[test]
     fn pattern_pricing_finds_the_brute_force_optimum(
         raw in prop::collection::vec(task_strategy(), 1..=6),
@@ -130,12 +130,14 @@ proptest! {
         gpus in 1u8..=3,
         vcpus in prop::sample::select(vec![16u32, 32]),
         objective in prop::sample::select(vec![Objective::Frag, Objective::Power, Objective::Alloc]),
+        // Fragmentation plus a weight on power: a point of the power–fragmentation front.
+        watts_weight in prop::sample::select(vec![0.0, 0.0, 0.4, 3.0]),
     ) {
         let cluster = one_node(gpus, vcpus);
         let tasks = tasks_of(&raw, "t");
         let typical = TypicalPods::from_tasks(&tasks_of(&typical_raw, "typ"), 95.0);
         let shapes = Shapes::group(&tasks, 0..tasks.len()).unwrap();
-        let types = TypeCluster::of(&cluster, objective, &typical).unwrap();
+        let types = TypeCluster::of(&cluster, objective, &typical, watts_weight).unwrap();
         let total: f64 = typical.pods.iter().map(|p| p.probability).sum();
         let milli = |s: usize| f64::from(shapes.shapes[s].total_gpu_milli());
         let profit = |s: usize| match objective {
@@ -174,7 +176,7 @@ fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
     let typical = TypicalPods::from_tasks(&tasks_of(&[(8000, 1, 500)], "typ"), 95.0);
     let tasks = tasks_of(&[(4000, 1, 500)], "t");
     let shapes = Shapes::group(&tasks, 0..1).unwrap();
-    let types = TypeCluster::of(&cluster, Objective::Frag, &typical).unwrap();
+    let types = TypeCluster::of(&cluster, Objective::Frag, &typical, 0.0).unwrap();
     let value = NodeValue::fragmentation(types[0].node_type(), &typical);
     // F(empty) = 0; with the share, F = 0 as well (500 left, the pod fits): any positive
     // price makes the share worth placing, at reduced cost −price.
