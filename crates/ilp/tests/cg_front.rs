@@ -33,7 +33,7 @@ fn the_cg_front_brackets_the_epsilon_constraint_optimum_on_openb_sub_clusters() 
         .unwrap()
         .tasks;
     let (mut interior, mut compared) = (0, 0);
-    for (seed, nodes, policy) in [(4u64, 5usize, "fgd"), (5, 5, "pwr")] {
+    for (seed, nodes, policy) in [(4u64, 3usize, "fgd"), (5, 4, "pwr"), (6, 3, "bestfit")] {
         let (sub, _) = sample_sub_cluster(&full, nodes, seed).unwrap();
         let prepared = prepare(
             &tasks,
@@ -84,7 +84,18 @@ fn the_cg_front_brackets_the_epsilon_constraint_optimum_on_openb_sub_clusters() 
                 continue;
             };
             interior += usize::from(point.label.starts_with("eps_"));
-            let exact = frag_with_power_cap(&snapshot, Some(cap), &power.placement, &options());
+            let exact_options = SolveOptions {
+                time_limit_s: 20.0,
+                ..options()
+            };
+            let exact = frag_with_power_cap(&snapshot, Some(cap), &power.placement, &exact_options);
+            eprintln!(
+                "seed {seed} {}: under {cap} W, CG [{bound}, {}], per-node MIP {:?} {}",
+                point.label,
+                point.frag_milli,
+                exact.incumbent,
+                exact.status.label()
+            );
             if !exact.status.is_optimal() {
                 continue;
             }
