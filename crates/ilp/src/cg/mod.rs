@@ -25,6 +25,7 @@ mod integer;
 mod master;
 mod pattern_pricing;
 mod pricing;
+mod pricing_case;
 
 use std::time::Instant;
 
@@ -35,6 +36,7 @@ use gapbench_model::Placement;
 
 pub use self::carry::ColumnCarry;
 pub use self::front::column_generation_front;
+pub use self::pricing_case::{PricingCase, PricingOutcome};
 
 use self::column::{heuristic_columns, ColumnPool, TypeCluster};
 use self::generate::{add_columns, generate};
