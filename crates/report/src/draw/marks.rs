@@ -8,22 +8,14 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::*;
 
-/// How a bar is drawn: how much the solver proved about a gap, strongest first.
+/// How a bar is drawn: how much the solver proved about a gap, strongest first — solid
+/// (proven), hatched (an interval: bound and incumbent not closed), light (a relaxation's
+/// bound against the heuristic's own placement).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum BarStatus {
     Optimal,
-    TimeLimit,
+    Interval,
     Relaxation,
-}
-
-impl BarStatus {
-    pub(crate) fn legend(self) -> &'static str {
-        match self {
-            BarStatus::Optimal => "solved to optimality (solid)",
-            BarStatus::TimeLimit => "time limit: bound not closed (hatched)",
-            BarStatus::Relaxation => "LP-relaxation bound only (light)",
-        }
-    }
 }
 
 /// A bar between two pixel corners, styled by the solver status.
@@ -43,8 +35,8 @@ where
         BarStatus::Optimal => {
             area.draw(&Rectangle::new([(x0, y0), (x1, y1)], colour.filled()))?;
         }
-        BarStatus::TimeLimit | BarStatus::Relaxation => {
-            let light = if status == BarStatus::TimeLimit {
+        BarStatus::Interval | BarStatus::Relaxation => {
+            let light = if status == BarStatus::Interval {
                 0.72
             } else {
                 0.6
@@ -53,7 +45,7 @@ where
                 [(x0, y0), (x1, y1)],
                 lighten(colour, light).filled(),
             ))?;
-            if status == BarStatus::TimeLimit {
+            if status == BarStatus::Interval {
                 // Diagonal hatching: lines x + y = c, clipped to the bar.
                 let spacing = 7;
                 let mut c = x0 + y0 + spacing / 2;
@@ -78,15 +70,13 @@ where
     Ok(())
 }
 
-/// A vertical whisker from `y_low` up to `y_high` with a cap (or an arrow head if
-/// `unbounded`).
+/// A vertical whisker from `y_low` up to `y_high` with a cap at each end.
 pub(crate) fn draw_whisker<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     x: i32,
     y_low: i32,
     y_high: i32,
     cap_half_px: i32,
-    unbounded: bool,
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -95,23 +85,93 @@ where
         vec![(x, y_low), (x, y_high)],
         INK.stroke_width(2),
     ))?;
-    if unbounded {
-        area.draw(&Polygon::new(
-            vec![(x, y_high - 2), (x - 5, y_high + 7), (x + 5, y_high + 7)],
-            INK.filled(),
-        ))?;
-    } else {
+    area.draw(&PathElement::new(
+        vec![(x - cap_half_px, y_high), (x + cap_half_px, y_high)],
+        INK.stroke_width(2),
+    ))?;
+    area.draw(&PathElement::new(
+        vec![(x - cap_half_px, y_low), (x + cap_half_px, y_low)],
+        INK.stroke_width(1),
+    ))?;
+    Ok(())
+}
+
+/// A whisker too long for the axis: from `y_low` past the axis top `y_cut` up to `y_end`,
+/// broken at the axis top by two slanted strokes (the axis does not reach its value, which
+/// is written above it).
+pub(crate) fn draw_cut_whisker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    x: i32,
+    y_low: i32,
+    y_cut: i32,
+    y_end: i32,
+    cap_half_px: i32,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    area.draw(&PathElement::new(
+        vec![(x, y_low), (x, y_end)],
+        INK.stroke_width(2),
+    ))?;
+    area.draw(&PathElement::new(
+        vec![(x - cap_half_px, y_low), (x + cap_half_px, y_low)],
+        INK.stroke_width(1),
+    ))?;
+    // The break: a white gap between two strokes slanting up to the right.
+    let half = cap_half_px.max(4) + 1;
+    area.draw(&Polygon::new(
+        vec![
+            (x - half, y_cut + 1),
+            (x + half, y_cut - 3),
+            (x + half, y_cut - 8),
+            (x - half, y_cut - 4),
+        ],
+        WHITE.filled(),
+    ))?;
+    for dy in [0, -6] {
         area.draw(&PathElement::new(
-            vec![(x - cap_half_px, y_high), (x + cap_half_px, y_high)],
-            INK.stroke_width(2),
-        ))?;
-        area.draw(&PathElement::new(
-            vec![(x - cap_half_px, y_low), (x + cap_half_px, y_low)],
+            vec![(x - half, y_cut + 1 + dy), (x + half, y_cut - 3 + dy)],
             INK.stroke_width(1),
         ))?;
     }
     Ok(())
 }
+
+/// A gap with no finite upper end: a dashed line from `y_low` up to `y_top`, topped by
+/// an `∞` whose baseline sits at `y_top`.
+pub(crate) fn draw_unbounded<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    x: i32,
+    y_low: i32,
+    y_top: i32,
+    mode: TextMode,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let mut y = y_low;
+    while y > y_top {
+        area.draw(&PathElement::new(
+            vec![(x, y), (x, (y - 5).max(y_top))],
+            INK.stroke_width(2),
+        ))?;
+        y -= 9;
+    }
+    draw_text(
+        area,
+        "∞",
+        &bold_font(INFINITY_PX),
+        INK,
+        Placement::at(HPos::Center, VPos::Bottom),
+        (x, y_top + 2),
+        mode,
+    )?;
+    Ok(())
+}
+
+/// Size of the `∞` that tops an unbounded gap.
+pub(crate) const INFINITY_PX: f64 = 26.0;
 
 pub(crate) fn draw_cross<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
