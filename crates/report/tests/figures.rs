@@ -304,7 +304,7 @@ fn gap_figures_explain_status_whiskers_and_skipped_rows() {
         "pwr",
         "pwr:200,fgd:800",
         "optimal: solved to optimality (solid)",
-        "time_limit: the clock stopped the solve (hatched)",
+        "time_limit: the clock stopped the solve (hatched /)",
         "relaxation_bound: a relaxation's bound vs the heuristic's placement (light)",
         "whisker: largest possible gap",
         "no finite bound: the solve proved no bound",
@@ -319,14 +319,20 @@ fn gap_figures_explain_status_whiskers_and_skipped_rows() {
         power.contains("trace default, 20-node sampled sub-cluster, seeds 42, 43"),
         "{power}"
     );
-    assert!(!has_text(&power, "lp_bound: LP bound proven, integer gap not closed (hatched)"));
+    assert!(!has_text(
+        &power,
+        "lp_bound: LP bound proven, integer gap not closed (hatched —)"
+    ));
 
     // The whole cluster has its own figure: never averaged with the sample.
     let whole = read_svg(&dir, "gaps_default_1213n_power");
-    assert!(whole.contains("trace default, 1,213 nodes, seed 42"), "{whole}");
+    assert!(
+        whole.contains("trace default, 1,213 nodes, seed 42"),
+        "{whole}"
+    );
     assert!(has_text(
         &whole,
-        "lp_bound: LP bound proven, integer gap not closed (hatched)"
+        "lp_bound: LP bound proven, integer gap not closed (hatched —)"
     ));
     assert!(!has_text(&whole, "random") && !has_text(&whole, "110 %"));
 
@@ -555,7 +561,10 @@ fn absent_or_empty_csvs_are_skipped() {
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["pareto_default_20n_90.svg", "pareto_default_20n_90.png"]);
+    assert_eq!(
+        names,
+        ["pareto_default_20n_90.svg", "pareto_default_20n_90.png"]
+    );
 
     // Without fgd there is no saving figure.
     let grid: String = mean_grid_csv()

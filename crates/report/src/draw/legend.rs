@@ -138,7 +138,8 @@ where
         Swatch::CutWhisker => {
             draw_cut_whisker(area, centre.0, middle + 10, middle - 2, middle - 11, 7)?;
         }
-        Swatch::Unbounded => draw_unbounded(area, centre.0, middle + 11, middle - 1, mode)?,
+        // Smaller than in the plot, so that it stays within its legend row.
+        Swatch::Unbounded => draw_unbounded(area, centre.0, (middle + 11, middle + 3), 16.0, mode)?,
         Swatch::Missing => draw_cross(area, centre, 6)?,
         Swatch::Front(colour, filled) => {
             area.draw(&PathElement::new(

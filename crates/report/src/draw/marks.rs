@@ -9,13 +9,38 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::*;
 
 /// How a bar is drawn: how much the solver proved about a gap, strongest first — solid
-/// (proven), hatched (an interval: bound and incumbent not closed), light (a relaxation's
-/// bound against the heuristic's own placement).
+/// (proven optimal), hatched (an interval: bound and incumbent not closed; the hatching tells
+/// why: `\` the requested MIP gap, `—` the LP bound with the integer gap open, `/` the time
+/// limit), light (a relaxation's bound against the heuristic's own placement).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum BarStatus {
     Optimal,
-    Interval,
+    GapLimit,
+    LpBound,
+    TimeLimit,
     Relaxation,
+}
+
+/// Direction of a bar's hatching lines.
+#[derive(Clone, Copy)]
+enum Hatch {
+    /// `/`: lines x + y = c.
+    Rising,
+    /// `\`: lines x − y = c.
+    Falling,
+    /// `—`: lines y = c.
+    Level,
+}
+
+impl BarStatus {
+    fn hatch(self) -> Option<Hatch> {
+        match self {
+            BarStatus::Optimal | BarStatus::Relaxation => None,
+            BarStatus::GapLimit => Some(Hatch::Falling),
+            BarStatus::LpBound => Some(Hatch::Level),
+            BarStatus::TimeLimit => Some(Hatch::Rising),
+        }
+    }
 }
 
 /// A bar between two pixel corners, styled by the solver status.
@@ -31,43 +56,67 @@ where
 {
     let (x0, x1) = (x0.min(x1), x0.max(x1));
     let (y0, y1) = (y0.min(y1), y0.max(y1));
-    match status {
-        BarStatus::Optimal => {
-            area.draw(&Rectangle::new([(x0, y0), (x1, y1)], colour.filled()))?;
-        }
-        BarStatus::Interval | BarStatus::Relaxation => {
-            let light = if status == BarStatus::Interval {
-                0.72
-            } else {
-                0.6
-            };
-            area.draw(&Rectangle::new(
-                [(x0, y0), (x1, y1)],
-                lighten(colour, light).filled(),
-            ))?;
-            if status == BarStatus::Interval {
-                // Diagonal hatching: lines x + y = c, clipped to the bar.
-                let spacing = 7;
-                let mut c = x0 + y0 + spacing / 2;
-                while c < x1 + y1 {
-                    let start_x = x0.max(c - y1);
-                    let end_x = x1.min(c - y0);
-                    if start_x < end_x {
-                        area.draw(&PathElement::new(
-                            vec![(start_x, c - start_x), (end_x, c - end_x)],
-                            colour.stroke_width(1),
-                        ))?;
-                    }
-                    c += spacing;
-                }
-            }
-            area.draw(&Rectangle::new(
-                [(x0, y0), (x1, y1)],
-                colour.stroke_width(1),
-            ))?;
+    if status == BarStatus::Optimal {
+        area.draw(&Rectangle::new([(x0, y0), (x1, y1)], colour.filled()))?;
+        return Ok(());
+    }
+    let light = if status == BarStatus::Relaxation {
+        0.6
+    } else {
+        0.72
+    };
+    area.draw(&Rectangle::new(
+        [(x0, y0), (x1, y1)],
+        lighten(colour, light).filled(),
+    ))?;
+    if let Some(hatch) = status.hatch() {
+        for line in hatch_lines(hatch, (x0, y0), (x1, y1)) {
+            area.draw(&PathElement::new(line, colour.stroke_width(1)))?;
         }
     }
+    area.draw(&Rectangle::new(
+        [(x0, y0), (x1, y1)],
+        colour.stroke_width(1),
+    ))?;
     Ok(())
+}
+
+/// The hatching lines of a box, 7 px apart, clipped to it.
+fn hatch_lines(hatch: Hatch, (x0, y0): (i32, i32), (x1, y1): (i32, i32)) -> Vec<Vec<(i32, i32)>> {
+    let spacing = 7;
+    let mut lines = Vec::new();
+    match hatch {
+        Hatch::Level => {
+            let mut y = y1 - spacing / 2;
+            while y > y0 {
+                lines.push(vec![(x0, y), (x1, y)]);
+                y -= spacing;
+            }
+        }
+        Hatch::Rising => {
+            // x + y = c from the top left corner on.
+            let mut c = x0 + y0 + spacing / 2;
+            while c < x1 + y1 {
+                let (start_x, end_x) = (x0.max(c - y1), x1.min(c - y0));
+                if start_x < end_x {
+                    lines.push(vec![(start_x, c - start_x), (end_x, c - end_x)]);
+                }
+                c += spacing;
+            }
+        }
+        Hatch::Falling => {
+            // x − y = c from the bottom left corner on.
+            let mut c = x0 - y1 + spacing / 2;
+            while c < x1 - y0 {
+                let (start_x, end_x) = (x0.max(c + y0), x1.min(c + y1));
+                if start_x < end_x {
+                    lines.push(vec![(start_x, start_x - c), (end_x, end_x - c)]);
+                }
+                c += spacing;
+            }
+        }
+    }
+    lines
 }
 
 /// A vertical whisker from `y_low` up to `y_high` with a cap at each end.
@@ -139,12 +188,12 @@ where
 }
 
 /// A gap with no finite upper end: a dashed line from `y_low` up to `y_top`, topped by
-/// an `∞` whose baseline sits at `y_top`.
+/// an `∞` of `infinity_px` whose baseline sits at `y_top`.
 pub(crate) fn draw_unbounded<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     x: i32,
-    y_low: i32,
-    y_top: i32,
+    (y_low, y_top): (i32, i32),
+    infinity_px: f64,
     mode: TextMode,
 ) -> Result<()>
 where
@@ -161,7 +210,7 @@ where
     draw_text(
         area,
         "∞",
-        &bold_font(INFINITY_PX),
+        &bold_font(infinity_px),
         INK,
         Placement::at(HPos::Center, VPos::Bottom),
         (x, y_top + 2),
@@ -170,7 +219,7 @@ where
     Ok(())
 }
 
-/// Size of the `∞` that tops an unbounded gap.
+/// Size of the `∞` that tops an unbounded gap in a plot.
 pub(crate) const INFINITY_PX: f64 = 26.0;
 
 pub(crate) fn draw_cross<DB: DrawingBackend>(

@@ -107,13 +107,13 @@ impl Checkpoint {
 
 /// How a bar of a row with `status` is drawn (`Err`: the row has no gap). `gap_limit`
 /// (stopped at the requested MIP gap) and `lp_bound` (the LP optimum, the integer gap left)
-/// are intervals like `time_limit`: hatched, and the legend names which.
+/// are intervals like `time_limit`: hatched, each its own way, and the legend names which.
 pub(crate) fn bar_status(status: &SolveStatus) -> Result<BarStatus, NoGap> {
     match status {
         SolveStatus::Optimal => Ok(BarStatus::Optimal),
-        SolveStatus::TimeLimitWithIncumbent | SolveStatus::GapLimit | SolveStatus::LpBound => {
-            Ok(BarStatus::Interval)
-        }
+        SolveStatus::GapLimit => Ok(BarStatus::GapLimit),
+        SolveStatus::LpBound => Ok(BarStatus::LpBound),
+        SolveStatus::TimeLimitWithIncumbent => Ok(BarStatus::TimeLimit),
         SolveStatus::RelaxationBound => Ok(BarStatus::Relaxation),
         SolveStatus::Infeasible => Err(NoGap::Infeasible),
         SolveStatus::Error(_) => Err(NoGap::Error),
@@ -126,9 +126,11 @@ pub(crate) fn bar_status(status: &SolveStatus) -> Result<BarStatus, NoGap> {
 pub(crate) fn status_legend(status: &SolveStatus) -> Option<&'static str> {
     Some(match status {
         SolveStatus::Optimal => "optimal: solved to optimality (solid)",
-        SolveStatus::TimeLimitWithIncumbent => "time_limit: the clock stopped the solve (hatched)",
-        SolveStatus::GapLimit => "gap_limit: the requested MIP gap was reached (hatched)",
-        SolveStatus::LpBound => "lp_bound: LP bound proven, integer gap not closed (hatched)",
+        SolveStatus::TimeLimitWithIncumbent => {
+            "time_limit: the clock stopped the solve (hatched /)"
+        }
+        SolveStatus::GapLimit => "gap_limit: the requested MIP gap was reached (hatched \\)",
+        SolveStatus::LpBound => "lp_bound: LP bound proven, integer gap not closed (hatched —)",
         SolveStatus::RelaxationBound => {
             "relaxation_bound: a relaxation's bound vs the heuristic's placement (light)"
         }

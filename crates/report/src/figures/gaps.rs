@@ -190,7 +190,11 @@ fn cells(rows: &[&GapCase], checkpoints: &[Checkpoint], slots: &[PolicyStyle]) -
             slot,
             low_pct: usable.iter().map(|u| u.low_pct).sum::<f64>() / n,
             high,
-            status: usable.iter().map(|u| u.bar).max().unwrap_or(BarStatus::Optimal),
+            status: usable
+                .iter()
+                .map(|u| u.bar)
+                .max()
+                .unwrap_or(BarStatus::Optimal),
         });
     }
     out
@@ -234,7 +238,10 @@ fn legend(
             style.name.clone(),
         ));
     }
-    legend.push(LegendEntry::new(Swatch::Heading, "bar = proven gap; status"));
+    legend.push(LegendEntry::new(
+        Swatch::Heading,
+        "bar = proven gap; status",
+    ));
     for status in &STATUS_ORDER {
         let present = rows
             .iter()
@@ -482,7 +489,7 @@ impl GapsFigure {
                     Some(label)
                 }
                 EndMark::Unbounded(label) => {
-                    draw_unbounded(root, mid_x, top.1, top_px - 8, mode)?;
+                    draw_unbounded(root, mid_x, (top.1, top_px - 8), INFINITY_PX, mode)?;
                     Some(label)
                 }
             };
@@ -517,7 +524,7 @@ mod tests {
             slot: 0,
             low_pct,
             high,
-            status: BarStatus::Interval,
+            status: BarStatus::TimeLimit,
         }
     }
 

@@ -11,8 +11,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::gap_data::Checkpoint;
-use super::pareto_data::{ParetoMark, ParetoTable};
 use super::gaps::seed_list;
+use super::pareto_data::{ParetoMark, ParetoTable};
 use super::{file_safe, Figure};
 use crate::cluster_size::ClusterSizes;
 use crate::draw::Palette;
@@ -158,7 +158,10 @@ fn fronts(
             .iter()
             .filter(|r| r.kind == PointKind::Front && r.seed == *seed)
             .filter_map(|r| {
-                let marker = r.status.as_ref().map_or(FrontMarker::Proven, FrontMarker::of);
+                let marker = r
+                    .status
+                    .as_ref()
+                    .map_or(FrontMarker::Proven, FrontMarker::of);
                 r.point.map(|p| {
                     let (x, y) = to_axes(p);
                     (x, y, marker)
@@ -326,6 +329,11 @@ impl ParetoFigure {
             .iter()
             .map(|p| chart.backend_coord(&p.2))
             .collect();
+        let near_a_policy = |at: (i32, i32)| {
+            centres
+                .iter()
+                .any(|c| (c.0 - at.0).abs() <= 8 && (c.1 - at.1).abs() <= 8)
+        };
 
         for front in &self.fronts {
             chart.draw_series(LineSeries::new(
@@ -338,10 +346,7 @@ impl ParetoFigure {
                 let at = chart.backend_coord(&(x, y));
                 // A policy that reaches the front hides its point: the point then rings the
                 // policy's marker, so the front's points and their statuses stay visible.
-                let under_policy = centres
-                    .iter()
-                    .any(|c| (c.0 - at.0).abs() <= 8 && (c.1 - at.1).abs() <= 8);
-                let size = if under_policy {
+                let size = if near_a_policy(at) {
                     FRONT_RING_PX
                 } else {
                     FRONT_POINT_PX
@@ -358,7 +363,12 @@ impl ParetoFigure {
         for front in &self.fronts {
             for p in &front.points {
                 let c = chart.backend_coord(&(p.0, p.1));
-                taken.push((c.0 - 5, c.1 - 5, c.0 + 5, c.1 + 5));
+                let r = if near_a_policy(c) {
+                    FRONT_RING_PX as i32
+                } else {
+                    5
+                };
+                taken.push((c.0 - r, c.1 - r, c.0 + r, c.1 + r));
             }
         }
         for ((style, _, _), &centre) in self.points.iter().zip(&centres) {
