@@ -136,7 +136,7 @@ where
         )?,
         Swatch::Whisker => draw_whisker(area, centre.0, middle + 9, middle - 9, 7)?,
         Swatch::CutWhisker => {
-            draw_cut_whisker(area, centre.0, middle + 10, middle - 2, middle - 11, 7)?;
+            draw_cut_whisker(area, centre.0, (middle + 10, middle - 2, middle - 11), 7)?;
         }
         // Smaller than in the plot, so that it stays within its legend row.
         Swatch::Unbounded => draw_unbounded(area, centre.0, (middle + 11, middle + 3), 16.0, mode)?,

@@ -119,6 +119,19 @@ fn hatch_lines(hatch: Hatch, (x0, y0): (i32, i32), (x1, y1): (i32, i32)) -> Vec<
     lines
 }
 
+/// An ink line through `points`, `width_px` wide.
+fn ink_line<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    points: Vec<(i32, i32)>,
+    width_px: u32,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    area.draw(&PathElement::new(points, INK.stroke_width(width_px)))?;
+    Ok(())
+}
+
 /// A vertical whisker from `y_low` up to `y_high` with a cap at each end.
 pub(crate) fn draw_whisker<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -130,19 +143,10 @@ pub(crate) fn draw_whisker<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    area.draw(&PathElement::new(
-        vec![(x, y_low), (x, y_high)],
-        INK.stroke_width(2),
-    ))?;
-    area.draw(&PathElement::new(
-        vec![(x - cap_half_px, y_high), (x + cap_half_px, y_high)],
-        INK.stroke_width(2),
-    ))?;
-    area.draw(&PathElement::new(
-        vec![(x - cap_half_px, y_low), (x + cap_half_px, y_low)],
-        INK.stroke_width(1),
-    ))?;
-    Ok(())
+    ink_line(area, vec![(x, y_low), (x, y_high)], 2)?;
+    let cap = |y| vec![(x - cap_half_px, y), (x + cap_half_px, y)];
+    ink_line(area, cap(y_high), 2)?;
+    ink_line(area, cap(y_low), 1)
 }
 
 /// A whisker too long for the axis: from `y_low` past the axis top `y_cut` up to `y_end`,
@@ -151,22 +155,18 @@ where
 pub(crate) fn draw_cut_whisker<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     x: i32,
-    y_low: i32,
-    y_cut: i32,
-    y_end: i32,
+    (y_low, y_cut, y_end): (i32, i32, i32),
     cap_half_px: i32,
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
-    area.draw(&PathElement::new(
-        vec![(x, y_low), (x, y_end)],
-        INK.stroke_width(2),
-    ))?;
-    area.draw(&PathElement::new(
+    ink_line(area, vec![(x, y_low), (x, y_end)], 2)?;
+    ink_line(
+        area,
         vec![(x - cap_half_px, y_low), (x + cap_half_px, y_low)],
-        INK.stroke_width(1),
-    ))?;
+        1,
+    )?;
     // The break: a white gap between two strokes slanting up to the right.
     let half = cap_half_px.max(4) + 1;
     area.draw(&Polygon::new(
@@ -179,10 +179,11 @@ where
         WHITE.filled(),
     ))?;
     for dy in [0, -6] {
-        area.draw(&PathElement::new(
+        ink_line(
+            area,
             vec![(x - half, y_cut + 1 + dy), (x + half, y_cut - 3 + dy)],
-            INK.stroke_width(1),
-        ))?;
+            1,
+        )?;
     }
     Ok(())
 }
@@ -201,10 +202,7 @@ where
 {
     let mut y = y_low;
     while y > y_top {
-        area.draw(&PathElement::new(
-            vec![(x, y), (x, (y - 5).max(y_top))],
-            INK.stroke_width(2),
-        ))?;
+        ink_line(area, vec![(x, y), (x, (y - 5).max(y_top))], 2)?;
         y -= 9;
     }
     draw_text(

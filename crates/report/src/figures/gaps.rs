@@ -485,7 +485,7 @@ impl GapsFigure {
                     None
                 }
                 EndMark::Cut(label) => {
-                    draw_cut_whisker(root, mid_x, top.1, top_px, top_px - 12, cap)?;
+                    draw_cut_whisker(root, mid_x, (top.1, top_px, top_px - 12), cap)?;
                     Some(label)
                 }
                 EndMark::Unbounded(label) => {
