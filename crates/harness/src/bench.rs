@@ -737,6 +737,7 @@ fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> 
             trace: cell.trace.clone(),
             checkpoint_pct: p.checkpoint_pct,
             seed: cell.seed.to_string(),
+            nodes: Some(p.nodes),
             kind,
             label,
             power_w: Some(p.power_watts),

@@ -1,21 +1,80 @@
-//! The exact-gaps section of `REPORT.md`: per cluster size a summary (policy × checkpoint,
-//! one column per objective), then every row of `gaps.csv` with incumbent and bound.
+//! The exact gaps in `REPORT.md`: the whole-cluster table that leads the report
+//! ([`headline`]), then the section with the sampled sub-clusters' tables (policy ×
+//! checkpoint, one column per objective) and every row of `gaps.csv` with incumbent and
+//! bound. Sizes are never mixed in one table.
 
 use std::fmt::Write as _;
 
 use anyhow::Result;
 use gapbench_results::{GapRow, Objective, SolveStatus};
 
-/// The gaps section: a summary per cluster size, then every row.
-pub(crate) fn section(out: &mut String, rows: &[(&str, &GapRow)]) -> Result<()> {
+use crate::cluster_size::ClusterSizes;
+use crate::draw::natural_cmp;
+use crate::figures::gap_data::{upper_end, UpperEnd};
+
+/// What the statuses prove, for the reader of either table.
+const STATUSES: &str = "A `time_limit`, `gap_limit`, `lp_bound` or `relaxation_bound` row is an interval, never a fake optimum: `time_limit` — the clock stopped the solve; `gap_limit` — the requested `--mip-gap` was reached; `lp_bound` — column generation converged, so the bound is the configuration LP's proven optimum and only the integer gap is left; `relaxation_bound` — an aggregated relaxation bounds the heuristic's own placement. `∞ (bound 0)`: the proven bound is 0, so a gap relative to the optimum has no finite upper end; `∞ (no bound)`: the solve proved no bound.";
+
+/// The sizes of `rows` that are whole clusters, as `(trace, nodes)`, largest first within
+/// a trace.
+fn whole_clusters<'a>(rows: &[(&'a str, &GapRow)], sizes: &ClusterSizes) -> Vec<(&'a str, usize)> {
+    let mut out: Vec<(&str, usize)> = rows
+        .iter()
+        .filter(|(trace, row)| !sizes.is_sample(trace, row.nodes))
+        .map(|(trace, row)| (*trace, row.nodes))
+        .collect();
+    out.sort_by(|a, b| natural_cmp(a.0, b.0).then(b.1.cmp(&a.1)));
+    out.dedup();
+    out
+}
+
+/// The table that leads `REPORT.md`: the gaps on the whole cluster, one table per trace.
+/// Nothing when every gap was solved on a sampled sub-cluster.
+pub(crate) fn headline(
+    out: &mut String,
+    rows: &[(&str, &GapRow)],
+    sizes: &ClusterSizes,
+) -> Result<()> {
+    let whole = whole_clusters(rows, sizes);
+    if whole.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Exact gaps on the whole cluster\n")?;
+    writeln!(out, "How far each online policy is from the best placement of the very tasks it had placed at a checkpoint, on the whole cluster (column generation; the allocation gap in percentage points of GPU capacity, the others in % of the optimum). The true gap lies in `low – high`: `low` against the solver's best placement, `high` against its proven bound. {STATUSES} The sampled sub-clusters and every row follow under *Exact gaps*.\n")?;
+    for (trace, nodes) in whole {
+        summary(out, rows, trace, nodes, sizes)?;
+    }
+    Ok(())
+}
+
+/// The gaps section: the explanation, a summary per trace and sampled sub-cluster size
+/// (the whole cluster's lead the report), then every row.
+pub(crate) fn section(
+    out: &mut String,
+    rows: &[(&str, &GapRow)],
+    sizes: &ClusterSizes,
+) -> Result<()> {
     writeln!(out, "## Exact gaps\n")?;
-    writeln!(out, "For the very tasks each heuristic faced at a checkpoint, the best any placement could do (HiGHS). Power and fragmentation gaps are `(heuristic − optimum) / optimum` in %; the allocation gap is `optimum − heuristic` in percentage points of GPU capacity. The true gap lies in [low, high]: `low` against the solver's best placement, `high` against its proven bound; they are equal when the status is `optimal`. A `time_limit`, `gap_limit`, `lp_bound` or `relaxation_bound` row is an interval, never a fake optimum: `time_limit` — the clock stopped the solve; `gap_limit` — the requested `--mip-gap` was reached; `lp_bound` — column generation converged, so the bound is the configuration LP's proven optimum and only the integer gap is left; `relaxation_bound` — an aggregated relaxation bounds the heuristic's own placement.\n")?;
-    summaries(out, rows)?;
+    writeln!(out, "For the very tasks each heuristic faced at a checkpoint, the best any placement could do (HiGHS). Power and fragmentation gaps are `(heuristic − optimum) / optimum` in %; the allocation gap is `optimum − heuristic` in percentage points of GPU capacity. The true gap lies in [low, high]: `low` against the solver's best placement, `high` against its proven bound; they are equal when the status is `optimal`. {STATUSES}\n")?;
+    let mut samples: Vec<(&str, usize)> = rows
+        .iter()
+        .filter(|(trace, row)| sizes.is_sample(trace, row.nodes))
+        .map(|(trace, row)| (*trace, row.nodes))
+        .collect();
+    samples.sort_by(|a, b| natural_cmp(a.0, b.0).then(b.1.cmp(&a.1)));
+    samples.dedup();
+    for (trace, nodes) in samples {
+        summary(out, rows, trace, nodes, sizes)?;
+    }
     writeln!(out, "Every row:\n")?;
     writeln!(out, "| trace | checkpoint | objective | policy | nodes | tasks | heuristic | incumbent | bound | status | gap low | gap high | solve s |")?;
     writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")?;
     let number = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.2}"));
     for (trace, row) in rows {
+        let high = match row.gap_high_pct {
+            Some(f64::INFINITY) => "∞".to_string(),
+            high => number(high),
+        };
         writeln!(
             out,
             "| {} | {:.0} % | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {:.2} |",
@@ -30,7 +89,7 @@ pub(crate) fn section(out: &mut String, rows: &[(&str, &GapRow)]) -> Result<()> 
             number(row.bound),
             row.status.label(),
             number(row.gap_low_pct),
-            number(row.gap_high_pct),
+            high,
             row.solve_s
         )?;
     }
@@ -38,61 +97,70 @@ pub(crate) fn section(out: &mut String, rows: &[(&str, &GapRow)]) -> Result<()> 
     Ok(())
 }
 
-/// One table per cluster size (largest first, so the whole cluster leads): each cell is
-/// the gap interval and the solve's status, `–` where the objective was not solved.
-fn summaries(out: &mut String, rows: &[(&str, &GapRow)]) -> Result<()> {
-    let mut sizes: Vec<usize> = rows.iter().map(|(_, r)| r.nodes).collect();
-    sizes.sort_unstable_by(|a, b| b.cmp(a));
-    sizes.dedup();
+/// The table of one trace and cluster size: a row per policy, seed and checkpoint, each
+/// cell the gap interval and the solve's status, `–` where the objective was not solved.
+fn summary(
+    out: &mut String,
+    rows: &[(&str, &GapRow)],
+    trace: &str,
+    nodes: usize,
+    sizes: &ClusterSizes,
+) -> Result<()> {
     let objectives = [Objective::Power, Objective::Alloc, Objective::Frag];
-    for nodes in sizes {
-        writeln!(out, "### {nodes} nodes\n")?;
+    writeln!(out, "### trace {trace}, {}\n", sizes.describe(trace, nodes))?;
+    writeln!(
+        out,
+        "| policy | checkpoint | power gap % | allocation gap pp | fragmentation gap % |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|")?;
+    let here: Vec<&GapRow> = rows
+        .iter()
+        .filter(|(t, r)| *t == trace && r.nodes == nodes)
+        .map(|(_, r)| *r)
+        .collect();
+    let mut keys: Vec<(&str, u64, f64)> = Vec::new();
+    for row in &here {
+        let key = (row.policy.as_str(), row.seed, row.checkpoint_pct);
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    for (policy, seed, checkpoint) in keys {
+        let cells: Vec<String> = objectives
+            .iter()
+            .map(|&objective| {
+                here.iter()
+                    .find(|r| {
+                        r.policy == policy
+                            && r.seed == seed
+                            && r.checkpoint_pct == checkpoint
+                            && r.objective == objective
+                    })
+                    .map_or("–".to_string(), |r| interval(r))
+            })
+            .collect();
         writeln!(
             out,
-            "| trace | policy | checkpoint | power gap % | allocation gap pp | fragmentation gap % |"
+            "| {policy} (seed {seed}) | {checkpoint:.0} % | {} |",
+            cells.join(" | ")
         )?;
-        writeln!(out, "|---|---|---|---|---|---|")?;
-        let mut keys: Vec<(&str, &str, u64, f64)> = Vec::new();
-        for (trace, row) in rows.iter().filter(|(_, r)| r.nodes == nodes) {
-            let key = (*trace, row.policy.as_str(), row.seed, row.checkpoint_pct);
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-        for (trace, policy, seed, checkpoint) in keys {
-            let cells: Vec<String> = objectives
-                .iter()
-                .map(|&objective| {
-                    rows.iter()
-                        .find(|(t, r)| {
-                            *t == trace
-                                && r.nodes == nodes
-                                && r.policy == policy
-                                && r.seed == seed
-                                && r.checkpoint_pct == checkpoint
-                                && r.objective == objective
-                        })
-                        .map_or("–".to_string(), |(_, r)| interval(r))
-                })
-                .collect();
-            writeln!(
-                out,
-                "| {trace} | {policy} (seed {seed}) | {checkpoint:.0} % | {} |",
-                cells.join(" | ")
-            )?;
-        }
-        writeln!(out)?;
     }
+    writeln!(out)?;
     Ok(())
 }
 
-/// `low – high (status)`, the one value when proven optimal, the status alone without a
-/// gap (an error, an infeasible solve).
+/// `low – high (status)`, the one value when proven optimal, `low – ∞ (status; bound 0)`
+/// without a finite upper end, the status alone without a gap (an error, an infeasible
+/// solve).
 fn interval(row: &GapRow) -> String {
     let number = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.2}"));
-    match (&row.status, row.gap_low_pct, row.gap_high_pct) {
+    let status = row.status.label();
+    match (&row.status, row.gap_low_pct, upper_end(row)) {
         (SolveStatus::Optimal, Some(low), _) => format!("{low:.2} (optimal)"),
-        (status, None, None) => status.label(),
-        (status, low, high) => format!("{} – {} ({})", number(low), number(high), status.label()),
+        (_, None, _) if row.gap_high_pct.is_none() => status,
+        (_, low, Some(UpperEnd::Unbounded(reason))) => {
+            format!("{} – ∞ ({status}; {})", number(low), reason.short())
+        }
+        (_, low, _) => format!("{} – {} ({status})", number(low), number(row.gap_high_pct)),
     }
 }

@@ -9,9 +9,12 @@
 //! - [`figures`] — one module per figure family (allocation, power, fragmentation, gaps,
 //!   Pareto) and [`draw_all`];
 //! - `draw` — the drawing kit they share (text, colours, axes, legends, marks);
-//! - [`report`] — `REPORT.md`; `gaps`, `time_mode`, `budgets` — its sections.
+//! - [`report`] — `REPORT.md`; `gaps`, `time_mode`, `budgets` — its sections;
+//! - `cluster_size` — how figures and report name a cluster size (`1,213 nodes`,
+//!   `8-node sampled sub-cluster`).
 
 mod budgets;
+mod cluster_size;
 mod draw;
 pub mod figures;
 mod gaps;
@@ -30,7 +33,7 @@ pub use report::write_report;
 /// `dir`; returns the figure files written.
 pub fn redraw(dir: &Path) -> Result<Vec<PathBuf>> {
     let matrix = MatrixDescription::read(dir)?;
-    let figures = draw_all(dir)?;
+    let figures = figures::draw_figures(dir, Some(&matrix))?;
     write_report(dir, &matrix)?;
     Ok(figures)
 }

@@ -13,6 +13,7 @@ use gapbench_results::{
 };
 use serde::Deserialize;
 
+use crate::cluster_size::ClusterSizes;
 use crate::figures::FIGURES_DIR;
 
 /// The FGD authors' published means (tune 1.3, seeds 42–51, default trace): allocated GPU %
@@ -88,6 +89,20 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
     if matrix.stand_in {
         writeln!(out, "> **The real openb traces were not found: the embedded openb-like workload (the openb GPU cluster's node types and the default trace's task shapes) stood in for every trace.** Point `--traces` at the openb CSVs for the real matrix.\n")?;
     }
+    let gaps = read_rows::<GapRow>(&dir.join(GAPS_CSV), &["trace"])?;
+    let gap_rows: Vec<(&str, &GapRow)> = gaps
+        .iter()
+        .flat_map(|gaps| {
+            gaps.rows
+                .iter()
+                .map(|row| (gaps.text(row, "trace"), &row.value))
+        })
+        .collect();
+    let sizes = ClusterSizes::of_spec(
+        matrix,
+        gap_rows.iter().map(|(trace, row)| (*trace, row.nodes)),
+    );
+    crate::gaps::headline(&mut out, &gap_rows, &sizes)?;
     let seeds = spec.seeds.expand()?;
     writeln!(out, "## What ran\n")?;
     if !matrix.traces.is_empty() {
@@ -116,13 +131,8 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
         allocation_section(&mut out, &curves, &finals)?;
         power_section(&mut out, &curves)?;
     }
-    if let Some(gaps) = read_rows::<GapRow>(&dir.join(GAPS_CSV), &["trace"])? {
-        let rows: Vec<(&str, &GapRow)> = gaps
-            .rows
-            .iter()
-            .map(|row| (gaps.text(row, "trace"), &row.value))
-            .collect();
-        crate::gaps::section(&mut out, &rows)?;
+    if !gap_rows.is_empty() {
+        crate::gaps::section(&mut out, &gap_rows, &sizes)?;
     }
     crate::time_mode::sections(&mut out, dir)?;
     crate::budgets::section(&mut out, dir)?;

@@ -67,21 +67,23 @@ default,90,power,pwr,42,20,80,1450,1400,1400,optimal,3.5714,3.5714,1.2
 default,90,power,\"pwr:200,fgd:800\",42,20,80,1420,1400,1400,optimal,0,0,1.0
 default,110,power,fgd,42,20,95,1600,1450,1300,relaxation_bound,10.3448,23.0769,0.2
 default,110,power,pwr,42,20,95,1550,,,infeasible,,,0.3
-default,110,power,random,42,20,95,1900,1500,1200,time_limit,26.6667,inf,60.0
+default,110,power,random,42,20,95,1900,1500,,time_limit,26.6667,,60.0
 default,90,alloc,fgd,42,20,80,88.5,90.0,90.0,optimal,1.5,1.5,2.0
 default,90,alloc,pwr,42,20,80,87.0,90.0,91.0,time_limit,3.0,4.0,60.0
+default,90,power,fgd,42,1213,4000,80000,69000,68000,lp_bound,15.9420,17.6471,10.0
+default,90,power,pwr,42,1213,4000,76000,69000,68500,time_limit,10.1449,10.9489,10.0
 ";
 
 const PARETO_CSV: &str = "\
-trace,checkpoint_pct,seed,kind,label,power_w,frag_gpu_milli,status
-default,90,42,front,0,1400000,52000,optimal
-default,90,42,front,1,1450000,31000,optimal
-default,90,42,front,2,1520000,18000,time_limit
-default,90,42,front,3,1600000,12000,optimal
-default,90,42,front,4,,,infeasible
-default,90,42,policy,fgd,1580000,21000,
-default,90,42,policy,pwr,1470000,43000,
-default,90,42,policy,pwr:200,fgd:800,1500000,30000,
+trace,checkpoint_pct,seed,nodes,kind,label,power_w,frag_gpu_milli,status
+default,90,42,20,front,0,1400000,52000,optimal
+default,90,42,20,front,1,1450000,31000,optimal
+default,90,42,20,front,2,1520000,18000,time_limit
+default,90,42,20,front,3,1600000,12000,optimal
+default,90,42,20,front,4,,,infeasible
+default,90,42,20,policy,fgd,1580000,21000,
+default,90,42,20,policy,pwr,1470000,43000,
+default,90,42,20,policy,pwr:200,fgd:800,1500000,30000,
 ";
 
 /// The pareto CSV with its policy mix quoted (it contains a comma).
@@ -129,6 +131,7 @@ fn texts(svg: &str) -> Vec<String> {
                 body.trim()
                     .replace("&lt;", "<")
                     .replace("&gt;", ">")
+                    .replace("&apos;", "'")
                     .replace("&amp;", "&"),
             )
         })
@@ -144,7 +147,7 @@ fn read_svg(dir: &Path, stem: &str) -> String {
     fs::read_to_string(dir.join("figures").join(format!("{stem}.svg"))).unwrap()
 }
 
-const FIGURES: [&str; 13] = [
+const FIGURES: [&str; 14] = [
     "alloc_vs_arrived_default",
     "alloc_vs_arrived_default_zoom",
     "power_vs_arrived_default",
@@ -155,9 +158,10 @@ const FIGURES: [&str; 13] = [
     "power_vs_arrived_gpushare",
     "power_saving_vs_fgd_gpushare",
     "frag_ratio_vs_arrived_gpushare",
-    "gaps_default_power",
-    "gaps_default_alloc",
-    "pareto_default_90",
+    "gaps_default_1213n_power",
+    "gaps_default_20n_power",
+    "gaps_default_20n_alloc",
+    "pareto_default_20n_90",
 ];
 
 #[test]
@@ -271,8 +275,8 @@ fn each_policy_keeps_its_colour_in_every_figure() {
     for stem in [
         "alloc_vs_arrived_default",
         "power_vs_arrived_gpushare",
-        "gaps_default_power",
-        "pareto_default_90",
+        "gaps_default_20n_power",
+        "pareto_default_20n_90",
     ] {
         let svg = read_svg(&dir, stem).to_uppercase();
         for colour in [fgd, pwr, mix] {
@@ -287,9 +291,9 @@ fn gap_figures_explain_status_whiskers_and_skipped_rows() {
     let dir = temp_dir("gaps");
     fs::write(dir.join("gaps.csv"), GAPS_CSV).unwrap();
     let written = draw_all(&dir).unwrap();
-    assert_eq!(written.len(), 4, "only the two gap figures: {written:?}");
+    assert_eq!(written.len(), 6, "only the three gap figures: {written:?}");
 
-    let power = read_svg(&dir, "gaps_default_power");
+    let power = read_svg(&dir, "gaps_default_20n_power");
     for text in [
         "gap (%)",
         "checkpoint: arrived workload (% of cluster GPU capacity)",
@@ -299,24 +303,77 @@ fn gap_figures_explain_status_whiskers_and_skipped_rows() {
         "fgd",
         "pwr",
         "pwr:200,fgd:800",
-        "solved to optimality (solid)",
-        "time limit: bound not closed (hatched)",
-        "LP-relaxation bound only (light)",
+        "optimal: solved to optimality (solid)",
+        "time_limit: the clock stopped the solve (hatched /)",
+        "relaxation_bound: a relaxation's bound vs the heuristic's placement (light)",
         "whisker: largest possible gap",
-        "no finite upper bound",
+        "no finite bound: the solve proved no bound",
+        "no bound",
         "no gap (infeasible / solver error)",
     ] {
         assert!(has_text(&power, text), "power gap figure lacks {text:?}");
     }
     assert!(power.contains("rows not plotted: 1 infeasible"));
-    assert!(power.contains("trace default"));
+    // A 20-node solve of a trace also solved on 1,213 nodes is a sample, and says so.
+    assert!(
+        power.contains("trace default, 20-node sampled sub-cluster, seeds 42, 43"),
+        "{power}"
+    );
+    assert!(!has_text(
+        &power,
+        "lp_bound: LP bound proven, integer gap not closed (hatched —)"
+    ));
 
-    let alloc = read_svg(&dir, "gaps_default_alloc");
+    // The whole cluster has its own figure: never averaged with the sample.
+    let whole = read_svg(&dir, "gaps_default_1213n_power");
+    assert!(
+        whole.contains("trace default, 1,213 nodes, seed 42"),
+        "{whole}"
+    );
+    assert!(has_text(
+        &whole,
+        "lp_bound: LP bound proven, integer gap not closed (hatched —)"
+    ));
+    assert!(!has_text(&whole, "random") && !has_text(&whole, "110 %"));
+
+    let alloc = read_svg(&dir, "gaps_default_20n_alloc");
     assert!(has_text(&alloc, "gap (percentage points of GPU capacity)"));
     assert!(
-        !has_text(&alloc, "LP-relaxation bound only (light)"),
+        !has_text(
+            &alloc,
+            "relaxation_bound: a relaxation's bound vs the heuristic's placement (light)"
+        ),
         "no relaxation rows here"
     );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A fragmentation bound of 0 makes the gap unbounded: drawn as `∞` with its reason, and a
+/// whisker far beyond every proven gap is cut at the axis top with its value written.
+#[test]
+fn unbounded_and_far_upper_ends_are_labelled_not_drawn_off_the_chart() {
+    let dir = temp_dir("frag-ends");
+    let gaps = "\
+trace,checkpoint_pct,objective,policy,seed,nodes,tasks,heuristic_value,incumbent,bound,status,gap_low_pct,gap_high_pct,solve_s
+default,50,frag,fgd,42,1213,3000,60000,56000,0,time_limit,7.1429,inf,60.0
+default,50,frag,pwr,42,1213,3000,80000,50000,570,time_limit,60.0000,13926.48,60.0
+default,50,frag,bestfit,42,1213,3000,52000,50000,17000,time_limit,4.0000,205.88,60.0
+";
+    fs::write(dir.join("gaps.csv"), gaps).unwrap();
+    draw_all(&dir).unwrap();
+    let frag = read_svg(&dir, "gaps_default_1213n_frag");
+    for text in [
+        "∞",
+        "bound 0",
+        "13,926 %",
+        "no finite bound: proven bound 0 (gap relative to 0)",
+        "whisker beyond the axis: its end written above",
+        "whisker: largest possible gap",
+    ] {
+        assert!(has_text(&frag, text), "frag gap figure lacks {text:?}");
+    }
+    // The axis ends below 4 × the largest proven gap (60 %), so 206 % shows but not 13,926 %.
+    assert!(has_text(&frag, "200") && !has_text(&frag, "13000"));
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -326,12 +383,12 @@ fn gap_figures_explain_status_whiskers_and_skipped_rows() {
 fn unsupported_rows_are_read_and_counted() {
     let dir = temp_dir("unsupported");
     let gaps = format!(
-        "{GAPS_CSV}default,90,frag,fgd,42,200,800,5200,,,\"unsupported: no fragmentation bound beyond 128 nodes, use --sample-nodes\",,,0.0\n\
+        "{GAPS_CSV}default,90,frag,fgd,42,20,800,5200,,,\"unsupported: no fragmentation bound beyond 128 nodes, use --sample-nodes\",,,0.0\n\
          default,90,frag,pwr,42,20,80,6100,5000,5000,optimal,22,22,1.0\n"
     );
     fs::write(dir.join("gaps.csv"), gaps).unwrap();
     draw_all(&dir).unwrap();
-    let frag = read_svg(&dir, "gaps_default_frag");
+    let frag = read_svg(&dir, "gaps_default_20n_frag");
     assert!(frag.contains("rows not plotted: 1 unsupported"), "{frag}");
     fs::remove_dir_all(&dir).unwrap();
 }
@@ -342,12 +399,13 @@ fn pareto_figure_labels_front_and_policies() {
     fs::write(dir.join("pareto.csv"), pareto_csv()).unwrap();
     let written = draw_all(&dir).unwrap();
     assert_eq!(written.len(), 2);
-    let svg = read_svg(&dir, "pareto_default_90");
+    let svg = read_svg(&dir, "pareto_default_20n_90");
     for text in [
         "power (kW)",
         "fragmented GPU (GPUs)",
-        "exact Pareto front",
-        "front point at time limit",
+        "exact Pareto front (4 points)",
+        "front point: optimal",
+        "front point: time_limit (not proven least)",
         "online policy",
         "fgd",
         "pwr",
@@ -358,7 +416,30 @@ fn pareto_figure_labels_front_and_policies() {
     // Each policy is named twice: legend and point label.
     assert_eq!(texts(&svg).iter().filter(|t| *t == "pwr").count(), 2);
     assert!(svg.contains("1 infeasible/failed front point not plotted"));
-    assert!(svg.contains("trace default at 90 % arrived"));
+    assert!(
+        svg.contains("trace default, 20 nodes, seed 42, at 90 % arrived"),
+        "{svg}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A `pareto.csv` written before the `nodes` column still draws; its title says the size is
+/// not recorded rather than guessing one.
+#[test]
+fn pareto_files_without_nodes_still_draw() {
+    let dir = temp_dir("pareto-old");
+    let old: String = pareto_csv()
+        .lines()
+        .map(|line| {
+            let mut fields: Vec<&str> = line.splitn(5, ',').collect();
+            fields.remove(3);
+            format!("{}\n", fields.join(","))
+        })
+        .collect();
+    fs::write(dir.join("pareto.csv"), old).unwrap();
+    draw_all(&dir).unwrap();
+    let svg = read_svg(&dir, "pareto_default_90");
+    assert!(svg.contains("cluster size not recorded"), "{svg}");
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -480,7 +561,10 @@ fn absent_or_empty_csvs_are_skipped() {
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["pareto_default_90.svg", "pareto_default_90.png"]);
+    assert_eq!(
+        names,
+        ["pareto_default_20n_90.svg", "pareto_default_20n_90.png"]
+    );
 
     // Without fgd there is no saving figure.
     let grid: String = mean_grid_csv()

@@ -98,5 +98,10 @@ fn redrawn_figures_and_report_match_the_golden_files() {
         "PNGs differ from the golden hashes (left in {})",
         dir.display()
     );
-    fs::remove_dir_all(&dir).unwrap();
+    // `GAPBENCH_KEEP_FIGURES=1` keeps the redrawn folder, PNGs included, for looking at them.
+    if std::env::var_os("GAPBENCH_KEEP_FIGURES").is_some() {
+        println!("figures kept in {}", dir.join("figures").display());
+    } else {
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -61,6 +61,16 @@ pub struct SpecDescription {
     /// The time-mode replays, when the spec has a `[replay]` table.
     #[serde(default)]
     pub replay: Option<ReplayDescription>,
+    /// The exact-gap study, when the spec has a `[gaps]` table.
+    #[serde(default)]
+    pub gaps: Option<GapsDescription>,
+}
+
+/// The `[gaps]` fields the report needs: which node count is a sampled sub-cluster (every
+/// other node count in `gaps.csv` is the whole cluster of `[gaps.full_cluster]`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct GapsDescription {
+    pub sample_nodes: usize,
 }
 
 /// The `[replay]` fields the report shows.

@@ -24,6 +24,10 @@ pub struct ParetoPoint {
     pub checkpoint_pct: f64,
     /// The seed as written (text: the figures only group by it).
     pub seed: String,
+    /// Nodes of the (sub-)cluster the front was solved on. Files written before this
+    /// column existed lack it (`None`): they hold the `[gaps]` sub-cluster study only.
+    #[serde(default)]
+    pub nodes: Option<usize>,
     pub kind: PointKind,
     /// The front point's name (`min_power`, `eps_1`…) or the policy.
     pub label: String,
@@ -38,14 +42,15 @@ pub struct ParetoPoint {
 
 impl ParetoPoint {
     pub const CSV_HEADER: &'static str =
-        "trace,checkpoint_pct,seed,kind,label,power_w,frag_gpu_milli,status";
+        "trace,checkpoint_pct,seed,nodes,kind,label,power_w,frag_gpu_milli,status";
 
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{:.1},{},{},{},{},{},{}",
+            "{},{:.1},{},{},{},{},{},{},{}",
             field(&self.trace),
             self.checkpoint_pct,
             field(&self.seed),
+            self.nodes.map_or(String::new(), |n| n.to_string()),
             match self.kind {
                 PointKind::Front => "front",
                 PointKind::Policy => "policy",
@@ -68,6 +73,7 @@ mod tests {
             trace: "default".into(),
             checkpoint_pct: 90.0,
             seed: "42".into(),
+            nodes: Some(8),
             kind: PointKind::Policy,
             label: "pwr:200,fgd:800".into(),
             power_w: Some(1_500_000.0),
@@ -80,5 +86,18 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(back, [point]);
+    }
+
+    /// Files written before the `nodes` column read back with `nodes: None`.
+    #[test]
+    fn files_without_a_nodes_column_still_read() {
+        let text = "trace,checkpoint_pct,seed,kind,label,power_w,frag_gpu_milli,status\n\
+                    default,90.0,42,front,min_power,1400000,52000.000,optimal\n";
+        let back: Vec<ParetoPoint> = csv::Reader::from_reader(text.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back[0].nodes, None);
+        assert_eq!(back[0].label, "min_power");
     }
 }

@@ -20,12 +20,16 @@ pub(crate) enum Swatch {
     Bar(RGBColor, BarStatus),
     /// A whisker from the proven to the largest possible gap.
     Whisker,
-    /// A whisker that runs off the top: no finite upper bound.
+    /// A whisker cut at the axis top, its value written above it.
+    CutWhisker,
+    /// A dashed line topped by `∞`: no finite upper bound.
     Unbounded,
     /// The cross marking a slot without any usable row.
     Missing,
     /// An exact front: its line colour, marker and whether the marker is filled.
     Front(RGBColor, bool),
+    /// A point of an exact front alone: its colour, marker shape and whether it is filled.
+    FrontPoint(RGBColor, Shape, bool),
     /// A dashed reference line.
     Reference,
 }
@@ -92,7 +96,7 @@ where
                 mode,
             )?;
         } else {
-            draw_swatch(area, &entry.swatch, (left, middle))?;
+            draw_swatch(area, &entry.swatch, (left, middle), mode)?;
             let at = (left + SWATCH_PX + 10, middle);
             draw_text(area, &entry.label, &font(LEGEND_PX), INK, place, at, mode)?;
         }
@@ -106,6 +110,7 @@ pub(crate) fn draw_swatch<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     swatch: &Swatch,
     (left, middle): (i32, i32),
+    mode: TextMode,
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -129,8 +134,12 @@ where
             *colour,
             *status,
         )?,
-        Swatch::Whisker => draw_whisker(area, centre.0, middle + 9, middle - 9, 7, false)?,
-        Swatch::Unbounded => draw_whisker(area, centre.0, middle + 9, middle - 9, 7, true)?,
+        Swatch::Whisker => draw_whisker(area, centre.0, middle + 9, middle - 9, 7)?,
+        Swatch::CutWhisker => {
+            draw_cut_whisker(area, centre.0, (middle + 10, middle - 2, middle - 11), 7)?;
+        }
+        // Smaller than in the plot, so that it stays within its legend row.
+        Swatch::Unbounded => draw_unbounded(area, centre.0, (middle + 11, middle + 3), 16.0, mode)?,
         Swatch::Missing => draw_cross(area, centre, 6)?,
         Swatch::Front(colour, filled) => {
             area.draw(&PathElement::new(
@@ -139,6 +148,10 @@ where
             ))?;
             let fill = if *filled { *colour } else { WHITE };
             draw_marker(area, Shape::Circle, centre, 5.0, fill, *colour)?;
+        }
+        Swatch::FrontPoint(colour, shape, filled) => {
+            let fill = if *filled { *colour } else { WHITE };
+            draw_marker(area, *shape, centre, 5.0, fill, *colour)?;
         }
         Swatch::Reference => draw_dashed_hline(area, left, right, middle, SUBTLE_INK)?,
     }

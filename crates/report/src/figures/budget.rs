@@ -12,7 +12,7 @@ use gapbench_results::{
     BUDGET_POINTS_CSV, BUDGET_TIMELINE_CSV,
 };
 
-use super::pareto::{FrontSeries, ParetoFigure, FRONT_COLOURS};
+use super::pareto::{FrontMarker, FrontSeries, ParetoFigure, FRONT_COLOURS};
 use super::timelines::{TimelineFigure, TimelinePanel};
 use super::{file_safe, Figure};
 use crate::draw::*;
@@ -120,11 +120,11 @@ fn jct_figure(
     let mut fronts = Vec::new();
     let mut legend = Vec::new();
     for (i, seed) in seeds.iter().enumerate().take(FRONT_COLOURS.len()) {
-        let line: Vec<(f64, f64, bool)> = tables
+        let line: Vec<(f64, f64, FrontMarker)> = tables
             .frontier
             .iter()
             .filter(|f| in_study(&f.setup, &f.kind) && f.seed == *seed)
-            .map(|f| (f.budget, f.mean_jct_bound_s / 3600.0, true))
+            .map(|f| (f.budget, f.mean_jct_bound_s / 3600.0, FrontMarker::Proven))
             .collect();
         if line.is_empty() {
             continue;

@@ -1,17 +1,35 @@
-//! Optimality-gap figures: per trace and objective, grouped bars (one group per checkpoint,
-//! one bar per policy) of the proven gap, with whiskers up to the largest possible gap.
+//! Optimality-gap figures: one per trace, cluster size and objective — results of different
+//! sizes are never averaged together — with grouped bars (one group per checkpoint, one bar
+//! per policy) of the proven gap and whiskers up to the largest gap the bound allows.
+//!
+//! The value axis shows what can be read: every proven gap, and every upper end within
+//! [`READABLE_MULTIPLE`] × the largest proven gap. A longer whisker is cut at the axis top
+//! with its value written above it; a gap without finite upper end (a proven bound of 0, no
+//! bound at all) is a dashed line topped by `∞` and its reason. Those labels run upward,
+//! one per bar slot, in a band above the axis, so they cannot collide.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
-use gapbench_results::Objective;
+use gapbench_results::{Objective, SolveStatus};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
 
-use super::gap_data::{BarStatus, Checkpoint, GapCase, GapTable, NoGap};
+use super::gap_data::{
+    status_legend, BarStatus, Checkpoint, GapCase, GapTable, NoGap, Unbounded, UpperEnd,
+};
 use super::{file_safe, seeds_phrase, Figure};
+use crate::cluster_size::{thousands, ClusterSizes};
 use crate::draw::Palette;
 use crate::draw::*;
+
+/// Upper ends beyond this multiple of the largest proven gap (of at least one unit: 1 % or
+/// 1 pp) are cut at the axis top: a whisker to 12,000 % would flatten every bar to nothing.
+pub(crate) const READABLE_MULTIPLE: f64 = 4.0;
+
+/// Size of the values and reasons written above cut and unbounded whiskers.
+const END_LABEL_PX: f64 = 13.0;
 
 /// Grouped bars: one group per checkpoint, one bar per policy.
 pub(crate) struct GapsFigure {
@@ -27,6 +45,11 @@ pub(crate) struct GapsFigure {
     pub(crate) missing: Vec<(usize, usize)>,
     pub(crate) legend: Vec<LegendEntry>,
     pub(crate) legend_width_px: u32,
+    /// Height of the band above the value axis that holds the labels of cut and unbounded
+    /// whiskers (0 when there are none).
+    pub(crate) band_px: u32,
+    /// `%` or `pp`, for the labels of cut whiskers.
+    pub(crate) unit: &'static str,
 }
 
 /// One aggregated bar: means over the seeds with a usable row.
@@ -34,33 +57,300 @@ pub(crate) struct GapBar {
     pub(crate) group: usize,
     pub(crate) slot: usize,
     pub(crate) low_pct: f64,
-    /// `None` when some seed has no finite upper bound.
-    pub(crate) high_pct: Option<f64>,
+    /// The mean upper end, or unbounded when some seed has no finite one.
+    pub(crate) high: UpperEnd,
     pub(crate) status: BarStatus,
 }
 
-pub(crate) fn gap_figures(gaps: &GapTable, palette: &Palette) -> Result<Vec<(String, Figure)>> {
-    let mut by_key: BTreeMap<(&str, Objective), Vec<&GapCase>> = BTreeMap::new();
+/// How a bar's upper end is drawn on an axis that ends at `y_top`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum EndMark {
+    /// Proven optimal (or the bound meets the incumbent): no whisker.
+    None,
+    Whisker(f64),
+    /// Beyond the axis: cut, with this label above it.
+    Cut(String),
+    /// No finite upper end: `∞` with this reason above it.
+    Unbounded(String),
+}
+
+impl GapBar {
+    pub(crate) fn end_mark(&self, y_top: f64, unit: &str) -> EndMark {
+        match self.high {
+            UpperEnd::Finite(high) if high <= self.low_pct + 1e-9 => EndMark::None,
+            UpperEnd::Finite(high) if high <= y_top * (1.0 + 1e-9) => EndMark::Whisker(high),
+            UpperEnd::Finite(high) => EndMark::Cut(format!("{} {unit}", gap_value(high))),
+            UpperEnd::Unbounded(reason) => EndMark::Unbounded(reason.short().to_string()),
+        }
+    }
+}
+
+/// `13,926`, `202`, `17.5`: as many digits as a reader needs of a cut whisker's end.
+fn gap_value(value: f64) -> String {
+    if value >= 999.5 {
+        thousands(value.round() as u64)
+    } else if value >= 99.95 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
+pub(crate) fn gap_figures(
+    gaps: &GapTable,
+    sizes: &ClusterSizes,
+    palette: &Palette,
+) -> Result<Vec<(String, Figure)>> {
+    let mut by_key: BTreeMap<(&str, usize, Objective), Vec<&GapCase>> = BTreeMap::new();
     for row in &gaps.rows {
         by_key
-            .entry((row.trace.as_str(), row.objective))
+            .entry((row.trace.as_str(), row.nodes, row.objective))
             .or_default()
             .push(row);
     }
-    let mut keys: Vec<(&str, Objective)> = by_key.keys().copied().collect();
-    keys.sort_by(|a, b| natural_cmp(a.0, b.0).then(a.1.cmp(&b.1)));
+    // Trace by trace; the whole cluster (most nodes) first.
+    let mut keys: Vec<(&str, usize, Objective)> = by_key.keys().copied().collect();
+    keys.sort_by(|a, b| {
+        natural_cmp(a.0, b.0)
+            .then(b.1.cmp(&a.1))
+            .then(a.2.cmp(&b.2))
+    });
     let mut figures = Vec::new();
-    for key in keys {
-        let rows = &by_key[&key];
-        let figure = gaps_figure(key.0, key.1, rows, palette)?;
-        let stem = format!("gaps_{}_{}", file_safe(key.0), key.1.name());
+    for (trace, nodes, objective) in keys {
+        let rows = &by_key[&(trace, nodes, objective)];
+        let size = sizes.describe(trace, nodes);
+        let figure = gaps_figure(trace, &size, objective, rows, palette)?;
+        let stem = format!("gaps_{}_{nodes}n_{}", file_safe(trace), objective.name());
         figures.push((stem, Figure::Gaps(figure)));
     }
     Ok(figures)
 }
 
+/// The bars of one figure and what the rows that make no bar say.
+struct Cells {
+    bars: Vec<GapBar>,
+    missing: Vec<(usize, usize)>,
+    skipped: BTreeMap<NoGap, usize>,
+    /// How many seeds each bar averages.
+    seeds_per_bar: BTreeSet<u64>,
+}
+
+fn cells(rows: &[&GapCase], checkpoints: &[Checkpoint], slots: &[PolicyStyle]) -> Cells {
+    let mut by_cell: BTreeMap<(usize, usize), Vec<&GapCase>> = BTreeMap::new();
+    let mut skipped: BTreeMap<NoGap, usize> = BTreeMap::new();
+    for row in rows {
+        let group = checkpoints.binary_search(&row.checkpoint).unwrap_or(0);
+        let slot = slots.iter().position(|s| s.name == row.policy).unwrap_or(0);
+        by_cell.entry((group, slot)).or_default().push(row);
+        if let Err(no_gap) = row.gap_pct {
+            *skipped.entry(no_gap).or_default() += 1;
+        }
+    }
+    let mut out = Cells {
+        bars: Vec::new(),
+        missing: Vec::new(),
+        skipped,
+        seeds_per_bar: BTreeSet::new(),
+    };
+    for (&(group, slot), cell) in &by_cell {
+        let usable: Vec<_> = cell.iter().filter_map(|r| r.gap_pct.ok()).collect();
+        if usable.is_empty() {
+            out.missing.push((group, slot));
+            continue;
+        }
+        let seeds: BTreeSet<&str> = cell
+            .iter()
+            .filter(|r| r.gap_pct.is_ok())
+            .map(|r| r.seed.as_str())
+            .collect();
+        out.seeds_per_bar.insert(seeds.len() as u64);
+        let n = usable.len() as f64;
+        let unbounded = usable
+            .iter()
+            .filter_map(|u| match u.high {
+                UpperEnd::Unbounded(reason) => Some(reason),
+                UpperEnd::Finite(_) => None,
+            })
+            .min();
+        let high = match unbounded {
+            Some(reason) => UpperEnd::Unbounded(reason),
+            None => UpperEnd::Finite(
+                usable
+                    .iter()
+                    .map(|u| match u.high {
+                        UpperEnd::Finite(h) => h,
+                        UpperEnd::Unbounded(_) => 0.0,
+                    })
+                    .sum::<f64>()
+                    / n,
+            ),
+        };
+        out.bars.push(GapBar {
+            group,
+            slot,
+            low_pct: usable.iter().map(|u| u.low_pct).sum::<f64>() / n,
+            high,
+            status: usable
+                .iter()
+                .map(|u| u.bar)
+                .max()
+                .unwrap_or(BarStatus::Optimal),
+        });
+    }
+    out
+}
+
+/// The value axis: every proven gap and the upper ends within [`READABLE_MULTIPLE`] × the
+/// largest of them.
+fn value_axis(bars: &[GapBar], objective: Objective) -> Axis {
+    let lowest = bars.iter().map(|b| b.low_pct).fold(0.0f64, f64::min);
+    let proven = bars.iter().map(|b| b.low_pct).fold(0.0f64, f64::max);
+    let readable = READABLE_MULTIPLE * proven.max(1.0);
+    let top = bars
+        .iter()
+        .filter_map(|b| match b.high {
+            UpperEnd::Finite(high) if high <= readable => Some(high),
+            _ => None,
+        })
+        .fold(proven, f64::max);
+    Axis::nice(lowest, (top * 1.08).max(1.0), 8, objective.gap_axis())
+}
+
+/// Statuses with a gap, in the order the legend lists them.
+const STATUS_ORDER: [SolveStatus; 5] = [
+    SolveStatus::Optimal,
+    SolveStatus::TimeLimitWithIncumbent,
+    SolveStatus::LpBound,
+    SolveStatus::GapLimit,
+    SolveStatus::RelaxationBound,
+];
+
+fn legend(
+    rows: &[&GapCase],
+    slots: &[PolicyStyle],
+    cells: &Cells,
+    marks: &[EndMark],
+) -> Vec<LegendEntry> {
+    let mut legend = vec![LegendEntry::new(Swatch::Heading, "policy")];
+    for style in slots {
+        legend.push(LegendEntry::new(
+            Swatch::Bar(style.colour, BarStatus::Optimal),
+            style.name.clone(),
+        ));
+    }
+    legend.push(LegendEntry::new(
+        Swatch::Heading,
+        "bar = proven gap; status",
+    ));
+    for status in &STATUS_ORDER {
+        let present = rows
+            .iter()
+            .any(|r| r.gap_pct.is_ok() && r.status == *status);
+        if let (true, Some(text), Ok(bar)) = (
+            present,
+            status_legend(status),
+            super::gap_data::bar_status(status),
+        ) {
+            legend.push(LegendEntry::new(Swatch::Bar(NEUTRAL, bar), text));
+        }
+    }
+    if marks.iter().any(|m| matches!(m, EndMark::Whisker(_))) {
+        legend.push(LegendEntry::new(
+            Swatch::Whisker,
+            "whisker: largest possible gap",
+        ));
+    }
+    if marks.iter().any(|m| matches!(m, EndMark::Cut(_))) {
+        legend.push(LegendEntry::new(
+            Swatch::CutWhisker,
+            "whisker beyond the axis: its end written above",
+        ));
+    }
+    let reasons: BTreeSet<Unbounded> = cells
+        .bars
+        .iter()
+        .filter_map(|b| match b.high {
+            UpperEnd::Unbounded(reason) => Some(reason),
+            UpperEnd::Finite(_) => None,
+        })
+        .collect();
+    for reason in reasons {
+        legend.push(LegendEntry::new(Swatch::Unbounded, reason.legend()));
+    }
+    if !cells.missing.is_empty() {
+        legend.push(LegendEntry::new(
+            Swatch::Missing,
+            "no gap (infeasible / solver error)",
+        ));
+    }
+    legend
+}
+
+/// `seed 42`, `seeds 42–44`, `seeds 7, 42`: the seeds a figure's rows come from.
+pub(crate) fn seed_list(seeds: &BTreeSet<&str>) -> String {
+    let mut numbers: Vec<u64> = Vec::new();
+    for seed in seeds {
+        match seed.parse() {
+            Ok(n) => numbers.push(n),
+            Err(_) => {
+                let mut names: Vec<&str> = seeds.iter().copied().collect();
+                names.sort_by(|a, b| natural_cmp(a, b));
+                return format!("seeds {}", names.join(", "));
+            }
+        }
+    }
+    numbers.sort_unstable();
+    match numbers.as_slice() {
+        [] => "no seed".to_string(),
+        [one] => format!("seed {one}"),
+        [first, .., last] if last - first + 1 == numbers.len() as u64 && numbers.len() > 2 => {
+            format!("seeds {first}–{last}")
+        }
+        _ => format!(
+            "seeds {}",
+            numbers
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn subtitle(cells: &Cells, any_cut: bool) -> String {
+    let averaged = if cells.seeds_per_bar.iter().all(|&n| n == 1) {
+        "one seed".to_string()
+    } else {
+        format!("mean over {}", seeds_phrase(&cells.seeds_per_bar))
+    };
+    let mut subtitle = format!(
+        "bars: gap proven at least ({averaged}); whiskers: up to the largest gap the bounds allow"
+    );
+    if any_cut {
+        subtitle.push_str(&format!(
+            "; cut beyond {READABLE_MULTIPLE}× the largest proven gap"
+        ));
+    }
+    if !cells.skipped.is_empty() {
+        let parts: Vec<String> = cells
+            .skipped
+            .iter()
+            .map(|(kind, n)| match kind {
+                NoGap::Infeasible => format!("{n} infeasible"),
+                NoGap::Error => format!("{n} solver error"),
+                NoGap::Unsupported => format!("{n} unsupported"),
+            })
+            .collect();
+        subtitle.push_str(&format!("; rows not plotted: {}", parts.join(", ")));
+    }
+    subtitle
+}
+
+/// The figure of one trace, cluster size (`size`, as [`ClusterSizes::describe`] writes
+/// it) and objective.
 pub(crate) fn gaps_figure(
     trace: &str,
+    size: &str,
     objective: Objective,
     rows: &[&GapCase],
     palette: &Palette,
@@ -73,61 +363,18 @@ pub(crate) fn gaps_figure(
         .collect();
     let policy_names: BTreeSet<String> = rows.iter().map(|r| r.policy.clone()).collect();
     let slots = palette.ordered(policy_names.iter());
-
-    let mut cells: BTreeMap<(usize, usize), Vec<&GapCase>> = BTreeMap::new();
-    let mut seeds_per_cell = BTreeSet::new();
-    let mut skipped: BTreeMap<NoGap, usize> = BTreeMap::new();
-    for row in rows {
-        let group = checkpoints.binary_search(&row.checkpoint).unwrap_or(0);
-        let slot = slots.iter().position(|s| s.name == row.policy).unwrap_or(0);
-        cells.entry((group, slot)).or_default().push(row);
-        if let Err(no_gap) = row.gap_pct {
-            *skipped.entry(no_gap).or_default() += 1;
-        }
-    }
-
-    let mut bars = Vec::new();
-    let mut missing = Vec::new();
-    let mut statuses = BTreeSet::new();
-    for (&(group, slot), cell) in &cells {
-        let usable: Vec<(BarStatus, f64, f64)> =
-            cell.iter().filter_map(|r| r.gap_pct.ok()).collect();
-        if usable.is_empty() {
-            missing.push((group, slot));
-            continue;
-        }
-        let seeds: BTreeSet<&str> = cell
-            .iter()
-            .filter(|r| r.gap_pct.is_ok())
-            .map(|r| r.seed.as_str())
-            .collect();
-        seeds_per_cell.insert(seeds.len() as u64);
-        let n = usable.len() as f64;
-        let status = usable
-            .iter()
-            .map(|u| u.0)
-            .max()
-            .unwrap_or(BarStatus::Optimal);
-        statuses.insert(status);
-        let low_pct = usable.iter().map(|u| u.1).sum::<f64>() / n;
-        let high_pct = usable
-            .iter()
-            .all(|u| u.2.is_finite())
-            .then(|| usable.iter().map(|u| u.2).sum::<f64>() / n);
-        bars.push(GapBar {
-            group,
-            slot,
-            low_pct,
-            high_pct,
-            status,
-        });
-    }
-
-    let top = bars
+    let cells = cells(rows, &checkpoints, &slots);
+    let y = value_axis(&cells.bars, objective);
+    let unit = if objective == Objective::Alloc {
+        "pp"
+    } else {
+        "%"
+    };
+    let marks: Vec<EndMark> = cells
+        .bars
         .iter()
-        .map(|b| b.high_pct.unwrap_or(b.low_pct).max(b.low_pct))
-        .fold(0.0f64, f64::max);
-    let y = Axis::nice(0.0, (top * 1.12).max(1.0), 8, objective.gap_axis());
+        .map(|b| b.end_mark(y.range.1, unit))
+        .collect();
     let x = Axis::categories(
         checkpoints
             .iter()
@@ -135,67 +382,20 @@ pub(crate) fn gaps_figure(
             .collect(),
         "checkpoint: arrived workload (% of cluster GPU capacity)",
     );
-
-    let mut legend = vec![LegendEntry::new(Swatch::Heading, "policy")];
-    for style in &slots {
-        legend.push(LegendEntry::new(
-            Swatch::Bar(style.colour, BarStatus::Optimal),
-            style.name.clone(),
-        ));
-    }
-    legend.push(LegendEntry::new(Swatch::Heading, "bar = proven gap"));
-    for status in &statuses {
-        legend.push(LegendEntry::new(
-            Swatch::Bar(NEUTRAL, *status),
-            status.legend(),
-        ));
-    }
-    if bars
-        .iter()
-        .any(|b| b.high_pct.is_some_and(|h| h > b.low_pct + 1e-9))
-    {
-        legend.push(LegendEntry::new(
-            Swatch::Whisker,
-            "whisker: largest possible gap",
-        ));
-    }
-    if bars.iter().any(|b| b.high_pct.is_none()) {
-        legend.push(LegendEntry::new(Swatch::Unbounded, "no finite upper bound"));
-    }
-    if !missing.is_empty() {
-        legend.push(LegendEntry::new(
-            Swatch::Missing,
-            "no gap (infeasible / solver error)",
-        ));
-    }
-
-    let averaged = if seeds_per_cell.iter().all(|&n| n == 1) {
-        "one seed".to_string()
-    } else {
-        format!("mean over {}", seeds_phrase(&seeds_per_cell))
-    };
-    let mut subtitle = format!(
-        "bars: gap proven at least ({averaged}); whiskers: up to the largest gap the bounds allow"
-    );
-    if !skipped.is_empty() {
-        let parts: Vec<String> = skipped
-            .iter()
-            .map(|(kind, n)| match kind {
-                NoGap::Infeasible => format!("{n} infeasible"),
-                NoGap::Error => format!("{n} solver error"),
-                NoGap::Unsupported => format!("{n} unsupported"),
-            })
-            .collect();
-        subtitle.push_str(&format!("; rows not plotted: {}", parts.join(", ")));
-    }
+    let legend = legend(rows, &slots, &cells, &marks);
+    let any_cut = marks.iter().any(|m| matches!(m, EndMark::Cut(_)));
+    let subtitle = subtitle(&cells, any_cut);
+    let seeds: BTreeSet<&str> = rows.iter().map(|r| r.seed.as_str()).collect();
     let title = format!(
-        "Optimality gap of online policies — trace {trace}, objective: {}",
+        "Optimality gap of online policies — trace {trace}, {size}, {}, objective: {}",
+        seed_list(&seeds),
         objective.description()
     );
+    let band_px = band_px(&marks)?;
     let legend_width_px = legend_width_px(&legend)?;
     let plot_w = (checkpoints.len() * slots.len().max(1) * 26 + 260).max(900) as u32;
     let width = (plot_w + legend_width_px).max(header_width_px(&title, &subtitle)?);
-    let height = HEADER_PX + 640u32.max(legend_height_px(&legend));
+    let height = HEADER_PX + (640 + band_px).max(legend_height_px(&legend));
     Ok(GapsFigure {
         size_px: (width, height),
         title,
@@ -203,11 +403,30 @@ pub(crate) fn gaps_figure(
         x,
         y,
         slots,
-        bars,
-        missing,
+        bars: cells.bars,
+        missing: cells.missing,
         legend,
         legend_width_px,
+        band_px,
+        unit,
     })
+}
+
+/// Pixels above the axis top a cut or unbounded whisker's mark and label need.
+const MARK_ABOVE_AXIS_PX: i32 = 30;
+
+/// Height of the band for the labels written above the axis (0 without any).
+fn band_px(marks: &[EndMark]) -> Result<u32> {
+    let label_font = font(END_LABEL_PX);
+    let mut longest = None;
+    for mark in marks {
+        if let EndMark::Cut(label) | EndMark::Unbounded(label) = mark {
+            let width = text_width_px(label, &label_font)?;
+            longest = Some(longest.unwrap_or(0).max(width));
+        }
+    }
+    // The chart's own top margin (12 px) lies between the band and the axis top.
+    Ok(longest.map_or(0, |w| (w + MARK_ABOVE_AXIS_PX + 4 - 12).max(0) as u32))
 }
 
 impl GapsFigure {
@@ -237,12 +456,15 @@ impl GapsFigure {
             self.legend_width_px,
             mode,
         )?;
-        let chart = build_chart(root, &plot, None, &self.x, &self.y, mode)?;
+        let (_, chart_area) = plot.split_vertically(self.band_px);
+        let chart = build_chart(root, &chart_area, None, &self.x, &self.y, mode)?;
         let y_top = self.y.range.1;
+        let top_px = chart.backend_coord(&(0.0, y_top)).1;
+        let zero = 0.0f64.clamp(self.y.range.0, y_top);
         for bar in &self.bars {
             let style = &self.slots[bar.slot];
             let (x0, x1) = self.slot_x(bar.group, bar.slot);
-            let base = chart.backend_coord(&(x0, 0.0));
+            let base = chart.backend_coord(&(x0, zero));
             let top = chart.backend_coord(&(x1, bar.low_pct.min(y_top)));
             // A zero gap still shows as a thin bar on the axis.
             let top_y = top.1.min(base.1 - 3);
@@ -255,24 +477,98 @@ impl GapsFigure {
             )?;
             let mid_x = (base.0 + top.0) / 2;
             let cap = ((top.0 - base.0) / 3).clamp(2, 8);
-            match bar.high_pct {
-                Some(high) if high > bar.low_pct + 1e-9 => {
-                    let high_y = chart.backend_coord(&(x0, high.min(y_top))).1;
-                    draw_whisker(root, mid_x, top.1, high_y, cap, false)?;
+            let label = match bar.end_mark(y_top, self.unit) {
+                EndMark::None => None,
+                EndMark::Whisker(high) => {
+                    let high_y = chart.backend_coord(&(x0, high)).1;
+                    draw_whisker(root, mid_x, top.1, high_y, cap)?;
+                    None
                 }
-                Some(_) => {}
-                None => {
-                    let high_y = chart.backend_coord(&(x0, y_top)).1;
-                    draw_whisker(root, mid_x, top.1, high_y, cap, true)?;
+                EndMark::Cut(label) => {
+                    draw_cut_whisker(root, mid_x, (top.1, top_px, top_px - 12), cap)?;
+                    Some(label)
                 }
+                EndMark::Unbounded(label) => {
+                    draw_unbounded(root, mid_x, (top.1, top_px - 8), INFINITY_PX, mode)?;
+                    Some(label)
+                }
+            };
+            if let Some(label) = label {
+                // Upward, one per slot: slots are wider than a line of this text.
+                let place = Placement {
+                    h: HPos::Left,
+                    v: VPos::Center,
+                    upward: true,
+                };
+                let at = (mid_x, top_px - MARK_ABOVE_AXIS_PX);
+                draw_text(root, &label, &font(END_LABEL_PX), INK, place, at, mode)?;
             }
         }
         for &(group, slot) in &self.missing {
             let (x0, x1) = self.slot_x(group, slot);
-            let left = chart.backend_coord(&(x0, 0.0));
-            let right = chart.backend_coord(&(x1, 0.0));
+            let left = chart.backend_coord(&(x0, zero));
+            let right = chart.backend_coord(&(x1, zero));
             draw_cross(root, ((left.0 + right.0) / 2, left.1 - 9), 5)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bar(low_pct: f64, high: UpperEnd) -> GapBar {
+        GapBar {
+            group: 0,
+            slot: 0,
+            low_pct,
+            high,
+            status: BarStatus::TimeLimit,
+        }
+    }
+
+    /// The fragmentation figure: proven gaps 5.5–111 %, upper ends of 202 %,
+    /// 13,926 % and two without finite bound. The axis reads the proven gaps and 202 %.
+    #[test]
+    fn the_axis_shows_what_can_be_read_and_cuts_the_rest() {
+        let bars = [
+            bar(5.53, UpperEnd::Finite(202.03)),
+            bar(10.18, UpperEnd::Unbounded(Unbounded::ZeroBound)),
+            bar(111.40, UpperEnd::Unbounded(Unbounded::NoBound)),
+            bar(58.10, UpperEnd::Finite(13926.48)),
+        ];
+        let axis = value_axis(&bars, Objective::Frag);
+        assert!(axis.range.1 >= 202.03 && axis.range.1 < 4.0 * 111.40);
+        let marks: Vec<EndMark> = bars.iter().map(|b| b.end_mark(axis.range.1, "%")).collect();
+        assert_eq!(marks[0], EndMark::Whisker(202.03));
+        assert_eq!(marks[1], EndMark::Unbounded("bound 0".into()));
+        assert_eq!(marks[2], EndMark::Unbounded("no bound".into()));
+        assert_eq!(marks[3], EndMark::Cut("13,926 %".into()));
+    }
+
+    #[test]
+    fn small_proven_gaps_keep_a_readable_floor() {
+        // All proven gaps 0: upper ends up to 4 units stay, 50 % is cut.
+        let bars = [
+            bar(0.0, UpperEnd::Finite(0.8)),
+            bar(0.0, UpperEnd::Finite(50.0)),
+        ];
+        let axis = value_axis(&bars, Objective::Power);
+        assert!(axis.range.1 >= 0.8 && axis.range.1 <= 4.0);
+        assert_eq!(
+            bars[1].end_mark(axis.range.1, "%"),
+            EndMark::Cut("50.0 %".into())
+        );
+        assert_eq!(bars[0].end_mark(axis.range.1, "%"), EndMark::Whisker(0.8));
+    }
+
+    #[test]
+    fn seeds_are_listed_or_ranged() {
+        let set = |s: &[&'static str]| s.iter().copied().collect::<BTreeSet<&str>>();
+        assert_eq!(seed_list(&set(&["42"])), "seed 42");
+        assert_eq!(seed_list(&set(&["43", "42"])), "seeds 42, 43");
+        assert_eq!(seed_list(&set(&["42", "44", "43"])), "seeds 42–44");
+        assert_eq!(seed_list(&set(&["7", "42"])), "seeds 7, 42");
     }
 }

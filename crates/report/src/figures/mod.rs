@@ -26,11 +26,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use gapbench_results::io::write_atomic;
 use gapbench_results::{
-    PointKind, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV, REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV,
+    MatrixDescription, PointKind, GAPS_CSV, MATRIX_JSON, MEAN_GRID_CSV, PARETO_CSV,
+    REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV,
 };
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::cluster_size::ClusterSizes;
 use crate::draw::{ensure_fonts, Palette, TextMode};
 use eaco_bars::EacoBarsFigure;
 use gaps::GapsFigure;
@@ -41,11 +43,25 @@ use timelines::TimelineFigure;
 /// Subfolder of the results folder that receives the figures.
 pub const FIGURES_DIR: &str = "figures";
 
-/// Reads the CSVs present in `results_dir` and writes every figure they support into
-/// `results_dir/figures/` (an `.svg` and a `.png` each). Returns the paths written, in a
-/// fixed order. A figure kind whose CSV is absent or has no data row is skipped; a malformed
-/// CSV is an error naming the file and line.
+/// Reads the CSVs present in `results_dir` (and its `matrix.json`, when there is one) and
+/// writes every figure they support into `results_dir/figures/` (an `.svg` and a `.png`
+/// each). Returns the paths written, in a fixed order. A figure kind whose CSV is absent or
+/// has no data row is skipped; a malformed CSV is an error naming the file and line.
 pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
+    let matrix = if results_dir.join(MATRIX_JSON).exists() {
+        Some(MatrixDescription::read(results_dir)?)
+    } else {
+        None
+    };
+    draw_figures(results_dir, matrix.as_ref())
+}
+
+/// [`draw_all`] with the folder's `matrix.json` already read (it says which cluster size is
+/// a sampled sub-cluster).
+pub(crate) fn draw_figures(
+    results_dir: &Path,
+    matrix: Option<&MatrixDescription>,
+) -> Result<Vec<PathBuf>> {
     let grid = mean_grid::MeanGrid::read(&results_dir.join(MEAN_GRID_CSV))?;
     let gaps = gap_data::read_gaps(&results_dir.join(GAPS_CSV))?;
     let pareto = pareto_data::read_pareto(&results_dir.join(PARETO_CSV))?;
@@ -79,6 +95,16 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
         names.extend(budgets.names());
     }
     let palette = Palette::new(&names);
+    let mut sizes =
+        ClusterSizes::new(matrix.and_then(|m| m.spec.gaps.as_ref().map(|g| g.sample_nodes)));
+    for row in gaps.iter().flat_map(|g| &g.rows) {
+        sizes.saw(&row.trace, row.nodes);
+    }
+    for row in pareto.iter().flat_map(|p| &p.rows) {
+        if let Some(nodes) = row.nodes {
+            sizes.saw(&row.trace, nodes);
+        }
+    }
 
     // Layout measures text, so the font is needed before any figure is planned.
     ensure_fonts()?;
@@ -87,10 +113,10 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
         figures.extend(lines::family_figures(grid, &palette)?);
     }
     if let Some(gaps) = &gaps {
-        figures.extend(gaps::gap_figures(gaps, &palette)?);
+        figures.extend(gaps::gap_figures(gaps, &sizes, &palette)?);
     }
     if let Some(pareto) = &pareto {
-        figures.extend(pareto::pareto_figures(pareto, &palette)?);
+        figures.extend(pareto::pareto_figures(pareto, &sizes, &palette)?);
     }
     if let Some(timeline) = &replay_timeline {
         figures.extend(timelines::timeline_figures(timeline, &palette)?);

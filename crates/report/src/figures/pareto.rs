@@ -1,17 +1,20 @@
-//! Pareto figures: per trace and checkpoint, the exact power–fragmentation front of each
-//! seed and the policies' own points.
+//! Pareto figures: per trace, cluster size and checkpoint, the exact power–fragmentation
+//! front of each seed — every point marked by its solver status — and the policies' own
+//! points. Fronts of different cluster sizes are never drawn together.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
-use gapbench_results::PointKind;
+use gapbench_results::{PointKind, SolveStatus};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::gap_data::Checkpoint;
+use super::gaps::seed_list;
 use super::pareto_data::{ParetoMark, ParetoTable};
 use super::{file_safe, Figure};
+use crate::cluster_size::ClusterSizes;
 use crate::draw::Palette;
 use crate::draw::*;
 
@@ -31,8 +34,53 @@ pub(crate) struct ParetoFigure {
 
 pub(crate) struct FrontSeries {
     pub(crate) colour: RGBColor,
-    /// (power_kw, frag in axis units, proven optimal), by increasing power.
-    pub(crate) points: Vec<(f64, f64, bool)>,
+    /// (x, y in axis units, how the point is marked), by increasing x.
+    pub(crate) points: Vec<(f64, f64, FrontMarker)>,
+}
+
+/// How a front point is marked: by what its solve proved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum FrontMarker {
+    /// Proven optimal (or a proven bound): a filled circle.
+    Proven,
+    TimeLimit,
+    LpBound,
+    GapLimit,
+    Relaxation,
+}
+
+impl FrontMarker {
+    /// The marker of a front point with a solution and `status`.
+    pub(crate) fn of(status: &SolveStatus) -> FrontMarker {
+        match status {
+            SolveStatus::TimeLimitWithIncumbent => FrontMarker::TimeLimit,
+            SolveStatus::LpBound => FrontMarker::LpBound,
+            SolveStatus::GapLimit => FrontMarker::GapLimit,
+            SolveStatus::RelaxationBound => FrontMarker::Relaxation,
+            _ => FrontMarker::Proven,
+        }
+    }
+
+    /// Filled when proven; hollow shapes tell the unproven statuses apart.
+    pub(crate) fn shape(self) -> (Shape, bool) {
+        match self {
+            FrontMarker::Proven => (Shape::Circle, true),
+            FrontMarker::TimeLimit => (Shape::Circle, false),
+            FrontMarker::LpBound => (Shape::Diamond, false),
+            FrontMarker::GapLimit => (Shape::Square, false),
+            FrontMarker::Relaxation => (Shape::TriangleUp, false),
+        }
+    }
+
+    pub(crate) fn legend(self) -> &'static str {
+        match self {
+            FrontMarker::Proven => "front point: optimal",
+            FrontMarker::TimeLimit => "front point: time_limit (not proven least)",
+            FrontMarker::LpBound => "front point: lp_bound (integer gap open)",
+            FrontMarker::GapLimit => "front point: gap_limit (requested MIP gap)",
+            FrontMarker::Relaxation => "front point: relaxation_bound",
+        }
+    }
 }
 
 /// Line colours of the fronts of successive seeds.
@@ -44,30 +92,112 @@ pub(crate) const FRONT_COLOURS: [RGBColor; 3] = [
 
 pub(crate) fn pareto_figures(
     pareto: &ParetoTable,
+    sizes: &ClusterSizes,
     palette: &Palette,
 ) -> Result<Vec<(String, Figure)>> {
-    let mut by_key: BTreeMap<(&str, Checkpoint), Vec<&ParetoMark>> = BTreeMap::new();
+    type Key<'a> = (&'a str, Option<usize>, Checkpoint);
+    let mut by_key: BTreeMap<Key, Vec<&ParetoMark>> = BTreeMap::new();
     for row in &pareto.rows {
+        // Files without a `nodes` column hold the `[gaps]` sub-cluster study alone.
+        let nodes = row.nodes.or(sizes.sample_nodes());
         by_key
-            .entry((row.trace.as_str(), row.checkpoint))
+            .entry((row.trace.as_str(), nodes, row.checkpoint))
             .or_default()
             .push(row);
     }
-    let mut keys: Vec<(&str, Checkpoint)> = by_key.keys().copied().collect();
-    keys.sort_by(|a, b| natural_cmp(a.0, b.0).then(a.1.cmp(&b.1)));
+    // Trace by trace; the whole cluster (most nodes) first.
+    let mut keys: Vec<Key> = by_key.keys().copied().collect();
+    keys.sort_by(|a, b| {
+        natural_cmp(a.0, b.0)
+            .then(b.1.cmp(&a.1))
+            .then(a.2.cmp(&b.2))
+    });
     let mut figures = Vec::new();
-    for key in keys {
-        if let Some(figure) = pareto_figure(key.0, key.1, &by_key[&key], palette)? {
-            let stem = format!("pareto_{}_{}", file_safe(key.0), key.1.file_part());
+    for key @ (trace, nodes, checkpoint) in keys {
+        let size = nodes.map_or("cluster size not recorded".to_string(), |n| {
+            sizes.describe(trace, n)
+        });
+        let what = Snapshot {
+            trace,
+            size: &size,
+            checkpoint,
+        };
+        if let Some(figure) = pareto_figure(&what, &by_key[&key], palette)? {
+            let nodes_part = nodes.map_or(String::new(), |n| format!("{n}n_"));
+            let stem = format!(
+                "pareto_{}_{nodes_part}{}",
+                file_safe(trace),
+                checkpoint.file_part()
+            );
             figures.push((stem, Figure::Pareto(figure)));
         }
     }
     Ok(figures)
 }
 
+/// Which snapshots a Pareto figure shows: trace, cluster size (as
+/// [`ClusterSizes::describe`] writes it) and checkpoint.
+pub(crate) struct Snapshot<'a> {
+    pub(crate) trace: &'a str,
+    pub(crate) size: &'a str,
+    pub(crate) checkpoint: Checkpoint,
+}
+
+/// The exact fronts, one per seed, and their legend rows: the line with its point count,
+/// then one row per kind of point marker.
+fn fronts(
+    usable: &[&ParetoMark],
+    seeds: &[&str],
+    to_axes: impl Fn((f64, f64)) -> (f64, f64),
+) -> (Vec<FrontSeries>, Vec<LegendEntry>) {
+    let mut fronts = Vec::new();
+    let mut legend = Vec::new();
+    let mut markers = BTreeSet::new();
+    for (i, seed) in seeds.iter().enumerate() {
+        let mut points: Vec<(f64, f64, FrontMarker)> = usable
+            .iter()
+            .filter(|r| r.kind == PointKind::Front && r.seed == *seed)
+            .filter_map(|r| {
+                let marker = r
+                    .status
+                    .as_ref()
+                    .map_or(FrontMarker::Proven, FrontMarker::of);
+                r.point.map(|p| {
+                    let (x, y) = to_axes(p);
+                    (x, y, marker)
+                })
+            })
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        points.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        markers.extend(points.iter().map(|p| p.2));
+        let colour = FRONT_COLOURS[i % FRONT_COLOURS.len()];
+        let count = match points.len() {
+            1 => "1 point".to_string(),
+            n => format!("{n} points"),
+        };
+        let label = if seeds.len() > 1 {
+            format!("exact Pareto front, seed {seed} ({count})")
+        } else {
+            format!("exact Pareto front ({count})")
+        };
+        legend.push(LegendEntry::new(Swatch::Front(colour, true), label));
+        fronts.push(FrontSeries { colour, points });
+    }
+    for marker in markers {
+        let (shape, filled) = marker.shape();
+        legend.push(LegendEntry::new(
+            Swatch::FrontPoint(FRONT_COLOURS[0], shape, filled),
+            marker.legend(),
+        ));
+    }
+    (fronts, legend)
+}
+
 pub(crate) fn pareto_figure(
-    trace: &str,
-    checkpoint: Checkpoint,
+    what: &Snapshot,
     rows: &[&ParetoMark],
     palette: &Palette,
 ) -> Result<Option<ParetoFigure>> {
@@ -85,52 +215,11 @@ pub(crate) fn pareto_figure(
     let to_axes =
         |(power_w, frag_milli): (f64, f64)| (power_w / 1000.0, frag_milli / frag_per_unit);
 
-    let seeds: Vec<&str> = {
-        let mut seeds: Vec<&str> = usable
-            .iter()
-            .map(|r| r.seed.as_str())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        seeds.sort_by(|a, b| natural_cmp(a, b));
-        seeds
-    };
+    let seed_set: BTreeSet<&str> = usable.iter().map(|r| r.seed.as_str()).collect();
+    let mut seeds: Vec<&str> = seed_set.iter().copied().collect();
+    seeds.sort_by(|a, b| natural_cmp(a, b));
     let several_seeds = seeds.len() > 1;
-
-    let mut fronts = Vec::new();
-    let mut legend = Vec::new();
-    let mut any_unproven = false;
-    for (i, seed) in seeds.iter().enumerate() {
-        let mut points: Vec<(f64, f64, bool)> = usable
-            .iter()
-            .filter(|r| r.kind == PointKind::Front && r.seed == *seed)
-            .filter_map(|r| {
-                r.point.map(|p| {
-                    let (x, y) = to_axes(p);
-                    (x, y, r.proven)
-                })
-            })
-            .collect();
-        if points.is_empty() {
-            continue;
-        }
-        points.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
-        any_unproven |= points.iter().any(|p| !p.2);
-        let colour = FRONT_COLOURS[i % FRONT_COLOURS.len()];
-        let label = if several_seeds {
-            format!("exact Pareto front, seed {seed}")
-        } else {
-            "exact Pareto front".to_string()
-        };
-        legend.push(LegendEntry::new(Swatch::Front(colour, true), label));
-        fronts.push(FrontSeries { colour, points });
-    }
-    if any_unproven {
-        legend.push(LegendEntry::new(
-            Swatch::Front(FRONT_COLOURS[0], false),
-            "front point at time limit",
-        ));
-    }
+    let (fronts, mut legend) = fronts(&usable, &seeds, to_axes);
 
     let mut points = Vec::new();
     let mut policy_names = BTreeSet::new();
@@ -173,15 +262,15 @@ pub(crate) fn pareto_figure(
     let y = Axis::nice(y_lo, y_hi, 8, &format!("fragmented GPU ({frag_unit})"));
 
     let title = format!(
-        "Power vs fragmentation — trace {trace} at {} % arrived",
-        checkpoint.label()
+        "Power vs fragmentation — trace {}, {}, {}, at {} % arrived",
+        what.trace,
+        what.size,
+        seed_list(&seed_set),
+        what.checkpoint.label()
     );
     let mut subtitle = "line: exact ε-constraint front (least fragmentation for each power cap); \
                         points: online policies on the same snapshot"
         .to_string();
-    if several_seeds {
-        subtitle.push_str(&format!("; {} seeds", seeds.len()));
-    }
     if skipped > 0 {
         let noun = if skipped == 1 { "point" } else { "points" };
         subtitle.push_str(&format!(
@@ -203,6 +292,11 @@ pub(crate) fn pareto_figure(
         legend_width_px,
     }))
 }
+
+/// Size of a front point's marker.
+const FRONT_POINT_PX: f64 = 4.5;
+/// Size of a front point's marker under a policy's (6.5): a ring around it.
+const FRONT_RING_PX: f64 = 10.5;
 
 /// Pixel box `(x0, y0, x1, y1)`.
 pub(crate) type PixelBox = (i32, i32, i32, i32);
@@ -230,31 +324,38 @@ impl ParetoFigure {
         )?;
         let mut chart = build_chart(root, &plot, None, &self.x, &self.y, mode)?;
         let (x_px, y_px) = chart.plotting_area().get_pixel_range();
+        let centres: Vec<(i32, i32)> = self
+            .points
+            .iter()
+            .map(|p| chart.backend_coord(&p.2))
+            .collect();
+        let near_a_policy = |at: (i32, i32)| {
+            centres
+                .iter()
+                .any(|c| (c.0 - at.0).abs() <= 8 && (c.1 - at.1).abs() <= 8)
+        };
 
         for front in &self.fronts {
             chart.draw_series(LineSeries::new(
                 front.points.iter().map(|p| (p.0, p.1)),
                 front.colour.stroke_width(2),
             ))?;
-            for &(x, y, proven) in &front.points {
-                let fill = if proven { front.colour } else { WHITE };
-                draw_marker(
-                    root,
-                    Shape::Circle,
-                    chart.backend_coord(&(x, y)),
-                    4.5,
-                    fill,
-                    front.colour,
-                )?;
+            for &(x, y, marker) in &front.points {
+                let (shape, filled) = marker.shape();
+                let fill = if filled { front.colour } else { WHITE };
+                let at = chart.backend_coord(&(x, y));
+                // A policy that reaches the front hides its point: the point then rings the
+                // policy's marker, so the front's points and their statuses stay visible.
+                let size = if near_a_policy(at) {
+                    FRONT_RING_PX
+                } else {
+                    FRONT_POINT_PX
+                };
+                draw_marker(root, shape, at, size, fill, front.colour)?;
             }
         }
 
         // Markers first, then labels placed around them without overlaps where possible.
-        let centres: Vec<(i32, i32)> = self
-            .points
-            .iter()
-            .map(|p| chart.backend_coord(&p.2))
-            .collect();
         let mut taken: Vec<PixelBox> = centres
             .iter()
             .map(|c| (c.0 - 7, c.1 - 7, c.0 + 7, c.1 + 7))
@@ -262,7 +363,12 @@ impl ParetoFigure {
         for front in &self.fronts {
             for p in &front.points {
                 let c = chart.backend_coord(&(p.0, p.1));
-                taken.push((c.0 - 5, c.1 - 5, c.0 + 5, c.1 + 5));
+                let r = if near_a_policy(c) {
+                    FRONT_RING_PX as i32
+                } else {
+                    5
+                };
+                taken.push((c.0 - r, c.1 - r, c.0 + r, c.1 + r));
             }
         }
         for ((style, _, _), &centre) in self.points.iter().zip(&centres) {

@@ -11,14 +11,16 @@ use super::gap_data::Checkpoint;
 /// One row of `pareto.csv`, reduced to what a figure marks.
 pub(crate) struct ParetoMark {
     pub(crate) trace: String,
+    /// Nodes of the (sub-)cluster; `None` in files written before the column existed.
+    pub(crate) nodes: Option<usize>,
     pub(crate) checkpoint: Checkpoint,
     pub(crate) seed: String,
     pub(crate) kind: PointKind,
     pub(crate) label: String,
     /// `(power_w, frag_gpu_milli)`, `None` for infeasible or failed front points.
     pub(crate) point: Option<(f64, f64)>,
-    /// For front points: proven optimal (else only a time-limited solution).
-    pub(crate) proven: bool,
+    /// For front points: the solver's status (`None` for a policy's own point).
+    pub(crate) status: Option<SolveStatus>,
 }
 
 pub(crate) struct ParetoTable {
@@ -33,19 +35,10 @@ pub(crate) fn read_pareto(path: &Path) -> Result<Option<ParetoTable>> {
     let mut rows = Vec::with_capacity(table.rows.len());
     for row in &table.rows {
         let p = &row.value;
-        let (usable, proven) = match p.kind {
-            PointKind::Policy => (true, true),
+        let status = match p.kind {
+            PointKind::Policy => None,
             PointKind::Front => match SolveStatus::parse(&p.status) {
-                Some(SolveStatus::Optimal) => (true, true),
-                Some(
-                    SolveStatus::TimeLimitWithIncumbent
-                    | SolveStatus::GapLimit
-                    | SolveStatus::LpBound
-                    | SolveStatus::RelaxationBound,
-                ) => (true, false),
-                Some(
-                    SolveStatus::Infeasible | SolveStatus::Error(_) | SolveStatus::Unsupported(_),
-                ) => (false, false),
+                Some(status) => Some(status),
                 None => {
                     return Err(table.error(
                         row.line,
@@ -54,6 +47,10 @@ pub(crate) fn read_pareto(path: &Path) -> Result<Option<ParetoTable>> {
                 }
             },
         };
+        let usable = !matches!(
+            status,
+            Some(SolveStatus::Infeasible | SolveStatus::Error(_) | SolveStatus::Unsupported(_))
+        );
         let point = if usable {
             let finite = |column: &str, value: Option<f64>| match value {
                 Some(v) if v.is_finite() => Ok(v),
@@ -74,12 +71,13 @@ pub(crate) fn read_pareto(path: &Path) -> Result<Option<ParetoTable>> {
         }
         rows.push(ParetoMark {
             trace: p.trace.clone(),
+            nodes: p.nodes,
             checkpoint: Checkpoint::new(p.checkpoint_pct),
             seed: p.seed.clone(),
             kind: p.kind,
             label: p.label.clone(),
             point,
-            proven,
+            status,
         });
     }
     Ok(Some(ParetoTable { rows }))
