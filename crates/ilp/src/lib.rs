@@ -26,6 +26,7 @@ mod common;
 pub mod eval;
 pub mod frontier;
 pub mod gap;
+pub mod instance;
 pub mod max_alloc;
 pub mod min_frag;
 pub mod min_power;
@@ -42,6 +43,7 @@ pub use cg::{
     ColumnCarry, Rounding,
 };
 pub use gap::{gap_interval, heuristic_value, GapInterval};
+pub use instance::{build_instance, verify_instance, InstanceValues, RebuiltInstance};
 pub use max_alloc::max_alloc;
 pub use min_frag::{min_frag, min_frag_from};
 pub use min_power::min_power;
