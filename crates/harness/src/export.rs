@@ -2,14 +2,16 @@
 //! (`<policy>-seed<seed>-chk<checkpoint>.json`, format in `gapbench_results::instance`,
 //! documented in `workloads/instances/README.md`). Each file is re-read and its placements
 //! re-evaluated by the model crate before it is written, so a file on disk always holds
-//! what it claims.
+//! what it claims. After each file, `DIR/index.csv` is rewritten from every instance file
+//! in DIR (one row per instance and objective: status, value, bound), so several runs into
+//! one folder build one library.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use gapbench_ilp::instance::cpu_power_profile_name;
 use gapbench_ilp::{build_instance, verify_instance};
-use gapbench_results::instance::{InstanceFile, Provenance};
+use gapbench_results::instance::{index_csv, InstanceFile, Provenance};
 
 use crate::gap::{GapSettings, SolvedSnapshot};
 use crate::io::write_atomic;
@@ -25,9 +27,39 @@ pub struct Exporter<'a> {
     pub seed: u64,
 }
 
-/// The file stem of one snapshot's instance: `fgd-seed42-chk50`, `pwr200fgd800-seed42-chk80`.
-pub fn instance_name(run: &RunSettings, seed: u64, checkpoint_pct: f64) -> String {
-    format!("{}-seed{seed}-chk{checkpoint_pct}", run.policy_spec.slug())
+/// The file stem of one snapshot's instance: `fgd-seed42-chk50`,
+/// `pwr200-fgd800-seed42-chk80`, `fgd-seed42-n8-chk50` on a sub-cluster of 8 nodes.
+pub fn instance_name(
+    run: &RunSettings,
+    seed: u64,
+    sample_nodes: Option<usize>,
+    checkpoint_pct: f64,
+) -> String {
+    let sample = sample_nodes.map_or(String::new(), |n| format!("-n{n}"));
+    format!(
+        "{}-seed{seed}{sample}-chk{checkpoint_pct}",
+        run.policy_spec.slug()
+    )
+}
+
+/// The name of a library's index file.
+pub const INDEX_FILE: &str = "index.csv";
+
+/// Rewrites `dir/index.csv` from every `*.json` instance file in `dir`; errors name the
+/// file that does not read.
+pub fn write_index(dir: &Path) -> Result<PathBuf> {
+    let mut files = Vec::new();
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            files.push(InstanceFile::load(&path)?);
+        }
+    }
+    let path = dir.join(INDEX_FILE);
+    write_atomic(&path, index_csv(&files).as_bytes())?;
+    Ok(path)
 }
 
 impl Exporter<'_> {
@@ -38,6 +70,7 @@ impl Exporter<'_> {
             .map_err(|e| anyhow!("instance {} does not re-evaluate: {e}", file.name))?;
         let path = self.dir.join(format!("{}.json", file.name));
         write_atomic(&path, file.to_json()?.as_bytes())?;
+        write_index(self.dir)?;
         Ok(path)
     }
 
@@ -76,7 +109,7 @@ impl Exporter<'_> {
             threads: self.settings.threads,
         };
         build_instance(
-            instance_name(self.run, self.seed, checkpoint),
+            instance_name(self.run, self.seed, self.settings.sample_nodes, checkpoint),
             provenance,
             snapshot,
             solved.reports,

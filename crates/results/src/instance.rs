@@ -33,7 +33,7 @@ pub const POWER_FORMULA: &str = "Total power (watts) = sum over every node of th
 
 /// The fragment measure (FGD, Weng et al. ATC'23; reference-semantics §5.7), as stated in
 /// each file.
-pub const FRAGMENTATION_FORMULA: &str = "Fragmentation (milli-GPU) = sum over every node n of F(n) = sum over typical pods p of probability_p * frag_p(n). With free_d = 1000 minus the gpu_milli placed on device d of n, free = sum of free_d, cpu_left = the node type's cpu_milli minus the cpu_milli placed on n: frag_p(n) = free when p.gpu_milli = 0, or p.gpu_models is non-empty and the node's gpu_model (none for a CPU-only node) is not in it, or cpu_left < p.cpu_milli, or fewer than p.gpu_count devices have free_d >= p.gpu_milli; otherwise frag_p(n) = sum of free_d over the devices with free_d < p.gpu_milli. Floating point (f64): another implementation agrees to about 1e-9 relative, not bit for bit.";
+pub const FRAGMENTATION_FORMULA: &str = "Fragmentation (milli-GPU) = sum over every node n of the cluster, empty ones included, of F(n) = sum over typical pods p of probability_p * frag_p(n). With free_d = 1000 minus the gpu_milli placed on device d of n, free = sum of free_d, cpu_left = the node type's cpu_milli minus the cpu_milli placed on n: frag_p(n) = free when p.gpu_milli = 0, or p.gpu_models is non-empty and the node's gpu_model (none for a CPU-only node) is not in it, or cpu_left < p.cpu_milli, or fewer than p.gpu_count devices have free_d >= p.gpu_milli; otherwise frag_p(n) = sum of free_d over the devices with free_d < p.gpu_milli. Floating point (f64): another implementation agrees to about 1e-9 relative, not bit for bit.";
 
 /// The allocation objective, as stated in each file.
 pub const ALLOCATION_FORMULA: &str = "Allocated GPU (milli-GPU) = sum over placed tasks of gpu_count * gpu_milli. Maximised over every subset of the arrived tasks (shape field `arrived`); the placement's power is given as information only.";
@@ -302,6 +302,51 @@ impl InstanceFile {
     pub fn problem(&self, objective: Objective) -> Option<&Problem> {
         self.problems.iter().find(|p| p.objective == objective)
     }
+
+    /// The online policy's own value for `objective`.
+    pub fn heuristic_value(&self, objective: Objective) -> f64 {
+        match objective {
+            Objective::Power => self.heuristic.power_watts,
+            Objective::Alloc => self.heuristic.alloc_gpu_milli,
+            Objective::Frag => self.heuristic.frag_milli,
+        }
+    }
+}
+
+/// The header of a library's `index.csv`.
+pub const INDEX_HEADER: &str = "name,policy,seed,sample_nodes,checkpoint_pct,arrived_gpu_pct,objective,sense,unit,status,value,bound,heuristic_value,solve_s";
+
+/// A library's `index.csv`: one row per instance and objective, instances by name, so the
+/// set's values and bounds read at a glance (and diff between versions).
+pub fn index_csv(files: &[InstanceFile]) -> String {
+    use crate::csv_text::{field, number, optional_number};
+    let mut sorted: Vec<&InstanceFile> = files.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut text = format!("{INDEX_HEADER}\n");
+    for file in sorted {
+        let p = &file.provenance;
+        for problem in &file.problems {
+            let row = [
+                field(&file.name),
+                field(&p.policy),
+                p.seed.to_string(),
+                p.sample_nodes.map_or(String::new(), |n| n.to_string()),
+                number(p.checkpoint_pct, 0),
+                number(p.arrived_gpu_pct, 2),
+                problem.objective.name().to_string(),
+                field(&problem.sense),
+                field(&problem.unit),
+                field(&problem.status.label()),
+                optional_number(problem.value, 3),
+                optional_number(problem.bound, 3),
+                number(file.heuristic_value(problem.objective), 3),
+                number(problem.solve_s, 1),
+            ];
+            text.push_str(&row.join(","));
+            text.push('\n');
+        }
+    }
+    text
 }
 
 /// Lists whose elements are written one per line.
@@ -342,4 +387,186 @@ fn replace_rows(value: &mut serde_json::Value, rows: &mut Vec<String>) -> Result
         _ => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> InstanceFile {
+        let placement = vec![Configuration {
+            node_type: 0,
+            nodes: 2,
+            tasks: vec![
+                PlacedTask {
+                    shape: 0,
+                    devices: vec![0],
+                },
+                PlacedTask {
+                    shape: 1,
+                    devices: vec![],
+                },
+            ],
+        }];
+        InstanceFile {
+            format: INSTANCE_FORMAT.into(),
+            format_version: INSTANCE_FORMAT_VERSION,
+            name: "pwr200-fgd800-seed42-chk50".into(),
+            provenance: Provenance {
+                tool: "gapbench".into(),
+                version: "0".into(),
+                git_revision: "abc".into(),
+                command: vec!["gapbench".into(), "gap".into()],
+                inputs: Vec::new(),
+                policy: "pwr:200,fgd:800".into(),
+                seed: 42,
+                tune: Some(1.3),
+                task_order: "shuffled".into(),
+                node_order: "random".into(),
+                cpu_power_profile: "reference".into(),
+                sample_nodes: None,
+                checkpoint_pct: 50.0,
+                arrived_gpu_pct: 49.5,
+                method: "cg".into(),
+                time_limit_s: 10.0,
+                mip_rel_gap: 0.0,
+                threads: Some(2),
+            },
+            placement_rules: PLACEMENT_RULES.into(),
+            node_types: vec![InstanceNodeType {
+                count: 3,
+                cpu_milli: 32000,
+                memory_mib: 65536,
+                gpu_model: Some("T4".into()),
+                gpu_count: 2,
+                cpu_socket_idle_watts: 15,
+                cpu_socket_full_watts: 120,
+                cores_per_socket: 16,
+                gpu_idle_watts: 10,
+                gpu_full_watts: 70,
+                empty_node_watts: 35,
+            }],
+            shapes: vec![
+                InstanceShape {
+                    cpu_milli: 4000,
+                    memory_mib: 1024,
+                    gpu_count: 1,
+                    gpu_milli: 500,
+                    gpu_models: vec![],
+                    arrived: 3,
+                    placed: 2,
+                },
+                InstanceShape {
+                    cpu_milli: 2000,
+                    memory_mib: 512,
+                    gpu_count: 0,
+                    gpu_milli: 0,
+                    gpu_models: vec!["T4".into()],
+                    arrived: 2,
+                    placed: 2,
+                },
+            ],
+            power_model: PowerModelSpec {
+                formula: POWER_FORMULA.into(),
+            },
+            fragmentation_model: FragmentationModelSpec {
+                formula: FRAGMENTATION_FORMULA.into(),
+                typical_pods: vec![TypicalPodSpec {
+                    cpu_milli: 4000,
+                    gpu_milli: 500,
+                    gpu_count: 1,
+                    gpu_models: vec![],
+                    count: 7,
+                    probability: 1.0,
+                }],
+                distinct_shapes: 1,
+                coverage_pct: 100.0,
+            },
+            heuristic: HeuristicSolution {
+                power_watts: 400.0,
+                alloc_gpu_milli: 1000.0,
+                frag_milli: 1234.5,
+                placement: placement.clone(),
+            },
+            problems: vec![Problem {
+                objective: Objective::Power,
+                sense: "minimize".into(),
+                unit: "watts".into(),
+                tasks: "place exactly `placed` tasks of every shape".into(),
+                formula: POWER_FORMULA.into(),
+                status: SolveStatus::LpBound,
+                status_meaning: status_meaning(&SolveStatus::LpBound).into(),
+                value: Some(400.0),
+                bound: Some(390.5),
+                solve_s: 1.25,
+                power_watts: None,
+                placement,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_file_reads_back_equal_with_one_record_per_line() {
+        let file = sample();
+        let text = file.to_json().unwrap();
+        assert_eq!(InstanceFile::parse(&text).unwrap(), file);
+        // Each configuration and shape is one line of its own.
+        let configuration_lines = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("{\"node_type\":0,\"nodes\":2,"))
+            .count();
+        assert_eq!(configuration_lines, 2, "{text}");
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.trim_start().starts_with("{\"arrived\":"))
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn another_format_or_version_is_named_in_the_error() {
+        let mut value = serde_json::to_value(sample()).unwrap();
+        value["format_version"] = serde_json::json!(INSTANCE_FORMAT_VERSION + 1);
+        let error = InstanceFile::parse(&value.to_string())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("version"), "{error}");
+        value["format"] = serde_json::json!("something-else");
+        let error = InstanceFile::parse(&value.to_string())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("not a gapbench-instance file"), "{error}");
+        let error = InstanceFile::parse("{\n  \"format\": ")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("line 2"), "{error}");
+    }
+
+    #[test]
+    fn a_file_on_disk_that_fails_names_its_path() {
+        let dir = std::env::temp_dir().join(format!("gapbench-instance-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("broken.json");
+        std::fs::write(
+            &path,
+            "{\"format\": \"gapbench-instance\", \"format_version\": 1}",
+        )
+        .unwrap();
+        let error = format!("{:#}", InstanceFile::load(&path).unwrap_err());
+        assert!(error.contains("broken.json"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_index_has_one_row_per_objective_with_the_mix_quoted() {
+        let index = index_csv(&[sample()]);
+        let mut lines = index.lines();
+        assert_eq!(lines.next(), Some(INDEX_HEADER));
+        assert_eq!(
+            lines.next(),
+            Some("pwr200-fgd800-seed42-chk50,\"pwr:200,fgd:800\",42,,50,49.50,power,minimize,watts,lp_bound,400.000,390.500,400.000,1.2")
+        );
+        assert_eq!(lines.next(), None);
+    }
 }

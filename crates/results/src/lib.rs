@@ -24,7 +24,7 @@ pub mod table;
 pub use budget::{budget_point_label, BudgetFrontierRow, BudgetPointRow, BudgetTimelineRow};
 pub use front::FrontRow;
 pub use gap_row::GapRow;
-pub use instance::{InstanceFile, INSTANCE_FORMAT, INSTANCE_FORMAT_VERSION};
+pub use instance::{index_csv, InstanceFile, INSTANCE_FORMAT, INSTANCE_FORMAT_VERSION};
 pub use matrix::{InputFingerprint, MatrixDescription, Seeds};
 pub use objective::Objective;
 pub use pareto::{ParetoPoint, PointKind};
