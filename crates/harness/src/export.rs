@@ -1,5 +1,5 @@
 //! `gapbench gap --export DIR`: every solved snapshot as an instance file of the library
-//! (`<policy>-seed<seed>-chk<checkpoint>.json`, format in `gapbench_results::instance`,
+//! (`<policy>-seed<seed>[-n<nodes>]-chk<checkpoint>.json`, format in `gapbench_results::instance`,
 //! documented in `workloads/instances/README.md`). Each file is re-read and its placements
 //! re-evaluated by the model crate before it is written, so a file on disk always holds
 //! what it claims. After each file, `DIR/index.csv` is rewritten from every instance file

@@ -115,7 +115,8 @@ struct GapArgs {
     out: PathBuf,
     /// Also write each snapshot as a self-contained instance file (node types, task shapes,
     /// power and fragment models, best placement, bound and status per objective) into DIR:
-    /// `<policy>-seed<seed>-chk<checkpoint>.json`, format in workloads/instances/README.md.
+    /// `<policy>-seed<seed>[-n<nodes>]-chk<checkpoint>.json`, and rewrite DIR/index.csv (one
+    /// row per instance and objective); format in workloads/instances/README.md.
     #[arg(long, value_name = "DIR")]
     export: Option<PathBuf>,
 }
