@@ -9,8 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
-use gapbench_ilp::instance::cpu_power_profile_name;
-use gapbench_ilp::{build_instance, verify_instance};
+use gapbench_ilp::instance::{build_instance, cpu_power_profile_name, verify_instance};
 use gapbench_results::instance::{index_csv, InstanceFile, Provenance};
 
 use crate::gap::{GapSettings, SolvedSnapshot};

@@ -9,7 +9,7 @@ use gapbench::export::{write_index, Exporter, INDEX_FILE};
 use gapbench::gap::{gap_study_observed, GapMethod, GapSettings};
 use gapbench::run::RunSettings;
 use gapbench::workload::Workload;
-use gapbench_ilp::verify_instance;
+use gapbench_ilp::instance::verify_instance;
 use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
 use gapbench_results::instance::{Configuration, InstanceFile};
 use gapbench_results::Objective;

@@ -43,7 +43,6 @@ pub use cg::{
     ColumnCarry, Rounding,
 };
 pub use gap::{gap_interval, heuristic_value, GapInterval};
-pub use instance::{build_instance, verify_instance, InstanceValues, RebuiltInstance};
 pub use max_alloc::max_alloc;
 pub use min_frag::{min_frag, min_frag_from};
 pub use min_power::min_power;
