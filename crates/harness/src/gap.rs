@@ -135,6 +135,16 @@ impl GapMethod {
         })
     }
 
+    /// The name [`parse`](Self::parse) reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            GapMethod::Auto => "auto",
+            GapMethod::ColumnGeneration => "cg",
+            GapMethod::PerNode => "per-node",
+            GapMethod::Relaxation => "relaxation",
+        }
+    }
+
     /// The method used on a cluster of `nodes` nodes.
     fn resolve(self, nodes: usize, exact_max_nodes: usize) -> Self {
         match self {
@@ -190,6 +200,31 @@ pub fn gap_study_with(
     seed: u64,
     on_row: &mut dyn FnMut(&GapRow),
 ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
+    gap_study_observed(workload, run, settings, method, seed, on_row, &mut |_| {
+        Ok(())
+    })
+}
+
+/// One checkpoint once every objective is solved: the snapshot and one report per
+/// objective (in `GapSettings::objectives` order), for `--export`.
+pub struct SolvedSnapshot<'a> {
+    pub snapshot: &'a Snapshot<'a>,
+    pub reports: &'a [SolveReport],
+    /// The method the reports come from (`Auto` resolved).
+    pub method: GapMethod,
+}
+
+/// [`gap_study_with`], calling `on_solved` after each checkpoint's solves; its error stops
+/// the study.
+pub fn gap_study_observed(
+    workload: &Workload,
+    run: &RunSettings,
+    settings: &GapSettings,
+    method: GapMethod,
+    seed: u64,
+    on_row: &mut dyn FnMut(&GapRow),
+    on_solved: &mut dyn FnMut(SolvedSnapshot) -> Result<()>,
+) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
     settings.validate()?;
     let cluster = study_cluster(workload, settings, seed)?;
     let prepared = prepare(
@@ -237,6 +272,7 @@ pub fn gap_study_with(
                 column_generation_carrying(&snapshot, Objective::Frag, &options, &mut carry).0
             }
         });
+        let mut reports = Vec::new();
         for &objective in &settings.objectives {
             let report = match (method, objective) {
                 (
@@ -282,14 +318,20 @@ pub fn gap_study_with(
                 heuristic_value: heuristic,
                 incumbent: report.incumbent,
                 bound: report.bound,
-                status: report.status,
+                status: report.status.clone(),
                 gap_low_pct: gap.map(|g| g.low_pct),
                 gap_high_pct: gap.and_then(|g| g.high_pct),
                 solve_s: report.solve_seconds,
             };
             on_row(&row);
             rows.push(row);
+            reports.push(report);
         }
+        on_solved(SolvedSnapshot {
+            snapshot: &snapshot,
+            reports: &reports,
+            method,
+        })?;
         if let (true, Some(least_power), Some(least_frag)) = (front, &least_power, &least_frag) {
             let row = |point: String, cap, power, frag, bound, status, seconds| FrontRow {
                 checkpoint_pct: checkpoint,
@@ -445,6 +487,14 @@ mod tests {
             GapMethod::Relaxation
         );
         assert!(GapMethod::parse("lp").is_err());
+        for method in [
+            GapMethod::Auto,
+            GapMethod::ColumnGeneration,
+            GapMethod::PerNode,
+            GapMethod::Relaxation,
+        ] {
+            assert_eq!(GapMethod::parse(method.name()).unwrap(), method);
+        }
         assert_eq!(GapMethod::Auto.resolve(8, 128), GapMethod::PerNode);
         assert_eq!(
             GapMethod::Auto.resolve(1213, 128),

@@ -7,6 +7,7 @@ pub mod bench_spec;
 pub mod budget;
 pub mod budget_study;
 pub mod cells;
+pub mod export;
 pub mod frontier;
 pub mod gap;
 pub mod io;

@@ -119,12 +119,19 @@ struct GapArgs {
     /// Output folder (gaps.csv, fronts.csv, manifest.json).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// Also write each snapshot as a self-contained instance file (node types, task shapes,
+    /// power and fragment models, best placement, bound and status per objective) into DIR:
+    /// `<policy>-seed<seed>[-n<nodes>]-chk<checkpoint>.json`, and rewrite DIR/index.csv (one
+    /// row per instance and objective); format in workloads/instances/README.md.
+    #[arg(long, value_name = "DIR")]
+    export: Option<PathBuf>,
 }
 
 fn gap(args: GapArgs) -> Result<()> {
+    use gapbench::export::Exporter;
     use gapbench::gap::{
-        format_row, gap_study_with, parse_objectives, write_gap_outputs, GapMethod, GapSettings,
-        TABLE_HEADER,
+        format_row, gap_study_observed, parse_objectives, write_gap_outputs, GapMethod,
+        GapSettings, TABLE_HEADER,
     };
     let method = GapMethod::parse(&args.method)?;
     let run = args.workload.settings()?;
@@ -165,10 +172,28 @@ fn gap(args: GapArgs) -> Result<()> {
             }
         );
         println!("{TABLE_HEADER}");
-        let (seed_rows, seed_pareto) =
-            gap_study_with(&workload, &run, &settings, method, seed, &mut |row| {
-                println!("{}", format_row(row))
-            })?;
+        let exporter = args.export.as_deref().map(|dir| Exporter {
+            dir,
+            workload: &workload,
+            run: &run,
+            settings: &settings,
+            seed,
+        });
+        let (seed_rows, seed_pareto) = gap_study_observed(
+            &workload,
+            &run,
+            &settings,
+            method,
+            seed,
+            &mut |row| println!("{}", format_row(row)),
+            &mut |solved| {
+                if let Some(exporter) = &exporter {
+                    let path = exporter.write(&solved)?;
+                    println!("instance {}", path.display());
+                }
+                Ok(())
+            },
+        )?;
         rows.extend(seed_rows);
         pareto.extend(seed_pareto);
     }

@@ -26,6 +26,7 @@ mod common;
 pub mod eval;
 pub mod frontier;
 pub mod gap;
+pub mod instance;
 pub mod max_alloc;
 pub mod min_frag;
 pub mod min_power;
