@@ -230,6 +230,7 @@ fn export(dir: &Path, policy: &str, method: GapMethod, checkpoint_pct: f64) -> V
         mip_rel_gap: 0.0,
         threads: Some(1),
         pareto_points: 0,
+        front_time_limit_s: None,
         exact_max_nodes: 128,
     };
     let exporter = Exporter {
