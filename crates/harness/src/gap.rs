@@ -20,8 +20,8 @@ use anyhow::{bail, Result};
 use gapbench_ilp::{
     column_generation_carrying, column_generation_front, gap_interval, heuristic_value, max_alloc,
     min_frag_from, min_power, pareto_front_from, relaxed_max_alloc, relaxed_min_power,
-    sample_sub_cluster, ColumnCarry, Objective, Snapshot, SolveOptions, SolveReport, SolveStatus,
-    SweepEvent,
+    sample_sub_cluster, ColumnCarry, Objective, ParetoPoint, Snapshot, SolveOptions, SolveReport,
+    SolveStatus, SweepEvent,
 };
 use gapbench_model::{prepare, Cluster};
 use gapbench_online::{run_arrival_sweep, SweepResult};
@@ -250,57 +250,21 @@ pub fn gap_study_observed(
         let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint)
             .map_err(anyhow::Error::msg)?;
         let placed = snapshot.placed_tasks().len();
-        // Power is solved first (when asked for, or for the front): its placement is a
-        // good warm start for fragmentation, and the front reuses both end points.
-        let wants = |o: Objective| settings.objectives.contains(&o);
         // The front needs both end points, exact (per node) or by column generation.
         let by_cg = matches!(method, GapMethod::ColumnGeneration | GapMethod::Auto);
         let front = (exact || by_cg) && settings.pareto_points >= 2;
-        let least_power = ((exact || by_cg) && (wants(Objective::Power) || front)).then(|| {
-            if exact {
-                min_power(&snapshot, &options)
-            } else {
-                column_generation_carrying(&snapshot, Objective::Power, &options, &mut carry).0
-            }
-        });
-        let least_frag = ((exact || by_cg) && (wants(Objective::Frag) || front)).then(|| {
-            if exact {
-                let others: Vec<&[_]> =
-                    least_power.iter().map(|r| r.placement.as_slice()).collect();
-                min_frag_from(&snapshot, &others, &options)
-            } else {
-                column_generation_carrying(&snapshot, Objective::Frag, &options, &mut carry).0
-            }
-        });
+        let wants = |o: Objective| settings.objectives.contains(&o) || front;
+        let (least_power, least_frag) = if exact || by_cg {
+            end_points(&snapshot, exact, wants, &options, &mut carry)
+        } else {
+            (None, None)
+        };
         let mut reports = Vec::new();
         for &objective in &settings.objectives {
-            let report = match (method, objective) {
-                (
-                    GapMethod::PerNode | GapMethod::ColumnGeneration | GapMethod::Auto,
-                    Objective::Power,
-                ) => least_power.clone().expect("solved above"),
-                (
-                    GapMethod::PerNode | GapMethod::ColumnGeneration | GapMethod::Auto,
-                    Objective::Frag,
-                ) => least_frag.clone().expect("solved above"),
-                (GapMethod::PerNode, Objective::Alloc) => max_alloc(&snapshot, &options),
-                (GapMethod::ColumnGeneration | GapMethod::Auto, Objective::Alloc) => {
-                    column_generation_carrying(&snapshot, Objective::Alloc, &options, &mut carry).0
-                }
-                (GapMethod::Relaxation, Objective::Power) => relaxed_min_power(&snapshot, &options),
-                (GapMethod::Relaxation, Objective::Alloc) => relaxed_max_alloc(&snapshot, &options),
-                (GapMethod::Relaxation, Objective::Frag) => SolveReport {
-                    objective,
-                    status: SolveStatus::Unsupported(
-                        "no by-type relaxation of fragmentation: use --method cg".into(),
-                    ),
-                    incumbent: None,
-                    bound: None,
-                    mip_gap: None,
-                    solve_seconds: 0.0,
-                    placement: Vec::new(),
-                    secondary_power_watts: None,
-                },
+            let report = match objective {
+                Objective::Power if exact || by_cg => least_power.clone().expect("solved above"),
+                Objective::Frag if exact || by_cg => least_frag.clone().expect("solved above"),
+                _ => solve_objective(method, objective, &snapshot, &options, &mut carry),
             };
             let heuristic = heuristic_value(&snapshot, objective);
             let gap = gap_interval(&report, heuristic, capacity);
@@ -333,29 +297,6 @@ pub fn gap_study_observed(
             method,
         })?;
         if let (true, Some(least_power), Some(least_frag)) = (front, &least_power, &least_frag) {
-            let row = |point: String, cap, power, frag, bound, status, seconds| FrontRow {
-                checkpoint_pct: checkpoint,
-                policy: run.policy.clone(),
-                seed,
-                nodes: cluster.len(),
-                tasks: placed,
-                point,
-                power_cap_watts: cap,
-                power_watts: power,
-                frag_milli: frag,
-                frag_bound_milli: bound,
-                status,
-                solve_s: seconds,
-            };
-            pareto.push(row(
-                FrontRow::HEURISTIC.into(),
-                None,
-                heuristic_value(&snapshot, Objective::Power),
-                heuristic_value(&snapshot, Objective::Frag),
-                None,
-                None,
-                0.0,
-            ));
             let computed = if exact {
                 pareto_front_from(
                     &snapshot,
@@ -374,33 +315,139 @@ pub fn gap_study_observed(
                     &mut front_carry,
                 )
             };
-            match computed {
-                Ok(front) => {
-                    for p in front {
-                        pareto.push(row(
-                            p.label,
-                            p.power_cap_watts,
-                            p.power_watts,
-                            p.frag_milli,
-                            p.frag_bound_milli,
-                            Some(p.status),
-                            p.solve_seconds,
-                        ));
-                    }
-                }
-                Err(e) => pareto.push(row(
-                    "front".into(),
-                    None,
-                    f64::NAN,
-                    f64::NAN,
-                    None,
-                    Some(SolveStatus::Error(e)),
-                    0.0,
-                )),
-            }
+            let point = FrontPoint {
+                checkpoint_pct: checkpoint,
+                policy: &run.policy,
+                seed,
+                nodes: cluster.len(),
+                tasks: placed,
+            };
+            pareto.extend(point.rows(&snapshot, computed));
         }
     }
     Ok((rows, pareto))
+}
+
+/// The least power and the least fragmentation, each where `wants` it: per node (`exact`)
+/// or by column generation. Power is solved first: its placement is a good warm start for
+/// fragmentation, and the front reuses both.
+fn end_points(
+    snapshot: &Snapshot,
+    exact: bool,
+    wants: impl Fn(Objective) -> bool,
+    options: &SolveOptions,
+    carry: &mut ColumnCarry,
+) -> (Option<SolveReport>, Option<SolveReport>) {
+    let least_power = wants(Objective::Power).then(|| {
+        if exact {
+            min_power(snapshot, options)
+        } else {
+            column_generation_carrying(snapshot, Objective::Power, options, carry).0
+        }
+    });
+    let least_frag = wants(Objective::Frag).then(|| {
+        if exact {
+            let others: Vec<&[_]> = least_power.iter().map(|r| r.placement.as_slice()).collect();
+            min_frag_from(snapshot, &others, options)
+        } else {
+            column_generation_carrying(snapshot, Objective::Frag, options, carry).0
+        }
+    });
+    (least_power, least_frag)
+}
+
+/// One objective by `method` where the end points of the front are not involved:
+/// allocation exactly or by column generation, and every objective by relaxation.
+fn solve_objective(
+    method: GapMethod,
+    objective: Objective,
+    snapshot: &Snapshot,
+    options: &SolveOptions,
+    carry: &mut ColumnCarry,
+) -> SolveReport {
+    match (method, objective) {
+        (GapMethod::PerNode, Objective::Power) => min_power(snapshot, options),
+        (GapMethod::PerNode, Objective::Frag) => min_frag_from(snapshot, &[], options),
+        (GapMethod::PerNode, Objective::Alloc) => max_alloc(snapshot, options),
+        (GapMethod::ColumnGeneration | GapMethod::Auto, _) => {
+            column_generation_carrying(snapshot, objective, options, carry).0
+        }
+        (GapMethod::Relaxation, Objective::Power) => relaxed_min_power(snapshot, options),
+        (GapMethod::Relaxation, Objective::Alloc) => relaxed_max_alloc(snapshot, options),
+        (GapMethod::Relaxation, Objective::Frag) => SolveReport {
+            objective,
+            status: SolveStatus::Unsupported(
+                "no by-type relaxation of fragmentation: use --method cg".into(),
+            ),
+            incumbent: None,
+            bound: None,
+            mip_gap: None,
+            solve_seconds: 0.0,
+            placement: Vec::new(),
+            secondary_power_watts: None,
+        },
+    }
+}
+
+/// What every row of one checkpoint's front shares.
+struct FrontPoint<'a> {
+    checkpoint_pct: f64,
+    policy: &'a str,
+    seed: u64,
+    nodes: usize,
+    tasks: usize,
+}
+
+impl FrontPoint<'_> {
+    /// The heuristic's own point, then the front's points (or one row with its error).
+    fn rows(&self, snapshot: &Snapshot, front: Result<Vec<ParetoPoint>, String>) -> Vec<FrontRow> {
+        let row = |point: String, cap, power, frag, bound, status, seconds| FrontRow {
+            checkpoint_pct: self.checkpoint_pct,
+            policy: self.policy.to_string(),
+            seed: self.seed,
+            nodes: self.nodes,
+            tasks: self.tasks,
+            point,
+            power_cap_watts: cap,
+            power_watts: power,
+            frag_milli: frag,
+            frag_bound_milli: bound,
+            status,
+            solve_s: seconds,
+        };
+        let mut rows = vec![row(
+            FrontRow::HEURISTIC.into(),
+            None,
+            heuristic_value(snapshot, Objective::Power),
+            heuristic_value(snapshot, Objective::Frag),
+            None,
+            None,
+            0.0,
+        )];
+        match front {
+            Ok(front) => rows.extend(front.into_iter().map(|p| {
+                row(
+                    p.label,
+                    p.power_cap_watts,
+                    p.power_watts,
+                    p.frag_milli,
+                    p.frag_bound_milli,
+                    Some(p.status),
+                    p.solve_seconds,
+                )
+            })),
+            Err(e) => rows.push(row(
+                "front".into(),
+                None,
+                f64::NAN,
+                f64::NAN,
+                None,
+                Some(SolveStatus::Error(e)),
+                0.0,
+            )),
+        }
+        rows
+    }
 }
 
 /// The engine's records as the events a snapshot is cut from (the solver side knows no

@@ -3,15 +3,18 @@
 //! (never above the MIP's proven optimum), every point is feasible for its cap (never
 //! below that optimum), and the front is a front (power rises, fragmentation falls).
 
+mod support;
+
 use gapbench_ilp::min_frag::frag_with_power_cap;
 use gapbench_ilp::{
     column_generation_carrying, column_generation_front, sample_sub_cluster, ColumnCarry,
-    Objective, Snapshot, SolveOptions, SweepEvent,
+    Objective, Snapshot, SolveOptions,
 };
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::{load_nodes_csv, load_tasks_csv};
 use gapbench_model::{prepare, CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
 use gapbench_online::{run_arrival_sweep, PolicySpec};
+use support::events_of;
 
 fn options() -> SolveOptions {
     SolveOptions {
@@ -44,15 +47,7 @@ fn the_cg_front_brackets_the_epsilon_constraint_optimum_on_openb_sub_clusters() 
             seed,
         );
         let spec: PolicySpec = policy.parse().unwrap();
-        let sweep: Vec<SweepEvent> = run_arrival_sweep(&sub, &prepared, &spec)
-            .records
-            .iter()
-            .map(|r| SweepEvent {
-                task: r.task as usize,
-                placement: r.placement,
-                arrived_gpu_milli: r.arrived_gpu_milli,
-            })
-            .collect();
+        let sweep = events_of(&run_arrival_sweep(&sub, &prepared, &spec));
         let snapshot = Snapshot::at_checkpoint(&sub, &prepared, &sweep, 80.0).unwrap();
         let mut carry = ColumnCarry::new();
         let power =
