@@ -743,6 +743,8 @@ fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> 
             power_w: Some(p.power_watts),
             frag_gpu_milli: Some(p.frag_milli),
             status,
+            power_cap_w: p.power_cap_watts,
+            frag_bound_gpu_milli: p.frag_bound_milli,
         };
         for point in &record.fronts {
             let checkpoint = format!("{:.1}", point.checkpoint_pct);

@@ -38,15 +38,23 @@ pub struct ParetoPoint {
     pub frag_gpu_milli: Option<f64>,
     /// A [`crate::SolveStatus`] label for front points, `heuristic` for policies.
     pub status: String,
+    /// The front point's power cap ε (empty for the unconstrained least fragmentation and
+    /// for policies; absent in files written before the column existed).
+    #[serde(default, with = "float_text::option")]
+    pub power_cap_w: Option<f64>,
+    /// A proven lower bound on the fragmentation of any placement within the cap (empty
+    /// where none was proven).
+    #[serde(default, with = "float_text::option")]
+    pub frag_bound_gpu_milli: Option<f64>,
 }
 
 impl ParetoPoint {
     pub const CSV_HEADER: &'static str =
-        "trace,checkpoint_pct,seed,nodes,kind,label,power_w,frag_gpu_milli,status";
+        "trace,checkpoint_pct,seed,nodes,kind,label,power_w,frag_gpu_milli,status,power_cap_w,frag_bound_gpu_milli";
 
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{:.1},{},{},{},{},{},{},{}",
+            "{},{:.1},{},{},{},{},{},{},{},{},{}",
             field(&self.trace),
             self.checkpoint_pct,
             field(&self.seed),
@@ -58,7 +66,9 @@ impl ParetoPoint {
             field(&self.label),
             optional_number(self.power_w, 0),
             optional_number(self.frag_gpu_milli, 3),
-            field(&self.status)
+            field(&self.status),
+            optional_number(self.power_cap_w, 0),
+            optional_number(self.frag_bound_gpu_milli, 3)
         )
     }
 }
@@ -79,6 +89,8 @@ mod tests {
             power_w: Some(1_500_000.0),
             frag_gpu_milli: Some(30_000.5),
             status: "heuristic".into(),
+            power_cap_w: Some(1_600_000.0),
+            frag_bound_gpu_milli: Some(29_000.25),
         };
         let text = format!("{}\n{}\n", ParetoPoint::CSV_HEADER, point.csv_line());
         let back: Vec<ParetoPoint> = csv::Reader::from_reader(text.as_bytes())
@@ -99,5 +111,6 @@ mod tests {
             .unwrap();
         assert_eq!(back[0].nodes, None);
         assert_eq!(back[0].label, "min_power");
+        assert_eq!(back[0].frag_bound_gpu_milli, None);
     }
 }

@@ -32,6 +32,8 @@ pub(crate) enum Swatch {
     FrontPoint(RGBColor, Shape, bool),
     /// A dashed reference line.
     Reference,
+    /// A front's proven bound: a dashed line in its colour.
+    Bound(RGBColor),
 }
 
 #[derive(Debug, Clone)]
@@ -154,6 +156,7 @@ where
             draw_marker(area, *shape, centre, 5.0, fill, *colour)?;
         }
         Swatch::Reference => draw_dashed_hline(area, left, right, middle, SUBTLE_INK)?,
+        Swatch::Bound(colour) => draw_dashed_hline(area, left, right, middle, *colour)?,
     }
     Ok(())
 }

@@ -139,6 +139,7 @@ fn jct_figure(
         fronts.push(FrontSeries {
             colour,
             points: line,
+            bound: Vec::new(),
         });
     }
     let mut marks = Vec::new();

@@ -36,6 +36,24 @@ pub(crate) struct FrontSeries {
     pub(crate) colour: RGBColor,
     /// (x, y in axis units, how the point is marked), by increasing x.
     pub(crate) points: Vec<(f64, f64, FrontMarker)>,
+    /// The proven bound as a staircase (axis units, by increasing power cap): no placement
+    /// within a cap has less fragmentation. Between two caps `ε_k < ε_{k+1}` only the
+    /// larger cap's bound holds (the least fragmentation falls as the cap grows).
+    pub(crate) bound: Vec<(f64, f64)>,
+}
+
+/// The staircase through the bounds `(cap, bound)` (sorted by cap): on `[ε_k, ε_{k+1}]`
+/// the bound of `ε_{k+1}`.
+fn bound_staircase(mut bounds: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    bounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut steps = Vec::with_capacity(2 * bounds.len());
+    for (k, &(cap, bound)) in bounds.iter().enumerate() {
+        if k > 0 {
+            steps.push((bounds[k - 1].0, bound));
+        }
+        steps.push((cap, bound));
+    }
+    steps
 }
 
 /// How a front point is marked: by what its solve proved.
@@ -154,6 +172,13 @@ fn fronts(
     let mut legend = Vec::new();
     let mut markers = BTreeSet::new();
     for (i, seed) in seeds.iter().enumerate() {
+        let bound = bound_staircase(
+            usable
+                .iter()
+                .filter(|r| r.kind == PointKind::Front && r.seed == *seed)
+                .filter_map(|r| r.bound.map(&to_axes))
+                .collect(),
+        );
         let mut points: Vec<(f64, f64, FrontMarker)> = usable
             .iter()
             .filter(|r| r.kind == PointKind::Front && r.seed == *seed)
@@ -172,6 +197,8 @@ fn fronts(
             continue;
         }
         points.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        // Caps whose least fragmentation found is the same placement draw one point.
+        points.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
         markers.extend(points.iter().map(|p| p.2));
         let colour = FRONT_COLOURS[i % FRONT_COLOURS.len()];
         let count = match points.len() {
@@ -184,7 +211,17 @@ fn fronts(
             format!("exact Pareto front ({count})")
         };
         legend.push(LegendEntry::new(Swatch::Front(colour, true), label));
-        fronts.push(FrontSeries { colour, points });
+        if !bound.is_empty() {
+            legend.push(LegendEntry::new(
+                Swatch::Bound(colour),
+                "proven bound: no placement within the power cap has less",
+            ));
+        }
+        fronts.push(FrontSeries {
+            colour,
+            points,
+            bound,
+        });
     }
     for marker in markers {
         let (shape, filled) = marker.shape();
@@ -248,11 +285,21 @@ pub(crate) fn pareto_figure(
 
     let all_x = fronts
         .iter()
-        .flat_map(|f| f.points.iter().map(|p| p.0))
+        .flat_map(|f| {
+            f.points
+                .iter()
+                .map(|p| p.0)
+                .chain(f.bound.iter().map(|b| b.0))
+        })
         .chain(points.iter().map(|p| p.2 .0));
     let all_y = fronts
         .iter()
-        .flat_map(|f| f.points.iter().map(|p| p.1))
+        .flat_map(|f| {
+            f.points
+                .iter()
+                .map(|p| p.1)
+                .chain(f.bound.iter().map(|b| b.1))
+        })
         .chain(points.iter().map(|p| p.2 .1));
     let (x_lo, x_hi) = min_max(all_x).unwrap_or((0.0, 1.0));
     let (y_lo, y_hi) = min_max(all_y).unwrap_or((0.0, 1.0));
@@ -336,6 +383,12 @@ impl ParetoFigure {
         };
 
         for front in &self.fronts {
+            chart.draw_series(DashedLineSeries::new(
+                front.bound.iter().copied(),
+                6,
+                4,
+                front.colour.stroke_width(1),
+            ))?;
             chart.draw_series(LineSeries::new(
                 front.points.iter().map(|p| (p.0, p.1)),
                 front.colour.stroke_width(2),

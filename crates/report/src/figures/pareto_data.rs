@@ -21,6 +21,9 @@ pub(crate) struct ParetoMark {
     pub(crate) point: Option<(f64, f64)>,
     /// For front points: the solver's status (`None` for a policy's own point).
     pub(crate) status: Option<SolveStatus>,
+    /// For front points under a power cap with a proven fragmentation bound:
+    /// `(cap_w, bound_gpu_milli)`.
+    pub(crate) bound: Option<(f64, f64)>,
 }
 
 pub(crate) struct ParetoTable {
@@ -78,6 +81,12 @@ pub(crate) fn read_pareto(path: &Path) -> Result<Option<ParetoTable>> {
             label: p.label.clone(),
             point,
             status,
+            bound: match (p.power_cap_w, p.frag_bound_gpu_milli) {
+                (Some(cap), Some(bound)) if cap.is_finite() && bound.is_finite() => {
+                    Some((cap, bound))
+                }
+                _ => None,
+            },
         });
     }
     Ok(Some(ParetoTable { rows }))
