@@ -1,5 +1,6 @@
-//! Column generation against exact answers: on openb sub-clusters where the per-node MIP
-//! proves optimality, and against brute force on tiny random clusters. The CG bound never
+//! Column generation against exact answers: on openb sub-clusters of nine traces (default,
+//! multi-GPU, GPU sharing, GPU-model constraints, CPU-heavy) where the per-node MIP proves
+//! optimality, and against brute force on tiny random clusters. The CG bound never
 //! passes a proven optimum, its incumbent is a real placement (the checker passes, the
 //! value is the placement's own), and where the per-node model is optimal CG finds the
 //! same optimum.
@@ -267,7 +268,7 @@ fn cg_finds_the_per_node_optimum_on_multi_gpu_traces() {
 
 /// Four-node sub-clusters of three more traces: every sharing task at full GPU demand
 /// (`gpushare100`), GPU-model constraints on a tenth and a third of the GPU tasks
-/// (`gpuspec10`, `gpuspec33`), two and a half times the CPU-only tasks (`cpu250`).
+/// (`gpuspec10`, `gpuspec33`), a larger share of CPU-only tasks (`cpu250`).
 #[test]
 fn cg_finds_the_per_node_optimum_on_sharing_constrained_and_cpu_heavy_traces() {
     let cases = [
