@@ -1,14 +1,20 @@
 //! Full-cluster column generation: one solve per objective on the real 1,213-node openb
-//! cluster, the `default` trace tuned to 1.3 × its GPU capacity, FGD, at the 100 %
-//! checkpoint, on 2 threads with a 10 s limit per solve (so one criterion run stays within
-//! minutes). A solve ends when its bound closes or the time runs out: allocation converges
-//! within the limit here, so its time is the time to converge; power and fragmentation
-//! stop at the limit, so theirs guards the overhead around it (setup, integer phase).
+//! cluster, the `default` trace tuned to 1.3 × its GPU capacity (seed 42), FGD, at the
+//! 100 % checkpoint, on 2 threads with the paper bench's 10 s limit per solve
+//! (`workloads/paper.toml`, `[gaps.full_cluster]`). Ten samples of one solve each (criterion's
+//! flat sampling, since a solve outlasts the 1 s target) and a warm-up solve: up to two
+//! minutes per objective. A solve ends when its bound closes or the time runs out, so its
+//! time is the time to converge when it converges, and otherwise guards the overhead around
+//! the limit (setup, integer phase). The set-up solve prints what a solve proves (status,
+//! bound, incumbent, gap, columns, rounds), so each time is read with the quality it buys.
 
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gapbench_ilp::{column_generation, Objective, Snapshot, SolveOptions, SolveStatus};
+use gapbench_ilp::{
+    column_generation, column_generation_with_stats, relative_gap, Objective, Snapshot,
+    SolveOptions, SolveStatus,
+};
 
 fn cg_solve(c: &mut Criterion) {
     let (cluster, tasks) = gapbench_benches::openb_default();
@@ -25,12 +31,22 @@ fn cg_solve(c: &mut Criterion) {
     group.warm_up_time(Duration::from_millis(1));
     group.measurement_time(Duration::from_secs(1));
     for objective in Objective::ALL {
-        let report = column_generation(&snapshot, objective, &options);
+        let (report, stats) = column_generation_with_stats(&snapshot, objective, &options);
         assert!(
             !matches!(report.status, SolveStatus::Error(_)),
             "{}: {:?}",
             objective.name(),
             report.status
+        );
+        let (incumbent, bound) = (report.incumbent.unwrap_or(f64::NAN), report.bound);
+        eprintln!(
+            "cg_solve/{}: {} in {:.1} s, bound {bound:?}, incumbent {incumbent}, gap {:.3} %, {} columns, {} rounds",
+            objective.name(),
+            report.status.label(),
+            report.solve_seconds,
+            bound.map_or(f64::INFINITY, |b| 100.0 * relative_gap(incumbent, b)),
+            stats.columns,
+            stats.iterations
         );
         group.bench_function(objective.name(), |b| {
             b.iter(|| column_generation(&snapshot, objective, &options).bound)

@@ -1,5 +1,6 @@
-//! Column generation against exact answers: on openb sub-clusters where the per-node MIP
-//! proves optimality, and against brute force on tiny random clusters. The CG bound never
+//! Column generation against exact answers: on openb sub-clusters of nine traces (default,
+//! multi-GPU, GPU sharing, GPU-model constraints, CPU-heavy) where the per-node MIP proves
+//! optimality, and against brute force on tiny random clusters. The CG bound never
 //! passes a proven optimum, its incumbent is a real placement (the checker passes, the
 //! value is the placement's own), and where the per-node model is optimal CG finds the
 //! same optimum.
@@ -74,83 +75,250 @@ fn assert_brackets(objective: Objective, bound: f64, optimum: f64, incumbent: f6
     }
 }
 
-/// Real openb sub-clusters (the default trace, tuned to 1.3× the sub-cluster's capacity):
-/// wherever the per-node model proves its optimum, CG brackets it, and where CG proves
-/// optimality too the two optima are equal. Price-and-branch proves optimality only when
-/// the configuration LP's bound meets an integer solution of the generated columns, so
-/// most, not all, comparisons are between two proofs.
-#[test]
-fn cg_finds_the_per_node_optimum_on_openb_sub_clusters() {
+/// One openb sub-cluster to compare on: its trace, the seed of the sub-cluster draw, the
+/// shuffle and the node order, its size and the policy whose sweep the snapshots are cut from.
+struct Case {
+    /// `openb_pod_list_{trace}.csv`
+    trace: &'static str,
+    seed: u64,
+    nodes: usize,
+    policy: &'static str,
+}
+
+/// What [`compare_with_the_per_node_mip`] saw: how many snapshots the per-node MIP solved
+/// to a proven optimum (`compared`), at how many CG's incumbent is that optimum (`found`)
+/// and at how many CG proved it too (`both_optimal`); the same for fragmentation alone;
+/// and how many configurations the later checkpoints started from.
+#[derive(Debug, Default)]
+struct Comparison {
+    compared: usize,
+    found: usize,
+    both_optimal: usize,
+    frag_compared: usize,
+    frag_found: usize,
+    frag_both_optimal: usize,
+    carried: usize,
+}
+
+/// Real openb sub-clusters, the trace tuned to 1.3× the sub-cluster's capacity: at each
+/// checkpoint and objective, wherever the per-node model proves its optimum, CG brackets it
+/// (bound on the far side, incumbent on the near side), and where CG proves optimality too
+/// the two optima are equal. Each checkpoint's CG starts from the columns the previous one
+/// used, as in a gap study.
+fn compare_with_the_per_node_mip(
+    cases: &[Case],
+    checkpoints: &[f64],
+    options: &SolveOptions,
+) -> Comparison {
     let dir = openb_traces_dir();
     let full = load_nodes_csv(
         &dir.join("openb_node_list_gpu_node.csv"),
         CpuPowerProfile::Reference,
     )
     .unwrap();
-    let tasks = load_tasks_csv(&dir.join("openb_pod_list_default.csv"), InputRules::Strict)
+    let mut seen = Comparison::default();
+    for case in cases {
+        let tasks = load_tasks_csv(
+            &dir.join(format!("openb_pod_list_{}.csv", case.trace)),
+            InputRules::Strict,
+        )
         .unwrap()
         .tasks;
-    let (mut compared, mut both_optimal, mut carried) = (0, 0, 0);
-    for (seed, nodes, policy) in [(1u64, 6usize, "fgd"), (2, 6, "pwr"), (3, 5, "bestfit")] {
-        let (sub, _) = sample_sub_cluster(&full, nodes, seed).unwrap();
+        let (sub, _) = sample_sub_cluster(&full, case.nodes, case.seed).unwrap();
         let prepared = prepare(
             &tasks,
             &sub,
             TaskOrder::Shuffled,
             Some(1.3),
             NodeOrder::Random,
-            seed,
+            case.seed,
         );
-        let spec: PolicySpec = policy.parse().unwrap();
+        let spec: PolicySpec = case.policy.parse().unwrap();
         let result = events_of(&run_arrival_sweep(&sub, &prepared, &spec));
-        // The 100 % solves start from the columns the 60 % ones used, as in a gap study.
         let mut carry = ColumnCarry::new();
-        for checkpoint in [60.0, 100.0] {
+        for &checkpoint in checkpoints {
             let snapshot = Snapshot::at_checkpoint(&sub, &prepared, &result, checkpoint).unwrap();
             for objective in Objective::ALL {
-                let exact = match objective {
-                    Objective::Power => min_power(&snapshot, &options()),
-                    Objective::Alloc => max_alloc(&snapshot, &options()),
-                    Objective::Frag => min_frag(&snapshot, &options()),
-                };
-                let (cg, stats) =
-                    column_generation_carrying(&snapshot, objective, &options(), &mut carry);
-                carried += stats.carried_columns;
-                let (incumbent, bound) = checked(&snapshot, &cg);
-                if !exact.status.is_optimal() {
-                    continue;
-                }
-                let optimum = exact.incumbent.unwrap();
-                assert_brackets(objective, bound, optimum, incumbent);
-                compared += 1;
-                if cg.status.is_optimal() {
-                    let tolerance = 1e-6 * optimum.abs().max(1.0);
-                    assert!(
-                        (incumbent - optimum).abs() <= tolerance,
-                        "seed {seed} {policy} {checkpoint}% {}: CG {incumbent} != optimum {optimum}",
-                        objective.name()
-                    );
-                    both_optimal += 1;
-                } else {
-                    eprintln!(
-                        "seed {seed} {policy} {checkpoint}% {}: optimum {optimum}, CG [{bound}, {incumbent}] {}",
-                        objective.name(),
-                        cg.status.label()
-                    );
-                }
+                let what = format!(
+                    "{} seed {} {} nodes {} {checkpoint}% {}",
+                    case.trace,
+                    case.seed,
+                    case.nodes,
+                    case.policy,
+                    objective.name()
+                );
+                compare_one(&snapshot, objective, options, &mut carry, &what, &mut seen);
             }
         }
     }
-    assert!(
-        compared >= 9,
-        "only {compared} proven optima to compare with"
+    eprintln!("{seen:?}");
+    seen
+}
+
+/// One snapshot and objective of [`compare_with_the_per_node_mip`]. Whatever either solver
+/// proves, the optimum lies in both intervals, so they overlap; where the MIP proves it, CG
+/// brackets it, and where CG proves it too the two are equal.
+fn compare_one(
+    snapshot: &Snapshot,
+    objective: Objective,
+    options: &SolveOptions,
+    carry: &mut ColumnCarry,
+    what: &str,
+    seen: &mut Comparison,
+) {
+    let exact = match objective {
+        Objective::Power => min_power(snapshot, options),
+        Objective::Alloc => max_alloc(snapshot, options),
+        Objective::Frag => min_frag(snapshot, options),
+    };
+    let (cg, stats) = column_generation_carrying(snapshot, objective, options, carry);
+    seen.carried += stats.carried_columns;
+    let (incumbent, bound) = checked(snapshot, &cg);
+    eprintln!(
+        "{what}: MIP {} [{:?}, {:?}], CG {} [{bound}, {incumbent}]",
+        exact.status.label(),
+        exact.bound,
+        exact.incumbent,
+        cg.status.label()
     );
-    assert!(carried > 0, "no configuration carried from 60 % to 100 %");
-    // Observed: 4 of 13 proven by CG too; the rest bracketed (the configuration LP of a
-    // 5–6-node cluster has a few % integrality gap).
+    if let (Some(exact_bound), Some(exact_incumbent)) = (exact.bound, exact.incumbent) {
+        for (bound, incumbent) in [(bound, exact_incumbent), (exact_bound, incumbent)] {
+            let tolerance = 1e-6 * incumbent.abs().max(1.0);
+            let passes = if objective.maximise() {
+                bound < incumbent - tolerance
+            } else {
+                bound > incumbent + tolerance
+            };
+            assert!(
+                !passes,
+                "{what}: a bound {bound} passes an incumbent {incumbent}"
+            );
+        }
+    }
+    if !exact.status.is_optimal() {
+        return;
+    }
+    let optimum = exact.incumbent.unwrap();
+    assert_brackets(objective, bound, optimum, incumbent);
+    let tolerance = 1e-6 * optimum.abs().max(1.0);
+    let found = (incumbent - optimum).abs() <= tolerance;
+    let both = cg.status.is_optimal();
     assert!(
-        both_optimal >= 3,
-        "CG proved only {both_optimal} of {compared} optima"
+        found || !both,
+        "{what}: CG proved {incumbent}, the MIP proved {optimum}"
+    );
+    let frag = objective == Objective::Frag;
+    seen.compared += 1;
+    seen.found += usize::from(found);
+    seen.both_optimal += usize::from(both);
+    seen.frag_compared += usize::from(frag);
+    seen.frag_found += usize::from(frag && found);
+    seen.frag_both_optimal += usize::from(frag && both);
+}
+
+/// The default trace, three seeds and policies (5–6 nodes, 10 s per solve). Price-and-branch
+/// proves optimality only when the configuration LP's bound meets an integer solution of
+/// the generated columns, so most, not all, comparisons are between two proofs.
+#[test]
+fn cg_finds_the_per_node_optimum_on_openb_sub_clusters() {
+    let cases = [
+        Case {
+            trace: "default",
+            seed: 1,
+            nodes: 6,
+            policy: "fgd",
+        },
+        Case {
+            trace: "default",
+            seed: 2,
+            nodes: 6,
+            policy: "pwr",
+        },
+        Case {
+            trace: "default",
+            seed: 3,
+            nodes: 5,
+            policy: "bestfit",
+        },
+    ];
+    let seen = compare_with_the_per_node_mip(&cases, &[60.0, 100.0], &options());
+    // Observed on a loaded 2-core machine: 11 proven optima, all found by CG, 4 proven by
+    // CG too, the rest bracketed (the configuration LP of a 5–6-node cluster has a few %
+    // integrality gap). The MIP proves no fragmentation optimum on these clusters in 10 s.
+    assert_at_least(&seen, [9, 8, 3], [0, 0, 0]);
+}
+
+/// Four-node sub-clusters of the multi-GPU traces (20–50 % more whole- and multi-GPU
+/// demand), each with its own seed and policy, at 50 % and 100 % arrived, 3 s per solve.
+/// The per-node MIP proves fragmentation optima here (few devices, many whole GPUs), so
+/// these are the comparisons of fragmentation between two proofs.
+#[test]
+fn cg_finds_the_per_node_optimum_on_multi_gpu_traces() {
+    let cases = [
+        case("multigpu50", 4, "pwr"),
+        case("multigpu40", 10, "pwr"),
+        case("multigpu30", 8, "fgd"),
+        case("multigpu20", 11, "bestfit"),
+    ];
+    let seen = compare_with_the_per_node_mip(&cases, &[50.0, 100.0], &short_options());
+    // Observed on a loaded 2-core machine: 22 proven optima, 21 found by CG, 13 proven by
+    // CG too; fragmentation: 6 proven optima, 5 found, 2 proven by CG too.
+    assert_at_least(&seen, [18, 16, 10], [4, 3, 2]);
+}
+
+/// Four-node sub-clusters of three more traces: every sharing task at full GPU demand
+/// (`gpushare100`), GPU-model constraints on a tenth and a third of the GPU tasks
+/// (`gpuspec10`, `gpuspec33`), a larger share of CPU-only tasks (`cpu250`).
+#[test]
+fn cg_finds_the_per_node_optimum_on_sharing_constrained_and_cpu_heavy_traces() {
+    let cases = [
+        case("gpushare100", 5, "fgd"),
+        case("gpuspec33", 7, "random"),
+        case("gpuspec10", 12, "fgd"),
+        case("cpu250", 6, "bestfit"),
+    ];
+    let seen = compare_with_the_per_node_mip(&cases, &[50.0, 100.0], &short_options());
+    // Observed on a loaded 2-core machine: 12 proven optima, 11 found by CG, 6 proven by CG
+    // too. The MIP proves no fragmentation optimum here within 3 s on a loaded machine (on
+    // an idle one, `gpuspec33` at 50 % in 2 s, which CG proves too): fragmentation is
+    // checked by the overlap of the two intervals alone.
+    assert_at_least(&seen, [8, 7, 4], [0, 0, 0]);
+}
+
+/// A four-node sub-cluster of `openb_pod_list_{trace}.csv`.
+fn case(trace: &'static str, seed: u64, policy: &'static str) -> Case {
+    Case {
+        trace,
+        seed,
+        nodes: 4,
+        policy,
+    }
+}
+
+fn short_options() -> SolveOptions {
+    SolveOptions {
+        time_limit_s: 3.0,
+        ..options()
+    }
+}
+
+/// At least `[compared, found, both_optimal]` over every objective and the same for
+/// fragmentation alone — floors a little under what was observed, since a proof near the
+/// time limit may not come on a slower machine.
+fn assert_at_least(seen: &Comparison, all: [usize; 3], frag: [usize; 3]) {
+    let got = [seen.compared, seen.found, seen.both_optimal];
+    let got_frag = [seen.frag_compared, seen.frag_found, seen.frag_both_optimal];
+    assert!(
+        got.iter().zip(all).all(|(&g, w)| g >= w),
+        "[proven optima, found by CG, proven by CG] {got:?}, expected at least {all:?}"
+    );
+    assert!(
+        got_frag.iter().zip(frag).all(|(&g, w)| g >= w),
+        "fragmentation: [proven optima, found by CG, proven by CG] {got_frag:?}, expected at least {frag:?}"
+    );
+    assert!(
+        seen.carried > 0,
+        "no configuration carried between checkpoints"
     );
 }
 
