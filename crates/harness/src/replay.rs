@@ -240,11 +240,18 @@ pub fn write_replay_outputs(
         runs: summaries,
     };
     write_json(&out.join("summary.json"), &summary)?;
-    let manifest = Manifest::new(
-        inputs.inputs.clone(),
-        summary.seeds.clone(),
-        settings.clone(),
-    );
+    let mut settings = settings.clone();
+    if let Some(run) = runs.first() {
+        // What the loading rules dropped and flagged (the same for every seed of a file).
+        let s = run.result.summary();
+        settings["workload"] = serde_json::json!({
+            "tasks": s.tasks,
+            "dropped_pending": s.dropped_pending,
+            "left_censored": s.left_censored,
+            "right_censored": s.right_censored,
+        });
+    }
+    let manifest = Manifest::new(inputs.inputs.clone(), summary.seeds.clone(), settings);
     write_json(&out.join("manifest.json"), &manifest)?;
     Ok(summary)
 }

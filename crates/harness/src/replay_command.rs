@@ -58,9 +58,12 @@ pub(crate) struct ReplayArgs {
     /// GPU power: `utilisation` (follows the tenants' actual utilisation, time-and-budgets §1) or `reservation` (any reservation draws full power, the reference simulator's model).
     #[arg(long, value_enum, default_value_t = GpuPowerArg::Utilisation)]
     gpu_power: GpuPowerArg,
-    /// A task that fits nowhere on arrival: `queue` (waits, FIFO) or `fail` (dropped, as in the arrival sweep).
+    /// A task that fits nowhere on arrival: `queue` (waits) or `fail` (dropped, as in the arrival sweep). A task that fits no node even of the empty cluster always fails at arrival (`never_fits:<resource>`).
     #[arg(long, value_enum, default_value_t = OnFullArg::Queue)]
     on_full: OnFullArg,
+    /// Queue discipline: `fifo` (strict, as Gavel's: the oldest waiting task blocks the ones behind it) or `backfill` (the first waiting tasks that fit start; the others keep their places).
+    #[arg(long, value_enum, default_value_t = QueueArg::Fifo)]
+    queue: QueueArg,
     /// Stop at this time (seconds since the trace start); energy is integrated exactly to it.
     #[arg(long, value_name = "SECONDS")]
     until: Option<f64>,
@@ -99,6 +102,12 @@ enum GpuPowerArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum QueueArg {
+    Fifo,
+    Backfill,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum OnFullArg {
     Queue,
     Fail,
@@ -106,7 +115,9 @@ enum OnFullArg {
 
 pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     use gapbench::replay::{run_replays, write_replay_outputs, ReplayInputs, TimedSource};
-    use gapbench_replay::{GpuPowerMode, IdlePolicy, OnFull, PowerSettings, ReplayOptions};
+    use gapbench_replay::{
+        GpuPowerMode, IdlePolicy, OnFull, PowerSettings, QueueDiscipline, ReplayOptions,
+    };
     let source = match args.eaco_servers {
         Some(servers) => TimedSource::Eaco {
             servers,
@@ -163,6 +174,10 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
             OnFullArg::Queue => OnFull::Queue,
             OnFullArg::Fail => OnFull::Fail,
         },
+        queue: match args.queue {
+            QueueArg::Fifo => QueueDiscipline::Fifo,
+            QueueArg::Backfill => QueueDiscipline::Backfill,
+        },
         power: PowerSettings {
             gpu_mode: match args.gpu_power {
                 GpuPowerArg::Utilisation => GpuPowerMode::Utilisation,
@@ -211,6 +226,7 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         "sleep_fraction": options.power.sleep_fraction,
         "gpu_power": format!("{:?}", options.power.gpu_mode),
         "on_full": format!("{:?}", options.on_full),
+        "queue": options.queue.label(),
         "until_s": options.until_s,
         "tick_s": options.tick_s,
         "restart_overhead_s": options.restart_overhead_s,
@@ -218,7 +234,7 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     });
     let summary = write_replay_outputs(&out, &inputs, &settings, &runs, seeds.len() > 1)?;
     println!(
-        "\n{:>6} {:>7} {:>12} {:>11} {:>11} {:>11} {:>11} {:>6} {:>7} {:>10}",
+        "\n{:>6} {:>7} {:>12} {:>11} {:>11} {:>11} {:>11} {:>6} {:>7} {:>10} {:>7}",
         "seed",
         "tasks",
         "energy kWh",
@@ -228,12 +244,13 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         "makespan h",
         "undos",
         "missed",
-        "unfinished"
+        "unfinished",
+        "failed"
     );
     for run in &summary.runs {
         let s = &run.summary;
         println!(
-            "{:>6} {:>7} {:>12.1} {:>11.0} {:>11.0} {:>11.1} {:>11.1} {:>6} {:>7} {:>10}",
+            "{:>6} {:>7} {:>12.1} {:>11.0} {:>11.0} {:>11.1} {:>11.1} {:>6} {:>7} {:>10} {:>7}",
             run.seed,
             s.tasks,
             s.total_energy_kwh,
@@ -243,9 +260,11 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
             s.makespan_s / 3600.0,
             s.undo_count,
             s.deadline_misses,
-            s.unfinished + s.failed,
+            s.unfinished,
+            s.failed,
         );
     }
+    print_fates(&summary);
     let per_run: f64 =
         runs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>() / runs.len() as f64;
     println!(
@@ -256,4 +275,42 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         out.display()
     );
     Ok(())
+}
+
+/// What became of the tasks that did not complete, and what the loading rules dropped or
+/// flagged, per seed when seeds differ (nothing is left unsaid).
+fn print_fates(summary: &gapbench::replay::ReplaySummary) {
+    let Some(first) = summary.runs.first() else {
+        return;
+    };
+    let s = &first.summary;
+    if s.dropped_pending + s.left_censored + s.right_censored > 0 {
+        println!(
+            "workload: {} Pending pod(s) dropped (never ran); {} task(s) already there at the trace start, {} still running at its end (censored)",
+            s.dropped_pending, s.left_censored, s.right_censored
+        );
+    }
+    for run in &summary.runs {
+        let s = &run.summary;
+        let seed = if summary.runs.len() > 1 {
+            format!("seed {}: ", run.seed)
+        } else {
+            String::new()
+        };
+        for (label, count) in &s.failures {
+            let reason = gapbench_model::FailureReason::ALL
+                .into_iter()
+                .find(|r| r.label() == *label)
+                .map_or("", |r| r.describe());
+            println!("{seed}{count:>8} failed at arrival  {label:<26} {reason}");
+        }
+        if s.still_waiting > 0 {
+            println!(
+                "{seed}{} task(s) still waiting when the replay stopped ({} queue); the longest waited {:.1} h",
+                s.still_waiting,
+                s.queue,
+                s.longest_wait_s.unwrap_or(0.0) / 3600.0
+            );
+        }
+    }
 }

@@ -31,7 +31,8 @@ fn small() -> (Cluster, TimedWorkload) {
                 phase: PodPhase::Succeeded,
                 arrival_s: f64::from(i * 173 % 7200),
                 duration_s: 900.0 + f64::from(i * 613 % 5400),
-                censored: false,
+                left_censored: false,
+                right_censored: false,
                 profile: None,
             }
         })

@@ -25,8 +25,10 @@ pub mod timed_workload;
 pub use attributes::{derive_attributes, DeadlineFactors, TaskAttributes};
 pub use colocation::ColocationModel;
 pub use energy::{GpuPowerMode, IdlePolicy, PowerSettings};
-pub use engine::{run, OnFull, ReplayOptions};
+pub use engine::{run, OnFull, QueueDiscipline, ReplayOptions};
 pub use openb_like::openb_like_timed;
 pub use policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
 pub use results::{Distribution, ReplayResult, Summary, TaskRecord, TimelineRow};
-pub use timed_workload::{GpuProfile, PodPhase, Qos, TimedTask, TimedWorkload, TIME_RULES};
+pub use timed_workload::{
+    GpuProfile, PodPhase, Qos, TimedTask, TimedWorkload, WorkloadCensus, TIME_RULES,
+};

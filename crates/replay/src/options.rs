@@ -3,11 +3,12 @@
 use crate::attributes::DeadlineFactors;
 use crate::colocation::ColocationModel;
 use crate::energy::PowerSettings;
+use crate::engine::QueueDiscipline;
 
 /// What happens to a task that fits nowhere on arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum OnFull {
-    /// It waits in the FIFO queue.
+    /// It waits in the queue.
     #[default]
     Queue,
     /// It fails at once and is never retried (the arrival sweep's semantics).
@@ -21,6 +22,7 @@ pub struct ReplayOptions {
     /// attributes.
     pub seed: u64,
     pub on_full: OnFull,
+    pub queue: QueueDiscipline,
     pub power: PowerSettings,
     pub colocation: ColocationModel,
     pub deadlines: DeadlineFactors,
@@ -41,6 +43,7 @@ impl Default for ReplayOptions {
         ReplayOptions {
             seed: 42,
             on_full: OnFull::Queue,
+            queue: QueueDiscipline::Fifo,
             power: PowerSettings::default(),
             colocation: ColocationModel::default(),
             deadlines: DeadlineFactors::default(),

@@ -93,9 +93,15 @@ pub trait TimePolicy {
     /// A short name for files and tables, e.g. `fgd`, `eaco-r`.
     fn name(&self) -> String;
 
-    /// Decide for `task`, the head of the queue: an [`Action::Place`] for it or
-    /// [`Action::Queue`].
+    /// Decide for `task`, a waiting task (the head of the queue under strict FIFO): an
+    /// [`Action::Place`] for it or [`Action::Queue`].
     fn schedule(&mut self, view: &ReplayView<'_>, task: u32, rng: &mut SimRng) -> Action;
+
+    /// How this policy's placements use GPU capacity (a backfilling queue skips tasks that
+    /// fit no node under it without asking).
+    fn capacity(&self) -> CapacityMode {
+        CapacityMode::Reserved
+    }
 
     /// Called after every change of a node (a task started or left it).
     fn node_changed(&mut self, _view: &ReplayView<'_>, _node: NodeId) {}

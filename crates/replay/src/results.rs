@@ -4,13 +4,16 @@
 
 use std::io;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
-use gapbench_model::ClusterState;
+use gapbench_model::{ClusterState, FailureReason};
 
 use crate::attributes::TaskAttributes;
 use crate::devices::DeviceTable;
 use crate::energy::{EnergyMeter, JOULES_PER_KWH};
+use crate::engine::QueueDiscipline;
 use crate::timed_workload::{PodPhase, Qos};
 
 /// The cluster after one event.
@@ -40,13 +43,17 @@ pub struct TaskRecord {
     pub gpu_milli: u16,
     pub arrival_s: f64,
     pub duration_s: f64,
-    pub censored: bool,
+    /// Already there when the trace began (see `timed_workload`).
+    pub left_censored: bool,
+    /// Still running at the trace end: its duration is a lower bound.
+    pub right_censored: bool,
     pub attributes: TaskAttributes,
     /// First start (an undone task keeps its first start).
     pub start_s: Option<f64>,
     pub end_s: Option<f64>,
-    /// Fit nowhere on arrival under `OnFull::Fail`.
-    pub failed: bool,
+    /// Why it failed at arrival: it fits no node of the empty cluster (`never_fits:…`), or,
+    /// under `OnFull::Fail`, none had room then (`no_room`). Failed tasks never run.
+    pub failure: Option<FailureReason>,
     pub undos: u32,
     /// Work left when the replay stopped (0 for completed tasks).
     pub remaining_work_s: f64,
@@ -57,6 +64,10 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    pub fn failed(&self) -> bool {
+        self.failure.is_some()
+    }
+
     pub fn wait_s(&self) -> Option<f64> {
         self.start_s.map(|s| s - self.arrival_s)
     }
@@ -90,7 +101,8 @@ struct TaskRow<'a> {
     gpu_milli: u16,
     arrival_s: f64,
     duration_s: f64,
-    censored: bool,
+    left_censored: bool,
+    right_censored: bool,
     util_permille: u32,
     gpu_memory_permille: u32,
     epochs: u32,
@@ -101,6 +113,8 @@ struct TaskRow<'a> {
     jct_s: Option<f64>,
     slowdown: Option<f64>,
     failed: bool,
+    /// Why it failed (`never_fits:<resource>` or `no_room`), empty otherwise.
+    failure: &'static str,
     undos: u32,
     deadline_missed: bool,
     energy_kwh: f64,
@@ -140,12 +154,24 @@ impl Distribution {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
     pub policy: String,
+    /// `fifo` (strict) or `backfill`.
+    pub queue: &'static str,
     pub tasks: usize,
     pub completed: usize,
     pub failed: usize,
+    /// Failed tasks by reason (`never_fits:<resource>`, `no_room`).
+    pub failures: BTreeMap<&'static str, usize>,
     /// Still waiting or running when the replay stopped.
     pub unfinished: usize,
-    pub censored: usize,
+    /// Waiting in the queue when the replay stopped, and the longest of their waits since
+    /// arrival.
+    pub still_waiting: usize,
+    pub longest_wait_s: Option<f64>,
+    /// `Pending` pods of the trace, dropped before the replay (they never ran).
+    pub dropped_pending: usize,
+    /// Tasks already there when the trace began, and tasks still running at its end.
+    pub left_censored: usize,
+    pub right_censored: usize,
     pub total_energy_kwh: f64,
     pub gpu_busy_kwh: f64,
     pub gpu_idle_kwh: f64,
@@ -168,6 +194,11 @@ pub struct Summary {
 #[derive(Debug, Clone)]
 pub struct ReplayResult {
     pub policy: String,
+    pub queue: QueueDiscipline,
+    /// The workload's dropped `Pending` pods (they never ran, so they are not in `tasks`).
+    pub dropped_pending: usize,
+    /// Tasks in the queue when the replay stopped, in queue order.
+    pub waiting_at_end: Vec<u32>,
     /// In arrival order (the workload's order).
     pub tasks: Vec<TaskRecord>,
     pub timeline: Vec<TimelineRow>,
@@ -185,15 +216,29 @@ pub struct ReplayResult {
 impl ReplayResult {
     pub fn summary(&self) -> Summary {
         let completed: Vec<&TaskRecord> = self.tasks.iter().filter(|t| t.end_s.is_some()).collect();
-        let failed = self.tasks.iter().filter(|t| t.failed).count();
+        let mut failures = BTreeMap::new();
+        for reason in self.tasks.iter().filter_map(|t| t.failure) {
+            *failures.entry(reason.label()).or_insert(0) += 1;
+        }
+        let failed = failures.values().sum();
         let span = self.end_s - self.start_s;
         Summary {
             policy: self.policy.clone(),
+            queue: self.queue.label(),
             tasks: self.tasks.len(),
             completed: completed.len(),
             failed,
+            failures,
             unfinished: self.tasks.len() - completed.len() - failed,
-            censored: self.tasks.iter().filter(|t| t.censored).count(),
+            still_waiting: self.waiting_at_end.len(),
+            longest_wait_s: self
+                .waiting_at_end
+                .iter()
+                .map(|&t| self.end_s - self.tasks[t as usize].arrival_s)
+                .reduce(f64::max),
+            dropped_pending: self.dropped_pending,
+            left_censored: self.tasks.iter().filter(|t| t.left_censored).count(),
+            right_censored: self.tasks.iter().filter(|t| t.right_censored).count(),
             total_energy_kwh: self.energy.total_kwh(),
             gpu_busy_kwh: self.energy.gpu_busy_j / JOULES_PER_KWH,
             gpu_idle_kwh: self.energy.gpu_idle_j / JOULES_PER_KWH,
@@ -240,7 +285,8 @@ impl ReplayResult {
                     gpu_milli: t.gpu_milli,
                     arrival_s: t.arrival_s,
                     duration_s: t.duration_s,
-                    censored: t.censored,
+                    left_censored: t.left_censored,
+                    right_censored: t.right_censored,
                     util_permille: t.attributes.util_permille,
                     gpu_memory_permille: t.attributes.gpu_memory_permille,
                     epochs: t.attributes.epochs,
@@ -254,7 +300,8 @@ impl ReplayResult {
                     wait_s: t.wait_s(),
                     jct_s: t.jct_s(),
                     slowdown: t.slowdown(),
-                    failed: t.failed,
+                    failed: t.failed(),
+                    failure: t.failure.map_or("", FailureReason::label),
                     undos: t.undos,
                     deadline_missed: t.deadline_missed(),
                     energy_kwh: t.energy_kwh,

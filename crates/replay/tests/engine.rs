@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use gapbench_model::Cluster;
 use gapbench_replay::energy::{GpuPowerMode, JOULES_PER_KWH};
 use gapbench_replay::{
-    run, ColocationModel, IdlePolicy, OnFull, PowerSettings, Qos, ReplayOptions, TimedTask,
-    TimedWorkload,
+    run, ColocationModel, IdlePolicy, OnFull, PowerSettings, Qos, QueueDiscipline, ReplayOptions,
+    TimedTask, TimedWorkload,
 };
 use support::*;
 
@@ -219,7 +219,7 @@ proptest! {
         let result = run(&cluster, &workload, p.as_mut(), &options);
         prop_assert!(result.violations.is_empty());
         for t in &result.tasks {
-            prop_assert!(t.failed != t.start_s.is_some());
+            prop_assert!(t.failed() != t.start_s.is_some());
             if let Some(start) = t.start_s {
                 prop_assert_eq!(start, t.arrival_s);
             }
@@ -246,4 +246,55 @@ fn until_stops_with_exact_energy_and_remaining_work() {
     assert_eq!(left, [10.0, 60.0]);
     let summary = result.summary();
     assert_eq!((summary.completed, summary.unfinished), (0, 2));
+}
+
+/// One node of 2 GPUs: A holds one GPU until 100 s; B (2 GPUs) arrives at 10 s and must wait
+/// for A; C (1 GPU) arrives at 20 s. Strict FIFO keeps C behind B (C starts after B ends, at
+/// 200 s); backfilling starts C on the free GPU at once, and B still starts when A leaves
+/// only if C is gone, so B waits for C (C ends at 120 s, B starts then).
+#[test]
+fn backfill_passes_over_a_blocked_head_and_fifo_does_not() {
+    let cluster = cluster(&[node_type(2, 32)]);
+    let workload = workload(vec![
+        timed("a", 1000, 1, 1000, Qos::BestEffort, 0.0, 100.0),
+        timed("b", 1000, 2, 1000, Qos::BestEffort, 10.0, 100.0),
+        timed("c", 1000, 1, 1000, Qos::BestEffort, 20.0, 100.0),
+    ]);
+    let starts = |queue| {
+        let options = ReplayOptions {
+            queue,
+            check_every_event: true,
+            ..ReplayOptions::default()
+        };
+        let mut p = policy("fgd", &cluster);
+        let result = run(&cluster, &workload, p.as_mut(), &options);
+        assert!(result.violations.is_empty());
+        assert_eq!(result.summary().completed, 3);
+        result
+            .tasks
+            .iter()
+            .map(|t| t.start_s.unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(starts(QueueDiscipline::Fifo), [0.0, 100.0, 200.0]);
+    assert_eq!(starts(QueueDiscipline::Backfill), [0.0, 120.0, 20.0]);
+}
+
+/// A stopped replay says who still waits and for how long.
+#[test]
+fn tasks_still_waiting_at_the_end_are_counted_with_the_longest_wait() {
+    let cluster = cluster(&[node_type(1, 32)]);
+    let workload = workload(vec![
+        timed("a", 1000, 1, 1000, Qos::BestEffort, 0.0, 1000.0),
+        timed("b", 1000, 1, 1000, Qos::BestEffort, 10.0, 100.0),
+        timed("c", 1000, 1, 1000, Qos::BestEffort, 30.0, 100.0),
+    ]);
+    let options = ReplayOptions {
+        until_s: Some(500.0),
+        ..ReplayOptions::default()
+    };
+    let mut p = policy("fgd", &cluster);
+    let summary = run(&cluster, &workload, p.as_mut(), &options).summary();
+    assert_eq!((summary.unfinished, summary.still_waiting), (3, 2));
+    assert_eq!(summary.longest_wait_s, Some(490.0));
 }

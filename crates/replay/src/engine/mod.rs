@@ -10,8 +10,11 @@
 //! - `Observation`: asked for by a placement (EaCO's one-epoch look); may undo it.
 //! - `Tick`: periodic sampling only.
 //!
-//! The queue is strict FIFO: its head blocks the tasks behind it. After every completion and
-//! undo the engine offers the head to the policy until one does not fit. With
+//! The queue is strict FIFO by default: its head blocks the tasks behind it, and after every
+//! completion and undo the engine offers the head to the policy until one does not fit. Under
+//! [`QueueDiscipline::Backfill`] every waiting task is offered in arrival order and the ones
+//! the policy cannot place are passed over. A task that fits no node of the empty cluster
+//! fails at arrival with `never_fits:<resource>` (it would block a FIFO queue forever); with
 //! [`OnFull::Fail`] a task that fits nowhere on arrival fails at once (the sweep's rule).
 
 use std::cmp::Reverse;
@@ -20,7 +23,8 @@ use std::collections::{BinaryHeap, VecDeque};
 use gapbench_model::frag::REFERENCE_POPULARITY_PCT;
 use gapbench_model::rng::{seeded, shuffle, SimRng};
 use gapbench_model::{
-    check_placements, Cluster, ClusterState, MetricsTracker, NodeId, Placement, Task, TypicalPods,
+    check_placements, Cluster, ClusterState, FailureReason, MetricsTracker, NodeId, Placement,
+    Task, TypicalPods,
 };
 
 use crate::attributes::{derive_attributes, TaskAttributes};
@@ -28,6 +32,10 @@ use crate::devices::DeviceTable;
 use crate::energy::{node_power, EnergyMeter, PowerSplit};
 use crate::events::{Event, EventKind};
 pub use crate::options::{OnFull, ReplayOptions};
+use queue::FreeBounds;
+pub use queue::QueueDiscipline;
+
+mod queue;
 use crate::policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
 use crate::results::{ReplayResult, TaskRecord, TimelineRow};
 use crate::timed_workload::TimedWorkload;
@@ -41,7 +49,7 @@ struct TaskRun {
     capacity: CapacityMode,
     first_start_s: Option<f64>,
     end_s: Option<f64>,
-    failed: bool,
+    failure: Option<FailureReason>,
     undos: u32,
     /// Share of its node's power, as a weight (see [`Replay::weight`]).
     weight: u64,
@@ -160,7 +168,7 @@ impl<'a> Replay<'a> {
                     capacity: CapacityMode::Reserved,
                     first_start_s: None,
                     end_s: None,
-                    failed: false,
+                    failure: None,
                     undos: 0,
                     weight: 0,
                     energy_index_at_start: 0.0,
@@ -285,10 +293,14 @@ impl<'a> Replay<'a> {
     fn handle(&mut self, kind: EventKind, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
         match kind {
             EventKind::Arrival { task } => {
-                self.queue.push_back(task);
-                if self.queue.len() == 1 {
-                    self.drain(policy, rng, true);
+                let timed = &self.workload.tasks[task as usize].task;
+                let reason = FailureReason::of(self.cluster, timed);
+                if reason != FailureReason::NoRoomNow {
+                    self.runs[task as usize].failure = Some(reason);
+                    return;
                 }
+                self.queue.push_back(task);
+                self.drain(policy, rng, Some(task));
             }
             EventKind::Completion { task, .. } => {
                 self.stop(task, policy);
@@ -297,12 +309,12 @@ impl<'a> Replay<'a> {
                 self.progress[task as usize].remaining_work_s = 0.0;
                 let actions = policy.on_completion(&self.view(), task);
                 self.apply(actions, policy);
-                self.drain(policy, rng, false);
+                self.drain(policy, rng, None);
             }
             EventKind::Observation { task, .. } => {
                 let actions = policy.on_observation(&self.view(), task);
                 self.apply(actions, policy);
-                self.drain(policy, rng, false);
+                self.drain(policy, rng, None);
             }
             EventKind::Tick => {}
         }
@@ -332,35 +344,61 @@ impl<'a> Replay<'a> {
         }
     }
 
-    /// Offers the queue head to the policy until one does not fit. `arrival`: the head just
-    /// arrived, so under `OnFull::Fail` a refusal fails it.
-    fn drain(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng, arrival: bool) {
-        while let Some(&head) = self.queue.front() {
-            match policy.schedule(&self.view(), head, rng) {
-                Action::Place {
-                    task,
-                    placement,
-                    capacity,
-                    observe_after_s,
-                } => {
-                    assert_eq!(task, head, "a policy places the task it was asked about");
-                    self.queue.pop_front();
-                    self.start(task, placement, capacity, policy);
-                    if let Some(delay) = observe_after_s {
-                        let start = self.runs[task as usize].starts;
-                        self.push(self.now_s + delay, EventKind::Observation { task, start });
-                    }
+    /// Offers waiting tasks to the policy by the queue discipline. `arrival`: this task just
+    /// arrived and nothing freed since the last offer, so only it may newly fit (and under
+    /// `OnFull::Fail` a refusal fails it).
+    fn drain(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng, arrival: Option<u32>) {
+        if let Some(task) = arrival {
+            let alone = self.queue.len() == 1;
+            if alone || self.options.queue == QueueDiscipline::Backfill {
+                let at = self.queue.len() - 1;
+                if !self.offer(at, policy, rng) && self.options.on_full == OnFull::Fail {
+                    self.queue.pop_back();
+                    self.runs[task as usize].failure = Some(FailureReason::NoRoomNow);
                 }
-                Action::Queue { .. } => {
-                    if arrival && self.options.on_full == OnFull::Fail {
-                        self.queue.pop_front();
-                        self.runs[head as usize].failed = true;
-                        continue;
-                    }
-                    break;
-                }
-                Action::Undo { .. } => panic!("`schedule` returns Place or Queue"),
+            } else if self.options.on_full == OnFull::Fail {
+                self.queue.pop_back();
+                self.runs[task as usize].failure = Some(FailureReason::NoRoomNow);
             }
+            return;
+        }
+        match self.options.queue {
+            QueueDiscipline::Fifo => while !self.queue.is_empty() && self.offer(0, policy, rng) {},
+            QueueDiscipline::Backfill => {
+                let bounds = FreeBounds::of(self.cluster, &self.state);
+                let capacity = policy.capacity();
+                let mut at = 0;
+                while at < self.queue.len() {
+                    let task = &self.workload.tasks[self.queue[at] as usize].task;
+                    if !(bounds.may_fit(task, capacity) && self.offer(at, policy, rng)) {
+                        at += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Offers the task at `at` in the queue to the policy; true when it started.
+    fn offer(&mut self, at: usize, policy: &mut dyn TimePolicy, rng: &mut SimRng) -> bool {
+        let task = self.queue[at];
+        match policy.schedule(&self.view(), task, rng) {
+            Action::Place {
+                task: placed,
+                placement,
+                capacity,
+                observe_after_s,
+            } => {
+                assert_eq!(placed, task, "a policy places the task it was asked about");
+                self.queue.remove(at);
+                self.start(task, placement, capacity, policy);
+                if let Some(delay) = observe_after_s {
+                    let start = self.runs[task as usize].starts;
+                    self.push(self.now_s + delay, EventKind::Observation { task, start });
+                }
+                true
+            }
+            Action::Queue { .. } => false,
+            Action::Undo { .. } => panic!("`schedule` returns Place or Queue"),
         }
     }
 
@@ -680,11 +718,12 @@ impl<'a> Replay<'a> {
                 gpu_milli: timed.task.gpu_milli,
                 arrival_s: timed.arrival_s,
                 duration_s: timed.duration_s,
-                censored: timed.censored,
+                left_censored: timed.left_censored,
+                right_censored: timed.right_censored,
                 attributes: *attributes,
                 start_s: run.first_start_s,
                 end_s: run.end_s,
-                failed: run.failed,
+                failure: run.failure,
                 undos: run.undos,
                 remaining_work_s: progress.remaining_at(now),
                 energy_kwh: run.energy_j / crate::energy::JOULES_PER_KWH,
@@ -694,6 +733,9 @@ impl<'a> Replay<'a> {
         let first = self.workload.tasks.first().map_or(0.0, |t| t.arrival_s);
         ReplayResult {
             policy,
+            queue: self.options.queue,
+            dropped_pending: self.workload.dropped_pending,
+            waiting_at_end: self.queue.iter().copied().collect(),
             tasks,
             timeline: self.timeline,
             energy: self.energy,

@@ -22,7 +22,8 @@ fn task(name: &str, gpu_milli: u16) -> TimedTask {
         phase: PodPhase::Running,
         arrival_s: 0.0,
         duration_s: 500.0,
-        censored: false,
+        left_censored: false,
+        right_censored: false,
         profile: None,
     }
 }

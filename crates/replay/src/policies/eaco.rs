@@ -235,6 +235,10 @@ impl TimePolicy for Eaco {
         }
     }
 
+    fn capacity(&self) -> CapacityMode {
+        self.config.capacity
+    }
+
     fn schedule(&mut self, view: &ReplayView<'_>, task: u32, rng: &mut SimRng) -> Action {
         if view.tasks[task as usize].task.is_cpu_only() {
             return self.place_cpu_only(view, task);

@@ -47,6 +47,10 @@ impl TimePolicy for FifoPacked {
         format!("fifo-packed{}", super::capacity_suffix(self.capacity))
     }
 
+    fn capacity(&self) -> CapacityMode {
+        self.capacity
+    }
+
     fn schedule(&mut self, view: &ReplayView<'_>, task: u32, _rng: &mut SimRng) -> Action {
         let place = |placement| Action::Place {
             task,

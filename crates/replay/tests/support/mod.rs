@@ -42,7 +42,8 @@ pub fn timed(
         phase: PodPhase::Running,
         arrival_s,
         duration_s,
-        censored: false,
+        left_censored: false,
+        right_censored: false,
         profile: None,
     }
 }
