@@ -106,6 +106,7 @@ impl ReplaySource {
         ReplayInputs::load(
             source,
             arrival_scale,
+            crate::replay::Selection::default(),
             InputRules::Reference,
             CpuPowerProfile::Reference,
         )

@@ -1,5 +1,5 @@
-//! `gapbench replay`: its flags and the command (time mode; budgeted policies hand over to
-//! `gapbench::budget`).
+//! `gapbench replay`: its flags and the command — one engine for every time policy, the
+//! budgeted ones included; a flag the chosen policy does not use is refused.
 
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
@@ -37,7 +37,7 @@ pub(crate) struct ReplayArgs {
         requires = "eaco_servers"
     )]
     eaco_jobs_per_hour: f64,
-    /// Policy: eaco-r, eaco-o, fifo, fifo-packed, gandiva (and -o variants that share whole-GPU reservations), or any sweep policy spec (fgd, pwr, pwr:200,fgd:800, bestfit, …); or a budgeted policy on the GPU jobs as training jobs: powerflow (--budget-energy), greenflow (--budget-carbon), zeus, fifo-full-clock.
+    /// Policy: eaco-r, eaco-o, fifo, fifo-packed, gandiva (and -o variants that share whole-GPU reservations), or any sweep policy spec (fgd, pwr, pwr:200,fgd:800, bestfit, …); or a policy that runs the GPU tasks as training jobs in a configuration of its choice: powerflow (--budget-energy), greenflow (--budget-carbon), zeus, fifo-full-clock. All run on the same nodes with the same power model.
     #[arg(long, value_name = "SPEC", default_value = "fgd")]
     policy: String,
     /// The seed (node tie-break order, derived task attributes, generated workloads).
@@ -58,12 +58,12 @@ pub(crate) struct ReplayArgs {
     /// GPU power: `utilisation` (follows the tenants' actual utilisation, time-and-budgets §1) or `reservation` (any reservation draws full power, the reference simulator's model).
     #[arg(long, value_enum, default_value_t = GpuPowerArg::Utilisation)]
     gpu_power: GpuPowerArg,
-    /// A task that fits nowhere on arrival: `queue` (waits) or `fail` (dropped, as in the arrival sweep). A task that fits no node even of the empty cluster always fails at arrival (`never_fits:<resource>`).
-    #[arg(long, value_enum, default_value_t = OnFullArg::Queue)]
-    on_full: OnFullArg,
-    /// Queue discipline: `fifo` (strict, as Gavel's: the oldest waiting task blocks the ones behind it) or `backfill` (the first waiting tasks that fit start; the others keep their places).
-    #[arg(long, value_enum, default_value_t = QueueArg::Fifo)]
-    queue: QueueArg,
+    /// A task that fits nowhere on arrival: `queue` (waits; the default) or `fail` (dropped, as in the arrival sweep). A task that fits no node even of the empty cluster always fails at arrival (`never_fits:<resource>`). powerflow and greenflow decide for every waiting task at each round and take no --on-full.
+    #[arg(long, value_enum)]
+    on_full: Option<OnFullArg>,
+    /// Queue discipline: `fifo` (strict, as Gavel's: the oldest waiting task blocks the ones behind it; the default) or `backfill` (the first waiting tasks that fit start; the others keep their places). powerflow and greenflow admit by shortest remaining time and take no --queue.
+    #[arg(long, value_enum)]
+    queue: Option<QueueArg>,
     /// Stop at this time (seconds since the trace start); energy is integrated exactly to it.
     #[arg(long, value_name = "SECONDS")]
     until: Option<f64>,
@@ -82,6 +82,8 @@ pub(crate) struct ReplayArgs {
     /// Output folder. Default: `results/replay-<policy>`.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    #[command(flatten, next_help_heading = "Which part of the cluster and workload")]
+    selection: gapbench::replay::Selection,
     #[command(
         flatten,
         next_help_heading = "Budgeted policies (powerflow, greenflow, zeus, fifo-full-clock)"
@@ -118,6 +120,18 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     use gapbench_replay::{
         GpuPowerMode, IdlePolicy, OnFull, PowerSettings, QueueDiscipline, ReplayOptions,
     };
+    let policy = args.policy.trim();
+    args.budget.check_policy(policy)?;
+    if matches!(policy, "powerflow" | "greenflow") {
+        for (flag, given) in [
+            ("--queue", args.queue.is_some()),
+            ("--on-full", args.on_full.is_some()),
+        ] {
+            if given {
+                bail!("`{policy}` does not use {flag}: it decides for every waiting task at each round (shortest remaining time first); leave it out");
+            }
+        }
+    }
     let source = match args.eaco_servers {
         Some(servers) => TimedSource::Eaco {
             servers,
@@ -146,6 +160,7 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     let inputs = ReplayInputs::load(
         source,
         args.arrival_scale,
+        args.selection,
         input_rules(args.input_rules),
         cpu_power(args.cpu_power),
     )?;
@@ -156,25 +171,19 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         Some(range) => range.clone().collect(),
         None => vec![args.seed],
     };
-    if gapbench::budget::is_budget_policy(&args.policy) {
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("results/replay-{}", args.policy.trim())));
-        return gapbench::budget::run_budget_replays(
-            &inputs,
-            &args.policy,
-            &args.budget,
-            &seeds,
-            &out,
-        );
-    }
+    let settings = args.budget.policy_settings()?;
+    let first = inputs.workload(seeds[0])?;
+    let last_end_s = first
+        .tasks
+        .iter()
+        .map(|t| t.arrival_s + t.duration_s)
+        .fold(0.0, f64::max);
     let options = ReplayOptions {
-        on_full: match args.on_full {
+        on_full: match args.on_full.unwrap_or(OnFullArg::Queue) {
             OnFullArg::Queue => OnFull::Queue,
             OnFullArg::Fail => OnFull::Fail,
         },
-        queue: match args.queue {
+        queue: match args.queue.unwrap_or(QueueArg::Fifo) {
             QueueArg::Fifo => QueueDiscipline::Fifo,
             QueueArg::Backfill => QueueDiscipline::Backfill,
         },
@@ -189,13 +198,18 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
             },
             sleep_fraction: args.sleep_fraction,
         },
+        fidelity: args.budget.fidelity(),
+        budget: args.budget.budget()?,
+        carbon: args.budget.carbon_series(last_end_s, seeds[0])?,
         restart_overhead_s: args.restart_overhead,
         tick_s: args.tick,
         until_s: args.until,
         ..ReplayOptions::default()
     };
-    let slug: String = args
-        .policy
+    for &seed in &seeds {
+        gapbench::replay::check_budget(&inputs, &options, seed)?;
+    }
+    let slug: String = policy
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {
@@ -210,17 +224,17 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results/replay-{slug}")));
     println!(
-        "gapbench replay: policy {} on {} nodes ({} GPUs), {} seed(s)",
-        args.policy,
+        "gapbench replay: policy {policy} on {} nodes ({} GPUs), {} seed(s)",
         inputs.cluster.len(),
         inputs.cluster.gpu_count(),
         seeds.len()
     );
     let start = Instant::now();
-    let runs = run_replays(&inputs, &args.policy, &options, &seeds)?;
-    let settings = serde_json::json!({
-        "policy": args.policy,
+    let runs = run_replays(&inputs, policy, &settings, &options, &seeds)?;
+    let run_settings = serde_json::json!({
+        "policy": policy,
         "source": inputs.source,
+        "selection": inputs.selection,
         "arrival_scale": args.arrival_scale,
         "idle": format!("{:?}", options.power.idle),
         "sleep_fraction": options.power.sleep_fraction,
@@ -230,40 +244,14 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         "until_s": options.until_s,
         "tick_s": options.tick_s,
         "restart_overhead_s": options.restart_overhead_s,
+        "fidelity": format!("{:?}", options.fidelity),
+        "budget": format!("{:?}", options.budget),
+        "carbon": args.budget.carbon,
+        "policy_settings": format!("{settings:?}"),
         "time_rules": gapbench_replay::TIME_RULES,
     });
-    let summary = write_replay_outputs(&out, &inputs, &settings, &runs, seeds.len() > 1)?;
-    println!(
-        "\n{:>6} {:>7} {:>12} {:>11} {:>11} {:>11} {:>11} {:>6} {:>7} {:>10} {:>7}",
-        "seed",
-        "tasks",
-        "energy kWh",
-        "mean JCT s",
-        "p95 JCT s",
-        "mean wait",
-        "makespan h",
-        "undos",
-        "missed",
-        "unfinished",
-        "failed"
-    );
-    for run in &summary.runs {
-        let s = &run.summary;
-        println!(
-            "{:>6} {:>7} {:>12.1} {:>11.0} {:>11.0} {:>11.1} {:>11.1} {:>6} {:>7} {:>10} {:>7}",
-            run.seed,
-            s.tasks,
-            s.total_energy_kwh,
-            s.jct_s.mean,
-            s.jct_s.p95,
-            s.wait_s.mean,
-            s.makespan_s / 3600.0,
-            s.undo_count,
-            s.deadline_misses,
-            s.unfinished,
-            s.failed,
-        );
-    }
+    let summary = write_replay_outputs(&out, &inputs, &run_settings, &runs, seeds.len() > 1)?;
+    print_table(&summary);
     print_fates(&summary);
     let per_run: f64 =
         runs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>() / runs.len() as f64;
@@ -274,7 +262,64 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         per_run,
         out.display()
     );
+    if let Some(run) = summary
+        .runs
+        .iter()
+        .find(|r| r.summary.stopped_early.is_some())
+    {
+        bail!(
+            "seed {}: {} (outputs written to {})",
+            run.seed,
+            run.summary.stopped_early.as_deref().unwrap_or_default(),
+            out.display()
+        );
+    }
     Ok(())
+}
+
+/// One line per seed: tasks, cluster and job energy, JCT, waits, makespan, what was left.
+fn print_table(summary: &gapbench::replay::ReplaySummary) {
+    let carbon = summary
+        .runs
+        .first()
+        .is_some_and(|r| r.summary.carbon_kg.is_some());
+    println!(
+        "\n{:>6} {:>7} {:>12} {:>10} {:>11} {:>11} {:>11} {:>11} {:>6} {:>7} {:>10} {:>7}{}",
+        "seed",
+        "tasks",
+        "energy kWh",
+        "job kWh",
+        "mean JCT s",
+        "p95 JCT s",
+        "mean wait",
+        "makespan h",
+        "undos",
+        "missed",
+        "unfinished",
+        "failed",
+        if carbon { "  carbon kg" } else { "" }
+    );
+    for run in &summary.runs {
+        let s = &run.summary;
+        let carbon_kg = s
+            .carbon_kg
+            .map_or(String::new(), |kg| format!(" {kg:>10.1}"));
+        println!(
+            "{:>6} {:>7} {:>12.1} {:>10.1} {:>11.0} {:>11.0} {:>11.1} {:>11.1} {:>6} {:>7} {:>10} {:>7}{carbon_kg}",
+            run.seed,
+            s.tasks,
+            s.total_energy_kwh,
+            s.job_energy_kwh,
+            s.jct_s.mean,
+            s.jct_s.p95,
+            s.wait_s.mean,
+            s.makespan_s / 3600.0,
+            s.undo_count,
+            s.deadline_misses,
+            s.unfinished,
+            s.failed,
+        );
+    }
 }
 
 /// What became of the tasks that did not complete, and what the loading rules dropped or

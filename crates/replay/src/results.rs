@@ -11,18 +11,28 @@ use serde::Serialize;
 use gapbench_model::{ClusterState, FailureReason};
 
 use crate::attributes::TaskAttributes;
+use crate::budget::BudgetOutcome;
 use crate::devices::DeviceTable;
-use crate::energy::{EnergyMeter, JOULES_PER_KWH};
+use crate::energy::{Ledger, JOULES_PER_KWH};
 use crate::engine::QueueDiscipline;
 use crate::timed_workload::{PodPhase, Qos};
 
-/// The cluster after one event.
+/// The cluster after one event. Power is constant until the next row, so energy over any
+/// interval is read off as power × time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TimelineRow {
     pub time_s: f64,
     pub event: &'static str,
+    /// Cluster power (nodes by the power model, idle and sleep included).
     pub power_watts: f64,
+    /// Σ of the running training jobs' power by the training model (what budgets limit).
+    pub job_power_watts: f64,
+    /// Cluster energy so far.
     pub energy_kwh: f64,
+    pub job_energy_kwh: f64,
+    /// Carbon of cluster energy so far (0 without a carbon series).
+    pub carbon_kg: f64,
+    pub running: u32,
     /// Reserved milli-GPU over capacity; above 100 only under oversubscription.
     pub allocated_gpu_pct: f64,
     /// FGD fragmentation (milli-GPU no typical task could use); not meaningful under
@@ -55,12 +65,37 @@ pub struct TaskRecord {
     /// under `OnFull::Fail`, none had room then (`no_room`). Failed tasks never run.
     pub failure: Option<FailureReason>,
     pub undos: u32,
+    /// Changes of placement or configuration while running (resize, re-clock, move).
+    pub reconfigurations: u32,
     /// Work left when the replay stopped (0 for completed tasks).
     pub remaining_work_s: f64,
     /// The task's share of its nodes' energy while it ran.
     pub energy_kwh: f64,
-    /// Speed history `(from, to, slowdown)`, kept only with `record_segments`.
-    pub segments: Vec<(f64, f64, f64)>,
+    /// Its job energy by the training model (0 for tasks that are not training jobs), and
+    /// that energy's carbon.
+    pub job_energy_kwh: f64,
+    pub job_carbon_kg: f64,
+    /// Whether it is a training job (a GPU task of positive length).
+    pub training_job: bool,
+    /// Its history while running, kept only with `record_segments`.
+    pub segments: Vec<Segment>,
+}
+
+/// A stretch of constant progress and power of one running task.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Segment {
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Work done per second (its configuration's speed over the co-location slowdown).
+    pub rate: f64,
+    /// Its job power by the training model (0 for tasks that are not training jobs).
+    pub job_watts: f64,
+}
+
+impl Segment {
+    pub fn work_s(&self) -> f64 {
+        (self.to_s - self.from_s) * self.rate
+    }
 }
 
 impl TaskRecord {
@@ -117,7 +152,10 @@ struct TaskRow<'a> {
     failure: &'static str,
     undos: u32,
     deadline_missed: bool,
+    reconfigurations: u32,
     energy_kwh: f64,
+    job_energy_kwh: f64,
+    job_carbon_kg: f64,
 }
 
 /// Statistics of a sample: mean and nearest-rank percentiles.
@@ -172,6 +210,7 @@ pub struct Summary {
     /// Tasks already there when the trace began, and tasks still running at its end.
     pub left_censored: usize,
     pub right_censored: usize,
+    /// Cluster energy: every node by the power model, idle and sleep included.
     pub total_energy_kwh: f64,
     pub gpu_busy_kwh: f64,
     pub gpu_idle_kwh: f64,
@@ -188,6 +227,28 @@ pub struct Summary {
     pub makespan_s: f64,
     pub undo_count: u32,
     pub deadline_misses: usize,
+    /// Job energy of the training jobs by the training model (what budgets limit).
+    pub job_energy_kwh: f64,
+    /// The grid series and the carbon of cluster and job energy under it (absent without a
+    /// series).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub carbon_series: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub carbon_kg: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_carbon_kg: Option<f64>,
+    /// Training jobs (GPU tasks of positive length) and their JCT.
+    pub training_jobs: usize,
+    pub job_jct_s: Distribution,
+    pub reconfigurations: u32,
+    /// Rounds of a policy that plans in rounds (0 otherwise).
+    pub rounds: u64,
+    /// The budget, what was spent against it, and whether it ran out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetOutcome>,
+    /// Why the replay stopped before every task was done, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<String>,
 }
 
 /// Everything one replay produced.
@@ -202,11 +263,20 @@ pub struct ReplayResult {
     /// In arrival order (the workload's order).
     pub tasks: Vec<TaskRecord>,
     pub timeline: Vec<TimelineRow>,
-    pub energy: EnergyMeter,
+    /// Cluster and job energy and carbon.
+    pub ledger: Ledger,
+    /// The carbon series' name, if there was one.
+    pub carbon_series: Option<String>,
     pub start_s: f64,
     pub end_s: f64,
     pub active_node_seconds: f64,
     pub undo_count: u32,
+    pub reconfigurations: u32,
+    pub rounds: u64,
+    pub budget: Option<BudgetOutcome>,
+    /// Why the replay stopped before every task was done (a spent budget, a policy that
+    /// can never place what waits); `None` when it ran to the end or to `until_s`.
+    pub stopped_early: Option<String>,
     /// Checker findings (only with `check_every_event`); empty when all placements held.
     pub violations: Vec<String>,
     pub final_state: ClusterState,
@@ -222,6 +292,9 @@ impl ReplayResult {
         }
         let failed = failures.values().sum();
         let span = self.end_s - self.start_s;
+        let energy = &self.ledger.cluster;
+        let jobs = self.tasks.iter().filter(|t| t.training_job);
+        let carbon = self.carbon_series.is_some();
         Summary {
             policy: self.policy.clone(),
             queue: self.queue.label(),
@@ -239,13 +312,13 @@ impl ReplayResult {
             dropped_pending: self.dropped_pending,
             left_censored: self.tasks.iter().filter(|t| t.left_censored).count(),
             right_censored: self.tasks.iter().filter(|t| t.right_censored).count(),
-            total_energy_kwh: self.energy.total_kwh(),
-            gpu_busy_kwh: self.energy.gpu_busy_j / JOULES_PER_KWH,
-            gpu_idle_kwh: self.energy.gpu_idle_j / JOULES_PER_KWH,
-            cpu_kwh: self.energy.cpu_j / JOULES_PER_KWH,
-            sleep_kwh: self.energy.sleep_j / JOULES_PER_KWH,
+            total_energy_kwh: energy.total_kwh(),
+            gpu_busy_kwh: energy.gpu_busy_j / JOULES_PER_KWH,
+            gpu_idle_kwh: energy.gpu_idle_j / JOULES_PER_KWH,
+            cpu_kwh: energy.cpu_j / JOULES_PER_KWH,
+            sleep_kwh: energy.sleep_j / JOULES_PER_KWH,
             mean_power_watts: if span > 0.0 {
-                self.energy.total_j() / span
+                energy.total_j() / span
             } else {
                 0.0
             },
@@ -260,6 +333,16 @@ impl ReplayResult {
             makespan_s: span,
             undo_count: self.undo_count,
             deadline_misses: completed.iter().filter(|t| t.deadline_missed()).count(),
+            job_energy_kwh: self.ledger.job_energy_j / JOULES_PER_KWH,
+            carbon_series: self.carbon_series.clone(),
+            carbon_kg: carbon.then_some(self.ledger.cluster_carbon_g / 1000.0),
+            job_carbon_kg: carbon.then_some(self.ledger.job_carbon_g / 1000.0),
+            training_jobs: jobs.clone().count(),
+            job_jct_s: Distribution::of(jobs.filter_map(|t| t.jct_s()).collect()),
+            reconfigurations: self.reconfigurations,
+            rounds: self.rounds,
+            budget: self.budget.clone(),
+            stopped_early: self.stopped_early.clone(),
         }
     }
 
@@ -304,7 +387,10 @@ impl ReplayResult {
                     failure: t.failure.map_or("", FailureReason::label),
                     undos: t.undos,
                     deadline_missed: t.deadline_missed(),
+                    reconfigurations: t.reconfigurations,
                     energy_kwh: t.energy_kwh,
+                    job_energy_kwh: t.job_energy_kwh,
+                    job_carbon_kg: t.job_carbon_kg,
                 })
                 .map_err(io::Error::other)?;
         }

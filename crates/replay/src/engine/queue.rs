@@ -1,9 +1,13 @@
-//! The waiting queue's discipline, and the cheap test that lets backfilling skip tasks that
-//! cannot fit anywhere right now.
+//! The waiting queue: its discipline, the offers of waiting tasks to a policy that places
+//! them one by one, and the cheap test that lets backfilling skip tasks that cannot fit
+//! anywhere right now.
 
-use gapbench_model::{Cluster, ClusterState, GpuModel, NodeId, Task};
+use gapbench_model::rng::SimRng;
+use gapbench_model::{Cluster, ClusterState, FailureReason, GpuModel, NodeId, Task};
 
-use crate::policy::CapacityMode;
+use super::{OnFull, Replay};
+use crate::events::EventKind;
+use crate::policy::{Action, CapacityMode, TimePolicy};
 
 /// Which waiting tasks the policy is offered when resources free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -85,5 +89,67 @@ impl FreeBounds {
                     CapacityMode::Reserved => self.whole_devices[m] >= task.gpu_count,
                 }
         })
+    }
+}
+
+impl Replay<'_> {
+    /// Offers waiting tasks to the policy by the queue discipline. `arrival`: this task just
+    /// arrived and nothing freed since the last offer, so only it may newly fit (and under
+    /// `OnFull::Fail` a refusal fails it).
+    pub(super) fn drain(
+        &mut self,
+        policy: &mut dyn TimePolicy,
+        rng: &mut SimRng,
+        arrival: Option<u32>,
+    ) {
+        if let Some(task) = arrival {
+            let alone = self.queue.len() == 1;
+            let offered = (alone || self.options.queue == QueueDiscipline::Backfill)
+                && self.offer(self.queue.len() - 1, policy, rng);
+            if !offered && self.options.on_full == OnFull::Fail {
+                self.queue.pop_back();
+                self.fail(task, FailureReason::NoRoomNow);
+            }
+            return;
+        }
+        match self.options.queue {
+            QueueDiscipline::Fifo => while !self.queue.is_empty() && self.offer(0, policy, rng) {},
+            QueueDiscipline::Backfill => {
+                let bounds = FreeBounds::of(self.cluster, &self.state);
+                let capacity = policy.capacity();
+                let mut at = 0;
+                while at < self.queue.len() {
+                    let task = &self.workload.tasks[self.queue[at] as usize].task;
+                    if !(bounds.may_fit(task, capacity) && self.offer(at, policy, rng)) {
+                        at += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Offers the task at `at` in the queue to the policy; true when it started.
+    fn offer(&mut self, at: usize, policy: &mut dyn TimePolicy, rng: &mut SimRng) -> bool {
+        let task = self.queue[at];
+        match policy.schedule(&self.view(), task, rng) {
+            Action::Place {
+                task: placed,
+                placement,
+                capacity,
+                observe_after_s,
+                option,
+            } => {
+                assert_eq!(placed, task, "a policy places the task it was asked about");
+                self.queue.remove(at);
+                self.start(task, placement, capacity, option, policy);
+                if let Some(delay) = observe_after_s {
+                    let start = self.runs[task as usize].starts;
+                    self.push(self.now_s + delay, EventKind::Observation { task, start });
+                }
+                true
+            }
+            Action::Queue { .. } => false,
+            other => panic!("`schedule` returns Place or Queue, not {other:?}"),
+        }
     }
 }

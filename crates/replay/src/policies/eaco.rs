@@ -221,6 +221,7 @@ impl Eaco {
                 },
                 capacity: self.config.capacity,
                 observe_after_s: None,
+                option: None,
             },
             None => Action::Queue { task },
         }
@@ -299,6 +300,7 @@ impl TimePolicy for Eaco {
                 placement,
                 capacity: self.config.capacity,
                 observe_after_s,
+                option: None,
             },
             None => Action::Queue { task },
         }

@@ -26,6 +26,7 @@ impl TimePolicy for FifoExclusive {
                 placement,
                 capacity: self.capacity,
                 observe_after_s: None,
+                option: None,
             },
             None => Action::Queue { task },
         }

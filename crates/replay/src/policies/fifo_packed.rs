@@ -57,6 +57,7 @@ impl TimePolicy for FifoPacked {
             placement,
             capacity: self.capacity,
             observe_after_s: None,
+            option: None,
         };
         if let Some(placement) = first_exclusive(view, task) {
             return place(placement);

@@ -48,6 +48,7 @@ impl TimePolicy for Gandiva {
             placement,
             capacity,
             observe_after_s: None,
+            option: None,
         };
         if let Some(placement) = first_exclusive(view, task) {
             return place(placement);
