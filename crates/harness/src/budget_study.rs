@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use gapbench_ilp::frontier::{lagrangian_frontier, Frontier, FrontierLine, LagrangianOptions};
 use gapbench_model::{CpuPowerProfile, InputRules};
 use gapbench_replay::jobs::first_arrival_s;
-use gapbench_replay::Budget;
+use gapbench_replay::{Budget, QueueDiscipline};
 use gapbench_results::budget::{rows_to_csv, BUDGET_TIMELINE_SAMPLES};
 use gapbench_results::{
     budget_point_label, BudgetFrontierRow, BudgetPointRow, BudgetTimelineRow, Seeds,
@@ -47,6 +47,11 @@ pub struct BudgetStudySpec {
     /// `energy` (PowerFlow-style) and/or `carbon` (GreenFlow-style).
     #[serde(default = "default_kinds")]
     pub kinds: Vec<String>,
+    /// The FIFO baselines' queue: `fifo` (strict: the oldest waiting job blocks the ones
+    /// behind it) or `backfill` (the first waiting jobs that fit start). On real nodes, with
+    /// no migration, strict FIFO waits for whole free nodes behind every 8-GPU job.
+    #[serde(default = "default_queue")]
+    pub queue: String,
     /// Grid carbon intensity: `caiso-2023` (shipped), `caiso-like`, `gb-like` or a CSV path.
     #[serde(default = "default_carbon")]
     pub carbon: String,
@@ -89,6 +94,9 @@ pub struct BudgetSetupSpec {
 fn default_kinds() -> Vec<String> {
     vec!["energy".into(), "carbon".into()]
 }
+fn default_queue() -> String {
+    "fifo".into()
+}
 fn default_carbon() -> String {
     "caiso-2023".into()
 }
@@ -113,6 +121,7 @@ impl BudgetStudySpec {
         if self.seeds.expand()?.is_empty() {
             bail!("[budget] `seeds` must not be empty");
         }
+        self.queue()?;
         if self.fractions.is_empty() || self.fractions.iter().any(|f| !(f.is_finite() && *f > 0.0))
         {
             bail!("[budget] `fractions` takes positive shares of FIFO's spend such as [0.9, 1.0]");
@@ -141,6 +150,15 @@ impl BudgetStudySpec {
         Ok(())
     }
 
+    /// The FIFO baselines' queue discipline.
+    fn queue(&self) -> Result<QueueDiscipline> {
+        match self.queue.as_str() {
+            "fifo" => Ok(QueueDiscipline::Fifo),
+            "backfill" => Ok(QueueDiscipline::Backfill),
+            other => bail!("[budget] queue `{other}`: expected fifo or backfill"),
+        }
+    }
+
     /// The flags of `gapbench replay` this study runs with.
     fn args(&self) -> BudgetArgs {
         BudgetArgs {
@@ -152,12 +170,14 @@ impl BudgetStudySpec {
 }
 
 impl BudgetSetupSpec {
-    /// The part of the cluster and workload this setup replays.
+    /// The part of the cluster and workload this setup replays: its GPU tasks only (the
+    /// training jobs the budgets and frontiers are about).
     pub fn selection(&self) -> Selection {
         Selection {
             gpus: self.gpus,
             first_jobs: self.first_jobs,
             max_duration_s: self.max_duration_s,
+            gpu_tasks_only: true,
         }
     }
 }
@@ -406,8 +426,9 @@ pub(crate) fn run_budget_cell(
             cell.item.label()
         )
     };
-    let setup =
+    let mut setup =
         BudgetSetup::new(&inputs[&cell.setup], &spec.args(), cell.seed).with_context(context)?;
+    setup.options.queue = spec.queue()?;
     let key = matrix.budget_key(cell);
     let origin_s = first_arrival_s(setup.jobs.jobs());
     let jobs = setup.jobs.jobs().len();

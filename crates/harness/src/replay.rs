@@ -59,6 +59,10 @@ pub struct Selection {
     #[arg(long = "max-duration", value_name = "SECONDS")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_duration_s: Option<f64>,
+    /// Keep only the tasks that use GPUs (the training jobs of a budget study); --first-jobs implies it.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_tasks_only: bool,
 }
 
 impl Selection {
@@ -108,12 +112,14 @@ impl Selection {
             }
             workload.tasks.retain(|t| t.duration_s <= limit_s);
         }
-        if let Some(n) = self.first_jobs {
+        if self.gpu_tasks_only || self.first_jobs.is_some() {
             workload.tasks.retain(|t| t.task.gpu_milli > 0);
+        }
+        if let Some(n) = self.first_jobs {
             workload.tasks.truncate(n);
         }
         if workload.tasks.is_empty() {
-            bail!("the selection (--first-jobs, --max-duration) leaves no task to replay");
+            bail!("the selection (--first-jobs, --max-duration, --gpu-tasks-only) leaves no task to replay");
         }
         Ok(workload)
     }

@@ -26,6 +26,7 @@ pub struct BudgetPointRow {
     pub job_energy_kwh: Option<f64>,
     pub carbon_kg: Option<f64>,
     /// Cluster energy: every node of the setup by the power model, idle included.
+    #[serde(default)]
     pub cluster_energy_kwh: Option<f64>,
     /// Mean JCT of the training jobs.
     pub mean_jct_s: Option<f64>,
