@@ -391,7 +391,7 @@ fn run_row(key: ReplayKey, result: &ReplayResult) -> ReplayRunRow {
         .filter_map(|t| Some(t.end_s? - t.start_s?))
         .collect();
     let mean_run_s = if runs.is_empty() {
-        0.0
+        f64::NAN
     } else {
         runs.iter().sum::<f64>() / runs.len() as f64
     };
@@ -407,11 +407,12 @@ fn run_row(key: ReplayKey, result: &ReplayResult) -> ReplayRunRow {
         cpu_kwh: s.cpu_kwh,
         sleep_kwh: s.sleep_kwh,
         mean_power_w: s.mean_power_watts,
-        mean_jct_s: s.jct_s.mean,
-        p50_jct_s: s.jct_s.p50,
-        p95_jct_s: s.jct_s.p95,
-        p99_jct_s: s.jct_s.p99,
-        mean_wait_s: s.wait_s.mean,
+        // An empty sample has no statistics: `nan` in the CSV, "none" in the report.
+        mean_jct_s: s.jct_s.mean().unwrap_or(f64::NAN),
+        p50_jct_s: s.jct_s.mean().map_or(f64::NAN, |_| s.jct_s.p50),
+        p95_jct_s: s.jct_s.mean().map_or(f64::NAN, |_| s.jct_s.p95),
+        p99_jct_s: s.jct_s.mean().map_or(f64::NAN, |_| s.jct_s.p99),
+        mean_wait_s: s.wait_s.mean().unwrap_or(f64::NAN),
         mean_run_s,
         makespan_s: s.makespan_s,
         mean_active_nodes: s.mean_active_nodes,

@@ -299,20 +299,28 @@ fn print_table(summary: &gapbench::replay::ReplaySummary) {
         "failed",
         if carbon { "  carbon kg" } else { "" }
     );
+    // An empty sample has no mean: "none", never 0.
+    let stat = |d: &gapbench_replay::Distribution, value: f64, decimals: usize| {
+        if d.count == 0 {
+            "none".to_string()
+        } else {
+            format!("{value:.decimals$}")
+        }
+    };
     for run in &summary.runs {
         let s = &run.summary;
         let carbon_kg = s
             .carbon_kg
             .map_or(String::new(), |kg| format!(" {kg:>10.1}"));
         println!(
-            "{:>6} {:>7} {:>12.1} {:>10.1} {:>11.0} {:>11.0} {:>11.1} {:>11.1} {:>6} {:>7} {:>10} {:>7}{carbon_kg}",
+            "{:>6} {:>7} {:>12.1} {:>10.1} {:>11} {:>11} {:>11} {:>11.1} {:>6} {:>7} {:>10} {:>7}{carbon_kg}",
             run.seed,
             s.tasks,
             s.total_energy_kwh,
             s.job_energy_kwh,
-            s.jct_s.mean,
-            s.jct_s.p95,
-            s.wait_s.mean,
+            stat(&s.jct_s, s.jct_s.mean, 0),
+            stat(&s.jct_s, s.jct_s.p95, 0),
+            stat(&s.wait_s, s.wait_s.mean, 1),
             s.makespan_s / 3600.0,
             s.undo_count,
             s.deadline_misses,
@@ -325,6 +333,16 @@ fn print_table(summary: &gapbench::replay::ReplaySummary) {
 /// What became of the tasks that did not complete, and what the loading rules dropped or
 /// flagged, per seed when seeds differ (nothing is left unsaid).
 fn print_fates(summary: &gapbench::replay::ReplaySummary) {
+    for run in summary.runs.iter().filter(|r| r.summary.jct_s.count == 0) {
+        println!(
+            "seed {}: mean JCT none — {} ({} of {} tasks unfinished, {} failed)",
+            run.seed,
+            run.summary.jct_s.empty_because,
+            run.summary.unfinished,
+            run.summary.tasks,
+            run.summary.failed
+        );
+    }
     let Some(first) = summary.runs.first() else {
         return;
     };

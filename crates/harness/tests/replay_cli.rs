@@ -168,3 +168,43 @@ fn dropped_pending_pods_are_counted_everywhere() {
     assert_eq!(read("manifest.json")["settings"]["workload"]["tasks"], 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Stopped before anything completed: the terminal and summary.json say "none" and why,
+/// not a mean JCT of 0.
+#[test]
+fn nothing_completed_shows_none_not_zero() {
+    let dir = temp_dir("none");
+    let tasks = dir.join("pods.csv");
+    std::fs::write(
+        &tasks,
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n\
+         a,1000,1024,1,1000,,BE,Succeeded,0,100,10\n\
+         b,1000,1024,1,1000,,BE,Succeeded,5,200,5\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let output = gapbench(
+        &[
+            "--policy",
+            "fgd",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--until",
+            "50",
+        ],
+        &out,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let terminal = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        terminal.contains("mean JCT none — no task completed"),
+        "{terminal}"
+    );
+    assert!(!terminal.contains("         0           0"), "{terminal}");
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(
+        summary.contains("\"jct_s\": \"none: no task completed\""),
+        "{summary}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

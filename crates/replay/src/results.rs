@@ -158,8 +158,9 @@ struct TaskRow<'a> {
     job_carbon_kg: f64,
 }
 
-/// Statistics of a sample: mean and nearest-rank percentiles.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+/// Statistics of a sample: mean and nearest-rank percentiles. An empty sample has none:
+/// it is written as `"none: <why>"`, never as a mean of 0.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Distribution {
     pub count: usize,
     pub mean: f64,
@@ -167,12 +168,74 @@ pub struct Distribution {
     pub p95: f64,
     pub p99: f64,
     pub max: f64,
+    /// Why the sample is empty (`no task completed`), shown when it is.
+    pub empty_because: &'static str,
+}
+
+impl Serialize for Distribution {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        if self.count == 0 {
+            return serializer.serialize_str(&format!("none: {}", self.empty_because));
+        }
+        let mut out = serializer.serialize_struct("Distribution", 6)?;
+        out.serialize_field("count", &self.count)?;
+        for (name, value) in [
+            ("mean", self.mean),
+            ("p50", self.p50),
+            ("p95", self.p95),
+            ("p99", self.p99),
+            ("max", self.max),
+        ] {
+            out.serialize_field(name, &Finite(value))?;
+        }
+        out.end()
+    }
+}
+
+/// A number as JSON: itself when finite, else `"unbounded: …"` (±∞) or `"undefined: …"`
+/// (NaN) with the likely cause, never `null`.
+struct Finite(f64);
+
+impl Serialize for Finite {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        finite(&self.0, serializer)
+    }
+}
+
+/// Why a replay's number is not finite: times so large (or arrival scales so small) that
+/// power × time overflows.
+const NOT_FINITE_BECAUSE: &str =
+    "the replay's times overflow double precision (check the trace's times and --arrival-scale)";
+
+fn finite<S: serde::Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    if value.is_finite() {
+        serializer.serialize_f64(*value)
+    } else if value.is_nan() {
+        serializer.serialize_str(&format!("undefined: {NOT_FINITE_BECAUSE}"))
+    } else {
+        serializer.serialize_str(&format!("unbounded: {NOT_FINITE_BECAUSE}"))
+    }
+}
+
+fn finite_option<S: serde::Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => finite(v, serializer),
+        None => serializer.serialize_none(),
+    }
 }
 
 impl Distribution {
-    pub fn of(mut values: Vec<f64>) -> Self {
+    /// The statistics of `values`; `empty_because` says why there are none when empty.
+    pub fn of(mut values: Vec<f64>, empty_because: &'static str) -> Self {
         if values.is_empty() {
-            return Distribution::default();
+            return Distribution {
+                empty_because,
+                ..Distribution::default()
+            };
         }
         values.sort_by(f64::total_cmp);
         let rank =
@@ -184,7 +247,13 @@ impl Distribution {
             p95: rank(0.95),
             p99: rank(0.99),
             max: values[values.len() - 1],
+            empty_because,
         }
+    }
+
+    /// The mean, `None` for an empty sample.
+    pub fn mean(&self) -> Option<f64> {
+        (self.count > 0).then_some(self.mean)
     }
 }
 
@@ -202,8 +271,12 @@ pub struct Summary {
     /// Still waiting or running when the replay stopped.
     pub unfinished: usize,
     /// Waiting in the queue when the replay stopped, and the longest of their waits since
-    /// arrival.
+    /// arrival (absent when none waits).
     pub still_waiting: usize,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "finite_option"
+    )]
     pub longest_wait_s: Option<f64>,
     /// `Pending` pods of the trace, dropped before the replay (they never ran).
     pub dropped_pending: usize,
@@ -211,31 +284,46 @@ pub struct Summary {
     pub left_censored: usize,
     pub right_censored: usize,
     /// Cluster energy: every node by the power model, idle and sleep included.
+    #[serde(serialize_with = "finite")]
     pub total_energy_kwh: f64,
+    #[serde(serialize_with = "finite")]
     pub gpu_busy_kwh: f64,
+    #[serde(serialize_with = "finite")]
     pub gpu_idle_kwh: f64,
+    #[serde(serialize_with = "finite")]
     pub cpu_kwh: f64,
+    #[serde(serialize_with = "finite")]
     pub sleep_kwh: f64,
+    #[serde(serialize_with = "finite")]
     pub mean_power_watts: f64,
     /// Time-weighted mean number of nodes with at least one task.
+    #[serde(serialize_with = "finite")]
     pub mean_active_nodes: f64,
     pub jct_s: Distribution,
     pub wait_s: Distribution,
     /// Run time over solo duration, completed tasks.
     pub slowdown: Distribution,
     /// From the first arrival to the last event.
+    #[serde(serialize_with = "finite")]
     pub makespan_s: f64,
     pub undo_count: u32,
     pub deadline_misses: usize,
     /// Job energy of the training jobs by the training model (what budgets limit).
+    #[serde(serialize_with = "finite")]
     pub job_energy_kwh: f64,
     /// The grid series and the carbon of cluster and job energy under it (absent without a
     /// series).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub carbon_series: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "finite_option"
+    )]
     pub carbon_kg: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "finite_option"
+    )]
     pub job_carbon_kg: Option<f64>,
     /// Training jobs (GPU tasks of positive length) and their JCT.
     pub training_jobs: usize,
@@ -327,9 +415,18 @@ impl ReplayResult {
             } else {
                 0.0
             },
-            jct_s: Distribution::of(completed.iter().filter_map(|t| t.jct_s()).collect()),
-            wait_s: Distribution::of(self.tasks.iter().filter_map(|t| t.wait_s()).collect()),
-            slowdown: Distribution::of(completed.iter().filter_map(|t| t.slowdown()).collect()),
+            jct_s: Distribution::of(
+                completed.iter().filter_map(|t| t.jct_s()).collect(),
+                "no task completed",
+            ),
+            wait_s: Distribution::of(
+                self.tasks.iter().filter_map(|t| t.wait_s()).collect(),
+                "no task started",
+            ),
+            slowdown: Distribution::of(
+                completed.iter().filter_map(|t| t.slowdown()).collect(),
+                "no task completed",
+            ),
             makespan_s: span,
             undo_count: self.undo_count,
             deadline_misses: completed.iter().filter(|t| t.deadline_missed()).count(),
@@ -338,7 +435,10 @@ impl ReplayResult {
             carbon_kg: carbon.then_some(self.ledger.cluster_carbon_g / 1000.0),
             job_carbon_kg: carbon.then_some(self.ledger.job_carbon_g / 1000.0),
             training_jobs: jobs.clone().count(),
-            job_jct_s: Distribution::of(jobs.filter_map(|t| t.jct_s()).collect()),
+            job_jct_s: Distribution::of(
+                jobs.filter_map(|t| t.jct_s()).collect(),
+                "no training job completed",
+            ),
             reconfigurations: self.reconfigurations,
             rounds: self.rounds,
             budget: self.budget.clone(),

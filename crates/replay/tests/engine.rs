@@ -313,3 +313,54 @@ fn tasks_still_waiting_at_the_end_are_counted_with_the_longest_wait() {
     assert_eq!((summary.unfinished, summary.still_waiting), (3, 2));
     assert_eq!(summary.longest_wait_s, Some(490.0));
 }
+
+/// A replay where no task completed has no JCT: summary.json says "none" and why, never a
+/// mean of 0 (issue: all-unfinished showed mean JCT 0).
+#[test]
+fn a_replay_with_nothing_completed_says_none_and_why() {
+    let (cluster, workload, hand) = hand_case();
+    let options = ReplayOptions {
+        until_s: Some(60.0),
+        ..hand
+    };
+    let mut policy = policy("fgd", &cluster);
+    let result = run(&cluster, &workload, policy.as_mut(), &options);
+    let summary = result.summary();
+    assert_eq!((summary.completed, summary.unfinished), (0, 2));
+    assert_eq!(summary.jct_s.mean(), None);
+    let mut json = Vec::new();
+    result.write_summary_json(&mut json).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(json["jct_s"], "none: no task completed");
+    assert_eq!(json["slowdown"], "none: no task completed");
+    assert_eq!(json["wait_s"]["count"], 2, "both started");
+    assert_eq!(json["job_jct_s"], "none: no training job completed");
+}
+
+/// Numbers that overflow are said to be unbounded, with the likely cause, never `null`.
+#[test]
+fn non_finite_results_are_unbounded_not_null() {
+    let cluster = cluster(&[node_type(1, 32)]);
+    let workload = workload(vec![timed(
+        "forever",
+        1000,
+        1,
+        1000,
+        Qos::BestEffort,
+        0.0,
+        1e308,
+    )]);
+    let mut p = policy("fgd", &cluster);
+    let result = run(&cluster, &workload, p.as_mut(), &ReplayOptions::default());
+    assert!(result.ledger.cluster.total_kwh().is_infinite());
+    let mut json = Vec::new();
+    result.write_summary_json(&mut json).unwrap();
+    let text = String::from_utf8(json).unwrap();
+    assert!(!text.contains("null"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let energy = json["total_energy_kwh"].as_str().unwrap();
+    assert!(
+        energy.starts_with("unbounded: ") && energy.contains("--arrival-scale"),
+        "{energy}"
+    );
+}

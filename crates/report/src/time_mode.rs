@@ -85,7 +85,7 @@ fn trace_table(out: &mut String, panel: &Panel, policies: &[PolicyMeans]) -> Res
         };
         writeln!(
             out,
-            "| {} | {:.1} | {:.1} | {:.1} / {:.1} / {:.1} / {:.1} |{carbon_cells} {:.3} | {:.3} | {:.2} | {:.1} | {} | {} | {} | {} |",
+            "| {} | {:.1} | {:.1} | {:.1} / {:.1} / {:.1} / {:.1} |{carbon_cells} {} | {} | {} | {:.1} | {} | {} | {} | {} |",
             p.policy,
             m.energy_kwh,
             m.job_energy_kwh,
@@ -93,9 +93,9 @@ fn trace_table(out: &mut String, panel: &Panel, policies: &[PolicyMeans]) -> Res
             m.gpu_idle_kwh,
             m.cpu_kwh,
             m.sleep_kwh,
-            m.mean_jct_s / 3600.0,
-            m.p95_jct_s / 3600.0,
-            m.mean_wait_s / 60.0,
+            stat(m.mean_jct_s / 3600.0, 3),
+            stat(m.p95_jct_s / 3600.0, 3),
+            stat(m.mean_wait_s / 60.0, 2),
             m.mean_active_nodes,
             m.undos,
             m.deadline_misses,
@@ -119,6 +119,15 @@ fn trace_table(out: &mut String, panel: &Panel, policies: &[PolicyMeans]) -> Res
         )?;
     }
     Ok(())
+}
+
+/// A statistic, or `none` when no task completed (started) to have one.
+fn stat(value: f64, decimals: usize) -> String {
+    if value.is_finite() {
+        format!("{value:.decimals$}")
+    } else {
+        "none".to_string()
+    }
 }
 
 /// EaCO's published headline [EaCO, §6]: energy vs FIFO on 64 nodes and vs each baseline

@@ -55,26 +55,42 @@ pub struct ReplayRunRow {
     pub failed: usize,
     /// Still waiting or running when the replay stopped.
     pub unfinished: usize,
+    #[serde(with = "crate::float_text")]
     pub energy_kwh: f64,
+    #[serde(with = "crate::float_text")]
     pub gpu_busy_kwh: f64,
+    #[serde(with = "crate::float_text")]
     pub gpu_idle_kwh: f64,
+    #[serde(with = "crate::float_text")]
     pub cpu_kwh: f64,
+    #[serde(with = "crate::float_text")]
     pub sleep_kwh: f64,
+    #[serde(with = "crate::float_text")]
     pub mean_power_w: f64,
-    /// Job completion time (end − arrival) of completed tasks.
+    /// Job completion time (end − arrival) of completed tasks (`nan` when none completed,
+    /// likewise the waits and run times).
+    #[serde(with = "crate::float_text")]
     pub mean_jct_s: f64,
+    #[serde(with = "crate::float_text")]
     pub p50_jct_s: f64,
+    #[serde(with = "crate::float_text")]
     pub p95_jct_s: f64,
+    #[serde(with = "crate::float_text")]
     pub p99_jct_s: f64,
+    #[serde(with = "crate::float_text")]
     pub mean_wait_s: f64,
     /// Mean run time (end − first start) of completed tasks: EaCO's "runtime".
+    #[serde(with = "crate::float_text")]
     pub mean_run_s: f64,
+    #[serde(with = "crate::float_text")]
     pub makespan_s: f64,
     /// Time-weighted mean of nodes with at least one task.
+    #[serde(with = "crate::float_text")]
     pub mean_active_nodes: f64,
     pub undos: u32,
     pub deadline_misses: usize,
     /// Job energy: what the training jobs drew by the training model (what budgets limit).
+    #[serde(with = "crate::float_text")]
     pub job_energy_kwh: f64,
     /// Carbon of cluster and of job energy (empty without a carbon series).
     pub carbon_kg: Option<f64>,

@@ -76,8 +76,9 @@ impl TimePolicy for GreenFlowStyle {
             CarbonPacer::new(forecast, theta, round.first_arrival_s, round.horizon_end_s)
         });
         let now = view.now_s;
-        let reserve_g = reserve_joules(&round) * pacer.mean_ahead(series, now) / JOULES_PER_KWH;
-        let markup = markup(limit - round.spent, reserve_g) * pacer.relative_weight(series, now);
+        let (mean_ahead, relative_weight) = pacer.pacing(series, now);
+        let reserve_g = reserve_joules(&round) * mean_ahead / JOULES_PER_KWH;
+        let markup = markup(limit - round.spent, reserve_g) * relative_weight;
         self.rounds.plan(&round, Allowance { markup })
     }
 }
