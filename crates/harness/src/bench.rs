@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use crate::bench_spec::{parse_policies, trace_family, BenchSpec, Seeds};
 use crate::budget_study::{
     aggregate_budget, budget_cell_path, budget_fingerprints, finished_budget, load_budget_inputs,
-    run_budget_cell, BudgetCell, BudgetInputs, BudgetStudySpec,
+    run_budget_cells, BudgetInputs,
 };
 use crate::cells::{cell_path, finished, finished_gap, gap_cell_path, run_gap_cell, CellRecord};
 pub use crate::cells::{Cell, GapCell};
@@ -200,32 +200,6 @@ impl Matrix {
         let budget = load_budget_inputs(matrix.spec.budget.as_ref(), budget_files)?;
         matrix.budget_inputs = budget_fingerprints(&budget);
         Ok((matrix, workloads, replays, budget))
-    }
-
-    /// A matrix of a budget study alone (`run_budget_study`).
-    pub(crate) fn of_budget_study(study: BudgetStudySpec, inputs: Vec<InputFingerprint>) -> Matrix {
-        Matrix {
-            spec: BenchSpec {
-                name: "budget".into(),
-                description: String::new(),
-                nodes: String::new(),
-                traces: Vec::new(),
-                policies: Vec::new(),
-                seeds: Seeds::List(Vec::new()),
-                tune: 1.3,
-                gaps: None,
-                replay: None,
-                budget: Some(study),
-            },
-            traces: Vec::new(),
-            gap_traces: Vec::new(),
-            stand_in: false,
-            inputs: BTreeMap::new(),
-            command: String::new(),
-            replay_sources: Vec::new(),
-            replay_inputs: BTreeMap::new(),
-            budget_inputs: inputs,
-        }
     }
 
     /// Every arrival-sweep cell, in spec order (trace, then policy, then seed).
@@ -474,27 +448,14 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let budget_cells = matrix.budget_cells()?;
     // Budget cells are numbered after the sweep, gap and replay cells.
     let first = cells.len() + gap_cells.len() + replay_cells.len();
-    let budget_todo: Vec<&BudgetCell> = in_shard(&budget_cells, first, options.shard)
-        .into_iter()
-        .filter(|cell| finished_budget(&out, &matrix, cell).is_none())
-        .collect();
-    let budget_start = Instant::now();
-    let progress = progress_bar(
-        options.progress && !budget_todo.is_empty(),
-        budget_todo.len(),
-        "budget replays and frontiers",
-    );
-    pool.install(|| {
-        budget_todo.par_iter().try_for_each(|cell| -> Result<()> {
-            let record = run_budget_cell(&matrix, &budget_inputs, cell)?;
-            write_json(&budget_cell_path(&out, cell), &record)?;
-            progress.inc(1);
-            Ok(())
-        })
-    })?;
-    progress.finish_and_clear();
-    let budget_seconds = budget_start.elapsed().as_secs_f64();
-    let budget_replays = budget_todo.len();
+    let (budget_replays, budget_seconds) = run_budget_cells(
+        &matrix,
+        &budget_inputs,
+        &out,
+        in_shard(&budget_cells, first, options.shard),
+        &pool,
+        options.progress,
+    )?;
 
     let complete = cells
         .iter()
@@ -537,7 +498,11 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
 
 /// The items of shard `index` of `count`: item `i` is cell number `first_number + i`, and
 /// cell `k` belongs to shard `k mod count`. All items without sharding.
-fn in_shard<T>(items: &[T], first_number: usize, shard: Option<(usize, usize)>) -> Vec<&T> {
+pub(crate) fn in_shard<T>(
+    items: &[T],
+    first_number: usize,
+    shard: Option<(usize, usize)>,
+) -> Vec<&T> {
     items
         .iter()
         .enumerate()
@@ -547,7 +512,7 @@ fn in_shard<T>(items: &[T], first_number: usize, shard: Option<(usize, usize)>) 
 }
 
 /// A progress bar over `len` items called `what`, with an ETA; hidden unless `visible`.
-fn progress_bar(visible: bool, len: usize, what: &str) -> ProgressBar {
+pub(crate) fn progress_bar(visible: bool, len: usize, what: &str) -> ProgressBar {
     let progress = if visible {
         ProgressBar::new(len as u64)
     } else {

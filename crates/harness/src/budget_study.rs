@@ -326,6 +326,32 @@ pub(crate) fn budget_fingerprints(inputs: &BudgetInputs) -> Vec<InputFingerprint
 }
 
 impl Matrix {
+    /// A matrix of a budget study alone (`run_budget_study`).
+    pub(crate) fn of_budget_study(study: BudgetStudySpec, inputs: Vec<InputFingerprint>) -> Matrix {
+        Matrix {
+            spec: crate::bench_spec::BenchSpec {
+                name: "budget".into(),
+                description: String::new(),
+                nodes: String::new(),
+                traces: Vec::new(),
+                policies: Vec::new(),
+                seeds: Seeds::List(Vec::new()),
+                tune: 1.3,
+                gaps: None,
+                replay: None,
+                budget: Some(study),
+            },
+            traces: Vec::new(),
+            gap_traces: Vec::new(),
+            stand_in: false,
+            inputs: BTreeMap::new(),
+            command: String::new(),
+            replay_sources: Vec::new(),
+            replay_inputs: BTreeMap::new(),
+            budget_inputs: inputs,
+        }
+    }
+
     /// Every budget cell, in spec order: per setup and seed, the baselines, then per kind
     /// the frontier (when asked) and the budgeted policy at each fraction.
     pub fn budget_cells(&self) -> Result<Vec<BudgetCell>> {
@@ -527,6 +553,39 @@ fn downsample(
             )
         })
         .collect()
+}
+
+/// Runs the unfinished cells of `mine` on `pool` (a progress bar when `progress`); returns
+/// how many ran and the seconds it took.
+pub(crate) fn run_budget_cells(
+    matrix: &Matrix,
+    inputs: &BudgetInputs,
+    out: &Path,
+    mine: Vec<&BudgetCell>,
+    pool: &rayon::ThreadPool,
+    progress: bool,
+) -> Result<(usize, f64)> {
+    use rayon::prelude::*;
+    let todo: Vec<&BudgetCell> = mine
+        .into_iter()
+        .filter(|cell| finished_budget(out, matrix, cell).is_none())
+        .collect();
+    let start = std::time::Instant::now();
+    let bar = crate::bench::progress_bar(
+        progress && !todo.is_empty(),
+        todo.len(),
+        "budget replays and frontiers",
+    );
+    pool.install(|| {
+        todo.par_iter().try_for_each(|cell| -> Result<()> {
+            let record = run_budget_cell(matrix, inputs, cell)?;
+            crate::io::write_json(&budget_cell_path(out, cell), &record)?;
+            bar.inc(1);
+            Ok(())
+        })
+    })?;
+    bar.finish_and_clear();
+    Ok((todo.len(), start.elapsed().as_secs_f64()))
 }
 
 /// Writes the three budget CSVs from the cells, in spec order.

@@ -297,7 +297,11 @@ fn print_table(summary: &gapbench::replay::ReplaySummary) {
         "missed",
         "unfinished",
         "failed",
-        if carbon { "  carbon kg" } else { "" }
+        if carbon {
+            "  carbon kg (cluster / job)"
+        } else {
+            ""
+        }
     );
     // An empty sample has no mean: "none", never 0.
     let stat = |d: &gapbench_replay::Distribution, value: f64, decimals: usize| {
@@ -309,9 +313,10 @@ fn print_table(summary: &gapbench::replay::ReplaySummary) {
     };
     for run in &summary.runs {
         let s = &run.summary;
-        let carbon_kg = s
-            .carbon_kg
-            .map_or(String::new(), |kg| format!(" {kg:>10.1}"));
+        let carbon_kg = match (s.carbon_kg, s.job_carbon_kg) {
+            (Some(cluster), Some(job)) => format!(" {cluster:>10.1} / {job:.1}"),
+            _ => String::new(),
+        };
         println!(
             "{:>6} {:>7} {:>12.1} {:>10.1} {:>11} {:>11} {:>11} {:>11.1} {:>6} {:>7} {:>10} {:>7}{carbon_kg}",
             run.seed,
