@@ -76,7 +76,7 @@ pub(crate) struct ReplayArgs {
     /// CPU power profile: `reference` or `by-gpu-model`.
     #[arg(long, value_enum, default_value_t = CpuPowerArg::Reference)]
     cpu_power: CpuPowerArg,
-    /// Task values the reference simulator converts: `reference` converts and warns, `strict` rejects the row.
+    /// Task values the reference simulator converts: `reference` converts and warns, `strict` rejects the row; `strict` also refuses empty creation and deletion times, which `reference` censors (see below).
     #[arg(long, value_enum, default_value_t = InputRulesArg::Reference)]
     input_rules: InputRulesArg,
     /// Output folder. Default: `results/replay-<policy>`.

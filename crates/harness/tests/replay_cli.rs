@@ -208,3 +208,29 @@ fn nothing_completed_shows_none_not_zero() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `gapbench replay --help` states how real traces are read: censoring of empty creation and
+/// deletion times, what strict rules refuse, never-fitting tasks and the queue disciplines.
+#[test]
+fn help_states_the_trace_conventions_and_the_queue() {
+    let output = Command::new(env!("CARGO_BIN_EXE_gapbench"))
+        .args(["replay", "--help"])
+        .output()
+        .expect("gapbench runs");
+    assert!(output.status.success(), "{}", stderr(&output));
+    // Whitespace collapsed: clap may wrap long lines.
+    let help = String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for phrase in [
+        "left-censored",
+        "right-censored",
+        "Pending pods (never scheduled) are dropped",
+        "--input-rules strict refuses empty creation and deletion times",
+        "never_fits:<resource>",
+        "`backfill`",
+    ] {
+        assert!(help.contains(phrase), "--help lacks {phrase:?}:\n{help}");
+    }
+}
