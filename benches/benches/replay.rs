@@ -1,7 +1,8 @@
 //! One time-mode replay of the full real openb default trace (with its real times) per
 //! policy, on the openb GPU cluster, in the one engine: the sweep's main policies through
-//! the online adapter, EaCO-R, FIFO, the budgeted policies' baselines, and PowerFlow-style
-//! (GreenFlow-style) at full-clock FIFO's job energy (carbon, CAISO-like series).
+//! the online adapter, EaCO-R/O, Gavel's FIFO, FIFO_packed and Gandiva, the budgeted
+//! policies' baselines, and PowerFlow-style (GreenFlow-style) at full-clock FIFO's job
+//! energy (carbon, CAISO-like series).
 //! Target: ≤ 0.5 s per replay on one core, budgeted ones included.
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -10,13 +11,16 @@ use gapbench_replay::policies::time_policy;
 use gapbench_replay::{run, Budget, ReplayOptions};
 
 /// The policies timed without a budget.
-const REPLAY_POLICIES: [&str; 8] = [
+const REPLAY_POLICIES: [&str; 11] = [
     "fgd",
     "pwr",
     "bestfit",
     "pwr:200,fgd:800",
     "eaco-r",
+    "eaco-o",
     "fifo",
+    "fifo-packed",
+    "gandiva",
     "fifo-full-clock",
     "zeus",
 ];
