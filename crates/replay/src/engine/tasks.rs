@@ -134,10 +134,10 @@ impl Replay<'_> {
         policy: &mut dyn TimePolicy,
     ) {
         let i = task as usize;
-        let option = match self.jobs.of(task) {
-            Some(job) => Some(option.unwrap_or(job.trace_option)),
-            None => None,
-        };
+        let option = self
+            .jobs
+            .of(task)
+            .map(|job| option.unwrap_or(job.trace_option));
         self.runs[i].capacity = capacity;
         self.progress[i].option = option;
         let bound = self.bound_task(task);

@@ -202,7 +202,7 @@ impl Eaco {
                 };
                 if shared || all_unshared {
                     self.candidates.push(key);
-                } else if self.best_unshared.map_or(true, |best| {
+                } else if self.best_unshared.is_none_or(|best| {
                     // Sets come by node, then first device: of two with the same
                     // utilisation and node kind, the earlier is the better.
                     (util_permille, hosts_work) > (best.util_permille, best.hosts_work)
