@@ -1,65 +1,22 @@
-//! Budgeted replay and exact frontier on the real openb default trace: one PowerFlow-style
-//! replay of the whole trace (its GPU jobs as training jobs, budget = full-clock FIFO's job
-//! energy, L1) and one GreenFlow-style replay (CAISO-like carbon, oracle forecast, budget =
-//! FIFO's carbon); one Lagrangian JCT–energy frontier of a contended day of the trace (40
-//! GPU jobs on 16 GPUs, 10-minute slots).
+//! The exact JCT–energy frontier of budgeted replays: one Lagrangian frontier of a
+//! contended day of the real openb default trace (40 GPU jobs on 16 GPUs, 10-minute slots).
+//! The budgeted replays themselves are timed with every other policy in `replay`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gapbench_ilp::frontier::{
     lagrangian_frontier, BudgetKind, FrontierInstance, FrontierJob, LagrangianOptions,
 };
 use gapbench_model::training::Fidelity;
-use gapbench_model::SyntheticGrid;
-use gapbench_replay::budget::{
-    budget_jobs, default_horizon_s, run_budgeted, trace_end_s, Budget, BudgetOptions, Forecast,
-};
-use gapbench_replay::policies::{ClockFifo, ClockRule, GreenFlowStyle, PowerFlowStyle};
+use gapbench_replay::{derive_attributes, JobTable, TrainingTask};
 
 fn budgeted(c: &mut Criterion) {
     let (cluster, workload) = gapbench_benches::openb_default_timed();
-    let jobs = budget_jobs(&cluster, &workload, 42, Fidelity::ElasticGpus);
-    let hours = (trace_end_s(&jobs) / 3600.0).ceil() as usize + 24;
-    let options = BudgetOptions {
-        budget: Budget::Unlimited,
-        carbon: Some(SyntheticGrid::CAISO_LIKE.generate("caiso-like", hours, 42)),
-        fidelity: Fidelity::ElasticGpus,
-        round_s: 300.0,
-        horizon_end_s: default_horizon_s(&jobs),
-        seed: 42,
-    };
-    let fifo = run_budgeted(
-        &cluster,
-        &workload,
-        &mut ClockFifo {
-            rule: ClockRule::Full,
-        },
-        &options,
-    )
-    .expect("FIFO finishes");
-    let energy = BudgetOptions {
-        budget: Budget::EnergyKwh(fifo.job_energy_kwh),
-        ..options.clone()
-    };
-    let carbon = BudgetOptions {
-        budget: Budget::CarbonKg(fifo.carbon_kg),
-        ..options.clone()
-    };
-    let mut group = c.benchmark_group("budgeted_default_trace");
-    group.sample_size(10);
-    group.bench_function("powerflow", |b| {
-        b.iter(|| run_budgeted(&cluster, &workload, &mut PowerFlowStyle, &energy).expect("runs"))
-    });
-    group.bench_function("greenflow-oracle", |b| {
-        b.iter(|| {
-            let mut policy = GreenFlowStyle::new(Forecast::Oracle, 1.0);
-            run_budgeted(&cluster, &workload, &mut policy, &carbon).expect("runs")
-        })
-    });
-    group.finish();
-
+    let attributes = derive_attributes(&workload.tasks, 42, &Default::default());
+    let table = JobTable::new(&cluster, &workload, &attributes, 42, Fidelity::ElasticGpus);
+    let jobs = table.jobs();
     // A contended day of the trace: the first 40 GPU jobs created after 10^7 s that ran
     // 10 minutes to 2 hours, arrivals shifted to 0 and compressed 10×, on 16 GPUs.
-    let mut day: Vec<&gapbench_replay::budget::BudgetJob> = jobs
+    let mut day: Vec<&TrainingTask> = jobs
         .iter()
         .filter(|j| {
             let duration = workload.tasks[j.task as usize].duration_s;

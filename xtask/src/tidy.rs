@@ -194,3 +194,124 @@ fn readme_policy_tables_are_the_registrys() {
         );
     }
 }
+
+/// The code map's sections: `### \`crates/NAME\`` (and `benches/`, `xtask/`) and their text.
+fn code_map_sections(text: &str) -> Vec<(String, String)> {
+    let mut sections = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("### `") {
+            if let Some(done) = current.take() {
+                sections.push(done);
+            }
+            let name = rest.trim_end_matches('`').trim_end_matches('/').to_string();
+            current = Some((name, String::new()));
+        } else if line.starts_with("## ") {
+            if let Some(done) = current.take() {
+                sections.push(done);
+            }
+        } else if let Some((_, body)) = current.as_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    sections.extend(current);
+    sections
+}
+
+/// Backticked tokens of `text` that name a module file or folder: `name.rs`, `name/`,
+/// `dir/name.rs`.
+fn named_module_paths(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|token| {
+            (token.ends_with(".rs") || token.ends_with('/'))
+                && token
+                    .trim_end_matches(".rs")
+                    .trim_end_matches('/')
+                    .split('/')
+                    .all(|part| {
+                        !part.is_empty()
+                            && part
+                                .chars()
+                                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                    })
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `token` (`name.rs`, `name/`, `dir/name.rs`) is a file or folder somewhere under
+/// `dir`.
+fn exists_under(dir: &Path, token: &str) -> bool {
+    let wanted = token.trim_end_matches('/');
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let path = entry.path();
+        path.ends_with(wanted) || (path.is_dir() && exists_under(&path, token))
+    })
+}
+
+/// ARCHITECTURE.md's code map stays true: every module it names as a file or folder exists,
+/// and every top-level module of a crate is named in that crate's section.
+#[test]
+fn the_code_map_names_every_module_and_every_named_module_exists() {
+    let root = workspace_root();
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let sections = code_map_sections(&text);
+    assert!(
+        sections.len() >= 7,
+        "found {} code-map sections",
+        sections.len()
+    );
+    let mut problems = Vec::new();
+    for (name, body) in &sections {
+        let base = root.join(name);
+        let src = if base.join("src").is_dir() {
+            base.join("src")
+        } else {
+            base.clone()
+        };
+        if !src.is_dir() {
+            problems.push(format!(
+                "the code map has a section for `{name}`, which does not exist"
+            ));
+            continue;
+        }
+        for token in named_module_paths(body) {
+            if !exists_under(&src, &token) && !exists_under(&root, &token) {
+                problems.push(format!("`{name}` names `{token}`, which does not exist"));
+            }
+        }
+        if !name.starts_with("crates/") {
+            continue;
+        }
+        for entry in std::fs::read_dir(&src).expect("a source folder").flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            let module = file.trim_end_matches(".rs");
+            if matches!(module, "lib" | "main") {
+                continue;
+            }
+            let named = [
+                format!("`{module}`"),
+                format!("`{module}.rs`"),
+                format!("`{module}/`"),
+            ]
+            .iter()
+            .any(|form| body.contains(form.as_str()));
+            if !named {
+                problems.push(format!(
+                    "the `{name}` section does not name its module `{module}`"
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "ARCHITECTURE.md's code map is out of date:\n{}",
+        problems.join("\n")
+    );
+}

@@ -15,8 +15,9 @@
 //! - `grid.csv`, `mean_grid.csv`, `runs.csv`, `gaps.csv`, `pareto.csv`, `replay_runs.csv`,
 //!   `replay_timeline.csv` — aggregated from the cells, in spec order; then `figures/` and
 //!   `REPORT.md`;
-//! - `budget_points.csv`, `budget_frontier.csv`, `budget_timeline.csv` — the `[budget]`
-//!   study, run whole (no cells) in the first shard and carried over by `merge`.
+//! - `budget-cells/<setup>/seed-<n>/<policy or frontier>.json` — one finished replay or
+//!   frontier of the `[budget]` study each, keyed the same way; aggregated into
+//!   `budget_points.csv`, `budget_frontier.csv` and `budget_timeline.csv`.
 //!
 //! Arrival sweeps are deterministic, so their files are byte-identical however the bench was
 //! interrupted, sharded or threaded. Exact solves under a time limit are not (HiGHS stops
@@ -30,15 +31,16 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
 use gapbench_results::csv_text::field as csv_field;
-use gapbench_results::{
-    FrontRow, GapRow, ParetoPoint, PointKind, RunRow, BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV,
-    BUDGET_TIMELINE_CSV, GAPS_CSV, PARETO_CSV,
-};
+use gapbench_results::{FrontRow, GapRow, ParetoPoint, PointKind, RunRow, GAPS_CSV, PARETO_CSV};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::bench_spec::{parse_policies, trace_family, BenchSpec, Seeds};
+use crate::budget_study::{
+    aggregate_budget, budget_cell_path, budget_fingerprints, finished_budget, load_budget_inputs,
+    run_budget_cells, BudgetInputs,
+};
 use crate::cells::{cell_path, finished, finished_gap, gap_cell_path, run_gap_cell, CellRecord};
 pub use crate::cells::{Cell, GapCell};
 use crate::gap::{parse_objectives, GapSettings};
@@ -91,6 +93,9 @@ pub struct Matrix {
     /// Input hashes of each replay source, by source name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub replay_inputs: BTreeMap<String, Vec<InputFingerprint>>,
+    /// Input hashes of the budget study's cluster and trace (`[budget]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budget_inputs: Vec<InputFingerprint>,
 }
 
 impl Matrix {
@@ -103,6 +108,7 @@ impl Matrix {
         Matrix,
         BTreeMap<String, Workload>,
         crate::replay_cells::ReplayWorkloads,
+        BudgetInputs,
     )> {
         let replay_traces = spec.replay.iter().flat_map(|r| r.traces.iter());
         let needs_traces = !spec.traces.is_empty() || replay_traces.clone().next().is_some();
@@ -182,10 +188,21 @@ impl Matrix {
             command: String::new(),
             replay_sources,
             replay_inputs: BTreeMap::new(),
+            budget_inputs: Vec::new(),
         };
         let replays = load_replay_workloads(&matrix, available)?;
         matrix.replay_inputs = replay_fingerprints(&replays);
-        Ok((matrix, workloads, replays))
+        let budget_files = matrix.spec.budget.as_ref().and_then(|study| {
+            let dir = traces_dir?;
+            let files = (
+                dir.join(&matrix.spec.nodes),
+                dir.join(trace_file(&study.trace)),
+            );
+            (files.0.is_file() && files.1.is_file()).then_some(files)
+        });
+        let budget = load_budget_inputs(matrix.spec.budget.as_ref(), budget_files)?;
+        matrix.budget_inputs = budget_fingerprints(&budget);
+        Ok((matrix, workloads, replays, budget))
     }
 
     /// Every arrival-sweep cell, in spec order (trace, then policy, then seed).
@@ -280,14 +297,22 @@ impl Matrix {
             &self.gap_traces,
             self.stand_in,
             &self.inputs,
-            (&self.replay_sources, &self.replay_inputs),
+            (
+                &self.replay_sources,
+                &self.replay_inputs,
+                &self.budget_inputs,
+            ),
         ) == (
             &other.spec,
             &other.traces,
             &other.gap_traces,
             other.stand_in,
             &other.inputs,
-            (&other.replay_sources, &other.replay_inputs),
+            (
+                &other.replay_sources,
+                &other.replay_inputs,
+                &other.budget_inputs,
+            ),
         )
     }
 }
@@ -311,7 +336,8 @@ pub struct BenchOutcome {
     pub replays_total: usize,
     pub replays_run: usize,
     pub replay_seconds: f64,
-    /// Budgeted replays of the `[budget]` study run now, and their time (frontiers included).
+    /// Cells of the `[budget]` study (replays and frontiers) in all and run now, and their time.
+    pub budget_cells_total: usize,
     pub budget_replays: usize,
     pub budget_seconds: f64,
     /// False for a shard that left cells to others.
@@ -325,7 +351,8 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .traces_dir
         .clone()
         .or_else(crate::workload::default_traces_dir);
-    let (mut matrix, workloads, replay_workloads) = Matrix::resolve(spec, traces_dir.as_deref())?;
+    let (mut matrix, workloads, replay_workloads, budget_inputs) =
+        Matrix::resolve(spec, traces_dir.as_deref())?;
     matrix.command = options.command.clone();
     let out = options
         .out
@@ -437,25 +464,17 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     progress.finish_and_clear();
     let replay_seconds = replay_start.elapsed().as_secs_f64();
 
-    // The budget study is not cut into cells: it runs whole, in the first shard.
-    let budget_start = Instant::now();
-    let mut budget_replays = 0;
-    if let Some(study) = &matrix.spec.budget {
-        if options.shard.is_none_or(|(index, _)| index == 0) {
-            let files = traces_dir
-                .as_deref()
-                .map(|dir| {
-                    (
-                        dir.join(&matrix.spec.nodes),
-                        dir.join(trace_file(&study.trace)),
-                    )
-                })
-                .filter(|(nodes, tasks)| nodes.is_file() && tasks.is_file());
-            budget_replays = crate::budget_study::run_budget_study(study, files, &out)?;
-            crate::status::record_budget_time(&out, budget_start)?;
-        }
-    }
-    let budget_seconds = budget_start.elapsed().as_secs_f64();
+    let budget_cells = matrix.budget_cells()?;
+    // Budget cells are numbered after the sweep, gap and replay cells.
+    let first = cells.len() + gap_cells.len() + replay_cells.len();
+    let (budget_replays, budget_seconds) = run_budget_cells(
+        &matrix,
+        &budget_inputs,
+        &out,
+        in_shard(&budget_cells, first, options.shard),
+        &pool,
+        options.progress,
+    )?;
 
     let complete = cells
         .iter()
@@ -465,11 +484,15 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
             .all(|cell| finished_gap(&out, &matrix, cell).is_some())
         && replay_cells
             .iter()
-            .all(|cell| finished_replay(&out, &matrix, cell).is_some());
+            .all(|cell| finished_replay(&out, &matrix, cell).is_some())
+        && budget_cells
+            .iter()
+            .all(|cell| finished_budget(&out, &matrix, cell).is_some());
     if complete {
         aggregate(&out, &matrix, &cells)?;
         aggregate_gaps(&out, &matrix, &gap_cells)?;
         aggregate_replays(&out, &matrix, &replay_cells)?;
+        aggregate_budget(&out, &matrix, &budget_cells)?;
         finish_folder(&out)?;
     }
     Ok(BenchOutcome {
@@ -484,6 +507,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         replays_total: replay_cells.len(),
         replays_run: replays_todo.len(),
         replay_seconds,
+        budget_cells_total: budget_cells.len(),
         budget_replays,
         budget_seconds,
         complete,
@@ -493,7 +517,11 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
 
 /// The items of shard `index` of `count`: item `i` is cell number `first_number + i`, and
 /// cell `k` belongs to shard `k mod count`. All items without sharding.
-fn in_shard<T>(items: &[T], first_number: usize, shard: Option<(usize, usize)>) -> Vec<&T> {
+pub(crate) fn in_shard<T>(
+    items: &[T],
+    first_number: usize,
+    shard: Option<(usize, usize)>,
+) -> Vec<&T> {
     items
         .iter()
         .enumerate()
@@ -503,7 +531,7 @@ fn in_shard<T>(items: &[T], first_number: usize, shard: Option<(usize, usize)>) 
 }
 
 /// A progress bar over `len` items called `what`, with an ETA; hidden unless `visible`.
-fn progress_bar(visible: bool, len: usize, what: &str) -> ProgressBar {
+pub(crate) fn progress_bar(visible: bool, len: usize, what: &str) -> ProgressBar {
     let progress = if visible {
         ProgressBar::new(len as u64)
     } else {
@@ -565,25 +593,20 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         |dir, cell| finished_replay(dir, &matrix, cell),
         replay_cell_path,
     )?;
-    // The budget study ran whole in the first shard: its CSVs come along as they are.
-    let mut missing_budget = matrix.spec.budget.is_some();
-    if let Some(shard) = shards
-        .iter()
-        .find(|shard| shard.join(BUDGET_POINTS_CSV).is_file())
-    {
-        for name in [BUDGET_POINTS_CSV, BUDGET_FRONTIER_CSV, BUDGET_TIMELINE_CSV] {
-            let from = shard.join(name);
-            let bytes =
-                std::fs::read(&from).with_context(|| format!("{}: cannot read", from.display()))?;
-            write_atomic(&out.join(name), &bytes)?;
-        }
-        missing_budget = false;
-    }
-    let complete = missing == 0 && missing_gaps == 0 && missing_replays == 0 && !missing_budget;
+    let budget_cells = matrix.budget_cells()?;
+    let missing_budget = gather(
+        out,
+        shards,
+        &budget_cells,
+        |dir, cell| finished_budget(dir, &matrix, cell),
+        budget_cell_path,
+    )?;
+    let complete = missing == 0 && missing_gaps == 0 && missing_replays == 0 && missing_budget == 0;
     if complete {
         aggregate(out, &matrix, &cells)?;
         aggregate_gaps(out, &matrix, &gap_cells)?;
         aggregate_replays(out, &matrix, &replay_cells)?;
+        aggregate_budget(out, &matrix, &budget_cells)?;
         finish_folder(out)?;
     }
     Ok(BenchOutcome {
@@ -598,6 +621,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         replays_total: replay_cells.len(),
         replays_run: 0,
         replay_seconds: 0.0,
+        budget_cells_total: budget_cells.len(),
         budget_replays: 0,
         budget_seconds: 0.0,
         complete,

@@ -114,6 +114,10 @@ pub struct ReplaySpec {
     /// Stops every replay at this time (seconds since the trace start); none = run to the end.
     #[serde(default)]
     pub until_s: Option<f64>,
+    /// Grid carbon intensity (`caiso-2023`, `caiso-like`, `gb-like` or a CSV path): every
+    /// replay then reports carbon, and `greenflow@F` can run. None: no carbon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carbon: Option<String>,
 }
 
 /// EaCO's evaluation setup (`gapbench_replay::eaco_setup`): servers of 8×V100 and its
@@ -158,7 +162,11 @@ impl ReplaySpec {
             gapbench_model::CpuPowerProfile::Reference,
         );
         for policy in &self.policies {
-            gapbench_replay::policies::time_policy(policy, &cluster)
+            let (base, _) = crate::replay_cells::budgeted_share(policy)?;
+            if base == "greenflow" && self.carbon.is_none() {
+                bail!("[replay] policy `{policy}` needs `carbon` (e.g. \"caiso-2023\")");
+            }
+            gapbench_replay::policies::time_policy(base, &cluster)
                 .map_err(|e| anyhow::anyhow!("[replay] policy `{policy}`: {e}"))?;
         }
         if self.seeds.expand()?.is_empty() {

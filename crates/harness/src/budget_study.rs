@@ -1,30 +1,39 @@
-//! Budget studies of a bench spec (`[budget]`): on each setup (a GPU pool, an arrival
-//! scale, which jobs), full-clock FIFO and Zeus-like run once, PowerFlow-style at each
-//! fraction of FIFO's job energy and GreenFlow-style at each fraction of FIFO's carbon; where
-//! the setup asks, the Lagrangian frontier of the same jobs bounds every point. Written as
-//! `budget_points.csv`, `budget_frontier.csv` and `budget_timeline.csv`.
+//! Budget studies of a bench spec (`[budget]`), as cells like every other study (resumed,
+//! sharded, merged): on each setup (a GPU slice, an arrival scale, which jobs) and seed,
+//! full-clock FIFO and Zeus-like run once, PowerFlow-style at each fraction of FIFO's job
+//! energy and GreenFlow-style at each fraction of FIFO's carbon; where the setup asks, the
+//! Lagrangian frontier of the same jobs bounds every point. Every replay runs in the one
+//! engine on the setup's real nodes. Aggregated into `budget_points.csv`,
+//! `budget_frontier.csv` and `budget_timeline.csv`.
 //!
 //! "At equal energy" in the papers' sense is the fraction 1.0: the budgeted policy may
-//! spend what FIFO spent, and `jct_speedup_vs_fifo` is FIFO's mean JCT over its own.
+//! spend what FIFO spent (each budgeted cell replays FIFO itself to know it, so cells are
+//! independent), and `jct_speedup_vs_fifo` is FIFO's mean JCT over its own.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use gapbench_ilp::frontier::{lagrangian_frontier, LagrangianOptions};
+use gapbench_ilp::frontier::{lagrangian_frontier, Frontier, FrontierLine, LagrangianOptions};
 use gapbench_model::{CpuPowerProfile, InputRules};
-use gapbench_replay::budget::first_arrival_s;
+use gapbench_replay::jobs::first_arrival_s;
+use gapbench_replay::{Budget, QueueDiscipline};
 use gapbench_results::budget::{rows_to_csv, BUDGET_TIMELINE_SAMPLES};
 use gapbench_results::{
     budget_point_label, BudgetFrontierRow, BudgetPointRow, BudgetTimelineRow, Seeds,
     BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV, BUDGET_TIMELINE_CSV,
 };
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-use crate::budget::{BudgetArgs, BudgetSetup};
-use crate::frontier::{budgeted_policy, frontier_instance, policy_points, FrontierKind};
+use crate::bench::Matrix;
+use crate::budget::BudgetArgs;
+use crate::frontier::{
+    budget_of, budgeted_policy, frontier_instance, BudgetSetup, FrontierKind, PolicyPoint,
+};
 use crate::io::write_atomic;
-use crate::replay::{ReplayInputs, TimedSource};
+use crate::replay::{ReplayInputs, Selection, TimedSource};
+use crate::workload::InputFingerprint;
 
 /// `[budget]`: budgeted replays and their exact frontiers.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -38,6 +47,11 @@ pub struct BudgetStudySpec {
     /// `energy` (PowerFlow-style) and/or `carbon` (GreenFlow-style).
     #[serde(default = "default_kinds")]
     pub kinds: Vec<String>,
+    /// The FIFO baselines' queue: `fifo` (strict: the oldest waiting job blocks the ones
+    /// behind it) or `backfill` (the first waiting jobs that fit start). On real nodes, with
+    /// no migration, strict FIFO waits for whole free nodes behind every 8-GPU job.
+    #[serde(default = "default_queue")]
+    pub queue: String,
     /// Grid carbon intensity: `caiso-2023` (shipped), `caiso-like`, `gb-like` or a CSV path.
     #[serde(default = "default_carbon")]
     pub carbon: String,
@@ -80,6 +94,9 @@ pub struct BudgetSetupSpec {
 fn default_kinds() -> Vec<String> {
     vec!["energy".into(), "carbon".into()]
 }
+fn default_queue() -> String {
+    "fifo".into()
+}
 fn default_carbon() -> String {
     "caiso-2023".into()
 }
@@ -104,6 +121,7 @@ impl BudgetStudySpec {
         if self.seeds.expand()?.is_empty() {
             bail!("[budget] `seeds` must not be empty");
         }
+        self.queue()?;
         if self.fractions.is_empty() || self.fractions.iter().any(|f| !(f.is_finite() && *f > 0.0))
         {
             bail!("[budget] `fractions` takes positive shares of FIFO's spend such as [0.9, 1.0]");
@@ -132,15 +150,34 @@ impl BudgetStudySpec {
         Ok(())
     }
 
-    /// The flags of `gapbench replay` this study runs with on `setup`.
-    fn args(&self, setup: &BudgetSetupSpec) -> BudgetArgs {
+    /// The FIFO baselines' queue discipline.
+    fn queue(&self) -> Result<QueueDiscipline> {
+        match self.queue.as_str() {
+            "fifo" => Ok(QueueDiscipline::Fifo),
+            "backfill" => Ok(QueueDiscipline::Backfill),
+            other => bail!("[budget] queue `{other}`: expected fifo or backfill"),
+        }
+    }
+
+    /// The flags of `gapbench replay` this study runs with.
+    fn args(&self) -> BudgetArgs {
         BudgetArgs {
             carbon: Some(self.carbon.clone()),
-            round: self.round_s,
-            first_jobs: setup.first_jobs,
-            max_duration: setup.max_duration_s,
-            gpus: setup.gpus,
-            ..BudgetArgs::defaults()
+            round: Some(self.round_s),
+            ..BudgetArgs::default()
+        }
+    }
+}
+
+impl BudgetSetupSpec {
+    /// The part of the cluster and workload this setup replays: its GPU tasks only (the
+    /// training jobs the budgets and frontiers are about).
+    pub fn selection(&self) -> Selection {
+        Selection {
+            gpus: self.gpus,
+            first_jobs: self.first_jobs,
+            max_duration_s: self.max_duration_s,
+            gpu_tasks_only: true,
         }
     }
 }
@@ -153,164 +190,541 @@ fn kind_of(name: &str) -> Result<FrontierKind> {
     }
 }
 
-/// What one (setup, seed, kind) produced.
-struct StudyRows {
-    points: Vec<BudgetPointRow>,
-    frontier: Vec<BudgetFrontierRow>,
-    timeline: Vec<BudgetTimelineRow>,
+/// One cell of a budget study.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetCell {
+    pub setup: String,
+    pub seed: u64,
+    pub item: BudgetItem,
 }
 
-/// Runs every (setup, seed, kind) of `spec` in parallel and writes the three CSVs into
-/// `out` (rows in spec order whatever the thread count). `files` are the node list and the
-/// trace; without them the embedded openb-like workload (with drawn times) stands in.
-/// Returns the replays run.
-pub fn run_budget_study(
-    spec: &BudgetStudySpec,
-    files: Option<(PathBuf, PathBuf)>,
-    out: &Path,
-) -> Result<usize> {
-    let mut studies = Vec::new();
-    for (index, setup) in spec.setups.iter().enumerate() {
-        for seed in spec.seeds.expand()? {
-            for kind in &spec.kinds {
-                studies.push((index, setup, seed, kind_of(kind)?, kind.as_str()));
+/// What a budget cell computes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BudgetItem {
+    /// A budget-free baseline: `fifo-full-clock` or `zeus`.
+    Baseline(&'static str),
+    /// The budgeted policy of `kind` at `fraction` of FIFO's spend.
+    Budgeted { kind: FrontierKind, fraction: f64 },
+    /// The Lagrangian frontier of the setup's jobs.
+    Frontier { kind: FrontierKind },
+}
+
+impl BudgetItem {
+    /// The file name and row label: `fifo-full-clock`, `powerflow@0.90`, `frontier-energy`.
+    pub fn label(&self) -> String {
+        match self {
+            BudgetItem::Baseline(policy) => policy.to_string(),
+            BudgetItem::Budgeted { kind, fraction } => {
+                budget_point_label(budgeted_policy(*kind), Some(*fraction))
             }
+            BudgetItem::Frontier { kind } => format!("frontier-{}", kind_name(*kind)),
         }
     }
-    let inputs: Vec<ReplayInputs> = spec
-        .setups
+}
+
+fn kind_name(kind: FrontierKind) -> &'static str {
+    match kind {
+        FrontierKind::Energy => "energy",
+        FrontierKind::Carbon => "carbon",
+    }
+}
+
+/// A replay's point as stored: what the rows need.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct StoredPoint {
+    policy: String,
+    fraction: Option<f64>,
+    budget: Option<f64>,
+    jobs: usize,
+    job_energy_kwh: Option<f64>,
+    carbon_kg: Option<f64>,
+    cluster_energy_kwh: Option<f64>,
+    mean_jct_s: Option<f64>,
+    error: String,
+    /// Downsampled `(seconds since the first job's arrival, job kW, g/kWh, waiting)`, kept
+    /// for FIFO and for the budgeted policies at equal spend.
+    timeline: Vec<(f64, f64, f64, u32)>,
+}
+
+/// A frontier as stored: its valid inequalities.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct StoredFrontier {
+    jobs: usize,
+    least_budget: f64,
+    unconstrained_budget: f64,
+    /// `(budget price, intercept)` of each line.
+    lines: Vec<(f64, f64)>,
+}
+
+impl StoredFrontier {
+    fn frontier(&self) -> Frontier {
+        Frontier {
+            lines: self
+                .lines
+                .iter()
+                .map(|&(budget_price, intercept)| FrontierLine {
+                    budget_price,
+                    intercept,
+                })
+                .collect(),
+            jobs: self.jobs,
+            least_budget: self.least_budget,
+            unconstrained_budget: self.unconstrained_budget,
+        }
+    }
+}
+
+/// A finished budget cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct BudgetRecord {
+    key: String,
+    point: Option<StoredPoint>,
+    frontier: Option<StoredFrontier>,
+}
+
+/// Bump when a budget cell's record changes meaning.
+const BUDGET_CELL_KIND: &str = "gapbench-budget-cell-v2";
+
+/// The loaded inputs of each budget setup, by name.
+pub(crate) type BudgetInputs = BTreeMap<String, ReplayInputs>;
+
+/// Loads every setup's cluster and workload once. `files` are the node list and the trace;
+/// without them the embedded openb-like workload (with drawn times) stands in.
+pub(crate) fn load_budget_inputs(
+    spec: Option<&BudgetStudySpec>,
+    files: Option<(PathBuf, PathBuf)>,
+) -> Result<BudgetInputs> {
+    let Some(spec) = spec else {
+        return Ok(BudgetInputs::new());
+    };
+    spec.setups
         .iter()
         .map(|setup| {
-            ReplayInputs::load(
+            let inputs = ReplayInputs::load(
                 TimedSource::Openb {
                     nodes: files.as_ref().map(|f| f.0.clone()),
                     tasks: files.as_ref().map(|f| f.1.clone()),
                 },
                 setup.arrival_scale,
+                setup.selection(),
                 InputRules::Reference,
                 CpuPowerProfile::Reference,
             )
+            .with_context(|| format!("[budget] setup `{}`", setup.name))?;
+            Ok((setup.name.clone(), inputs))
         })
-        .collect::<Result<_>>()?;
-    let results: Vec<StudyRows> = studies
-        .par_iter()
-        .map(|&(index, setup, seed, kind, kind_name)| {
-            study(spec, setup, &inputs[index], seed, kind, kind_name).with_context(|| {
-                format!("[budget] setup `{}`, seed {seed}, {kind_name}", setup.name)
-            })
-        })
-        .collect::<Result<_>>()?;
-    let replays = results.iter().map(|r| r.points.len()).sum();
-    let points: Vec<&BudgetPointRow> = results.iter().flat_map(|r| &r.points).collect();
-    let frontier: Vec<&BudgetFrontierRow> = results.iter().flat_map(|r| &r.frontier).collect();
-    let timeline: Vec<&BudgetTimelineRow> = results.iter().flat_map(|r| &r.timeline).collect();
-    write_atomic(&out.join(BUDGET_POINTS_CSV), &rows_to_csv(&points)?)?;
-    write_atomic(&out.join(BUDGET_FRONTIER_CSV), &rows_to_csv(&frontier)?)?;
-    write_atomic(&out.join(BUDGET_TIMELINE_CSV), &rows_to_csv(&timeline)?)?;
-    Ok(replays)
+        .collect()
 }
 
-fn study(
-    spec: &BudgetStudySpec,
-    setup_spec: &BudgetSetupSpec,
-    inputs: &ReplayInputs,
-    seed: u64,
-    kind: FrontierKind,
-    kind_name: &str,
-) -> Result<StudyRows> {
-    let args = spec.args(setup_spec);
-    let workload = inputs.workload(seed)?;
-    let setup = BudgetSetup::new(&inputs.cluster, &workload, &args, seed)?;
-    let frontier = if setup_spec.frontier {
-        let instance = frontier_instance(&setup, kind, spec.slot_s)?;
-        let options = LagrangianOptions {
-            budget_prices: spec.frontier_prices,
-            subgradient_steps: spec.frontier_steps,
+/// The input hashes of a budget study (the same files for every setup).
+pub(crate) fn budget_fingerprints(inputs: &BudgetInputs) -> Vec<InputFingerprint> {
+    inputs
+        .values()
+        .next()
+        .map(|i| i.inputs.clone())
+        .unwrap_or_default()
+}
+
+impl Matrix {
+    /// A matrix of a budget study alone (`run_budget_study`).
+    pub(crate) fn of_budget_study(study: BudgetStudySpec, inputs: Vec<InputFingerprint>) -> Matrix {
+        Matrix {
+            spec: crate::bench_spec::BenchSpec {
+                name: "budget".into(),
+                description: String::new(),
+                nodes: String::new(),
+                traces: Vec::new(),
+                policies: Vec::new(),
+                seeds: Seeds::List(Vec::new()),
+                tune: 1.3,
+                gaps: None,
+                replay: None,
+                budget: Some(study),
+            },
+            traces: Vec::new(),
+            gap_traces: Vec::new(),
+            stand_in: false,
+            inputs: BTreeMap::new(),
+            command: String::new(),
+            replay_sources: Vec::new(),
+            replay_inputs: BTreeMap::new(),
+            budget_inputs: inputs,
+        }
+    }
+
+    /// Every budget cell, in spec order: per setup and seed, the baselines, then per kind
+    /// the frontier (when asked) and the budgeted policy at each fraction.
+    pub fn budget_cells(&self) -> Result<Vec<BudgetCell>> {
+        let Some(spec) = &self.spec.budget else {
+            return Ok(Vec::new());
         };
-        Some(lagrangian_frontier(&instance, &options).map_err(anyhow::Error::msg)?)
-    } else {
-        None
-    };
-    let points = policy_points(
-        &setup,
-        &args,
-        &workload,
-        kind,
-        frontier.as_ref(),
-        seed,
-        &spec.fractions,
-    )?;
-    let fifo_mean_jct_s = points[0].mean_jct_s;
-    let origin_s = first_arrival_s(&setup.jobs);
-    let name = setup_spec.name.clone();
-    let kind_text = kind_name.to_string();
-    let mut rows = StudyRows {
-        points: Vec::new(),
-        frontier: Vec::new(),
-        timeline: Vec::new(),
-    };
-    let (budgeted, finite) = (budgeted_policy(kind), |v: f64| v.is_finite().then_some(v));
-    for point in &points {
-        let label = budget_point_label(&point.policy, point.fraction);
-        // Timelines of FIFO and of the budgeted policy at equal spend.
-        if point.policy == "fifo-full-clock"
-            || (point.policy == budgeted && point.fraction == Some(1.0))
-        {
-            let every = point
-                .timeline
-                .len()
-                .div_ceil(BUDGET_TIMELINE_SAMPLES)
-                .max(1);
-            for sample in point.timeline.iter().step_by(every) {
-                rows.timeline.push(BudgetTimelineRow {
-                    setup: name.clone(),
-                    seed,
-                    kind: kind_text.clone(),
-                    policy: label.clone(),
-                    time_s: sample.time_s - origin_s,
-                    job_kw: sample.job_watts / 1000.0,
-                    g_per_kwh: sample.g_per_kwh,
-                    waiting: sample.waiting,
-                });
+        let mut cells = Vec::new();
+        for setup in &spec.setups {
+            for seed in spec.seeds.expand()? {
+                let mut add = |item| {
+                    cells.push(BudgetCell {
+                        setup: setup.name.clone(),
+                        seed,
+                        item,
+                    })
+                };
+                add(BudgetItem::Baseline("fifo-full-clock"));
+                add(BudgetItem::Baseline("zeus"));
+                for kind in &spec.kinds {
+                    let kind = kind_of(kind)?;
+                    if setup.frontier {
+                        add(BudgetItem::Frontier { kind });
+                    }
+                    for &fraction in &spec.fractions {
+                        add(BudgetItem::Budgeted { kind, fraction });
+                    }
+                }
             }
         }
-        rows.points.push(BudgetPointRow {
-            setup: name.clone(),
-            seed,
-            kind: kind_text.clone(),
-            policy: point.policy.clone(),
-            fraction: point.fraction,
-            budget: point.budget,
-            jobs: setup.jobs.len(),
-            job_energy_kwh: finite(point.job_energy_kwh),
-            carbon_kg: finite(point.carbon_kg),
-            mean_jct_s: finite(point.mean_jct_s),
-            fifo_mean_jct_s,
-            jct_speedup_vs_fifo: finite(point.mean_jct_s).map(|jct| fifo_mean_jct_s / jct),
-            bound_mean_jct_s: point.bound_mean_jct_s,
-            gap: point.gap,
-            error: point.error.clone().unwrap_or_default(),
-        });
+        Ok(cells)
     }
-    if let Some(frontier) = &frontier {
-        let most_spent = points
+
+    /// A hash of everything that determines a budget cell.
+    pub(crate) fn budget_key(&self, cell: &BudgetCell) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(format!(
+            "{BUDGET_CELL_KIND}|{}|{}|{}|{}|",
+            env!("CARGO_PKG_VERSION"),
+            cell.setup,
+            cell.seed,
+            cell.item.label()
+        ));
+        if let Some(spec) = &self.spec.budget {
+            let mut study = spec.clone();
+            // Other setups, seeds and fractions do not change this cell.
+            study.setups.retain(|s| s.name == cell.setup);
+            study.seeds = Seeds::List(Vec::new());
+            study.fractions.clear();
+            study.kinds.clear();
+            hasher.update(serde_json::to_string(&study).unwrap_or_default());
+        }
+        for input in &self.budget_inputs {
+            hasher.update(&input.sha256);
+        }
+        hasher
+            .finalize()
             .iter()
-            .map(|p| p.spend(kind))
-            .filter(|v| v.is_finite())
-            .fold(frontier.unconstrained_budget, f64::max);
-        for k in 0..FRONTIER_BUDGETS {
-            let budget = frontier.least_budget
-                + (most_spent - frontier.least_budget) * k as f64 / (FRONTIER_BUDGETS - 1) as f64;
-            if let Some(bound) = frontier.mean_jct_bound(budget) {
-                rows.frontier.push(BudgetFrontierRow {
-                    setup: name.clone(),
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
+pub(crate) fn budget_cell_path(out: &Path, cell: &BudgetCell) -> PathBuf {
+    out.join("budget-cells")
+        .join(&cell.setup)
+        .join(format!("seed-{}", cell.seed))
+        .join(format!("{}.json", cell.item.label()))
+}
+
+/// The finished record of `cell` in `out`, if there is one with the right key.
+pub(crate) fn finished_budget(
+    out: &Path,
+    matrix: &Matrix,
+    cell: &BudgetCell,
+) -> Option<BudgetRecord> {
+    let text = std::fs::read_to_string(budget_cell_path(out, cell)).ok()?;
+    let record: BudgetRecord = serde_json::from_str(&text).ok()?;
+    (record.key == matrix.budget_key(cell)).then_some(record)
+}
+
+/// Runs one budget cell.
+pub(crate) fn run_budget_cell(
+    matrix: &Matrix,
+    inputs: &BudgetInputs,
+    cell: &BudgetCell,
+) -> Result<BudgetRecord> {
+    let spec = matrix
+        .spec
+        .budget
+        .as_ref()
+        .context("a budget cell without a [budget] study")?;
+    let context = || {
+        format!(
+            "[budget] setup `{}`, seed {}, {}",
+            cell.setup,
+            cell.seed,
+            cell.item.label()
+        )
+    };
+    let mut setup =
+        BudgetSetup::new(&inputs[&cell.setup], &spec.args(), cell.seed).with_context(context)?;
+    setup.options.queue = spec.queue()?;
+    let key = matrix.budget_key(cell);
+    let origin_s = first_arrival_s(setup.jobs.jobs());
+    let jobs = setup.jobs.jobs().len();
+    let stored = |point: PolicyPoint, keep_timeline: bool| StoredPoint {
+        policy: point.policy.clone(),
+        fraction: point.fraction,
+        budget: point.budget,
+        jobs,
+        job_energy_kwh: finite(point.job_energy_kwh),
+        carbon_kg: finite(point.carbon_kg),
+        cluster_energy_kwh: finite(point.cluster_energy_kwh),
+        mean_jct_s: finite(point.mean_jct_s),
+        error: point.error.clone().unwrap_or_default(),
+        timeline: if keep_timeline {
+            downsample(&point, origin_s, setup.options.carbon.as_ref())
+        } else {
+            Vec::new()
+        },
+    };
+    Ok(match cell.item {
+        BudgetItem::Baseline(policy) => {
+            let result = setup.run(policy, Budget::Unlimited).with_context(context)?;
+            let point = PolicyPoint::of(policy.into(), None, None, Ok(result));
+            BudgetRecord {
+                key,
+                point: Some(stored(point, policy == "fifo-full-clock")),
+                frontier: None,
+            }
+        }
+        BudgetItem::Budgeted { kind, fraction } => {
+            let fifo = setup
+                .run("fifo-full-clock", Budget::Unlimited)
+                .with_context(context)?;
+            let base = PolicyPoint::of(String::new(), None, None, Ok(fifo)).spend(kind);
+            let value = fraction * base;
+            let policy = budgeted_policy(kind);
+            let result = setup.run(policy, budget_of(kind, value));
+            let point = PolicyPoint::of(policy.into(), Some(fraction), Some(value), result);
+            BudgetRecord {
+                key,
+                point: Some(stored(point, fraction == 1.0)),
+                frontier: None,
+            }
+        }
+        BudgetItem::Frontier { kind } => {
+            let instance = frontier_instance(&setup, kind, spec.slot_s).with_context(context)?;
+            let options = LagrangianOptions {
+                budget_prices: spec.frontier_prices,
+                subgradient_steps: spec.frontier_steps,
+            };
+            let frontier = lagrangian_frontier(&instance, &options).map_err(anyhow::Error::msg)?;
+            BudgetRecord {
+                key,
+                point: None,
+                frontier: Some(StoredFrontier {
+                    jobs: frontier.jobs,
+                    least_budget: frontier.least_budget,
+                    unconstrained_budget: frontier.unconstrained_budget,
+                    lines: frontier
+                        .lines
+                        .iter()
+                        .map(|l| (l.budget_price, l.intercept))
+                        .collect(),
+                }),
+            }
+        }
+    })
+}
+
+fn finite(value: f64) -> Option<f64> {
+    value.is_finite().then_some(value)
+}
+
+/// About [`BUDGET_TIMELINE_SAMPLES`] rows of a replay's timeline: time since `origin_s`,
+/// job power, grid intensity and waiting tasks.
+fn downsample(
+    point: &PolicyPoint,
+    origin_s: f64,
+    carbon: Option<&gapbench_model::CarbonSeries>,
+) -> Vec<(f64, f64, f64, u32)> {
+    let every = point
+        .timeline
+        .len()
+        .div_ceil(BUDGET_TIMELINE_SAMPLES)
+        .max(1);
+    point
+        .timeline
+        .iter()
+        .step_by(every)
+        .map(|row| {
+            (
+                row.time_s - origin_s,
+                row.job_power_watts / 1000.0,
+                carbon.map_or(0.0, |s| s.at(row.time_s)),
+                row.queue_length,
+            )
+        })
+        .collect()
+}
+
+/// Runs the unfinished cells of `mine` on `pool` (a progress bar when `progress`); returns
+/// how many ran and the seconds it took.
+pub(crate) fn run_budget_cells(
+    matrix: &Matrix,
+    inputs: &BudgetInputs,
+    out: &Path,
+    mine: Vec<&BudgetCell>,
+    pool: &rayon::ThreadPool,
+    progress: bool,
+) -> Result<(usize, f64)> {
+    use rayon::prelude::*;
+    let todo: Vec<&BudgetCell> = mine
+        .into_iter()
+        .filter(|cell| finished_budget(out, matrix, cell).is_none())
+        .collect();
+    let start = std::time::Instant::now();
+    let bar = crate::bench::progress_bar(
+        progress && !todo.is_empty(),
+        todo.len(),
+        "budget replays and frontiers",
+    );
+    pool.install(|| {
+        todo.par_iter().try_for_each(|cell| -> Result<()> {
+            let started = std::time::Instant::now();
+            let record = run_budget_cell(matrix, inputs, cell)?;
+            let path = budget_cell_path(out, cell);
+            crate::io::write_json(&path, &record)?;
+            crate::status::record_cell_time(out, &path, &record.key, started)?;
+            bar.inc(1);
+            Ok(())
+        })
+    })?;
+    bar.finish_and_clear();
+    Ok((todo.len(), start.elapsed().as_secs_f64()))
+}
+
+/// Writes the three budget CSVs from the cells, in spec order.
+pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]) -> Result<()> {
+    let Some(spec) = &matrix.spec.budget else {
+        return Ok(());
+    };
+    let record = |cell: &BudgetCell| {
+        finished_budget(out, matrix, cell).with_context(|| {
+            format!(
+                "budget cell {} seed {} {} is missing",
+                cell.setup,
+                cell.seed,
+                cell.item.label()
+            )
+        })
+    };
+    let (mut points, mut frontier_rows, mut timeline) = (Vec::new(), Vec::new(), Vec::new());
+    let mut groups: Vec<(&str, u64)> = cells.iter().map(|c| (c.setup.as_str(), c.seed)).collect();
+    groups.dedup();
+    for (setup_name, seed) in groups {
+        let group: Vec<&BudgetCell> = cells
+            .iter()
+            .filter(|c| c.setup == setup_name && c.seed == seed)
+            .collect();
+        let find = |item: BudgetItem| group.iter().find(|c| c.item == item).copied();
+        let baseline = |policy| -> Result<StoredPoint> {
+            let cell = find(BudgetItem::Baseline(policy)).context("a baseline cell")?;
+            record(cell)?.point.context("a baseline point")
+        };
+        let (fifo, zeus) = (baseline("fifo-full-clock")?, baseline("zeus")?);
+        let fifo_jct = fifo.mean_jct_s.unwrap_or(f64::NAN);
+        for kind_text in &spec.kinds {
+            let kind = kind_of(kind_text)?;
+            let frontier = match find(BudgetItem::Frontier { kind }) {
+                Some(cell) => record(cell)?.frontier.map(|f| f.frontier()),
+                None => None,
+            };
+            let mut kind_points = vec![fifo.clone(), zeus.clone()];
+            for &fraction in &spec.fractions {
+                let cell =
+                    find(BudgetItem::Budgeted { kind, fraction }).context("a budget cell")?;
+                kind_points.push(record(cell)?.point.context("a budgeted point")?);
+            }
+            let spend = |p: &StoredPoint| match kind {
+                FrontierKind::Energy => p.job_energy_kwh,
+                FrontierKind::Carbon => p.carbon_kg,
+            };
+            for p in &kind_points {
+                let label = budget_point_label(&p.policy, p.fraction);
+                let bound = frontier
+                    .as_ref()
+                    .zip(spend(p))
+                    .and_then(|(f, s)| f.mean_jct_bound(s));
+                if p.policy == "fifo-full-clock" || p.fraction == Some(1.0) {
+                    timeline.extend(p.timeline.iter().map(|&(t, kw, g, waiting)| {
+                        BudgetTimelineRow {
+                            setup: setup_name.to_string(),
+                            seed,
+                            kind: kind_text.clone(),
+                            policy: label.clone(),
+                            time_s: t,
+                            job_kw: kw,
+                            g_per_kwh: g,
+                            waiting,
+                        }
+                    }));
+                }
+                points.push(BudgetPointRow {
+                    setup: setup_name.to_string(),
                     seed,
                     kind: kind_text.clone(),
-                    budget,
-                    mean_jct_bound_s: bound,
+                    policy: p.policy.clone(),
+                    fraction: p.fraction,
+                    budget: p.budget,
+                    jobs: p.jobs,
+                    job_energy_kwh: p.job_energy_kwh,
+                    carbon_kg: p.carbon_kg,
+                    cluster_energy_kwh: p.cluster_energy_kwh,
+                    mean_jct_s: p.mean_jct_s,
+                    fifo_mean_jct_s: fifo_jct,
+                    jct_speedup_vs_fifo: p.mean_jct_s.map(|jct| fifo_jct / jct),
+                    bound_mean_jct_s: bound.filter(|_| p.mean_jct_s.is_some()),
+                    gap: bound
+                        .zip(p.mean_jct_s)
+                        .map(|(b, jct)| (jct - b) / b)
+                        .filter(|g| g.is_finite()),
+                    error: p.error.clone(),
                 });
+            }
+            if let Some(frontier) = &frontier {
+                let most_spent = kind_points
+                    .iter()
+                    .filter_map(spend)
+                    .fold(frontier.unconstrained_budget, f64::max);
+                for k in 0..FRONTIER_BUDGETS {
+                    let budget = frontier.least_budget
+                        + (most_spent - frontier.least_budget) * k as f64
+                            / (FRONTIER_BUDGETS - 1) as f64;
+                    if let Some(bound) = frontier.mean_jct_bound(budget) {
+                        frontier_rows.push(BudgetFrontierRow {
+                            setup: setup_name.to_string(),
+                            seed,
+                            kind: kind_text.clone(),
+                            budget,
+                            mean_jct_bound_s: bound,
+                        });
+                    }
+                }
             }
         }
     }
-    Ok(rows)
+    write_atomic(&out.join(BUDGET_POINTS_CSV), &rows_to_csv(&points)?)?;
+    write_atomic(
+        &out.join(BUDGET_FRONTIER_CSV),
+        &rows_to_csv(&frontier_rows)?,
+    )?;
+    write_atomic(&out.join(BUDGET_TIMELINE_CSV), &rows_to_csv(&timeline)?)?;
+    Ok(())
+}
+
+/// Runs every cell of `spec` in this process (tests and quick studies): the same cells a
+/// bench runs, aggregated into the three CSVs in `out`. Returns the cells run.
+pub fn run_budget_study(
+    spec: &BudgetStudySpec,
+    files: Option<(PathBuf, PathBuf)>,
+    out: &Path,
+) -> Result<usize> {
+    let inputs = load_budget_inputs(Some(spec), files)?;
+    let matrix = Matrix::of_budget_study(spec.clone(), budget_fingerprints(&inputs));
+    let cells = matrix.budget_cells()?;
+    use rayon::prelude::*;
+    cells.par_iter().try_for_each(|cell| -> Result<()> {
+        let record = run_budget_cell(&matrix, &inputs, cell)?;
+        crate::io::write_json(&budget_cell_path(out, cell), &record)
+    })?;
+    aggregate_budget(out, &matrix, &cells)?;
+    Ok(cells.len())
 }

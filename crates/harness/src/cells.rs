@@ -212,6 +212,7 @@ mod tests {
             command: String::new(),
             replay_sources: Vec::new(),
             replay_inputs: BTreeMap::new(),
+            budget_inputs: Vec::new(),
         }
     }
 

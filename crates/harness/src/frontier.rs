@@ -3,10 +3,12 @@
 //! time-indexed MIP on small instances, and the budgeted policies' own points against it
 //! (`points.csv`: gap = (JCT_policy − JCT_bound)/JCT_bound at the policy's own spend).
 //!
-//! The frontier is built from the replay's own jobs ([`BudgetSetup`]): the same workload
-//! class per task name, the same iterations, every configuration with the capacity it
-//! holds (GPU units are milli-GPU, so GPU-sharing tasks hold their share, as online) and
-//! the same power; the GPU pool is the cluster's GPUs.
+//! The frontier is built from the replay's own jobs ([`BudgetSetup`]): the same training
+//! jobs (class per task name, iterations, every configuration with the capacity it holds and
+//! the same power), the same cluster's GPUs as capacity (GPU units are milli-GPU, so
+//! GPU-sharing tasks hold their share, as online); jobs that fit no node are left out, as
+//! the replay fails them at arrival. Placement, CPU and memory, co-location slowdown and
+//! the replay's rounds are relaxed, so every replay's point lies on or above it.
 
 use std::path::PathBuf;
 
@@ -17,15 +19,17 @@ use gapbench_ilp::frontier::{
     LagrangianOptions,
 };
 use gapbench_ilp::SolveOptions;
-use gapbench_model::{CpuPowerProfile, InputRules};
-use gapbench_replay::budget::{first_arrival_s, trace_end_s, Budget};
+use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
+use gapbench_replay::jobs::{first_arrival_s, trace_end_s};
+use gapbench_replay::policies::{time_policy_with, PolicySettings};
+use gapbench_replay::{Budget, JobTable, ReplayOptions, ReplayResult, TimedWorkload, TimelineRow};
 use gapbench_results::csv_text::{field, number, optional_number};
 use serde::Serialize;
 
-use crate::budget::{BudgetArgs, BudgetSetup};
+use crate::budget::BudgetArgs;
 use crate::io::{write_atomic, write_json};
 use crate::manifest::Manifest;
-use crate::replay::{ReplayInputs, TimedSource};
+use crate::replay::{training_jobs, ReplayInputs, Selection, TimedSource};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum FrontierKind {
@@ -49,6 +53,8 @@ pub struct FrontierArgs {
     /// The seed (workload classes, generated workloads, forecast noise).
     #[arg(long, value_name = "N", default_value_t = 42)]
     pub seed: u64,
+    #[command(flatten)]
+    pub selection: Selection,
     #[command(flatten)]
     pub budget: BudgetArgs,
     /// What the budget limits.
@@ -83,16 +89,83 @@ pub struct FrontierArgs {
     pub out: PathBuf,
 }
 
+/// A budgeted replay's cluster, workload, jobs and settings, shared by its policies'
+/// replays and its frontier.
+pub struct BudgetSetup {
+    pub cluster: Cluster,
+    pub workload: TimedWorkload,
+    /// The training jobs that fit the cluster (the ones the frontier bounds).
+    pub jobs: JobTable,
+    /// Seed, fidelity and carbon series of every replay (the budget is set per replay).
+    pub options: ReplayOptions,
+    pub settings: PolicySettings,
+}
+
+impl BudgetSetup {
+    pub fn new(inputs: &ReplayInputs, args: &BudgetArgs, seed: u64) -> Result<BudgetSetup> {
+        BudgetSetup::of(inputs.cluster.clone(), inputs.workload(seed)?, args, seed)
+    }
+
+    /// The setup of `workload` (already selected and scaled) on `cluster`.
+    pub fn of(
+        cluster: Cluster,
+        workload: TimedWorkload,
+        args: &BudgetArgs,
+        seed: u64,
+    ) -> Result<BudgetSetup> {
+        let settings = args.policy_settings()?.for_seed(seed);
+        let last_end_s = workload
+            .tasks
+            .iter()
+            .map(|t| t.arrival_s + t.duration_s)
+            .fold(0.0, f64::max);
+        let horizon = settings.horizon_end_s.unwrap_or(0.0).max(last_end_s);
+        let options = ReplayOptions {
+            seed,
+            fidelity: args.fidelity(),
+            carbon: args.carbon_series(horizon, seed)?,
+            ..ReplayOptions::default()
+        };
+        let jobs = training_jobs(&cluster, &workload, &options, seed);
+        if jobs.jobs().is_empty() {
+            bail!("the workload has no GPU job the cluster can run");
+        }
+        Ok(BudgetSetup {
+            cluster,
+            workload,
+            jobs,
+            options,
+            settings,
+        })
+    }
+
+    /// Replays `policy` with `budget`.
+    pub fn run(&self, policy: &str, budget: Budget) -> Result<ReplayResult> {
+        let options = ReplayOptions {
+            budget,
+            ..self.options.clone()
+        };
+        gapbench_replay::budget::check_budget(self.jobs.jobs(), &budget, options.carbon.as_ref())?;
+        let mut policy =
+            time_policy_with(policy, &self.cluster, &self.settings).map_err(anyhow::Error::msg)?;
+        let result = gapbench_replay::run(&self.cluster, &self.workload, policy.as_mut(), &options);
+        match &result.stopped_early {
+            Some(why) => bail!("{why}"),
+            None => Ok(result),
+        }
+    }
+}
+
 /// The frontier problem of a budgeted replay's jobs.
 pub fn frontier_instance(
     setup: &BudgetSetup,
     kind: FrontierKind,
     slot_s: f64,
 ) -> Result<FrontierInstance> {
+    let jobs = setup.jobs.jobs();
     // The problem's clock starts at the first arrival (slots before it would be empty).
-    let origin_s = first_arrival_s(&setup.jobs);
-    let jobs = setup
-        .jobs
+    let origin_s = first_arrival_s(jobs);
+    let frontier_jobs = jobs
         .iter()
         .map(|job| {
             let mut frontier_job = FrontierJob::of_training(
@@ -119,42 +192,94 @@ pub fn frontier_instance(
             None => bail!("--kind carbon needs --carbon FILE|caiso-like|gb-like|caiso-2023"),
         },
     };
-    let gpus = u32::try_from(setup.pool.free_gpus() * 1000)
+    let gpus = u32::try_from(setup.cluster.gpu_count() * 1000)
         .map_err(|_| anyhow::anyhow!("too many GPUs for the frontier's milli-GPU units"))?;
     Ok(FrontierInstance {
-        jobs,
+        jobs: frontier_jobs,
         gpus,
         slot_s,
-        horizon_slots: ((trace_end_s(&setup.jobs) - origin_s) / slot_s).ceil() as usize + 1,
+        horizon_slots: ((trace_end_s(jobs) - origin_s) / slot_s).ceil() as usize + 1,
         budget,
     })
 }
 
-/// One budgeted policy's point against the frontier.
+/// One budgeted replay's point, against the frontier when there is one.
 #[derive(Debug, Clone, Serialize)]
 pub struct PolicyPoint {
     pub policy: String,
     /// The budget as a share of full-clock FIFO's spend (budgeted policies).
     pub fraction: Option<f64>,
     pub budget: Option<f64>,
+    /// Job energy (training model) and its carbon; cluster energy (every node, idle
+    /// included); mean JCT of the training jobs. NaN when the replay has no point.
     pub job_energy_kwh: f64,
     pub carbon_kg: f64,
+    pub cluster_energy_kwh: f64,
     pub mean_jct_s: f64,
     pub bound_mean_jct_s: Option<f64>,
     pub gap: Option<f64>,
     pub error: Option<String>,
     /// What the replay drew over time (empty when it failed).
     #[serde(skip)]
-    pub timeline: Vec<gapbench_replay::budget::engine::BudgetTimelineRow>,
+    pub timeline: Vec<TimelineRow>,
 }
 
 impl PolicyPoint {
+    /// The point of a replay (or of why it has none).
+    pub fn of(
+        policy: String,
+        fraction: Option<f64>,
+        budget: Option<f64>,
+        result: Result<ReplayResult>,
+    ) -> PolicyPoint {
+        match result {
+            Ok(r) => {
+                let s = r.summary();
+                PolicyPoint {
+                    policy,
+                    fraction,
+                    budget,
+                    job_energy_kwh: s.job_energy_kwh,
+                    carbon_kg: s.job_carbon_kg.unwrap_or(0.0),
+                    cluster_energy_kwh: s.total_energy_kwh,
+                    mean_jct_s: s.job_jct_s.mean,
+                    bound_mean_jct_s: None,
+                    gap: None,
+                    error: None,
+                    timeline: r.timeline,
+                }
+            }
+            Err(e) => PolicyPoint {
+                policy,
+                fraction,
+                budget,
+                job_energy_kwh: f64::NAN,
+                carbon_kg: f64::NAN,
+                cluster_energy_kwh: f64::NAN,
+                mean_jct_s: f64::NAN,
+                bound_mean_jct_s: None,
+                gap: None,
+                error: Some(format!("{e:#}")),
+                timeline: Vec::new(),
+            },
+        }
+    }
+
     /// What the point spent in the unit of `kind`'s budget (kWh or kg).
     pub fn spend(&self, kind: FrontierKind) -> f64 {
         match kind {
             FrontierKind::Energy => self.job_energy_kwh,
             FrontierKind::Carbon => self.carbon_kg,
         }
+    }
+
+    /// Sets the bound at the point's own spend and the gap to it.
+    pub fn measure(&mut self, frontier: &Frontier, kind: FrontierKind) {
+        self.bound_mean_jct_s = frontier.mean_jct_bound(self.spend(kind));
+        self.gap = self
+            .bound_mean_jct_s
+            .map(|b| (self.mean_jct_s - b) / b)
+            .filter(|g| g.is_finite());
     }
 }
 
@@ -167,80 +292,48 @@ pub fn budgeted_policy(kind: FrontierKind) -> &'static str {
     }
 }
 
+/// The budget of `kind` worth `value` (kWh or kg).
+pub fn budget_of(kind: FrontierKind, value: f64) -> Budget {
+    match kind {
+        FrontierKind::Energy => Budget::EnergyKwh(value),
+        FrontierKind::Carbon => Budget::CarbonKg(value),
+    }
+}
+
 /// Runs fifo-full-clock, zeus and the budgeted policy at `fractions` of FIFO's spend; each
 /// point gets its gap to `frontier` when there is one.
 pub fn policy_points(
     setup: &BudgetSetup,
-    args: &BudgetArgs,
-    workload: &gapbench_replay::TimedWorkload,
     kind: FrontierKind,
     frontier: Option<&Frontier>,
-    seed: u64,
     fractions: &[f64],
 ) -> Result<Vec<PolicyPoint>> {
-    let point = |policy: String,
-                 fraction: Option<f64>,
-                 budget: Option<f64>,
-                 result: Result<gapbench_replay::budget::BudgetResult>| match result
-    {
-        Ok(r) => {
-            let mut point = PolicyPoint {
-                policy,
-                fraction,
-                budget,
-                job_energy_kwh: r.job_energy_kwh,
-                carbon_kg: r.carbon_kg,
-                mean_jct_s: r.mean_jct_s,
-                bound_mean_jct_s: None,
-                gap: None,
-                error: None,
-                timeline: r.timeline,
-            };
-            point.bound_mean_jct_s = frontier.and_then(|f| f.mean_jct_bound(point.spend(kind)));
-            point.gap = point.bound_mean_jct_s.map(|b| (point.mean_jct_s - b) / b);
-            point
-        }
-        Err(e) => PolicyPoint {
-            policy,
-            fraction,
-            budget,
-            job_energy_kwh: f64::NAN,
-            carbon_kg: f64::NAN,
-            mean_jct_s: f64::NAN,
-            bound_mean_jct_s: None,
-            gap: None,
-            error: Some(format!("{e:#}")),
-            timeline: Vec::new(),
-        },
-    };
     let mut points = Vec::new();
-    let fifo = setup.run(
-        workload,
-        args.allocator("fifo-full-clock", seed)?.as_mut(),
-        Budget::Unlimited,
-    )?;
-    points.push(point("fifo-full-clock".into(), None, None, Ok(fifo)));
+    let fifo = setup.run("fifo-full-clock", Budget::Unlimited)?;
+    points.push(PolicyPoint::of(
+        "fifo-full-clock".into(),
+        None,
+        None,
+        Ok(fifo),
+    ));
     let base = points[0].spend(kind);
-    let zeus = setup.run(
-        workload,
-        args.allocator("zeus", seed)?.as_mut(),
-        Budget::Unlimited,
-    );
-    points.push(point("zeus".into(), None, None, zeus));
+    let zeus = setup.run("zeus", Budget::Unlimited);
+    points.push(PolicyPoint::of("zeus".into(), None, None, zeus));
     let budgeted = budgeted_policy(kind);
     for &fraction in fractions {
-        let budget_value = fraction * base;
-        let budget = match kind {
-            FrontierKind::Energy => Budget::EnergyKwh(budget_value),
-            FrontierKind::Carbon => Budget::CarbonKg(budget_value),
-        };
-        let result = setup.run(workload, args.allocator(budgeted, seed)?.as_mut(), budget);
-        points.push(point(
+        let value = fraction * base;
+        let result = setup.run(budgeted, budget_of(kind, value));
+        points.push(PolicyPoint::of(
             budgeted.into(),
             Some(fraction),
-            Some(budget_value),
+            Some(value),
             result,
         ));
+    }
+    if let Some(frontier) = frontier {
+        for point in points.iter_mut().filter(|p| p.error.is_none()) {
+            point.measure(frontier, kind);
+        }
     }
     Ok(points)
 }
@@ -253,11 +346,11 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
             tasks: args.tasks.clone(),
         },
         args.arrival_scale,
+        args.selection,
         InputRules::Reference,
         CpuPowerProfile::Reference,
     )?;
-    let workload = inputs.workload(args.seed)?;
-    let setup = BudgetSetup::new(&inputs.cluster, &workload, &args.budget, args.seed)?;
+    let setup = BudgetSetup::new(&inputs, &args.budget, args.seed)?;
     let instance = frontier_instance(&setup, args.kind, args.slot)?;
     let unit = match args.kind {
         FrontierKind::Energy => "kWh",
@@ -340,17 +433,9 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
     }
     write_atomic(&args.out.join("frontier.csv"), csv.as_bytes())?;
     if args.policies {
-        let points = policy_points(
-            &setup,
-            &args.budget,
-            &workload,
-            args.kind,
-            Some(&frontier),
-            args.seed,
-            &[0.7, 0.85, 1.0],
-        )?;
+        let points = policy_points(&setup, args.kind, Some(&frontier), &[0.7, 0.85, 1.0])?;
         let mut text = String::from(
-            "policy,budget,job_energy_kwh,carbon_kg,mean_jct_s,bound_mean_jct_s,gap,error\n",
+            "policy,budget,job_energy_kwh,carbon_kg,cluster_energy_kwh,mean_jct_s,bound_mean_jct_s,gap,error\n",
         );
         println!(
             "\n{:<16} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8}",
@@ -358,11 +443,12 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
         );
         for p in &points {
             text.push_str(&format!(
-                "{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{}\n",
                 field(&p.policy),
                 optional_number(p.budget, 6),
                 number(p.job_energy_kwh, 6),
                 number(p.carbon_kg, 6),
+                number(p.cluster_energy_kwh, 6),
                 number(p.mean_jct_s, 3),
                 optional_number(p.bound_mean_jct_s, 3),
                 optional_number(p.gap, 4),
@@ -386,11 +472,9 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
         "kind": format!("{:?}", args.kind),
         "slot_s": args.slot,
         "fidelity": format!("{:?}", setup.options.fidelity),
-        "horizon_end_s": setup.options.horizon_end_s,
+        "horizon_end_s": setup.settings.horizon_end_s,
         "carbon": args.budget.carbon,
-        "first_jobs": args.budget.first_jobs,
-        "gpus": args.budget.gpus,
-        "max_duration_s": args.budget.max_duration,
+        "selection": args.selection,
         "arrival_scale": args.arrival_scale,
         "mip": mip_allowed,
     });

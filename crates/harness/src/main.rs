@@ -322,10 +322,10 @@ fn report_outcome(outcome: &gapbench::bench::BenchOutcome) -> Result<()> {
             outcome.replays_run, outcome.replays_total, outcome.replay_seconds
         );
     }
-    if outcome.budget_replays > 0 {
+    if outcome.budget_cells_total > 0 {
         println!(
-            "{} budgeted replays (and their frontiers) done now in {:.1} s",
-            outcome.budget_replays, outcome.budget_seconds
+            "{} of {} budget-study cells (replays and frontiers) done now in {:.1} s",
+            outcome.budget_replays, outcome.budget_cells_total, outcome.budget_seconds
         );
     }
     if !outcome.complete {

@@ -1,15 +1,18 @@
 //! `gapbench replay`: one policy in time mode (tasks arrive at their trace times, wait, run
 //! and leave), for one or more seeds, written as `timeline.csv`, `tasks.csv`,
-//! `summary.json` and `manifest.json`. The engine is `gapbench_replay`; this module owns
-//! where workloads come from, files and manifests.
+//! `summary.json` and `manifest.json`. The engine is `gapbench_replay` (one engine for every
+//! time policy); this module owns where workloads come from, which part of them a replay
+//! takes (`Selection`), files and manifests.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
+use clap::Args;
 use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
 use gapbench_replay::eaco_setup::{eaco_cluster, eaco_jobs};
-use gapbench_replay::policies::time_policy;
+use gapbench_replay::policies::{time_policy_with, PolicySettings};
 use gapbench_replay::{openb_like_timed, ReplayOptions, ReplayResult, Summary, TimedWorkload};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -40,6 +43,88 @@ pub enum TimedSource {
     },
 }
 
+/// Which part of a cluster and workload a replay takes, for every policy alike: small
+/// instances for exact frontiers, contended slices where jobs queue.
+#[derive(Args, Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct Selection {
+    /// Replay on N GPUs only: the first N/8 nodes (file order) of the cluster's most common 8-GPU node type, a contended slice where jobs queue (the setting the PowerFlow and GreenFlow papers evaluate). N is a multiple of 8.
+    #[arg(long, value_name = "N")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u64>,
+    /// Keep only the first N GPU tasks (by arrival), and no CPU-only task: small instances of training jobs for exact frontiers and quick studies.
+    #[arg(long, value_name = "N")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_jobs: Option<usize>,
+    /// Leave out tasks that run longer than this, seconds (before --first-jobs): the trace's months-long services dominate mean JCT and a frontier's horizon; budget studies of training jobs cap them [D].
+    #[arg(long = "max-duration", value_name = "SECONDS")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_duration_s: Option<f64>,
+    /// Keep only the tasks that use GPUs (the training jobs of a budget study); --first-jobs implies it.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_tasks_only: bool,
+}
+
+impl Selection {
+    /// The slice of `cluster` this selection replays on.
+    pub fn cluster(&self, cluster: Cluster) -> Result<Cluster> {
+        let Some(gpus) = self.gpus else {
+            return Ok(cluster);
+        };
+        if gpus == 0 || gpus % 8 != 0 {
+            bail!("--gpus takes a positive multiple of 8 (whole 8-GPU nodes); got {gpus}");
+        }
+        let mut counts: BTreeMap<gapbench_model::NodeTypeId, usize> = BTreeMap::new();
+        for node in &cluster.nodes {
+            if cluster.node_types[usize::from(node.type_id)].gpu_count == 8 {
+                *counts.entry(node.type_id).or_default() += 1;
+            }
+        }
+        let Some((&common, &available)) = counts
+            .iter()
+            .max_by_key(|(id, n)| (**n, std::cmp::Reverse(**id)))
+        else {
+            bail!("--gpus {gpus}: the cluster has no 8-GPU node");
+        };
+        let wanted = (gpus / 8) as usize;
+        let node_type = cluster.node_types[usize::from(common)];
+        if wanted > available {
+            bail!(
+                "--gpus {gpus}: the cluster has {available} nodes of its most common 8-GPU type ({}), {} GPUs",
+                node_type.label(),
+                8 * available
+            );
+        }
+        let nodes = cluster
+            .nodes
+            .iter()
+            .filter(|n| n.type_id == common)
+            .take(wanted)
+            .map(|n| (n.name.clone(), node_type));
+        Cluster::new(nodes, cluster.cpu_power_profile).map_err(anyhow::Error::msg)
+    }
+
+    /// The tasks of `workload` this selection replays.
+    pub fn workload(&self, mut workload: TimedWorkload) -> Result<TimedWorkload> {
+        if let Some(limit_s) = self.max_duration_s {
+            if !(limit_s.is_finite() && limit_s > 0.0) {
+                bail!("--max-duration takes a positive number of seconds");
+            }
+            workload.tasks.retain(|t| t.duration_s <= limit_s);
+        }
+        if self.gpu_tasks_only || self.first_jobs.is_some() {
+            workload.tasks.retain(|t| t.task.gpu_milli > 0);
+        }
+        if let Some(n) = self.first_jobs {
+            workload.tasks.truncate(n);
+        }
+        if workload.tasks.is_empty() {
+            bail!("the selection (--first-jobs, --max-duration, --gpu-tasks-only) leaves no task to replay");
+        }
+        Ok(workload)
+    }
+}
+
 /// A replay's inputs, loaded once for every seed.
 pub struct ReplayInputs {
     pub cluster: Cluster,
@@ -48,6 +133,7 @@ pub struct ReplayInputs {
     /// theirs per seed.
     file_tasks: Option<TimedWorkload>,
     pub arrival_scale: f64,
+    pub selection: Selection,
     pub inputs: Vec<InputFingerprint>,
 }
 
@@ -55,6 +141,7 @@ impl ReplayInputs {
     pub fn load(
         source: TimedSource,
         arrival_scale: f64,
+        selection: Selection,
         rules: InputRules,
         cpu_power: CpuPowerProfile,
     ) -> Result<ReplayInputs> {
@@ -103,10 +190,11 @@ impl ReplayInputs {
             }
         };
         Ok(ReplayInputs {
-            cluster,
+            cluster: selection.cluster(cluster)?,
             source,
             file_tasks,
             arrival_scale,
+            selection,
             inputs,
         })
     }
@@ -125,6 +213,7 @@ impl ReplayInputs {
             ) => eaco_jobs(*jobs, *jobs_per_hour, seed),
             (None, TimedSource::Openb { .. }) => openb_like_timed(seed),
         };
+        let workload = self.selection.workload(workload)?;
         workload
             .with_arrival_scale(self.arrival_scale)
             .map_err(anyhow::Error::msg)
@@ -151,11 +240,12 @@ pub struct SeedReplay {
 pub fn run_replays(
     inputs: &ReplayInputs,
     policy: &str,
+    settings: &PolicySettings,
     options: &ReplayOptions,
     seeds: &[u64],
 ) -> Result<Vec<SeedReplay>> {
     // Fail on a bad policy name before starting anything.
-    time_policy(policy, &inputs.cluster).map_err(anyhow::Error::msg)?;
+    time_policy_with(policy, &inputs.cluster, settings).map_err(anyhow::Error::msg)?;
     let progress = ProgressBar::new(seeds.len() as u64).with_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} replays {msg}")
             .expect("a valid template")
@@ -166,7 +256,8 @@ pub fn run_replays(
         .par_iter()
         .map(|&seed| -> Result<SeedReplay> {
             let workload = inputs.workload(seed)?;
-            let mut policy = time_policy(policy, &inputs.cluster).map_err(anyhow::Error::msg)?;
+            let mut policy = time_policy_with(policy, &inputs.cluster, &settings.for_seed(seed))
+                .map_err(anyhow::Error::msg)?;
             let options = ReplayOptions {
                 seed,
                 ..options.clone()
@@ -240,11 +331,45 @@ pub fn write_replay_outputs(
         runs: summaries,
     };
     write_json(&out.join("summary.json"), &summary)?;
-    let manifest = Manifest::new(
-        inputs.inputs.clone(),
-        summary.seeds.clone(),
-        settings.clone(),
-    );
+    let mut settings = settings.clone();
+    if let Some(run) = runs.first() {
+        // What the loading rules dropped and flagged (the same for every seed of a file).
+        let s = run.result.summary();
+        settings["workload"] = serde_json::json!({
+            "tasks": s.tasks,
+            "dropped_pending": s.dropped_pending,
+            "left_censored": s.left_censored,
+            "right_censored": s.right_censored,
+        });
+    }
+    let manifest = Manifest::new(inputs.inputs.clone(), summary.seeds.clone(), settings);
     write_json(&out.join("manifest.json"), &manifest)?;
     Ok(summary)
+}
+
+/// The training jobs a replay of `seed` with `options` runs: its workload's GPU tasks that
+/// fit some node of the empty cluster (the others fail at arrival).
+pub fn training_jobs(
+    cluster: &Cluster,
+    workload: &TimedWorkload,
+    options: &ReplayOptions,
+    seed: u64,
+) -> gapbench_replay::JobTable {
+    let attributes = gapbench_replay::derive_attributes(&workload.tasks, seed, &options.deadlines);
+    let mut jobs =
+        gapbench_replay::JobTable::new(cluster, workload, &attributes, seed, options.fidelity);
+    jobs.retain(|job| {
+        let task = &workload.tasks[job.task as usize].task;
+        gapbench_model::FailureReason::of(cluster, task) == gapbench_model::FailureReason::NoRoomNow
+    });
+    jobs
+}
+
+/// Refuses a budget below the least any schedule of the seed's jobs must spend (or a carbon
+/// budget without a series), before anything runs.
+pub fn check_budget(inputs: &ReplayInputs, options: &ReplayOptions, seed: u64) -> Result<()> {
+    let workload = inputs.workload(seed)?;
+    let jobs = training_jobs(&inputs.cluster, &workload, options, seed);
+    gapbench_replay::budget::check_budget(jobs.jobs(), &options.budget, options.carbon.as_ref())
+        .map_err(|e| anyhow::anyhow!("seed {seed}: {e}"))
 }

@@ -1,16 +1,20 @@
 //! The time-mode cells of a bench (`[replay]`): one replay each, per (source, arrival
 //! scale, idle policy, policy, seed), stored as a JSON file keyed by a hash of everything
 //! that determines it (the replay schema version included), and aggregated into
-//! `replay_runs.csv` and `replay_timeline.csv`.
+//! `replay_runs.csv` and `replay_timeline.csv`. Every time policy runs here in the one
+//! engine, so they share one energy table: a budgeted policy is named with its budget as a
+//! share of full-clock FIFO's spend on the same cell (`powerflow@1.0`: FIFO's job energy,
+//! `greenflow@1.0`: FIFO's job carbon), which the cell replays first to know it.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use anyhow::bail;
 use anyhow::{Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules};
 use gapbench_replay::policies::time_policy;
-use gapbench_replay::{IdlePolicy, PowerSettings, ReplayOptions, ReplayResult};
+use gapbench_replay::{Budget, IdlePolicy, PowerSettings, ReplayOptions, ReplayResult};
 use gapbench_results::replay::TIMELINE_SAMPLES;
 use gapbench_results::{
     ReplayKey, ReplayRunRow, ReplayTimelineRow, REPLAY_RUNS_CSV, REPLAY_SCHEMA_VERSION,
@@ -106,6 +110,7 @@ impl ReplaySource {
         ReplayInputs::load(
             source,
             arrival_scale,
+            crate::replay::Selection::default(),
             InputRules::Reference,
             CpuPowerProfile::Reference,
         )
@@ -211,7 +216,10 @@ impl Matrix {
             cell.idle,
         ));
         if let Some(spec) = &self.spec.replay {
-            hasher.update(format!("{}|{:?}|", spec.sleep_fraction, spec.until_s));
+            hasher.update(format!(
+                "{}|{:?}|{:?}|",
+                spec.sleep_fraction, spec.until_s, spec.carbon
+            ));
         }
         hasher.update(serde_json::to_string(&cell.source).unwrap_or_default());
         for input in self
@@ -277,8 +285,18 @@ pub(crate) fn run_replay_cell(
         .context("a replay cell without a [replay] spec")?;
     let inputs = &workloads[&(cell.source.name(), scale_key(cell.arrival_scale))];
     let workload = inputs.workload(cell.seed)?;
-    let mut policy = time_policy(&cell.policy, &inputs.cluster).map_err(anyhow::Error::msg)?;
-    let options = ReplayOptions {
+    let (policy_name, share) = budgeted_share(&cell.policy)?;
+    let last_end_s = workload
+        .tasks
+        .iter()
+        .map(|t| t.arrival_s + t.duration_s)
+        .fold(0.0, f64::max);
+    let carbon = crate::budget::BudgetArgs {
+        carbon: spec.carbon.clone(),
+        ..Default::default()
+    }
+    .carbon_series(last_end_s, cell.seed)?;
+    let mut options = ReplayOptions {
         seed: cell.seed,
         power: PowerSettings {
             idle: match cell.idle.as_str() {
@@ -288,10 +306,41 @@ pub(crate) fn run_replay_cell(
             sleep_fraction: spec.sleep_fraction,
             ..PowerSettings::default()
         },
+        carbon,
         until_s: spec.until_s,
         ..ReplayOptions::default()
     };
-    let result = gapbench_replay::run(&inputs.cluster, &workload, policy.as_mut(), &options);
+    let replay = |name: &str, options: &ReplayOptions| -> Result<ReplayResult> {
+        let mut policy = time_policy(name, &inputs.cluster).map_err(anyhow::Error::msg)?;
+        Ok(gapbench_replay::run(
+            &inputs.cluster,
+            &workload,
+            policy.as_mut(),
+            options,
+        ))
+    };
+    if let Some(share) = share {
+        let fifo = replay("fifo-full-clock", &options)?.summary();
+        options.budget = match policy_name {
+            "greenflow" => Budget::CarbonKg(share * fifo.job_carbon_kg.unwrap_or(0.0)),
+            _ => Budget::EnergyKwh(share * fifo.job_energy_kwh),
+        };
+        let jobs = crate::replay::training_jobs(&inputs.cluster, &workload, &options, cell.seed);
+        gapbench_replay::budget::check_budget(
+            jobs.jobs(),
+            &options.budget,
+            options.carbon.as_ref(),
+        )
+        .with_context(|| {
+            format!(
+                "replay {} {} seed {}",
+                cell.source.name(),
+                cell.policy,
+                cell.seed
+            )
+        })?;
+    }
+    let result = replay(policy_name, &options)?;
     let key = ReplayKey {
         source: cell.source.name(),
         nodes: inputs.cluster.len(),
@@ -307,6 +356,32 @@ pub(crate) fn run_replay_cell(
     })
 }
 
+/// A replay policy name and its budget as a share of full-clock FIFO's spend: `powerflow@0.9`
+/// → (`powerflow`, 0.9). The budgeted policies need the share; no other policy takes one.
+pub(crate) fn budgeted_share(name: &str) -> Result<(&str, Option<f64>)> {
+    let (base, share) = match name.split_once('@') {
+        Some((base, share)) => {
+            let share: f64 = share.trim().parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "`{name}`: the budget after `@` is a share of FIFO's spend such as 0.9"
+                )
+            })?;
+            if !(share.is_finite() && share > 0.0) {
+                bail!("`{name}`: the budget share must be positive");
+            }
+            (base.trim(), Some(share))
+        }
+        None => (name.trim(), None),
+    };
+    match (base, share) {
+        ("powerflow" | "greenflow", None) => {
+            bail!("`{name}` plans to a budget: write it as `{name}@1.0` (a share of FIFO's spend)")
+        }
+        ("powerflow" | "greenflow", Some(_)) | (_, None) => Ok((base, share)),
+        (_, Some(_)) => bail!("`{name}`: only powerflow and greenflow take a budget share"),
+    }
+}
+
 /// A replay's totals as a `replay_runs.csv` row.
 fn run_row(key: ReplayKey, result: &ReplayResult) -> ReplayRunRow {
     let s = result.summary();
@@ -316,7 +391,7 @@ fn run_row(key: ReplayKey, result: &ReplayResult) -> ReplayRunRow {
         .filter_map(|t| Some(t.end_s? - t.start_s?))
         .collect();
     let mean_run_s = if runs.is_empty() {
-        0.0
+        f64::NAN
     } else {
         runs.iter().sum::<f64>() / runs.len() as f64
     };
@@ -332,16 +407,21 @@ fn run_row(key: ReplayKey, result: &ReplayResult) -> ReplayRunRow {
         cpu_kwh: s.cpu_kwh,
         sleep_kwh: s.sleep_kwh,
         mean_power_w: s.mean_power_watts,
-        mean_jct_s: s.jct_s.mean,
-        p50_jct_s: s.jct_s.p50,
-        p95_jct_s: s.jct_s.p95,
-        p99_jct_s: s.jct_s.p99,
-        mean_wait_s: s.wait_s.mean,
+        // An empty sample has no statistics: `nan` in the CSV, "none" in the report.
+        mean_jct_s: s.jct_s.mean().unwrap_or(f64::NAN),
+        p50_jct_s: s.jct_s.mean().map_or(f64::NAN, |_| s.jct_s.p50),
+        p95_jct_s: s.jct_s.mean().map_or(f64::NAN, |_| s.jct_s.p95),
+        p99_jct_s: s.jct_s.mean().map_or(f64::NAN, |_| s.jct_s.p99),
+        mean_wait_s: s.wait_s.mean().unwrap_or(f64::NAN),
         mean_run_s,
         makespan_s: s.makespan_s,
         mean_active_nodes: s.mean_active_nodes,
         undos: s.undo_count,
         deadline_misses: s.deadline_misses,
+        job_energy_kwh: s.job_energy_kwh,
+        carbon_kg: s.carbon_kg,
+        job_carbon_kg: s.job_carbon_kg,
+        stopped_early: s.stopped_early.clone().unwrap_or_default(),
     }
 }
 

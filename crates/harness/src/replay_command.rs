@@ -1,5 +1,5 @@
-//! `gapbench replay`: its flags and the command (time mode; budgeted policies hand over to
-//! `gapbench::budget`).
+//! `gapbench replay`: its flags and the command — one engine for every time policy, the
+//! budgeted ones included; a flag the chosen policy does not use is refused.
 
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
@@ -37,7 +37,7 @@ pub(crate) struct ReplayArgs {
         requires = "eaco_servers"
     )]
     eaco_jobs_per_hour: f64,
-    /// Policy: eaco-r, eaco-o, fifo, fifo-packed, gandiva (and -o variants that share whole-GPU reservations), or any sweep policy spec (fgd, pwr, pwr:200,fgd:800, bestfit, …); or a budgeted policy on the GPU jobs as training jobs: powerflow (--budget-energy), greenflow (--budget-carbon), zeus, fifo-full-clock.
+    /// Policy: eaco-r, eaco-o, fifo, fifo-packed, gandiva (and -o variants that share whole-GPU reservations), or any sweep policy spec (fgd, pwr, pwr:200,fgd:800, bestfit, …); or a policy that runs the GPU tasks as training jobs in a configuration of its choice: powerflow (--budget-energy), greenflow (--budget-carbon), zeus, fifo-full-clock. All run on the same nodes with the same power model.
     #[arg(long, value_name = "SPEC", default_value = "fgd")]
     policy: String,
     /// The seed (node tie-break order, derived task attributes, generated workloads).
@@ -58,9 +58,12 @@ pub(crate) struct ReplayArgs {
     /// GPU power: `utilisation` (follows the tenants' actual utilisation, time-and-budgets §1) or `reservation` (any reservation draws full power, the reference simulator's model).
     #[arg(long, value_enum, default_value_t = GpuPowerArg::Utilisation)]
     gpu_power: GpuPowerArg,
-    /// A task that fits nowhere on arrival: `queue` (waits, FIFO) or `fail` (dropped, as in the arrival sweep).
-    #[arg(long, value_enum, default_value_t = OnFullArg::Queue)]
-    on_full: OnFullArg,
+    /// A task that fits nowhere on arrival: `queue` (waits; the default) or `fail` (dropped, as in the arrival sweep). A task that fits no node even of the empty cluster always fails at arrival (`never_fits:<resource>`). powerflow and greenflow decide for every waiting task at each round and take no --on-full.
+    #[arg(long, value_enum)]
+    on_full: Option<OnFullArg>,
+    /// Queue discipline: `fifo` (strict, as Gavel's: the oldest waiting task blocks the ones behind it; the default) or `backfill` (the first waiting tasks that fit start; the others keep their places). powerflow and greenflow admit by shortest remaining time and take no --queue.
+    #[arg(long, value_enum)]
+    queue: Option<QueueArg>,
     /// Stop at this time (seconds since the trace start); energy is integrated exactly to it.
     #[arg(long, value_name = "SECONDS")]
     until: Option<f64>,
@@ -73,12 +76,14 @@ pub(crate) struct ReplayArgs {
     /// CPU power profile: `reference` or `by-gpu-model`.
     #[arg(long, value_enum, default_value_t = CpuPowerArg::Reference)]
     cpu_power: CpuPowerArg,
-    /// Task values the reference simulator converts: `reference` converts and warns, `strict` rejects the row.
+    /// Task values the reference simulator converts: `reference` converts and warns, `strict` rejects the row; `strict` also refuses empty creation and deletion times, which `reference` censors (see below).
     #[arg(long, value_enum, default_value_t = InputRulesArg::Reference)]
     input_rules: InputRulesArg,
     /// Output folder. Default: `results/replay-<policy>`.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    #[command(flatten, next_help_heading = "Which part of the cluster and workload")]
+    selection: gapbench::replay::Selection,
     #[command(
         flatten,
         next_help_heading = "Budgeted policies (powerflow, greenflow, zeus, fifo-full-clock)"
@@ -99,6 +104,12 @@ enum GpuPowerArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum QueueArg {
+    Fifo,
+    Backfill,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum OnFullArg {
     Queue,
     Fail,
@@ -106,7 +117,21 @@ enum OnFullArg {
 
 pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     use gapbench::replay::{run_replays, write_replay_outputs, ReplayInputs, TimedSource};
-    use gapbench_replay::{GpuPowerMode, IdlePolicy, OnFull, PowerSettings, ReplayOptions};
+    use gapbench_replay::{
+        GpuPowerMode, IdlePolicy, OnFull, PowerSettings, QueueDiscipline, ReplayOptions,
+    };
+    let policy = args.policy.trim();
+    args.budget.check_policy(policy)?;
+    if matches!(policy, "powerflow" | "greenflow") {
+        for (flag, given) in [
+            ("--queue", args.queue.is_some()),
+            ("--on-full", args.on_full.is_some()),
+        ] {
+            if given {
+                bail!("`{policy}` does not use {flag}: it decides for every waiting task at each round (shortest remaining time first); leave it out");
+            }
+        }
+    }
     let source = match args.eaco_servers {
         Some(servers) => TimedSource::Eaco {
             servers,
@@ -135,6 +160,7 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     let inputs = ReplayInputs::load(
         source,
         args.arrival_scale,
+        args.selection,
         input_rules(args.input_rules),
         cpu_power(args.cpu_power),
     )?;
@@ -145,23 +171,21 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         Some(range) => range.clone().collect(),
         None => vec![args.seed],
     };
-    if gapbench::budget::is_budget_policy(&args.policy) {
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("results/replay-{}", args.policy.trim())));
-        return gapbench::budget::run_budget_replays(
-            &inputs,
-            &args.policy,
-            &args.budget,
-            &seeds,
-            &out,
-        );
-    }
+    let settings = args.budget.policy_settings()?;
+    let first = inputs.workload(seeds[0])?;
+    let last_end_s = first
+        .tasks
+        .iter()
+        .map(|t| t.arrival_s + t.duration_s)
+        .fold(0.0, f64::max);
     let options = ReplayOptions {
-        on_full: match args.on_full {
+        on_full: match args.on_full.unwrap_or(OnFullArg::Queue) {
             OnFullArg::Queue => OnFull::Queue,
             OnFullArg::Fail => OnFull::Fail,
+        },
+        queue: match args.queue.unwrap_or(QueueArg::Fifo) {
+            QueueArg::Fifo => QueueDiscipline::Fifo,
+            QueueArg::Backfill => QueueDiscipline::Backfill,
         },
         power: PowerSettings {
             gpu_mode: match args.gpu_power {
@@ -174,13 +198,18 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
             },
             sleep_fraction: args.sleep_fraction,
         },
+        fidelity: args.budget.fidelity(),
+        budget: args.budget.budget()?,
+        carbon: args.budget.carbon_series(last_end_s, seeds[0])?,
         restart_overhead_s: args.restart_overhead,
         tick_s: args.tick,
         until_s: args.until,
         ..ReplayOptions::default()
     };
-    let slug: String = args
-        .policy
+    for &seed in &seeds {
+        gapbench::replay::check_budget(&inputs, &options, seed)?;
+    }
+    let slug: String = policy
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {
@@ -195,57 +224,35 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results/replay-{slug}")));
     println!(
-        "gapbench replay: policy {} on {} nodes ({} GPUs), {} seed(s)",
-        args.policy,
+        "gapbench replay: policy {policy} on {} nodes ({} GPUs), {} seed(s)",
         inputs.cluster.len(),
         inputs.cluster.gpu_count(),
         seeds.len()
     );
     let start = Instant::now();
-    let runs = run_replays(&inputs, &args.policy, &options, &seeds)?;
-    let settings = serde_json::json!({
-        "policy": args.policy,
+    let runs = run_replays(&inputs, policy, &settings, &options, &seeds)?;
+    let run_settings = serde_json::json!({
+        "policy": policy,
         "source": inputs.source,
+        "selection": inputs.selection,
         "arrival_scale": args.arrival_scale,
         "idle": format!("{:?}", options.power.idle),
         "sleep_fraction": options.power.sleep_fraction,
         "gpu_power": format!("{:?}", options.power.gpu_mode),
         "on_full": format!("{:?}", options.on_full),
+        "queue": options.queue.label(),
         "until_s": options.until_s,
         "tick_s": options.tick_s,
         "restart_overhead_s": options.restart_overhead_s,
+        "fidelity": format!("{:?}", options.fidelity),
+        "budget": format!("{:?}", options.budget),
+        "carbon": args.budget.carbon,
+        "policy_settings": format!("{settings:?}"),
         "time_rules": gapbench_replay::TIME_RULES,
     });
-    let summary = write_replay_outputs(&out, &inputs, &settings, &runs, seeds.len() > 1)?;
-    println!(
-        "\n{:>6} {:>7} {:>12} {:>11} {:>11} {:>11} {:>11} {:>6} {:>7} {:>10}",
-        "seed",
-        "tasks",
-        "energy kWh",
-        "mean JCT s",
-        "p95 JCT s",
-        "mean wait",
-        "makespan h",
-        "undos",
-        "missed",
-        "unfinished"
-    );
-    for run in &summary.runs {
-        let s = &run.summary;
-        println!(
-            "{:>6} {:>7} {:>12.1} {:>11.0} {:>11.0} {:>11.1} {:>11.1} {:>6} {:>7} {:>10}",
-            run.seed,
-            s.tasks,
-            s.total_energy_kwh,
-            s.jct_s.mean,
-            s.jct_s.p95,
-            s.wait_s.mean,
-            s.makespan_s / 3600.0,
-            s.undo_count,
-            s.deadline_misses,
-            s.unfinished + s.failed,
-        );
-    }
+    let summary = write_replay_outputs(&out, &inputs, &run_settings, &runs, seeds.len() > 1)?;
+    print_table(&summary);
+    print_fates(&summary);
     let per_run: f64 =
         runs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>() / runs.len() as f64;
     println!(
@@ -255,5 +262,123 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         per_run,
         out.display()
     );
+    if let Some(run) = summary
+        .runs
+        .iter()
+        .find(|r| r.summary.stopped_early.is_some())
+    {
+        bail!(
+            "seed {}: {} (outputs written to {})",
+            run.seed,
+            run.summary.stopped_early.as_deref().unwrap_or_default(),
+            out.display()
+        );
+    }
     Ok(())
+}
+
+/// One line per seed: tasks, cluster and job energy, JCT, waits, makespan, what was left.
+fn print_table(summary: &gapbench::replay::ReplaySummary) {
+    let carbon = summary
+        .runs
+        .first()
+        .is_some_and(|r| r.summary.carbon_kg.is_some());
+    println!(
+        "\n{:>6} {:>7} {:>12} {:>10} {:>11} {:>11} {:>11} {:>11} {:>6} {:>7} {:>10} {:>7}{}",
+        "seed",
+        "tasks",
+        "energy kWh",
+        "job kWh",
+        "mean JCT s",
+        "p95 JCT s",
+        "mean wait",
+        "makespan h",
+        "undos",
+        "missed",
+        "unfinished",
+        "failed",
+        if carbon {
+            "  carbon kg (cluster / job)"
+        } else {
+            ""
+        }
+    );
+    // An empty sample has no mean: "none", never 0.
+    let stat = |d: &gapbench_replay::Distribution, value: f64, decimals: usize| {
+        if d.count == 0 {
+            "none".to_string()
+        } else {
+            format!("{value:.decimals$}")
+        }
+    };
+    for run in &summary.runs {
+        let s = &run.summary;
+        let carbon_kg = match (s.carbon_kg, s.job_carbon_kg) {
+            (Some(cluster), Some(job)) => format!(" {cluster:>10.1} / {job:.1}"),
+            _ => String::new(),
+        };
+        println!(
+            "{:>6} {:>7} {:>12.1} {:>10.1} {:>11} {:>11} {:>11} {:>11.1} {:>6} {:>7} {:>10} {:>7}{carbon_kg}",
+            run.seed,
+            s.tasks,
+            s.total_energy_kwh,
+            s.job_energy_kwh,
+            stat(&s.jct_s, s.jct_s.mean, 0),
+            stat(&s.jct_s, s.jct_s.p95, 0),
+            stat(&s.wait_s, s.wait_s.mean, 1),
+            s.makespan_s / 3600.0,
+            s.undo_count,
+            s.deadline_misses,
+            s.unfinished,
+            s.failed,
+        );
+    }
+}
+
+/// What became of the tasks that did not complete, and what the loading rules dropped or
+/// flagged, per seed when seeds differ (nothing is left unsaid).
+fn print_fates(summary: &gapbench::replay::ReplaySummary) {
+    for run in summary.runs.iter().filter(|r| r.summary.jct_s.count == 0) {
+        println!(
+            "seed {}: mean JCT none — {} ({} of {} tasks unfinished, {} failed)",
+            run.seed,
+            run.summary.jct_s.empty_because,
+            run.summary.unfinished,
+            run.summary.tasks,
+            run.summary.failed
+        );
+    }
+    let Some(first) = summary.runs.first() else {
+        return;
+    };
+    let s = &first.summary;
+    if s.dropped_pending + s.left_censored + s.right_censored > 0 {
+        println!(
+            "workload: {} Pending pod(s) dropped (never ran); {} task(s) already there at the trace start, {} still running at its end (censored)",
+            s.dropped_pending, s.left_censored, s.right_censored
+        );
+    }
+    for run in &summary.runs {
+        let s = &run.summary;
+        let seed = if summary.runs.len() > 1 {
+            format!("seed {}: ", run.seed)
+        } else {
+            String::new()
+        };
+        for (label, count) in &s.failures {
+            let reason = gapbench_model::FailureReason::ALL
+                .into_iter()
+                .find(|r| r.label() == *label)
+                .map_or("", |r| r.describe());
+            println!("{seed}{count:>8} failed at arrival  {label:<26} {reason}");
+        }
+        if s.still_waiting > 0 {
+            println!(
+                "{seed}{} task(s) still waiting when the replay stopped ({} queue); the longest waited {:.1} h",
+                s.still_waiting,
+                s.queue,
+                s.longest_wait_s.unwrap_or(0.0) / 3600.0
+            );
+        }
+    }
 }

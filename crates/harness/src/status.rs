@@ -17,19 +17,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 use anyhow::{bail, Context, Result};
-use gapbench_results::BUDGET_POINTS_CSV;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::Matrix;
+use crate::budget_study::{budget_cell_path, finished_budget};
 use crate::cells::{cell_path, finished, finished_gap, gap_cell_path};
 use crate::io::write_json;
 use crate::replay_cells::{finished_replay, replay_cell_path};
 
 /// Folder of the cells' wall times, beside the cells.
 pub const CELL_TIMES_DIR: &str = "cell-times";
-
-/// The time file of the `[budget]` study while it runs whole (not in cells).
-const BUDGET_TIME: &str = "budget.json";
 
 /// One cell's wall time, keyed like the cell so a time outlives no recomputation.
 #[derive(Debug, Serialize, Deserialize)]
@@ -52,11 +49,6 @@ pub(crate) fn record_cell_time(
         seconds: started.elapsed().as_secs_f64(),
     };
     write_json(&out.join(CELL_TIMES_DIR).join(relative), &time)
-}
-
-/// Records the time of the `[budget]` study, run whole.
-pub(crate) fn record_budget_time(out: &Path, started: Instant) -> Result<()> {
-    record_cell_time(out, &out.join(BUDGET_TIME), "whole-study", started)
 }
 
 /// A cell's time in `dir` and when it was written, if its time file has the cell's key.
@@ -93,7 +85,7 @@ impl Kind {
             Kind::Gap => "gap (sub-cluster)",
             Kind::WholeClusterGap => "gap (whole cluster)",
             Kind::Replay => "replay",
-            Kind::Budget => "budget (whole study)",
+            Kind::Budget => "budget",
         }
     }
 }
@@ -163,13 +155,12 @@ pub fn cell_progress(matrix: &Matrix, dirs: &[PathBuf]) -> Result<Vec<CellProgre
             &done,
         );
     }
-    if matrix.spec.budget.is_some() {
-        // Run whole in the first shard today: done when its CSVs are there.
-        let done = |dir: &Path| dir.join(BUDGET_POINTS_CSV).is_file();
+    for cell in matrix.budget_cells()? {
+        let done = |dir: &Path| finished_budget(dir, matrix, &cell).is_some();
         add(
             Kind::Budget,
-            PathBuf::from(BUDGET_TIME),
-            Some("whole-study".to_string()),
+            budget_cell_path(root, &cell),
+            Some(matrix.budget_key(&cell)),
             &done,
         );
     }

@@ -1,8 +1,8 @@
 //! Every budgeted policy's point lies on or above the exact frontier of the same jobs on the
 //! same GPUs: mean JCT ≥ the Lagrangian bound at the policy's own job energy (resp. carbon).
 
-use gapbench::budget::{BudgetArgs, BudgetSetup, FidelityArg, ForecastArg};
-use gapbench::frontier::{frontier_instance, policy_points, FrontierKind};
+use gapbench::budget::{BudgetArgs, FidelityArg, ForecastArg};
+use gapbench::frontier::{frontier_instance, policy_points, BudgetSetup, FrontierKind};
 use gapbench_ilp::frontier::{lagrangian_frontier, LagrangianOptions};
 use gapbench_model::{Cluster, CpuPowerProfile, GpuModel, NodeType, Task};
 use gapbench_replay::{PodPhase, Qos, TimedTask, TimedWorkload};
@@ -31,7 +31,8 @@ fn small() -> (Cluster, TimedWorkload) {
                 phase: PodPhase::Succeeded,
                 arrival_s: f64::from(i * 173 % 7200),
                 duration_s: 900.0 + f64::from(i * 613 % 5400),
-                censored: false,
+                left_censored: false,
+                right_censored: false,
                 profile: None,
             }
         })
@@ -48,38 +49,22 @@ fn small() -> (Cluster, TimedWorkload) {
 
 fn args(carbon: bool) -> BudgetArgs {
     BudgetArgs {
-        budget_energy: None,
-        budget_carbon: None,
         carbon: carbon.then(|| "caiso-like".to_string()),
-        fidelity: FidelityArg::L1,
-        forecast: ForecastArg::Oracle,
-        forecast_noise: 0.15,
-        theta: 1.0,
-        eta: 0.5,
-        round: 300.0,
-        horizon: None,
-        first_jobs: None,
-        max_duration: None,
-        gpus: None,
+        fidelity: Some(FidelityArg::L1),
+        forecast: Some(ForecastArg::Oracle),
+        theta: Some(1.0),
+        round: Some(300.0),
+        ..BudgetArgs::default()
     }
 }
 
 fn check(kind: FrontierKind) {
     let (cluster, workload) = small();
     let args = args(kind == FrontierKind::Carbon);
-    let setup = BudgetSetup::new(&cluster, &workload, &args, 9).unwrap();
+    let setup = BudgetSetup::of(cluster, workload, &args, 9).unwrap();
     let instance = frontier_instance(&setup, kind, 600.0).unwrap();
     let frontier = lagrangian_frontier(&instance, &LagrangianOptions::default()).unwrap();
-    let points = policy_points(
-        &setup,
-        &args,
-        &workload,
-        kind,
-        Some(&frontier),
-        9,
-        &[0.7, 0.85, 1.0],
-    )
-    .unwrap();
+    let points = policy_points(&setup, kind, Some(&frontier), &[0.7, 0.85, 1.0]).unwrap();
     assert_eq!(points.len(), 5);
     let mut budgeted = 0;
     for point in &points {
@@ -133,11 +118,11 @@ setups = [{ name = "slice", gpus = 8, arrival_scale = 4, first_jobs = 40, max_du
         dir.join("openb_node_list_gpu_node.csv"),
         dir.join("openb_pod_list_default.csv"),
     );
-    let replays = run_budget_study(&spec, Some(files), &out).unwrap();
+    let cells = run_budget_study(&spec, Some(files), &out).unwrap();
     assert_eq!(
-        replays,
-        2 * (2 + 3),
-        "FIFO, Zeus and three budgets, per kind"
+        cells,
+        2 + 2 * (1 + 3),
+        "FIFO, Zeus, and per kind a frontier and three budgets"
     );
     let points = read_rows::<BudgetPointRow>(&out.join("budget_points.csv"), &[])
         .unwrap()

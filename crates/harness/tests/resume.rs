@@ -107,9 +107,10 @@ description = "time mode only: the embedded workload with drawn times and a smal
 
 [replay]
 traces = ["default"]
-policies = ["fgd", "eaco-r"]
+policies = ["fgd", "powerflow@1.0"]
 seeds = "42..43"
 idle = ["always-on", "sleep-when-empty"]
+carbon = "caiso-like"
 
 [replay.eaco]
 servers = [3]
@@ -119,9 +120,11 @@ jobs_per_hour = 4.0
 [budget]
 trace = "default"
 seeds = [42]
-kinds = ["energy"]
 fractions = [1.0]
-setups = [{ name = "slice", gpus = 16, first_jobs = 30 }]
+frontier_prices = 6
+frontier_steps = 20
+queue = "backfill"
+setups = [{ name = "slice", gpus = 16, first_jobs = 30, frontier = true }]
 "#;
 
 #[test]
@@ -135,19 +138,27 @@ fn interrupted_and_sharded_replays_end_in_identical_files() {
     assert!(outcome.complete && outcome.matrix.stand_in);
     assert_eq!((outcome.cells_total, outcome.gap_studies_total), (0, 0));
     assert_eq!((outcome.replays_total, outcome.replays_run), (16, 16));
+    // Budget cells: FIFO, Zeus, and per kind (energy, carbon) a frontier and one budget.
+    assert_eq!((outcome.budget_cells_total, outcome.budget_replays), (6, 6));
     assert!(!whole.join("runs.csv").exists(), "no sweep, no sweep CSVs");
     let runs = std::fs::read_to_string(whole.join("replay_runs.csv")).unwrap();
     assert_eq!(runs.lines().count(), 1 + 16);
+    assert!(
+        runs.contains(",powerflow@1.0,"),
+        "budgeted policies join the one table"
+    );
     assert!(runs.lines().nth(1).unwrap().starts_with("openb-like,"));
-    assert!(runs.contains("eaco-3,3,eaco-r,43,1.000,sleep-when-empty,12,12,"));
+    assert!(runs.contains("eaco-3,3,powerflow@1.0,43,1.000,sleep-when-empty,12,12,"));
     let report = std::fs::read_to_string(whole.join("REPORT.md")).unwrap();
     // No FIFO baseline ran, so the EaCO setup's panels join the time-mode tables.
     assert!(report.contains("## Time mode") && report.contains("### eaco-3, sleep-when-empty"));
     assert!(!report.contains("## EaCO study"));
-    // The budget study: FIFO, Zeus-like and PowerFlow-style at FIFO's energy.
+    // The budget study: FIFO, Zeus-like and PowerFlow-style (GreenFlow-style) at FIFO's
+    // energy (carbon), against the frontier.
     assert!(report.contains("### slice: energy budget (30 jobs)"));
     let points = std::fs::read_to_string(whole.join("budget_points.csv")).unwrap();
-    assert_eq!(points.lines().count(), 1 + 3);
+    assert_eq!(points.lines().count(), 1 + 2 * 3);
+    assert!(whole.join("budget_frontier.csv").is_file());
 
     // Interrupted: one shard of three ran, a finished replay was cut short mid-write.
     let interrupted = dir.join("interrupted");
@@ -156,6 +167,17 @@ fn interrupted_and_sharded_replays_end_in_identical_files() {
     let cell = interrupted.join("replay-cells/eaco-3/x1/sleep-when-empty/fgd/seed-43.json");
     let text = std::fs::read_to_string(&cell).unwrap();
     std::fs::write(&cell, &text[..text.len() / 2]).unwrap();
+    assert!(
+        partial.budget_replays > 0 && partial.budget_replays < 6,
+        "budget cells are sharded"
+    );
+    let budget_cell = std::fs::read_dir(interrupted.join("budget-cells/slice/seed-42"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::write(&budget_cell, "{").unwrap();
     let resumed = run_bench(&options(&dir, &interrupted, None)).unwrap();
     assert!(resumed.complete);
     assert_eq!(
@@ -163,6 +185,7 @@ fn interrupted_and_sharded_replays_end_in_identical_files() {
         16 - partial.replays_run + 1,
         "only the unfinished and the damaged replays are redone"
     );
+    assert_eq!(resumed.budget_replays, 6 - partial.budget_replays + 1);
     assert_same_files(&whole, &interrupted);
 
     // Shards merged elsewhere give the same files (the command line aside).
@@ -175,6 +198,7 @@ fn interrupted_and_sharded_replays_end_in_identical_files() {
         "replay_timeline.csv",
         "matrix.json",
         "budget_points.csv",
+        "budget_frontier.csv",
         "budget_timeline.csv",
     ] {
         assert_eq!(

@@ -64,8 +64,8 @@ fn status_counts_what_the_shard_folders_hold() {
     std::fs::write(dir.join("spec.toml"), SPEC).unwrap();
     let shards: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("s{i}"))).collect();
     // Cells are numbered sweeps (bestfit 42, bestfit 43, fgd 42, fgd 43), then the gap study,
-    // then the replays (openb-like, eaco-3); cell k is shard k mod 3's. The budget study runs
-    // whole in shard 0.
+    // then the replays (openb-like, eaco-3), then the budget cells (full-clock FIFO,
+    // powerflow@1.00, the frontier); cell k is shard k mod 3's.
     run_bench(&options(&dir, &shards[0], (0, 3))).unwrap();
     run_bench(&options(&dir, &shards[1], (1, 3))).unwrap();
     // Shard 1's sweep (bestfit 43) is cut short mid-write: not done.
@@ -87,7 +87,7 @@ fn status_counts_what_the_shard_folders_hold() {
             (Kind::Sweep, (2, 4)),
             (Kind::Gap, (1, 1)),
             (Kind::Replay, (1, 2)),
-            (Kind::Budget, (1, 1)),
+            (Kind::Budget, (2, 3)),
         ]
     );
     // Every done cell was timed, and in the folder that holds it.
@@ -104,9 +104,13 @@ fn status_counts_what_the_shard_folders_hold() {
         PathBuf::from("cells/openb-like/fgd/seed-43.json"),
         shards[0].clone()
     )));
-    assert!(done.contains(&(PathBuf::from("budget.json"), shards[0].clone())));
+    assert!(done.contains(&(
+        PathBuf::from("budget-cells/slice/seed-42/powerflow@1.00.json"),
+        shards[0].clone()
+    )));
 
-    // Slowest first; the time left counts the two sweeps and one replay at their kinds' means.
+    // Slowest first; the time left counts the two sweeps, one replay and one budget cell at
+    // their kinds' means.
     let slowest = status.slowest(3);
     assert_eq!(slowest.len(), 3);
     assert!(slowest
@@ -114,7 +118,9 @@ fn status_counts_what_the_shard_folders_hold() {
         .all(|w| w[0].seconds.unwrap() >= w[1].seconds.unwrap()));
     let mean = |c: KindCount| c.timed_seconds / c.timed as f64;
     let by_kind = |kind| status.counts().into_iter().find(|c| c.0 == kind).unwrap().1;
-    let expected = 2.0 * mean(by_kind(Kind::Sweep)) + mean(by_kind(Kind::Replay));
+    let expected = 2.0 * mean(by_kind(Kind::Sweep))
+        + mean(by_kind(Kind::Replay))
+        + mean(by_kind(Kind::Budget));
     let (work, untimed) = status.work_left();
     assert!((work - expected).abs() < 1e-9 && untimed == 0);
     assert!(status.pace().unwrap() > 0.0);
@@ -135,8 +141,8 @@ fn status_counts_what_the_shard_folders_hold() {
         "sweeps                       2       4",
         "gap (sub-cluster)            1       1",
         "replay                       1       2",
-        "budget (whole study)         1       1",
-        "all                          5       8",
+        "budget                       2       3",
+        "all                          6      10",
         "s2: not started (no matrix.json yet)",
         "slowest cells:",
         "time left: about ",

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::cluster::{Cluster, NodeType};
-use crate::error::InputError;
+use crate::error::{InputError, LineCounter};
 use crate::gpu::{known_models, GpuModel, GpuModelSet};
 use crate::input_rules::{Adjustment, AdjustmentKind, AdjustmentLog, InputRules};
 use crate::power::CpuPowerProfile;
@@ -33,7 +33,9 @@ impl Table {
             .trim(csv::Trim::All)
             .from_reader(text);
         let err = |e: csv::Error| {
-            let line = e.position().map(|p| p.line());
+            let line = e
+                .position()
+                .map(|p| LineCounter::new(text).line_of(p.byte()));
             let mut error = InputError::new(file, format!("malformed CSV: {e}"));
             error.line = line;
             error
@@ -51,9 +53,10 @@ impl Table {
             ));
         }
         let mut rows = Vec::new();
+        let mut lines = LineCounter::new(text);
         for record in reader.records() {
             let record = record.map_err(err)?;
-            let line = record.position().map_or(0, |p| p.line());
+            let line = record.position().map_or(0, |p| lines.line_of(p.byte()));
             if record.iter().all(str::is_empty) {
                 continue;
             }

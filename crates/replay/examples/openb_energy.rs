@@ -34,7 +34,7 @@ fn main() {
         "{} tasks ({} Pending dropped, {} censored), arrival scale {scale}",
         workload.tasks.len(),
         workload.dropped_pending,
-        workload.tasks.iter().filter(|t| t.censored).count()
+        workload.tasks.iter().filter(|t| t.right_censored).count()
     );
     println!("| idle | policy | energy kWh | GPU busy | GPU idle | CPU | sleep | mean active nodes | mean JCT s | p99 JCT s | mean wait s | p99 wait s | mean slowdown | undos | deadline misses | unfinished | s |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");

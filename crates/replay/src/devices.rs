@@ -1,5 +1,5 @@
-//! Who runs on each GPU device: tenants, their summed actual utilisation, GPU memory and
-//! reservation. `ClusterState` keeps reservations for the feasibility filter; this table
+//! Who runs on each GPU device: tenants, their summed actual utilisation, GPU memory,
+//! reservation and clock. `ClusterState` keeps reservations for the feasibility filter; this table
 //! keeps what time mode needs on top (and, for oversubscribing policies, the only GPU view).
 
 use gapbench_model::{Cluster, NodeId, MAX_GPUS_PER_NODE};
@@ -15,6 +15,16 @@ pub struct DeviceLoad {
     pub memory_permille: u32,
     /// Σ reserved milli-GPU (may exceed 1000 under oversubscription).
     pub reserved_milli: u32,
+    /// The clock each tenant asks for, per mille of `f_max`, in tenant order.
+    pub clocks: Vec<u16>,
+}
+
+impl DeviceLoad {
+    /// The device's clock, per mille of `f_max`: tenants sharing a GPU share one clock, the
+    /// highest any asks for (time-and-budgets §3.3, L0) [D]; full when idle.
+    pub fn clock_permille(&self) -> u16 {
+        self.clocks.iter().copied().max().unwrap_or(1000)
+    }
 }
 
 /// Every device of the cluster, node by node.
@@ -50,6 +60,7 @@ impl DeviceTable {
         &self.loads[start..start + usize::from(self.gpu_counts[node as usize])]
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub fn add(
         &mut self,
         node: NodeId,
@@ -58,12 +69,14 @@ impl DeviceTable {
         util: u32,
         memory: u32,
         reserved: u32,
+        clock_permille: u16,
     ) {
         let load = &mut self.loads[node as usize * MAX_GPUS_PER_NODE + device];
         if load.tenants.is_empty() {
             self.busy_devices += 1;
         }
         load.tenants.push(task);
+        load.clocks.push(clock_permille);
         load.util_permille += util;
         load.memory_permille += memory;
         load.reserved_milli += reserved;
@@ -86,6 +99,7 @@ impl DeviceTable {
             .position(|&t| t == task)
             .expect("a task leaves only devices it is on");
         load.tenants.remove(at);
+        load.clocks.remove(at);
         load.util_permille -= util;
         load.memory_permille -= memory;
         load.reserved_milli -= reserved;
@@ -93,5 +107,16 @@ impl DeviceTable {
         if load.tenants.is_empty() {
             self.busy_devices -= 1;
         }
+    }
+
+    /// Changes the clock `task` asks for on `device` of `node`.
+    pub fn set_clock(&mut self, node: NodeId, device: usize, task: u32, clock_permille: u16) {
+        let load = &mut self.loads[node as usize * MAX_GPUS_PER_NODE + device];
+        let at = load
+            .tenants
+            .iter()
+            .position(|&t| t == task)
+            .expect("a task re-clocks only devices it is on");
+        load.clocks[at] = clock_permille;
     }
 }

@@ -60,7 +60,8 @@ pub fn eaco_jobs(jobs: usize, jobs_per_hour: f64, seed: u64) -> TimedWorkload {
                 phase: PodPhase::Succeeded,
                 arrival_s: arrival,
                 duration_s: epoch_s * f64::from(epochs),
-                censored: false,
+                left_censored: false,
+                right_censored: false,
                 profile: Some(GpuProfile {
                     util_permille,
                     gpu_memory_permille,

@@ -9,8 +9,12 @@
 //! - GPU, `Utilisation` mode (spec §1 [D]): `P_idle + (P_max − P_idle)·min(1, η_k·ΣU)` for a
 //!   device with `k` tenants of summed actual utilisation `ΣU`; `η_k` is the sublinear
 //!   co-location factor of [`ColocationModel`] (§2.4), applied to the device's dynamic power.
+//! - Clock (spec §1): a device's dynamic power is scaled by `φ(f) = (f/f_max)^κ`, `κ` of
+//!   its GPU model's DVFS profile; `f` is the highest clock its tenants ask for (full unless
+//!   a policy re-clocks a job).
 //! - A node with no task draws, under `SleepWhenEmpty`, `sleep_fraction` × its idle power.
 
+use gapbench_model::training::DvfsProfile;
 use gapbench_model::{Cluster, NodeId, NodeState};
 
 use crate::colocation::ColocationModel;
@@ -103,20 +107,28 @@ pub fn node_power(
         };
     }
     let dynamic_mw = 1000 * (gpu_full_w - gpu_idle_w);
+    let kappa = node_type
+        .gpu_model
+        .and_then(DvfsProfile::of)
+        .map_or(1.0, |p| p.kappa);
     let gpu_busy_mw = devices
         .iter()
-        .map(|load| match settings.gpu_mode {
-            GpuPowerMode::Reservation => {
-                if load.reserved_milli > 0 {
-                    dynamic_mw
-                } else {
-                    0
+        .map(|load| {
+            let clock = load.clock_permille();
+            let phi = if clock >= 1000 {
+                1.0
+            } else {
+                (f64::from(clock) / 1000.0).powf(kappa)
+            };
+            match settings.gpu_mode {
+                GpuPowerMode::Reservation if load.reserved_milli == 0 => 0,
+                GpuPowerMode::Reservation if phi == 1.0 => dynamic_mw,
+                GpuPowerMode::Reservation => (dynamic_mw as f64 * phi).round() as i64,
+                GpuPowerMode::Utilisation => {
+                    let eta = colocation.power_eta(load.tenants.len());
+                    let load_share = (eta * f64::from(load.util_permille) / 1000.0).min(1.0);
+                    (dynamic_mw as f64 * load_share * phi).round() as i64
                 }
-            }
-            GpuPowerMode::Utilisation => {
-                let eta = colocation.power_eta(load.tenants.len());
-                let load_share = (eta * f64::from(load.util_permille) / 1000.0).min(1.0);
-                (dynamic_mw as f64 * load_share).round() as i64
             }
         })
         .sum();
@@ -155,5 +167,27 @@ impl EnergyMeter {
 
     pub fn total_kwh(&self) -> f64 {
         self.total_j() / JOULES_PER_KWH
+    }
+}
+
+/// Everything a replay has drawn so far, for every policy: the cluster's energy by where it
+/// went and its carbon, and the job energy of the training model (what budgets limit) and
+/// its carbon. Carbon is 0 without a carbon-intensity series.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Ledger {
+    pub cluster: EnergyMeter,
+    pub cluster_carbon_g: f64,
+    pub job_energy_j: f64,
+    pub job_carbon_g: f64,
+}
+
+impl Ledger {
+    /// What a budget of `carbon` kind counts, in the engine's unit (grams or joules).
+    pub fn job_spend(&self, carbon: bool) -> f64 {
+        if carbon {
+            self.job_carbon_g
+        } else {
+            self.job_energy_j
+        }
     }
 }

@@ -1,13 +1,26 @@
 //! The engine's events and their order: time, then completions before observations before
-//! arrivals before ticks, then insertion order.
+//! arrivals before rounds before ticks, then insertion order. A round at the time of
+//! arrivals or completions so sees all of them.
 
 use std::cmp::Ordering;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum EventKind {
-    Completion { task: u32, generation: u32 },
-    Observation { task: u32, start: u32 },
-    Arrival { task: u32 },
+    Completion {
+        task: u32,
+        generation: u32,
+    },
+    Observation {
+        task: u32,
+        start: u32,
+    },
+    Arrival {
+        task: u32,
+    },
+    /// A policy's round; only the latest scheduled one (its generation) is live.
+    Round {
+        generation: u32,
+    },
     Tick,
 }
 
@@ -17,6 +30,7 @@ impl EventKind {
             EventKind::Completion { .. } => "completion",
             EventKind::Observation { .. } => "observation",
             EventKind::Arrival { .. } => "arrival",
+            EventKind::Round { .. } => "round",
             EventKind::Tick => "tick",
         }
     }
@@ -36,7 +50,8 @@ impl Event {
             EventKind::Completion { .. } => 0,
             EventKind::Observation { .. } => 1,
             EventKind::Arrival { .. } => 2,
-            EventKind::Tick => 3,
+            EventKind::Round { .. } => 3,
+            EventKind::Tick => 4,
         }
     }
 }

@@ -3,9 +3,12 @@
 //! exactly from piecewise-constant power; JCT, waits and deadline misses are per task.
 //!
 //! Entry point: [`run`]`(cluster, timed_workload, policy, options) -> ReplayResult`.
-//! Policies: every arrival-sweep policy through [`policies::OnlinePolicy`], EaCO
-//! ([`policies::Eaco`], modes R and O) and EaCO's Gavel baselines (FIFO exclusive,
-//! FIFO_packed, simplified Gandiva). Design: `../shared/spec/time-and-budgets.md` §1, §2, §6.1.
+//! One engine for every policy: every arrival-sweep policy through
+//! [`policies::OnlinePolicy`], EaCO ([`policies::Eaco`], modes R and O), EaCO's Gavel
+//! baselines (FIFO exclusive, FIFO_packed, simplified Gandiva), and the budgeted policies
+//! (PowerFlow-style, GreenFlow-style) with their baselines (full-clock FIFO, Zeus-like), all
+//! on real nodes and devices, with exact energy and carbon ledgers. Design:
+//! `../shared/spec/time-and-budgets.md` §1–§4, §6.1.
 
 pub mod attributes;
 pub mod budget;
@@ -15,6 +18,7 @@ pub mod eaco_setup;
 pub mod energy;
 pub mod engine;
 mod events;
+pub mod jobs;
 pub mod openb_like;
 pub mod options;
 pub mod policies;
@@ -23,10 +27,14 @@ pub mod results;
 pub mod timed_workload;
 
 pub use attributes::{derive_attributes, DeadlineFactors, TaskAttributes};
+pub use budget::{Budget, BudgetError, BudgetOutcome};
 pub use colocation::ColocationModel;
-pub use energy::{GpuPowerMode, IdlePolicy, PowerSettings};
-pub use engine::{run, OnFull, ReplayOptions};
+pub use energy::{GpuPowerMode, IdlePolicy, Ledger, PowerSettings};
+pub use engine::{run, OnFull, QueueDiscipline, ReplayOptions};
+pub use jobs::{JobTable, TrainingTask};
 pub use openb_like::openb_like_timed;
 pub use policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
-pub use results::{Distribution, ReplayResult, Summary, TaskRecord, TimelineRow};
-pub use timed_workload::{GpuProfile, PodPhase, Qos, TimedTask, TimedWorkload, TIME_RULES};
+pub use results::{Distribution, ReplayResult, Segment, Summary, TaskRecord, TimelineRow};
+pub use timed_workload::{
+    GpuProfile, PodPhase, Qos, TimedTask, TimedWorkload, WorkloadCensus, TIME_RULES,
+};

@@ -109,7 +109,8 @@ pub fn openb_like_timed(seed: u64) -> TimedWorkload {
                 } else {
                     duration
                 },
-                censored,
+                left_censored: false,
+                right_censored: censored,
                 profile: None,
             }
         })

@@ -1,16 +1,25 @@
-//! The policy trait of time mode: what a policy sees and what it may do.
+//! The one policy trait of time mode: what a policy sees and what it may do.
 //!
-//! The engine asks a policy to place the task at the head of the FIFO queue (on arrival and
-//! whenever resources free), tells it when nodes change, when an observation it asked for is
-//! due (EaCO) and when tasks complete. Today's actions are `Place`, `Queue` and `Undo`; the
-//! budgeted allocators will add resize and frequency actions here (issue 9).
+//! A policy answers the engine's events: a waiting task to place (on arrival and whenever
+//! resources free, by the queue discipline), a node that changed, an observation it asked
+//! for (EaCO), a completion, and — when it asks for them — periodic rounds (`on_round`,
+//! every `round_period_s`, and right after arrivals and completions). It acts with
+//! `Place`, `Queue`, `Undo` (stop a task and keep its progress: EaCO's undo, a budgeted
+//! policy's preemption) and `Reconfigure` (another GPU set or configuration: resize,
+//! re-clock, move). The engine applies every action to real devices on real nodes and
+//! refuses none silently: a placement that does not fit is a bug it stops on.
+
+use std::collections::{BTreeSet, VecDeque};
 
 use gapbench_model::rng::SimRng;
-use gapbench_model::{Cluster, ClusterState, NodeId, Placement, TypicalPods};
+use gapbench_model::{CarbonSeries, Cluster, ClusterState, NodeId, Placement, TypicalPods};
 
 use crate::attributes::TaskAttributes;
+use crate::budget::Budget;
 use crate::colocation::ColocationModel;
 use crate::devices::DeviceTable;
+use crate::energy::Ledger;
+use crate::jobs::JobTable;
 use crate::timed_workload::TimedTask;
 
 /// How a placement uses GPU capacity.
@@ -28,28 +37,43 @@ pub enum CapacityMode {
 pub enum Action {
     /// Start (or restart) `task` on `placement`. `observe_after_s`: call
     /// [`TimePolicy::on_observation`] that many seconds later, if the task still runs there.
+    /// `option`: the training job's configuration (an index into its options in
+    /// [`JobTable`]); `None` runs it as the trace did (its trace GPUs at full clock).
     Place {
         task: u32,
         placement: Placement,
         capacity: CapacityMode,
         observe_after_s: Option<f64>,
+        option: Option<usize>,
     },
-    /// Leave `task` at the head of the queue (it blocks the tasks behind it: strict FIFO).
+    /// Leave `task` waiting (under strict FIFO it blocks the tasks behind it).
     Queue { task: u32 },
     /// Stop `task` at once, keep its progress (checkpoint at an epoch boundary, spec §2.3)
     /// and put it back at the head of the queue.
     Undo { task: u32 },
+    /// Run the running `task` in its job configuration `option` on `placement` (the same
+    /// placement: a re-clock; another: a resize or move, progress kept).
+    Reconfigure {
+        task: u32,
+        placement: Placement,
+        option: usize,
+    },
 }
 
 /// A running task's progress.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
-    /// Work left (seconds at full speed) at `since_s`.
+    /// Work left (seconds of its trace configuration at full speed) at `since_s`.
     pub remaining_work_s: f64,
     pub since_s: f64,
-    /// Current slowdown `s ≥ 1`: the task progresses at `1/s`.
+    /// Current co-location slowdown `s ≥ 1`.
     pub slowdown: f64,
+    /// Work per second of its configuration (1 in the trace configuration): the task
+    /// progresses at `speed / s`.
+    pub speed: f64,
     pub placement: Option<Placement>,
+    /// Its job configuration while it runs, if it is a training job.
+    pub option: Option<usize>,
 }
 
 impl Progress {
@@ -58,7 +82,7 @@ impl Progress {
         if self.placement.is_none() {
             return self.remaining_work_s;
         }
-        (self.remaining_work_s - (now_s - self.since_s) / self.slowdown).max(0.0)
+        (self.remaining_work_s - (now_s - self.since_s) * self.speed / self.slowdown).max(0.0)
     }
 }
 
@@ -77,6 +101,18 @@ pub struct ReplayView<'a> {
     /// Node priority for ties (lower wins), seeded per run.
     pub node_rank: &'a [u32],
     pub colocation: &'a ColocationModel,
+    /// The training job of each GPU task, with its configurations.
+    pub jobs: &'a JobTable,
+    /// Waiting tasks, in queue order.
+    pub queue: &'a VecDeque<u32>,
+    /// Running tasks.
+    pub running: &'a BTreeSet<u32>,
+    /// Tasks `0..arrived` have arrived (tasks are in arrival order).
+    pub arrived: usize,
+    /// What was drawn so far.
+    pub ledger: &'a Ledger,
+    pub budget: &'a Budget,
+    pub carbon: Option<&'a CarbonSeries>,
 }
 
 impl ReplayView<'_> {
@@ -93,11 +129,20 @@ pub trait TimePolicy {
     /// A short name for files and tables, e.g. `fgd`, `eaco-r`.
     fn name(&self) -> String;
 
-    /// Decide for `task`, the head of the queue: an [`Action::Place`] for it or
-    /// [`Action::Queue`].
-    fn schedule(&mut self, view: &ReplayView<'_>, task: u32, rng: &mut SimRng) -> Action;
+    /// Decide for `task`, a waiting task (the head of the queue under strict FIFO): an
+    /// [`Action::Place`] for it or [`Action::Queue`]. Policies that plan in rounds leave
+    /// every task waiting here.
+    fn schedule(&mut self, _view: &ReplayView<'_>, task: u32, _rng: &mut SimRng) -> Action {
+        Action::Queue { task }
+    }
 
-    /// Called after every change of a node (a task started or left it).
+    /// How this policy's placements use GPU capacity (a backfilling queue skips tasks that
+    /// fit no node under it without asking).
+    fn capacity(&self) -> CapacityMode {
+        CapacityMode::Reserved
+    }
+
+    /// Called after every change of a node (a task started, left or changed there).
     fn node_changed(&mut self, _view: &ReplayView<'_>, _node: NodeId) {}
 
     /// An observation asked for by `observe_after_s` is due; may return `Undo` for `task`.
@@ -108,6 +153,19 @@ pub trait TimePolicy {
     /// `task` completed (it is already gone from the view); may return `Undo`s (e.g. to
     /// unpack a shared device when space frees).
     fn on_completion(&mut self, _view: &ReplayView<'_>, _task: u32) -> Vec<Action> {
+        Vec::new()
+    }
+
+    /// The period of [`on_round`](Self::on_round), seconds, for policies that plan in
+    /// rounds (the rounds also run right after arrivals and completions).
+    fn round_period_s(&self) -> Option<f64> {
+        None
+    }
+
+    /// A round: any actions for waiting and running tasks. The engine applies first every
+    /// `Undo` and the release half of every moving `Reconfigure`, then the placements, so a
+    /// round may hand devices from one task to another.
+    fn on_round(&mut self, _view: &ReplayView<'_>, _rng: &mut SimRng) -> Vec<Action> {
         Vec::new()
     }
 }

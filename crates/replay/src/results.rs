@@ -4,22 +4,35 @@
 
 use std::io;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
-use gapbench_model::ClusterState;
+use gapbench_model::{ClusterState, FailureReason};
 
 use crate::attributes::TaskAttributes;
+use crate::budget::BudgetOutcome;
 use crate::devices::DeviceTable;
-use crate::energy::{EnergyMeter, JOULES_PER_KWH};
+use crate::energy::{Ledger, JOULES_PER_KWH};
+use crate::engine::QueueDiscipline;
 use crate::timed_workload::{PodPhase, Qos};
 
-/// The cluster after one event.
+/// The cluster after one event. Power is constant until the next row, so energy over any
+/// interval is read off as power × time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TimelineRow {
     pub time_s: f64,
     pub event: &'static str,
+    /// Cluster power (nodes by the power model, idle and sleep included).
     pub power_watts: f64,
+    /// Σ of the running training jobs' power by the training model (what budgets limit).
+    pub job_power_watts: f64,
+    /// Cluster energy so far.
     pub energy_kwh: f64,
+    pub job_energy_kwh: f64,
+    /// Carbon of cluster energy so far (0 without a carbon series).
+    pub carbon_kg: f64,
+    pub running: u32,
     /// Reserved milli-GPU over capacity; above 100 only under oversubscription.
     pub allocated_gpu_pct: f64,
     /// FGD fragmentation (milli-GPU no typical task could use); not meaningful under
@@ -40,23 +53,56 @@ pub struct TaskRecord {
     pub gpu_milli: u16,
     pub arrival_s: f64,
     pub duration_s: f64,
-    pub censored: bool,
+    /// Already there when the trace began (see `timed_workload`).
+    pub left_censored: bool,
+    /// Still running at the trace end: its duration is a lower bound.
+    pub right_censored: bool,
     pub attributes: TaskAttributes,
     /// First start (an undone task keeps its first start).
     pub start_s: Option<f64>,
     pub end_s: Option<f64>,
-    /// Fit nowhere on arrival under `OnFull::Fail`.
-    pub failed: bool,
+    /// Why it failed at arrival: it fits no node of the empty cluster (`never_fits:…`), or,
+    /// under `OnFull::Fail`, none had room then (`no_room`). Failed tasks never run.
+    pub failure: Option<FailureReason>,
     pub undos: u32,
+    /// Changes of placement or configuration while running (resize, re-clock, move).
+    pub reconfigurations: u32,
     /// Work left when the replay stopped (0 for completed tasks).
     pub remaining_work_s: f64,
     /// The task's share of its nodes' energy while it ran.
     pub energy_kwh: f64,
-    /// Speed history `(from, to, slowdown)`, kept only with `record_segments`.
-    pub segments: Vec<(f64, f64, f64)>,
+    /// Its job energy by the training model (0 for tasks that are not training jobs), and
+    /// that energy's carbon.
+    pub job_energy_kwh: f64,
+    pub job_carbon_kg: f64,
+    /// Whether it is a training job (a GPU task of positive length).
+    pub training_job: bool,
+    /// Its history while running, kept only with `record_segments`.
+    pub segments: Vec<Segment>,
+}
+
+/// A stretch of constant progress and power of one running task.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Segment {
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Work done per second (its configuration's speed over the co-location slowdown).
+    pub rate: f64,
+    /// Its job power by the training model (0 for tasks that are not training jobs).
+    pub job_watts: f64,
+}
+
+impl Segment {
+    pub fn work_s(&self) -> f64 {
+        (self.to_s - self.from_s) * self.rate
+    }
 }
 
 impl TaskRecord {
+    pub fn failed(&self) -> bool {
+        self.failure.is_some()
+    }
+
     pub fn wait_s(&self) -> Option<f64> {
         self.start_s.map(|s| s - self.arrival_s)
     }
@@ -90,7 +136,8 @@ struct TaskRow<'a> {
     gpu_milli: u16,
     arrival_s: f64,
     duration_s: f64,
-    censored: bool,
+    left_censored: bool,
+    right_censored: bool,
     util_permille: u32,
     gpu_memory_permille: u32,
     epochs: u32,
@@ -101,13 +148,19 @@ struct TaskRow<'a> {
     jct_s: Option<f64>,
     slowdown: Option<f64>,
     failed: bool,
+    /// Why it failed (`never_fits:<resource>` or `no_room`), empty otherwise.
+    failure: &'static str,
     undos: u32,
     deadline_missed: bool,
+    reconfigurations: u32,
     energy_kwh: f64,
+    job_energy_kwh: f64,
+    job_carbon_kg: f64,
 }
 
-/// Statistics of a sample: mean and nearest-rank percentiles.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+/// Statistics of a sample: mean and nearest-rank percentiles. An empty sample has none:
+/// it is written as `"none: <why>"`, never as a mean of 0.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Distribution {
     pub count: usize,
     pub mean: f64,
@@ -115,12 +168,74 @@ pub struct Distribution {
     pub p95: f64,
     pub p99: f64,
     pub max: f64,
+    /// Why the sample is empty (`no task completed`), shown when it is.
+    pub empty_because: &'static str,
+}
+
+impl Serialize for Distribution {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        if self.count == 0 {
+            return serializer.serialize_str(&format!("none: {}", self.empty_because));
+        }
+        let mut out = serializer.serialize_struct("Distribution", 6)?;
+        out.serialize_field("count", &self.count)?;
+        for (name, value) in [
+            ("mean", self.mean),
+            ("p50", self.p50),
+            ("p95", self.p95),
+            ("p99", self.p99),
+            ("max", self.max),
+        ] {
+            out.serialize_field(name, &Finite(value))?;
+        }
+        out.end()
+    }
+}
+
+/// A number as JSON: itself when finite, else `"unbounded: …"` (±∞) or `"undefined: …"`
+/// (NaN) with the likely cause, never `null`.
+struct Finite(f64);
+
+impl Serialize for Finite {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        finite(&self.0, serializer)
+    }
+}
+
+/// Why a replay's number is not finite: times so large (or arrival scales so small) that
+/// power × time overflows.
+const NOT_FINITE_BECAUSE: &str =
+    "the replay's times overflow double precision (check the trace's times and --arrival-scale)";
+
+fn finite<S: serde::Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    if value.is_finite() {
+        serializer.serialize_f64(*value)
+    } else if value.is_nan() {
+        serializer.serialize_str(&format!("undefined: {NOT_FINITE_BECAUSE}"))
+    } else {
+        serializer.serialize_str(&format!("unbounded: {NOT_FINITE_BECAUSE}"))
+    }
+}
+
+fn finite_option<S: serde::Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => finite(v, serializer),
+        None => serializer.serialize_none(),
+    }
 }
 
 impl Distribution {
-    pub fn of(mut values: Vec<f64>) -> Self {
+    /// The statistics of `values`; `empty_because` says why there are none when empty.
+    pub fn of(mut values: Vec<f64>, empty_because: &'static str) -> Self {
         if values.is_empty() {
-            return Distribution::default();
+            return Distribution {
+                empty_because,
+                ..Distribution::default()
+            };
         }
         values.sort_by(f64::total_cmp);
         let rank =
@@ -132,7 +247,13 @@ impl Distribution {
             p95: rank(0.95),
             p99: rank(0.99),
             max: values[values.len() - 1],
+            empty_because,
         }
+    }
+
+    /// The mean, `None` for an empty sample.
+    pub fn mean(&self) -> Option<f64> {
+        (self.count > 0).then_some(self.mean)
     }
 }
 
@@ -140,42 +261,110 @@ impl Distribution {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
     pub policy: String,
+    /// `fifo` (strict) or `backfill`.
+    pub queue: &'static str,
     pub tasks: usize,
     pub completed: usize,
     pub failed: usize,
+    /// Failed tasks by reason (`never_fits:<resource>`, `no_room`).
+    pub failures: BTreeMap<&'static str, usize>,
     /// Still waiting or running when the replay stopped.
     pub unfinished: usize,
-    pub censored: usize,
+    /// Waiting in the queue when the replay stopped, and the longest of their waits since
+    /// arrival (absent when none waits).
+    pub still_waiting: usize,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "finite_option"
+    )]
+    pub longest_wait_s: Option<f64>,
+    /// `Pending` pods of the trace, dropped before the replay (they never ran).
+    pub dropped_pending: usize,
+    /// Tasks already there when the trace began, and tasks still running at its end.
+    pub left_censored: usize,
+    pub right_censored: usize,
+    /// Cluster energy: every node by the power model, idle and sleep included.
+    #[serde(serialize_with = "finite")]
     pub total_energy_kwh: f64,
+    #[serde(serialize_with = "finite")]
     pub gpu_busy_kwh: f64,
+    #[serde(serialize_with = "finite")]
     pub gpu_idle_kwh: f64,
+    #[serde(serialize_with = "finite")]
     pub cpu_kwh: f64,
+    #[serde(serialize_with = "finite")]
     pub sleep_kwh: f64,
+    #[serde(serialize_with = "finite")]
     pub mean_power_watts: f64,
     /// Time-weighted mean number of nodes with at least one task.
+    #[serde(serialize_with = "finite")]
     pub mean_active_nodes: f64,
     pub jct_s: Distribution,
     pub wait_s: Distribution,
     /// Run time over solo duration, completed tasks.
     pub slowdown: Distribution,
     /// From the first arrival to the last event.
+    #[serde(serialize_with = "finite")]
     pub makespan_s: f64,
     pub undo_count: u32,
     pub deadline_misses: usize,
+    /// Job energy of the training jobs by the training model (what budgets limit).
+    #[serde(serialize_with = "finite")]
+    pub job_energy_kwh: f64,
+    /// The grid series and the carbon of cluster and job energy under it (absent without a
+    /// series).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub carbon_series: Option<String>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "finite_option"
+    )]
+    pub carbon_kg: Option<f64>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "finite_option"
+    )]
+    pub job_carbon_kg: Option<f64>,
+    /// Training jobs (GPU tasks of positive length) and their JCT.
+    pub training_jobs: usize,
+    pub job_jct_s: Distribution,
+    pub reconfigurations: u32,
+    /// Rounds of a policy that plans in rounds (0 otherwise).
+    pub rounds: u64,
+    /// The budget, what was spent against it, and whether it ran out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetOutcome>,
+    /// Why the replay stopped before every task was done, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<String>,
 }
 
 /// Everything one replay produced.
 #[derive(Debug, Clone)]
 pub struct ReplayResult {
     pub policy: String,
+    pub queue: QueueDiscipline,
+    /// The workload's dropped `Pending` pods (they never ran, so they are not in `tasks`).
+    pub dropped_pending: usize,
+    /// Tasks in the queue when the replay stopped, in queue order.
+    pub waiting_at_end: Vec<u32>,
     /// In arrival order (the workload's order).
     pub tasks: Vec<TaskRecord>,
     pub timeline: Vec<TimelineRow>,
-    pub energy: EnergyMeter,
+    /// Cluster and job energy and carbon.
+    pub ledger: Ledger,
+    /// The carbon series' name, if there was one.
+    pub carbon_series: Option<String>,
     pub start_s: f64,
     pub end_s: f64,
     pub active_node_seconds: f64,
     pub undo_count: u32,
+    pub reconfigurations: u32,
+    pub rounds: u64,
+    pub budget: Option<BudgetOutcome>,
+    /// Why the replay stopped before every task was done (a spent budget, a policy that
+    /// can never place what waits); `None` when it ran to the end or to `until_s`.
+    pub stopped_early: Option<String>,
     /// Checker findings (only with `check_every_event`); empty when all placements held.
     pub violations: Vec<String>,
     pub final_state: ClusterState,
@@ -185,22 +374,39 @@ pub struct ReplayResult {
 impl ReplayResult {
     pub fn summary(&self) -> Summary {
         let completed: Vec<&TaskRecord> = self.tasks.iter().filter(|t| t.end_s.is_some()).collect();
-        let failed = self.tasks.iter().filter(|t| t.failed).count();
+        let mut failures = BTreeMap::new();
+        for reason in self.tasks.iter().filter_map(|t| t.failure) {
+            *failures.entry(reason.label()).or_insert(0) += 1;
+        }
+        let failed = failures.values().sum();
         let span = self.end_s - self.start_s;
+        let energy = &self.ledger.cluster;
+        let jobs = self.tasks.iter().filter(|t| t.training_job);
+        let carbon = self.carbon_series.is_some();
         Summary {
             policy: self.policy.clone(),
+            queue: self.queue.label(),
             tasks: self.tasks.len(),
             completed: completed.len(),
             failed,
+            failures,
             unfinished: self.tasks.len() - completed.len() - failed,
-            censored: self.tasks.iter().filter(|t| t.censored).count(),
-            total_energy_kwh: self.energy.total_kwh(),
-            gpu_busy_kwh: self.energy.gpu_busy_j / JOULES_PER_KWH,
-            gpu_idle_kwh: self.energy.gpu_idle_j / JOULES_PER_KWH,
-            cpu_kwh: self.energy.cpu_j / JOULES_PER_KWH,
-            sleep_kwh: self.energy.sleep_j / JOULES_PER_KWH,
+            still_waiting: self.waiting_at_end.len(),
+            longest_wait_s: self
+                .waiting_at_end
+                .iter()
+                .map(|&t| self.end_s - self.tasks[t as usize].arrival_s)
+                .reduce(f64::max),
+            dropped_pending: self.dropped_pending,
+            left_censored: self.tasks.iter().filter(|t| t.left_censored).count(),
+            right_censored: self.tasks.iter().filter(|t| t.right_censored).count(),
+            total_energy_kwh: energy.total_kwh(),
+            gpu_busy_kwh: energy.gpu_busy_j / JOULES_PER_KWH,
+            gpu_idle_kwh: energy.gpu_idle_j / JOULES_PER_KWH,
+            cpu_kwh: energy.cpu_j / JOULES_PER_KWH,
+            sleep_kwh: energy.sleep_j / JOULES_PER_KWH,
             mean_power_watts: if span > 0.0 {
-                self.energy.total_j() / span
+                energy.total_j() / span
             } else {
                 0.0
             },
@@ -209,12 +415,34 @@ impl ReplayResult {
             } else {
                 0.0
             },
-            jct_s: Distribution::of(completed.iter().filter_map(|t| t.jct_s()).collect()),
-            wait_s: Distribution::of(self.tasks.iter().filter_map(|t| t.wait_s()).collect()),
-            slowdown: Distribution::of(completed.iter().filter_map(|t| t.slowdown()).collect()),
+            jct_s: Distribution::of(
+                completed.iter().filter_map(|t| t.jct_s()).collect(),
+                "no task completed",
+            ),
+            wait_s: Distribution::of(
+                self.tasks.iter().filter_map(|t| t.wait_s()).collect(),
+                "no task started",
+            ),
+            slowdown: Distribution::of(
+                completed.iter().filter_map(|t| t.slowdown()).collect(),
+                "no task completed",
+            ),
             makespan_s: span,
             undo_count: self.undo_count,
             deadline_misses: completed.iter().filter(|t| t.deadline_missed()).count(),
+            job_energy_kwh: self.ledger.job_energy_j / JOULES_PER_KWH,
+            carbon_series: self.carbon_series.clone(),
+            carbon_kg: carbon.then_some(self.ledger.cluster_carbon_g / 1000.0),
+            job_carbon_kg: carbon.then_some(self.ledger.job_carbon_g / 1000.0),
+            training_jobs: jobs.clone().count(),
+            job_jct_s: Distribution::of(
+                jobs.filter_map(|t| t.jct_s()).collect(),
+                "no training job completed",
+            ),
+            reconfigurations: self.reconfigurations,
+            rounds: self.rounds,
+            budget: self.budget.clone(),
+            stopped_early: self.stopped_early.clone(),
         }
     }
 
@@ -240,7 +468,8 @@ impl ReplayResult {
                     gpu_milli: t.gpu_milli,
                     arrival_s: t.arrival_s,
                     duration_s: t.duration_s,
-                    censored: t.censored,
+                    left_censored: t.left_censored,
+                    right_censored: t.right_censored,
                     util_permille: t.attributes.util_permille,
                     gpu_memory_permille: t.attributes.gpu_memory_permille,
                     epochs: t.attributes.epochs,
@@ -254,10 +483,14 @@ impl ReplayResult {
                     wait_s: t.wait_s(),
                     jct_s: t.jct_s(),
                     slowdown: t.slowdown(),
-                    failed: t.failed,
+                    failed: t.failed(),
+                    failure: t.failure.map_or("", FailureReason::label),
                     undos: t.undos,
                     deadline_missed: t.deadline_missed(),
+                    reconfigurations: t.reconfigurations,
                     energy_kwh: t.energy_kwh,
+                    job_energy_kwh: t.job_energy_kwh,
+                    job_carbon_kg: t.job_carbon_kg,
                 })
                 .map_err(io::Error::other)?;
         }

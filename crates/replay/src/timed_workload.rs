@@ -9,23 +9,33 @@
 //! - `Pending` pods never ran (they have no `scheduled_time`): they are **dropped** and
 //!   counted in [`TimedWorkload::dropped_pending`];
 //! - `Failed` pods are **kept** with their run time: they did occupy resources;
-//! - pods still running at the trace end (`deletion_time` = the file's latest deletion time)
-//!   are kept with their censored length and flagged `censored`;
-//! - a non-pending pod without `creation_time`, `scheduled_time` or `deletion_time`, times
-//!   out of order, or an unknown `pod_phase`/`qos` is an error naming file, line and column.
+//! - an empty `creation_time` (newer Alibaba traces' mark of a pod that already existed when
+//!   the trace began) is **left-censored**: the pod arrives at the trace start (the earliest
+//!   time of the file) and, when its `scheduled_time` is empty too, starts there;
+//! - an empty `deletion_time`, or one equal to the file's latest time, is **right-censored**:
+//!   the pod still ran at the trace end and keeps the length it had by then;
+//! - under [`InputRules::Strict`] empty creation and deletion times are errors; a missing
+//!   `scheduled_time` of a pod with a creation time, times out of order, or an unknown
+//!   `pod_phase`/`qos` is an error under every rule set, naming file, line and column.
 
 use std::path::Path;
 
 /// The loading rules in one paragraph, for `--help` texts and manifests.
 pub const TIME_RULES: &str = "Arrival = creation_time; solo duration = deletion_time − \
-scheduled_time. Pending pods (never scheduled) are dropped and counted; Failed pods are kept \
-with their run time; pods still running at the trace end (deletion_time = the latest \
-deletion_time of the file) are kept with their censored length and flagged. A non-pending \
-pod with a missing or out-of-order time is an error naming file, line and column. \
---arrival-scale X divides every gap to the first arrival by X; durations are unchanged.";
+scheduled_time. Pending pods (never scheduled) are dropped and counted. Failed pods are kept \
+with their run time. An empty creation_time (a pod already there when the trace began) is \
+left-censored: the pod arrives at the trace start (the file's earliest time), and starts there \
+when its scheduled_time is empty too. An empty deletion_time, or one equal to the file's \
+latest time, is right-censored: the pod still ran at the trace end and keeps the length it had \
+by then. Both are flagged in tasks.csv and counted in summary.json and manifest.json; \
+--input-rules strict refuses empty creation and deletion times instead. Any other missing or \
+out-of-order time is an error naming file, line and column. --arrival-scale X divides every \
+gap to the first arrival by X; durations are unchanged.";
 
+use gapbench_model::error::LineCounter;
 use gapbench_model::workload::{parse_tasks_csv, TaskList};
 use gapbench_model::{Adjustment, InputError, InputRules, Task};
+use serde::Serialize;
 
 /// The pod's QoS class, which decides its deadline class (spec §2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -98,8 +108,11 @@ pub struct TimedTask {
     pub arrival_s: f64,
     /// Run time alone at full speed, in seconds: the task's work.
     pub duration_s: f64,
+    /// Already there when the trace began (empty `creation_time`): it arrives at the trace
+    /// start, and its duration counts from there when it has no `scheduled_time`.
+    pub left_censored: bool,
     /// Still running at the trace end: the duration is a lower bound.
-    pub censored: bool,
+    pub right_censored: bool,
     /// Measured GPU behaviour, when the workload knows it (profiled jobs); otherwise it is
     /// derived (see `attributes`).
     pub profile: Option<GpuProfile>,
@@ -120,7 +133,7 @@ pub struct TimedWorkload {
     pub tasks: Vec<TimedTask>,
     /// `Pending` pods dropped because they never ran.
     pub dropped_pending: usize,
-    /// The latest `deletion_time` of the source, in seconds.
+    /// The latest time of the source (its end), in seconds.
     pub trace_end_s: f64,
     /// Values the task loader converted as the reference simulator does (see
     /// `gapbench_model::input_rules`); empty for the shipped traces and generated workloads.
@@ -175,9 +188,9 @@ impl TimedWorkload {
             })?;
         }
         let [created, scheduled, deleted, phase, qos] = columns;
-        let mut raw = Vec::with_capacity(tasks.len());
+        let mut rows = Vec::with_capacity(tasks.len());
         let mut records = reader.records();
-        let mut trace_end: u64 = 0;
+        let mut lines = LineCounter::new(text);
         for task in tasks {
             // parse_tasks_csv skips all-empty rows; so do we, to stay row-aligned.
             let record = loop {
@@ -189,97 +202,28 @@ impl TimedWorkload {
                     break record;
                 }
             };
-            let line = record.position().map_or(0, |p| p.line());
-            let field = |column: usize| record.get(column).unwrap_or("");
-            let error = |column: usize, message: String| {
-                InputError::new(file, message)
-                    .at_line(line)
-                    .in_column(headers[column].clone())
-            };
-            let time = |column: usize| -> Result<Option<u64>, InputError> {
-                let text = field(column);
-                if text.is_empty() {
-                    return Ok(None);
-                }
-                text.parse::<u64>().map(Some).map_err(|_| {
-                    error(
-                        column,
-                        format!("expected whole seconds ≥ 0, found `{text}`"),
-                    )
-                })
-            };
-            let pod_phase = PodPhase::parse(field(phase)).ok_or_else(|| {
-                error(
-                    phase,
-                    format!(
-                        "unknown pod phase `{}` (known: Running, Succeeded, Failed, Pending)",
-                        field(phase)
-                    ),
-                )
-            })?;
-            let task_qos = Qos::parse(field(qos)).ok_or_else(|| {
-                error(
-                    qos,
-                    format!(
-                        "unknown qos `{}` (known: LS, Guaranteed, Burstable, BE)",
-                        field(qos)
-                    ),
-                )
-            })?;
-            let deletion = time(deleted)?;
-            if let Some(end) = deletion {
-                trace_end = trace_end.max(end);
-            }
-            if pod_phase == PodPhase::Pending {
-                raw.push(None);
+            let line = record.position().map_or(0, |p| lines.line_of(p.byte()));
+            rows.push(RawRow::read(
+                file, &headers, &record, line, task, created, scheduled, deleted, phase, qos,
+            )?);
+        }
+        // The trace's start and end: its earliest and latest times of any kind.
+        let times = || {
+            rows.iter()
+                .flat_map(|r| [r.creation, r.scheduled, r.deletion])
+                .flatten()
+        };
+        let trace_start = times().min().unwrap_or(0);
+        let trace_end = times().max().unwrap_or(0);
+        let mut dropped_pending = 0;
+        let mut timed: Vec<TimedTask> = Vec::with_capacity(rows.len());
+        for row in rows {
+            if row.phase == PodPhase::Pending {
+                dropped_pending += 1;
                 continue;
             }
-            let need = |value: Option<u64>, column: usize| {
-                value.ok_or_else(|| {
-                    error(
-                        column,
-                        format!("a {} pod needs a `{}`", pod_phase.name(), headers[column]),
-                    )
-                })
-            };
-            let creation = need(time(created)?, created)?;
-            let start = need(time(scheduled)?, scheduled)?;
-            let end = need(deletion, deleted)?;
-            if start < creation {
-                return Err(error(
-                    scheduled,
-                    format!("scheduled_time {start} is before creation_time {creation}"),
-                ));
-            }
-            if end < start {
-                return Err(error(
-                    deleted,
-                    format!("deletion_time {end} is before scheduled_time {start}"),
-                ));
-            }
-            raw.push(Some((
-                task,
-                task_qos,
-                pod_phase,
-                creation,
-                end - start,
-                end,
-            )));
+            timed.push(row.timed(file, &headers, rules, trace_start, trace_end)?);
         }
-        let dropped_pending = raw.iter().filter(|r| r.is_none()).count();
-        let mut timed: Vec<TimedTask> = raw
-            .into_iter()
-            .flatten()
-            .map(|(task, qos, phase, creation, duration, end)| TimedTask {
-                task,
-                qos,
-                phase,
-                arrival_s: creation as f64,
-                duration_s: duration as f64,
-                censored: end == trace_end,
-                profile: None,
-            })
-            .collect();
         if timed.is_empty() {
             return Err(InputError::new(
                 file,
@@ -293,6 +237,16 @@ impl TimedWorkload {
             trace_end_s: trace_end as f64,
             adjustments,
         })
+    }
+
+    /// What the loading rules kept, dropped and flagged, for summaries and manifests.
+    pub fn census(&self) -> WorkloadCensus {
+        WorkloadCensus {
+            tasks: self.tasks.len(),
+            dropped_pending: self.dropped_pending,
+            left_censored: self.tasks.iter().filter(|t| t.left_censored).count(),
+            right_censored: self.tasks.iter().filter(|t| t.right_censored).count(),
+        }
     }
 
     /// Compresses inter-arrival times by `scale` (> 0): arrival `a` becomes
@@ -312,6 +266,166 @@ impl TimedWorkload {
     }
 }
 
+/// What the loading rules kept, dropped and flagged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WorkloadCensus {
+    /// Tasks replayed.
+    pub tasks: usize,
+    /// `Pending` pods dropped (they never ran).
+    pub dropped_pending: usize,
+    /// Tasks already there when the trace began (empty `creation_time`).
+    pub left_censored: usize,
+    /// Tasks still running at the trace end.
+    pub right_censored: usize,
+}
+
+/// One row's time fields as read, before the trace's start and end are known.
+struct RawRow {
+    line: u64,
+    task: Task,
+    qos: Qos,
+    phase: PodPhase,
+    creation: Option<u64>,
+    scheduled: Option<u64>,
+    deletion: Option<u64>,
+}
+
+impl RawRow {
+    #[allow(clippy::too_many_arguments)]
+    fn read(
+        file: &Path,
+        headers: &[String],
+        record: &csv::StringRecord,
+        line: u64,
+        task: Task,
+        created: usize,
+        scheduled: usize,
+        deleted: usize,
+        phase: usize,
+        qos: usize,
+    ) -> Result<RawRow, InputError> {
+        let field = |column: usize| record.get(column).unwrap_or("");
+        let error = |column: usize, message: String| {
+            InputError::new(file, message)
+                .at_line(line)
+                .in_column(headers[column].clone())
+        };
+        let time = |column: usize| -> Result<Option<u64>, InputError> {
+            let text = field(column);
+            if text.is_empty() {
+                return Ok(None);
+            }
+            text.parse::<u64>().map(Some).map_err(|_| {
+                error(
+                    column,
+                    format!("expected whole seconds ≥ 0, found `{text}`"),
+                )
+            })
+        };
+        let phase = PodPhase::parse(field(phase)).ok_or_else(|| {
+            error(
+                phase,
+                format!(
+                    "unknown pod phase `{}` (known: Running, Succeeded, Failed, Pending)",
+                    field(phase)
+                ),
+            )
+        })?;
+        let qos = Qos::parse(field(qos)).ok_or_else(|| {
+            error(
+                qos,
+                format!(
+                    "unknown qos `{}` (known: LS, Guaranteed, Burstable, BE)",
+                    field(qos)
+                ),
+            )
+        })?;
+        Ok(RawRow {
+            line,
+            task,
+            qos,
+            phase,
+            creation: time(created)?,
+            scheduled: time(scheduled)?,
+            deletion: time(deleted)?,
+        })
+    }
+
+    /// The task with its times by the module's rules.
+    fn timed(
+        self,
+        file: &Path,
+        headers: &[String],
+        rules: InputRules,
+        trace_start: u64,
+        trace_end: u64,
+    ) -> Result<TimedTask, InputError> {
+        let column = |name: &str| headers.iter().position(|h| h == name).expect("checked");
+        let error = |name: &str, message: String| {
+            InputError::new(file, message)
+                .at_line(self.line)
+                .in_column(headers[column(name)].clone())
+        };
+        let missing = |name: &str, censoring: &str| {
+            error(
+                name,
+                format!("a {} pod needs a `{name}` ({censoring})", self.phase.name()),
+            )
+        };
+        let strict = rules == InputRules::Strict;
+        let creation =
+            match (self.creation, strict) {
+                (Some(c), _) => c,
+                (None, false) => trace_start,
+                (None, true) => return Err(missing(
+                    "creation_time",
+                    "--input-rules reference reads an empty one as present from the trace start",
+                )),
+            };
+        let start = match (self.scheduled, self.creation) {
+            (Some(s), _) => s,
+            (None, None) if !strict => trace_start,
+            _ => {
+                return Err(error(
+                    "scheduled_time",
+                    format!("a {} pod needs a `scheduled_time`", self.phase.name()),
+                ))
+            }
+        };
+        let end =
+            match (self.deletion, strict) {
+                (Some(d), _) => d,
+                (None, false) => trace_end,
+                (None, true) => return Err(missing(
+                    "deletion_time",
+                    "--input-rules reference reads an empty one as still running at the trace end",
+                )),
+            };
+        if start < creation {
+            return Err(error(
+                "scheduled_time",
+                format!("scheduled_time {start} is before creation_time {creation}"),
+            ));
+        }
+        if end < start {
+            return Err(error(
+                "deletion_time",
+                format!("deletion_time {end} is before scheduled_time {start}"),
+            ));
+        }
+        Ok(TimedTask {
+            task: self.task,
+            qos: self.qos,
+            phase: self.phase,
+            arrival_s: creation as f64,
+            duration_s: (end - start) as f64,
+            left_censored: self.creation.is_none(),
+            right_censored: end == trace_end,
+            profile: None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,11 +433,103 @@ mod tests {
     const HEADER: &str = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
 
     fn parse(rows: &str) -> Result<TimedWorkload, InputError> {
+        parse_with(rows, InputRules::Strict)
+    }
+
+    fn parse_with(rows: &str, rules: InputRules) -> Result<TimedWorkload, InputError> {
         TimedWorkload::parse_csv(
             Path::new("pods.csv"),
             format!("{HEADER}{rows}").as_bytes(),
-            InputRules::Strict,
+            rules,
         )
+    }
+
+    /// A newer trace's conventions: a pod there before the trace began has no creation (nor
+    /// scheduled) time, one still running at its end no deletion time.
+    const CENSORED_ROWS: &str = "a,1000,10,1,500,,BE,Running,,400,\n\
+         b,1000,10,0,0,,LS,Running,20,,30\n\
+         c,1000,10,1,1000,,LS,Succeeded,50,300,60\n\
+         d,1000,10,1,1000,,LS,Running,,,\n\
+         e,1000,10,1,1000,,LS,Pending,80,,\n";
+
+    #[test]
+    fn empty_creation_and_deletion_times_are_censored_at_the_trace_ends() {
+        let w = parse_with(CENSORED_ROWS, InputRules::Reference).unwrap();
+        let by_name = |name: &str| w.tasks.iter().find(|t| t.task.name == name).unwrap();
+        // The trace runs from its earliest time (20) to its latest (400).
+        let (a, b, c, d) = (by_name("a"), by_name("b"), by_name("c"), by_name("d"));
+        assert_eq!((a.arrival_s, a.duration_s), (20.0, 380.0));
+        assert!(
+            a.left_censored && a.right_censored,
+            "a ends at the trace end"
+        );
+        assert_eq!((b.arrival_s, b.duration_s), (20.0, 370.0));
+        assert!(!b.left_censored && b.right_censored);
+        assert_eq!((c.arrival_s, c.duration_s), (50.0, 240.0));
+        assert!(!c.left_censored && !c.right_censored);
+        assert_eq!((d.arrival_s, d.duration_s), (20.0, 380.0));
+        assert_eq!(
+            w.census(),
+            WorkloadCensus {
+                tasks: 4,
+                dropped_pending: 1,
+                left_censored: 2,
+                right_censored: 3,
+            }
+        );
+        // Strict rules still refuse them, naming the row and column.
+        let e = parse(CENSORED_ROWS).unwrap_err();
+        assert_eq!(
+            (e.line, e.column.as_deref()),
+            (Some(2), Some("creation_time"))
+        );
+        assert!(e.message.contains("--input-rules reference"), "{e}");
+        let e = parse("b,1000,10,0,0,,LS,Running,20,,30\n").unwrap_err();
+        assert_eq!(e.column.as_deref(), Some("deletion_time"));
+        // A creation time without a scheduled time is no convention: still an error.
+        let e = parse_with("a,1,1,0,0,,BE,Running,10,40,\n", InputRules::Reference).unwrap_err();
+        assert_eq!(e.column.as_deref(), Some("scheduled_time"));
+    }
+
+    /// Python's csv module writes CRLF: errors must name the same lines as in an LF file.
+    #[test]
+    fn crlf_and_lf_files_name_the_same_lines() {
+        let rows = "a,1000,10,1,500,,BE,Running,100,400,150\n\
+                    \n\
+                    b,1000,10,1,500,,BE,Running,100,400,150\n\
+                    c,1000,10,1,500,,BE,Running,100,400,x\n";
+        let lf = format!("{HEADER}{rows}");
+        for text in [lf.clone(), lf.replace('\n', "\r\n")] {
+            let e = TimedWorkload::parse_csv(
+                Path::new("pods.csv"),
+                text.as_bytes(),
+                InputRules::Strict,
+            )
+            .unwrap_err();
+            assert_eq!(
+                (e.line, e.column.as_deref()),
+                (Some(5), Some("scheduled_time")),
+                "{e}"
+            );
+            assert!(e.to_string().starts_with("pods.csv:5 "), "{e}");
+        }
+        // The task loader's own errors too (a bad GPU count on line 3).
+        for end in ["\n", "\r\n"] {
+            let text =
+                format!("{HEADER}a,1,1,0,0,,BE,Running,1,2,1\nb,1,1,x,0,,BE,Running,1,2,1\n")
+                    .replace('\n', end);
+            let e = TimedWorkload::parse_csv(
+                Path::new("pods.csv"),
+                text.as_bytes(),
+                InputRules::Strict,
+            )
+            .unwrap_err();
+            assert_eq!(
+                (e.line, e.column.as_deref()),
+                (Some(3), Some("num_gpu")),
+                "{end:?}: {e}"
+            );
+        }
     }
 
     #[test]
@@ -341,7 +547,8 @@ mod tests {
         assert_eq!(names, ["c", "a", "d"], "sorted by arrival");
         assert_eq!(w.tasks[1].duration_s, 250.0);
         assert_eq!(w.tasks[0].phase, PodPhase::Failed);
-        assert!(w.tasks[2].censored && !w.tasks[0].censored && !w.tasks[1].censored);
+        assert!(w.tasks[2].right_censored && !w.tasks[0].right_censored);
+        assert!(!w.tasks[1].right_censored && w.tasks.iter().all(|t| !t.left_censored));
         let scaled = w.with_arrival_scale(2.0).unwrap();
         let arrivals: Vec<f64> = scaled.tasks.iter().map(|t| t.arrival_s).collect();
         assert_eq!(arrivals, [10.0, 55.0, 105.0]);

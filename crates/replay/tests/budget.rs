@@ -1,16 +1,17 @@
-//! Budgeted replay: baselines' hand-checkable energies, budgets respected to within one
-//! interval between rounds, clear errors for budgets that cannot work, determinism.
+//! Budgeted policies in the one engine, on real nodes: baselines' hand-checkable job
+//! energies, budgets respected to within one round, clear errors for budgets that cannot
+//! work, every placement valid after every event, determinism.
 
 mod support;
 
 use gapbench_model::training::Fidelity;
 use gapbench_model::{Cluster, SyntheticGrid};
-use gapbench_replay::budget::{
-    budget_jobs, default_horizon_s, run_budgeted, Allocator, Budget, BudgetError, BudgetOptions,
-    BudgetResult, Forecast, Plan,
-};
+use gapbench_replay::budget::{check_budget, BudgetError, Forecast};
 use gapbench_replay::policies::{ClockFifo, ClockRule, GreenFlowStyle, PowerFlowStyle};
-use gapbench_replay::{Qos, TimedWorkload};
+use gapbench_replay::{
+    derive_attributes, run, Budget, ColocationModel, JobTable, Qos, ReplayOptions, ReplayResult,
+    TimePolicy, TimedWorkload,
+};
 use support::{cluster, node_type, timed, workload};
 
 /// 4 nodes × 8 GPUs and 60 jobs over ~2 h: whole-GPU jobs of 1–8 GPUs and GPU-sharing ones.
@@ -43,116 +44,151 @@ fn small() -> (Cluster, TimedWorkload) {
     (cluster, workload(tasks))
 }
 
-fn options(
-    cluster: &Cluster,
-    workload: &TimedWorkload,
-    budget: Budget,
-    fidelity: Fidelity,
-) -> BudgetOptions {
-    let jobs = budget_jobs(cluster, workload, 7, fidelity);
-    BudgetOptions {
+/// Seed 7, a CAISO-like carbon series, no co-location slowdown (so job times and energies
+/// can be checked by hand), the checker after every event.
+fn options(budget: Budget, fidelity: Fidelity) -> ReplayOptions {
+    ReplayOptions {
+        seed: 7,
+        fidelity,
         budget,
         carbon: Some(SyntheticGrid::CAISO_LIKE.generate("caiso-like", 48, 3)),
-        fidelity,
-        round_s: 300.0,
-        horizon_end_s: default_horizon_s(&jobs),
-        seed: 7,
+        colocation: ColocationModel::none(),
+        check_every_event: true,
+        ..ReplayOptions::default()
     }
 }
 
-fn run(
-    allocator: &mut dyn Allocator,
-    budget: Budget,
-    fidelity: Fidelity,
-) -> Result<BudgetResult, BudgetError> {
-    let (cluster, workload) = small();
-    let options = options(&cluster, &workload, budget, fidelity);
-    run_budgeted(&cluster, &workload, allocator, &options)
+/// The jobs of a replay with `options(…, fidelity)`.
+fn table(cluster: &Cluster, workload: &TimedWorkload, fidelity: Fidelity) -> JobTable {
+    let attributes = derive_attributes(&workload.tasks, 7, &Default::default());
+    JobTable::new(cluster, workload, &attributes, 7, fidelity)
 }
 
-fn full_clock() -> BudgetResult {
-    run(
-        &mut ClockFifo {
-            rule: ClockRule::Full,
-        },
+fn replay(policy: &mut dyn TimePolicy, budget: Budget, fidelity: Fidelity) -> ReplayResult {
+    let (cluster, workload) = small();
+    let result = run(&cluster, &workload, policy, &options(budget, fidelity));
+    assert!(
+        result.violations.is_empty(),
+        "{}: {:?}",
+        result.policy,
+        &result.violations[..1]
+    );
+    result
+}
+
+fn full_clock() -> ReplayResult {
+    replay(
+        &mut ClockFifo::new(ClockRule::Full),
         Budget::Unlimited,
         Fidelity::FrequencyOnly,
     )
-    .unwrap()
 }
 
 #[test]
 fn full_clock_fifo_draws_the_trace_energy_and_never_beats_the_trace_duration() {
     let (cluster, workload) = small();
     let result = full_clock();
-    let jobs = budget_jobs(&cluster, &workload, 7, Fidelity::FrequencyOnly);
-    for (job, outcome) in jobs.iter().zip(&result.jobs) {
+    let jobs = table(&cluster, &workload, Fidelity::FrequencyOnly);
+    assert_eq!(jobs.jobs().len(), 60);
+    for job in jobs.jobs() {
         let task = &workload.tasks[job.task as usize];
+        let record = &result.tasks[job.task as usize];
         let option = job.options[job.trace_option];
-        let expected_kwh = task.duration_s * option.watts / 3.6e6;
+        // Job power is kept in whole milliwatts, as cluster power is.
+        let watts = (option.watts * 1000.0).round() / 1000.0;
+        let expected_kwh = task.duration_s * watts / 3.6e6;
         assert!(
-            (outcome.energy_kwh - expected_kwh).abs() < 1e-9 * expected_kwh.max(1.0),
+            (record.job_energy_kwh - expected_kwh).abs() < 1e-9 * expected_kwh.max(1.0),
             "{}",
-            outcome.name
+            record.name
         );
-        let jct = outcome.jct_s.expect("finished");
-        assert!(
-            jct >= task.duration_s * (1.0 - 1e-9),
-            "{}: {jct} < {}",
-            outcome.name,
-            task.duration_s
-        );
-        assert_eq!(outcome.reconfigurations, 0);
+        let jct = record.jct_s().expect("finished");
+        assert!(jct >= task.duration_s * (1.0 - 1e-9), "{}", record.name);
+        assert_eq!(record.reconfigurations, 0);
     }
-    let total: f64 = result.jobs.iter().map(|j| j.energy_kwh).sum();
-    assert!((total - result.job_energy_kwh).abs() < 1e-9 * total);
+    let summary = result.summary();
+    let total: f64 = result.tasks.iter().map(|t| t.job_energy_kwh).sum();
+    assert!((total - summary.job_energy_kwh).abs() < 1e-9 * total);
+    // Cluster energy holds the idle power of every node beside what the jobs draw.
+    assert!(summary.total_energy_kwh > summary.job_energy_kwh);
 }
 
 #[test]
 fn zeus_like_never_draws_more_per_job_than_full_clock() {
     let full = full_clock();
-    let zeus = run(
-        &mut ClockFifo {
-            rule: ClockRule::Zeus { eta: 0.5 },
-        },
+    let zeus = replay(
+        &mut ClockFifo::new(ClockRule::Zeus { eta: 0.5 }),
         Budget::Unlimited,
         Fidelity::FrequencyOnly,
-    )
-    .unwrap();
-    assert!(zeus.job_energy_kwh < full.job_energy_kwh);
-    for (z, f) in zeus.jobs.iter().zip(&full.jobs) {
-        assert!(z.energy_kwh <= f.energy_kwh * (1.0 + 1e-9), "{}", z.name);
+    );
+    assert!(zeus.ledger.job_energy_j < full.ledger.job_energy_j);
+    for (z, f) in zeus.tasks.iter().zip(&full.tasks) {
+        assert!(
+            z.job_energy_kwh <= f.job_energy_kwh * (1.0 + 1e-9),
+            "{}",
+            z.name
+        );
     }
+    // Lower clocks draw less cluster power too (φ(f) = f^κ on the devices).
+    assert!(zeus.summary().gpu_busy_kwh < full.summary().gpu_busy_kwh);
 }
 
 #[test]
-fn powerflow_stays_within_its_energy_budget_and_finishes_every_job() {
-    let base = full_clock().job_energy_kwh;
-    for fidelity in [Fidelity::FrequencyOnly, Fidelity::ElasticGpus] {
+fn powerflow_stays_within_one_round_of_its_energy_budget_and_finishes_every_job() {
+    let base = full_clock().summary().job_energy_kwh;
+    // The least energy is 0.78 × FIFO's at L0 (clock only) and 0.63 × at L1.
+    for (fidelity, fractions) in [
+        (Fidelity::FrequencyOnly, [0.85, 0.92, 1.0]),
+        (Fidelity::ElasticGpus, [0.7, 0.85, 1.0]),
+    ] {
         let mut previous_jct = f64::INFINITY;
-        for fraction in [0.7, 0.85, 1.0] {
+        for fraction in fractions {
             let budget = fraction * base;
-            let result = run(&mut PowerFlowStyle, Budget::EnergyKwh(budget), fidelity)
-                .unwrap_or_else(|e| panic!("{fidelity:?} at {fraction}: {e}"));
-            assert!(result.jobs.iter().all(|j| j.end_s.is_some()));
-            assert!(
-                result.job_energy_kwh <= budget + result.max_interval_spend,
-                "{fidelity:?} at {fraction}: {} kWh over {budget} kWh",
-                result.job_energy_kwh
+            let result = replay(
+                &mut PowerFlowStyle::default(),
+                Budget::EnergyKwh(budget),
+                fidelity,
             );
+            let summary = result.summary();
+            assert_eq!(summary.stopped_early, None, "{fidelity:?} at {fraction}");
+            assert_eq!(summary.completed, 60);
+            let outcome = summary.budget.expect("a budget");
+            assert!(
+                outcome.spent <= budget + outcome.max_round_spend,
+                "{fidelity:?} at {fraction}: {} kWh over {budget} kWh",
+                outcome.spent
+            );
+            assert!(outcome.max_round_spend < 0.2 * budget);
             // A larger budget never makes it much slower (paced greedy, not exact).
             assert!(
-                result.mean_jct_s <= previous_jct * 1.05,
+                summary.jct_s.mean <= previous_jct * 1.05,
                 "{fidelity:?} at {fraction}"
             );
-            previous_jct = result.mean_jct_s;
+            previous_jct = summary.jct_s.mean;
         }
     }
 }
 
 #[test]
-fn greenflow_stays_within_its_carbon_budget_under_every_forecast() {
-    let base = full_clock().carbon_kg;
+fn powerflow_resizes_and_reclocks_jobs_on_real_devices() {
+    let result = replay(
+        &mut PowerFlowStyle::default(),
+        Budget::Unlimited,
+        Fidelity::ElasticGpus,
+    );
+    let summary = result.summary();
+    assert_eq!(summary.completed, 60);
+    assert!(summary.reconfigurations > 0 && summary.rounds > 0);
+    // Unlimited, it upgrades jobs beyond their frugal configurations: faster than FIFO.
+    assert!(summary.jct_s.mean < full_clock().summary().jct_s.mean);
+}
+
+#[test]
+fn greenflow_stays_within_one_round_of_its_carbon_budget_under_every_forecast() {
+    let base = full_clock()
+        .summary()
+        .job_carbon_kg
+        .expect("carbon with a series");
     for forecast in [
         Forecast::Myopic,
         Forecast::Oracle,
@@ -163,17 +199,19 @@ fn greenflow_stays_within_its_carbon_budget_under_every_forecast() {
     ] {
         for fraction in [0.7, 1.0] {
             let budget = fraction * base;
-            let result = run(
+            let result = replay(
                 &mut GreenFlowStyle::new(forecast, 1.0),
                 Budget::CarbonKg(budget),
                 Fidelity::ElasticGpus,
-            )
-            .unwrap_or_else(|e| panic!("{forecast:?} at {fraction}: {e}"));
-            assert!(result.jobs.iter().all(|j| j.end_s.is_some()));
+            );
+            let summary = result.summary();
+            assert_eq!(summary.stopped_early, None, "{forecast:?} at {fraction}");
+            let outcome = summary.budget.expect("a budget");
+            assert_eq!(outcome.unit, "kg");
             assert!(
-                result.carbon_kg <= budget + result.max_interval_spend,
+                outcome.spent <= budget + outcome.max_round_spend,
                 "{forecast:?} at {fraction}: {} kg over {budget} kg",
-                result.carbon_kg
+                outcome.spent
             );
         }
     }
@@ -182,104 +220,79 @@ fn greenflow_stays_within_its_carbon_budget_under_every_forecast() {
 #[test]
 fn a_budget_below_the_least_energy_is_refused_with_the_numbers() {
     let (cluster, workload) = small();
-    let jobs = budget_jobs(&cluster, &workload, 7, Fidelity::ElasticGpus);
+    let jobs = table(&cluster, &workload, Fidelity::ElasticGpus);
     let least_kwh: f64 = jobs
+        .jobs()
         .iter()
         .map(|j| j.least_joules(j.training.iterations))
         .sum::<f64>()
         / 3.6e6;
-    let error = run(
-        &mut PowerFlowStyle,
-        Budget::EnergyKwh(0.9 * least_kwh),
-        Fidelity::ElasticGpus,
-    )
-    .unwrap_err();
+    let error = check_budget(jobs.jobs(), &Budget::EnergyKwh(0.9 * least_kwh), None).unwrap_err();
     assert!(matches!(error, BudgetError::TooSmall { .. }), "{error}");
     let text = error.to_string();
     assert!(text.contains("too small") && text.contains("kWh"), "{text}");
+    assert!(check_budget(jobs.jobs(), &Budget::CarbonKg(1.0), None).is_err());
     // Just above the least energy: either it finishes within budget or it says it ran out.
-    match run(
-        &mut PowerFlowStyle,
-        Budget::EnergyKwh(1.01 * least_kwh),
+    let budget = 1.01 * least_kwh;
+    let result = replay(
+        &mut PowerFlowStyle::default(),
+        Budget::EnergyKwh(budget),
         Fidelity::ElasticGpus,
-    ) {
-        Ok(result) => {
-            assert!(result.job_energy_kwh <= 1.01 * least_kwh + result.max_interval_spend)
+    );
+    let outcome = result.summary().budget.expect("a budget");
+    match &result.stopped_early {
+        None => assert!(outcome.spent <= budget + outcome.max_round_spend),
+        Some(why) => {
+            assert!(why.contains("budget exhausted"), "{why}");
+            assert!(outcome.exhausted.is_some());
+            assert!(result.summary().unfinished > 0);
         }
-        Err(error) => assert!(matches!(error, BudgetError::Exhausted { .. }), "{error}"),
     }
 }
 
+/// A job larger than every node fails at arrival with its reason; the others run.
 #[test]
-fn a_job_larger_than_every_node_is_a_clear_error() {
+fn a_job_larger_than_every_node_fails_at_arrival_and_blocks_nobody() {
     let cluster = cluster(&[node_type(4, 96); 2]);
-    let workload = workload(vec![timed(
-        "big",
-        1000,
-        8,
-        1000,
-        Qos::BestEffort,
-        0.0,
-        100.0,
-    )]);
-    let options = options(
-        &cluster,
-        &workload,
-        Budget::Unlimited,
-        Fidelity::FrequencyOnly,
-    );
-    let error = run_budgeted(&cluster, &workload, &mut PowerFlowStyle, &options).unwrap_err();
-    assert!(error.to_string().contains("big"), "{error}");
+    let workload = workload(vec![
+        timed("big", 1000, 8, 1000, Qos::BestEffort, 0.0, 100.0),
+        timed("small", 1000, 2, 1000, Qos::BestEffort, 10.0, 100.0),
+    ]);
+    for policy in [
+        Box::new(PowerFlowStyle::default()) as Box<dyn TimePolicy>,
+        Box::new(ClockFifo::new(ClockRule::Full)),
+    ] {
+        let mut policy = policy;
+        let result = run(
+            &cluster,
+            &workload,
+            policy.as_mut(),
+            &options(Budget::Unlimited, Fidelity::FrequencyOnly),
+        );
+        let summary = result.summary();
+        assert_eq!(
+            summary.failures["never_fits:gpu_count"], 1,
+            "{}",
+            result.policy
+        );
+        assert_eq!(summary.completed, 1);
+    }
 }
 
 #[test]
 fn budgeted_replays_are_deterministic() {
-    let base = full_clock().job_energy_kwh;
-    let a = run(
-        &mut PowerFlowStyle,
-        Budget::EnergyKwh(0.8 * base),
-        Fidelity::ElasticGpus,
-    )
-    .unwrap();
-    let b = run(
-        &mut PowerFlowStyle,
-        Budget::EnergyKwh(0.8 * base),
-        Fidelity::ElasticGpus,
-    )
-    .unwrap();
-    assert_eq!(a, b);
-}
-
-/// Plans every job at its trace configuration without taking GPUs from the pool.
-struct TakesNothing;
-
-impl Allocator for TakesNothing {
-    fn name(&self) -> String {
-        "takes-nothing".into()
-    }
-
-    fn allocate(&mut self, round: &gapbench_replay::budget::Round<'_>) -> Plan {
-        Plan {
-            options: round
-                .active
-                .iter()
-                .map(|a| Some(round.jobs[a.job as usize].trace_option))
-                .collect(),
-            pool: round.pool.clone(),
-        }
-    }
-}
-
-#[test]
-fn a_plan_whose_pool_does_not_hold_its_gpus_is_refused() {
-    let error = run(
-        &mut TakesNothing,
-        Budget::Unlimited,
-        Fidelity::FrequencyOnly,
-    )
-    .unwrap_err();
-    assert!(
-        error.to_string().contains("did not take from the pool"),
-        "{error}"
-    );
+    let base = full_clock().summary().job_energy_kwh;
+    let once = || {
+        let result = replay(
+            &mut PowerFlowStyle::default(),
+            Budget::EnergyKwh(0.8 * base),
+            Fidelity::ElasticGpus,
+        );
+        let mut files = (Vec::new(), Vec::new(), Vec::new());
+        result.write_timeline_csv(&mut files.0).unwrap();
+        result.write_tasks_csv(&mut files.1).unwrap();
+        result.write_summary_json(&mut files.2).unwrap();
+        files
+    };
+    assert!(once() == once());
 }

@@ -28,7 +28,11 @@ fn the_default_trace_loads_by_the_stated_rules() {
     assert_eq!(workload.tasks.len() + workload.dropped_pending, 8152);
     assert_eq!(workload.dropped_pending, 897);
     assert_eq!(workload.trace_end_s, 12_902_960.0);
-    assert_eq!(workload.tasks.iter().filter(|t| t.censored).count(), 34);
+    assert_eq!(
+        workload.tasks.iter().filter(|t| t.right_censored).count(),
+        34
+    );
+    assert!(workload.tasks.iter().all(|t| !t.left_censored));
     assert!(workload
         .tasks
         .windows(2)

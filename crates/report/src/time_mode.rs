@@ -52,7 +52,7 @@ pub(crate) fn sections(out: &mut String, dir: &Path) -> Result<()> {
         .partition(|(p, policies)| p.is_eaco() && fifo(policies).is_some());
     if !traces.is_empty() {
         writeln!(out, "## Time mode: energy and job completion\n")?;
-        writeln!(out, "Tasks arrive at their trace times, wait in a FIFO queue when nothing fits, run (slowed by co-location) and leave; energy is integrated exactly over the replay (split into GPU busy, GPU idle, CPU and sleep). JCT = end − arrival of completed tasks; active nodes = time-weighted mean of nodes with at least one task. Means over seeds; `unfinished` counts tasks still waiting or running when the replay stopped, summed over seeds.\n")?;
+        writeln!(out, "Every time policy runs in one engine on the same nodes: tasks arrive at their trace times, wait when nothing fits, run (slowed by co-location; at the clock and GPU count the policy chose) and leave. Energy is the same accounting for all: cluster energy integrated exactly over the replay, every node included, idle and asleep (split into GPU busy, GPU idle, CPU and sleep); job energy (its own column) is what the training jobs drew by the training model, the quantity budgets limit (`powerflow@F`, `greenflow@F`: a budget of F × full-clock FIFO's job energy, resp. carbon, on the same replay). Cluster energy runs until each replay's last task ends (its makespan): a policy that stretches the longest tasks keeps every idle node drawing longer. JCT = end − arrival of completed tasks; active nodes = time-weighted mean of nodes with at least one task. Means over seeds; `unfinished` counts tasks still waiting or running when the replay stopped, summed over seeds.\n")?;
         for (panel, policies) in traces {
             trace_table(out, panel, policies)?;
         }
@@ -65,22 +65,38 @@ pub(crate) fn sections(out: &mut String, dir: &Path) -> Result<()> {
 
 fn trace_table(out: &mut String, panel: &Panel, policies: &[PolicyMeans]) -> Result<()> {
     writeln!(out, "### {} ({} nodes)\n", panel.title(), panel.nodes)?;
-    writeln!(out, "| policy | energy kWh | GPU busy / idle / CPU / sleep kWh | mean JCT h | p95 JCT h | mean wait min | mean active nodes | undos | deadline misses | unfinished | seeds |")?;
-    writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|")?;
+    let carbon = policies.iter().all(|p| p.mean.carbon_kg.is_some());
+    let carbon_head = if carbon {
+        " cluster / job carbon kg |"
+    } else {
+        ""
+    };
+    writeln!(out, "| policy | energy kWh | job energy kWh | GPU busy / idle / CPU / sleep kWh |{carbon_head} mean JCT h | p95 JCT h | mean wait min | makespan h | mean active nodes | undos | deadline misses | unfinished | seeds |")?;
+    writeln!(
+        out,
+        "|---|---|---|---|{}---|---|---|---|---|---|---|---|---|",
+        if carbon { "---|" } else { "" }
+    )?;
     for p in policies {
         let m = &p.mean;
+        let carbon_cells = match (carbon, m.carbon_kg, m.job_carbon_kg) {
+            (true, Some(cluster), Some(job)) => format!(" {cluster:.1} / {job:.1} |"),
+            _ => String::new(),
+        };
         writeln!(
             out,
-            "| {} | {:.1} | {:.1} / {:.1} / {:.1} / {:.1} | {:.3} | {:.3} | {:.2} | {:.1} | {} | {} | {} | {} |",
+            "| {} | {:.1} | {:.1} | {:.1} / {:.1} / {:.1} / {:.1} |{carbon_cells} {} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} |",
             p.policy,
             m.energy_kwh,
+            m.job_energy_kwh,
             m.gpu_busy_kwh,
             m.gpu_idle_kwh,
             m.cpu_kwh,
             m.sleep_kwh,
-            m.mean_jct_s / 3600.0,
-            m.p95_jct_s / 3600.0,
-            m.mean_wait_s / 60.0,
+            stat(m.mean_jct_s / 3600.0, 3),
+            stat(m.p95_jct_s / 3600.0, 3),
+            stat(m.mean_wait_s / 60.0, 2),
+            m.makespan_s / 3600.0,
             m.mean_active_nodes,
             m.undos,
             m.deadline_misses,
@@ -96,7 +112,23 @@ fn trace_table(out: &mut String, panel: &Panel, policies: &[PolicyMeans]) -> Res
     } else {
         writeln!(out)?;
     }
+    for p in policies.iter().filter(|p| !p.mean.stopped_early.is_empty()) {
+        writeln!(
+            out,
+            "- {} stopped early: {}",
+            p.policy, p.mean.stopped_early
+        )?;
+    }
     Ok(())
+}
+
+/// A statistic, or `none` when no task completed (started) to have one.
+fn stat(value: f64, decimals: usize) -> String {
+    if value.is_finite() {
+        format!("{value:.decimals$}")
+    } else {
+        "none".to_string()
+    }
 }
 
 /// EaCO's published headline [EaCO, §6]: energy vs FIFO on 64 nodes and vs each baseline

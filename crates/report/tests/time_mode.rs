@@ -16,7 +16,7 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-const RUNS_HEADER: &str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses";
+const RUNS_HEADER: &str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses,job_energy_kwh,carbon_kg,job_carbon_kg,stopped_early";
 
 /// (source, nodes, policy, energy kWh, mean run s): two seeds each, the second with +10 %
 /// energy, so the mean is 1.05 × the value.
@@ -36,9 +36,10 @@ fn runs_csv() -> String {
             for (seed, factor) in [(42, 1.0), (43, 1.1)] {
                 writeln!(
                     out,
-                    "{source},{nodes},{policy},{seed},1.000,{idle},10,10,0,0,{:.4},1,1,1,1,1000.00,{:.2},1,1,1,0.00,{run:.2},36000.00,5.0000,0,0",
+                    "{source},{nodes},{policy},{seed},1.000,{idle},10,10,0,0,{:.4},1,1,1,1,1000.00,{:.2},1,1,1,0.00,{run:.2},36000.00,5.0000,0,0,{:.4},,,",
                     energy * factor,
-                    run + 60.0
+                    run + 60.0,
+                    energy * factor / 4.0
                 )
                 .unwrap();
             }

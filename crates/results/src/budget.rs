@@ -22,8 +22,13 @@ pub struct BudgetPointRow {
     /// kWh for `energy`, kg CO2e for `carbon`.
     pub budget: Option<f64>,
     pub jobs: usize,
+    /// Job energy (the training model: what the budget limits) and its carbon.
     pub job_energy_kwh: Option<f64>,
     pub carbon_kg: Option<f64>,
+    /// Cluster energy: every node of the setup by the power model, idle included.
+    #[serde(default)]
+    pub cluster_energy_kwh: Option<f64>,
+    /// Mean JCT of the training jobs.
     pub mean_jct_s: Option<f64>,
     /// Full-clock FIFO's mean JCT on the same jobs.
     pub fifo_mean_jct_s: f64,
@@ -98,6 +103,7 @@ mod tests {
             jobs: 10,
             job_energy_kwh: Some(12.25),
             carbon_kg: None,
+            cluster_energy_kwh: Some(30.5),
             mean_jct_s: Some(3600.0),
             fifo_mean_jct_s: 7200.0,
             jct_speedup_vs_fifo: Some(2.0),

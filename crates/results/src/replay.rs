@@ -4,11 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::csv_text::{field, number};
+use crate::csv_text::{field, number, optional_number};
 
 /// Bump when a replay row changes meaning: it is part of every replay cell's key, so cells
 /// of an older schema are recomputed.
-pub const REPLAY_SCHEMA_VERSION: u32 = 1;
+pub const REPLAY_SCHEMA_VERSION: u32 = 2;
 
 /// Timeline samples per replay in `replay_timeline.csv` (plus the final state).
 pub const TIMELINE_SAMPLES: usize = 200;
@@ -55,33 +55,56 @@ pub struct ReplayRunRow {
     pub failed: usize,
     /// Still waiting or running when the replay stopped.
     pub unfinished: usize,
+    #[serde(with = "crate::float_text")]
     pub energy_kwh: f64,
+    #[serde(with = "crate::float_text")]
     pub gpu_busy_kwh: f64,
+    #[serde(with = "crate::float_text")]
     pub gpu_idle_kwh: f64,
+    #[serde(with = "crate::float_text")]
     pub cpu_kwh: f64,
+    #[serde(with = "crate::float_text")]
     pub sleep_kwh: f64,
+    #[serde(with = "crate::float_text")]
     pub mean_power_w: f64,
-    /// Job completion time (end − arrival) of completed tasks.
+    /// Job completion time (end − arrival) of completed tasks (`nan` when none completed,
+    /// likewise the waits and run times).
+    #[serde(with = "crate::float_text")]
     pub mean_jct_s: f64,
+    #[serde(with = "crate::float_text")]
     pub p50_jct_s: f64,
+    #[serde(with = "crate::float_text")]
     pub p95_jct_s: f64,
+    #[serde(with = "crate::float_text")]
     pub p99_jct_s: f64,
+    #[serde(with = "crate::float_text")]
     pub mean_wait_s: f64,
     /// Mean run time (end − first start) of completed tasks: EaCO's "runtime".
+    #[serde(with = "crate::float_text")]
     pub mean_run_s: f64,
+    #[serde(with = "crate::float_text")]
     pub makespan_s: f64,
     /// Time-weighted mean of nodes with at least one task.
+    #[serde(with = "crate::float_text")]
     pub mean_active_nodes: f64,
     pub undos: u32,
     pub deadline_misses: usize,
+    /// Job energy: what the training jobs drew by the training model (what budgets limit).
+    #[serde(with = "crate::float_text")]
+    pub job_energy_kwh: f64,
+    /// Carbon of cluster and of job energy (empty without a carbon series).
+    pub carbon_kg: Option<f64>,
+    pub job_carbon_kg: Option<f64>,
+    /// Why the replay stopped before every task was done (a spent budget…); empty when not.
+    pub stopped_early: String,
 }
 
 impl ReplayRunRow {
-    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses";
+    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses,job_energy_kwh,carbon_kg,job_carbon_kg,stopped_early";
 
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             self.key.csv_fields(),
             self.tasks,
             self.completed,
@@ -102,7 +125,11 @@ impl ReplayRunRow {
             number(self.makespan_s, 2),
             number(self.mean_active_nodes, 4),
             self.undos,
-            self.deadline_misses
+            self.deadline_misses,
+            number(self.job_energy_kwh, 4),
+            optional_number(self.carbon_kg, 4),
+            optional_number(self.job_carbon_kg, 4),
+            field(&self.stopped_early)
         )
     }
 }
@@ -183,6 +210,10 @@ mod tests {
             mean_active_nodes: 12.3456,
             undos: 3,
             deadline_misses: 2,
+            job_energy_kwh: 456.125,
+            carbon_kg: Some(300.5),
+            job_carbon_kg: None,
+            stopped_early: "budget exhausted at 5 s, with 1 job left".into(),
         };
         let text = format!("{}\n{}\n", ReplayRunRow::CSV_HEADER, run.csv_line());
         let back: Vec<ReplayRunRow> = csv::Reader::from_reader(text.as_bytes())

@@ -95,30 +95,106 @@ impl CarbonPacer {
     }
 
     fn weight(&self, intensity: f64) -> f64 {
-        intensity.max(1.0).powf(-self.theta)
+        let intensity = intensity.max(1.0);
+        // θ = 1 and θ = 0 (the default and even pacing) without a power.
+        if self.theta == 1.0 {
+            1.0 / intensity
+        } else if self.theta == 0.0 {
+            1.0
+        } else {
+            intensity.powf(-self.theta)
+        }
     }
 
-    /// Mean forecast intensity over the look-ahead window from `now_s`.
-    pub fn mean_ahead(&self, series: &CarbonSeries, now_s: f64) -> f64 {
-        (0..LOOKAHEAD_POINTS)
-            .map(|k| {
-                let at = now_s + LOOKAHEAD_S * k as f64 / LOOKAHEAD_POINTS as f64;
-                self.predicted(series, now_s, at)
-            })
-            .sum::<f64>()
-            / LOOKAHEAD_POINTS as f64
+    /// The forecast at the look-ahead window's points from `now_s` (every 15 minutes over
+    /// a day), read in one walk over the series' steps.
+    fn window(&self, series: &CarbonSeries, now_s: f64) -> [f64; LOOKAHEAD_POINTS] {
+        let step_s = LOOKAHEAD_S / LOOKAHEAD_POINTS as f64;
+        let mut out = [0.0; LOOKAHEAD_POINTS];
+        let now = series.at(now_s);
+        if matches!(self.forecast, Forecast::Myopic) {
+            out.fill(now);
+            return out;
+        }
+        let period = series.period_s;
+        let steps = series.start_s.len();
+        let mut last_t = now_s.rem_euclid(period);
+        let mut k = series.start_s.partition_point(|&s| s <= last_t) - 1;
+        out[0] = now;
+        for (i, value) in out.iter_mut().enumerate().skip(1) {
+            let at_s = now_s + step_s * i as f64;
+            let t = at_s.rem_euclid(period);
+            if t < last_t {
+                k = 0; // wrapped into the next period
+            }
+            last_t = t;
+            while k + 1 < steps && series.start_s[k + 1] <= t {
+                k += 1;
+            }
+            let truth = series.g_per_kwh[k];
+            *value = match self.forecast {
+                Forecast::Noisy { .. } => {
+                    let hour = (((at_s - self.start_s) / 3600.0).max(0.0)) as usize;
+                    let e = self.errors.get(hour).copied().unwrap_or(0.0);
+                    (truth * (1.0 + e)).max(1.0)
+                }
+                _ => truth,
+            };
+        }
+        out
     }
 
-    /// `w(now) / mean w` over the look-ahead window: above 1 when now is cleaner than the
-    /// day ahead is forecast to be; 1 under the myopic forecast.
-    pub fn relative_weight(&self, series: &CarbonSeries, now_s: f64) -> f64 {
-        let mean_weight = (0..LOOKAHEAD_POINTS)
-            .map(|k| {
-                let at = now_s + LOOKAHEAD_S * k as f64 / LOOKAHEAD_POINTS as f64;
-                self.weight(self.predicted(series, now_s, at))
-            })
-            .sum::<f64>()
-            / LOOKAHEAD_POINTS as f64;
-        self.weight(series.at(now_s)) / mean_weight
+    /// Mean forecast intensity over the look-ahead window from `now_s`, and `w(now) /
+    /// mean w` over it (above 1 when now is cleaner than the day ahead is forecast to be; 1
+    /// under the myopic forecast).
+    pub fn pacing(&self, series: &CarbonSeries, now_s: f64) -> (f64, f64) {
+        let window = self.window(series, now_s);
+        let n = LOOKAHEAD_POINTS as f64;
+        let mean = window.iter().sum::<f64>() / n;
+        let mean_weight = window.iter().map(|&c| self.weight(c)).sum::<f64>() / n;
+        (mean, self.weight(window[0]) / mean_weight)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gapbench_model::SyntheticGrid;
+
+    /// The one-walk window equals the forecast read point by point.
+    #[test]
+    fn pacing_reads_the_forecast_at_every_window_point() {
+        let series = SyntheticGrid::GB_LIKE.generate("gb", 72, 3);
+        for forecast in [
+            Forecast::Myopic,
+            Forecast::Oracle,
+            Forecast::Noisy {
+                sigma: 0.2,
+                seed: 9,
+            },
+        ] {
+            for theta in [0.0, 1.0, 2.5] {
+                let pacer = CarbonPacer::new(forecast, theta, 0.0, 200_000.0);
+                for now in [0.0, 3600.0, 12_345.6, 250_000.0] {
+                    let points: Vec<f64> = (0..LOOKAHEAD_POINTS)
+                        .map(|k| {
+                            let at = now + LOOKAHEAD_S * k as f64 / LOOKAHEAD_POINTS as f64;
+                            pacer.predicted(&series, now, at)
+                        })
+                        .collect();
+                    let n = LOOKAHEAD_POINTS as f64;
+                    let mean = points.iter().sum::<f64>() / n;
+                    let weight = |c: f64| c.max(1.0).powf(-theta);
+                    let relative =
+                        weight(points[0]) / (points.iter().map(|&c| weight(c)).sum::<f64>() / n);
+                    let (m, r) = pacer.pacing(&series, now);
+                    assert!((m - mean).abs() < 1e-9 * mean, "{forecast:?} {now}");
+                    assert!(
+                        (r - relative).abs() < 1e-9 * relative,
+                        "{forecast:?} θ={theta}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -1,36 +1,50 @@
-//! The time-driven engine (spec time-and-budgets §6.1): tasks arrive, wait in a FIFO queue
-//! when nothing fits, run at a speed set by who shares their GPUs, and leave.
+//! The one time-driven engine (spec time-and-budgets §6.1) for every time policy: tasks
+//! arrive, wait when nothing fits, run at a speed set by their configuration and by who
+//! shares their GPUs, and leave; every action of every policy lands on real devices of real
+//! nodes, and power, energy and carbon are integrated exactly between events.
 //!
 //! Events, in time order; at equal times completions first (they free resources), then
-//! observations, then arrivals (in arrival order), then ticks:
-//! - `Arrival`: the task joins the back of the queue; if it is alone there, the policy is
-//!   asked to place it.
-//! - `Completion`: predicted from the task's remaining work and speed; re-predicted (a new
-//!   generation; stale ones are skipped) whenever its co-location set changes its speed.
+//! observations, then arrivals (in arrival order), then rounds, then ticks:
+//! - `Arrival`: a task that fits no node of the empty cluster fails with
+//!   `never_fits:<resource>` (it would block a FIFO queue forever); any other joins the queue
+//!   and is offered to the policy by the queue discipline ([`queue`]).
+//! - `Completion`: predicted from the task's remaining work and rate; re-predicted (a new
+//!   generation; stale ones are skipped) whenever its co-location set or configuration
+//!   changes its rate.
 //! - `Observation`: asked for by a placement (EaCO's one-epoch look); may undo it.
+//! - `Round`: for policies that plan in rounds, every `round_period_s` from the first
+//!   arrival while anything waits or runs, and right after arrivals and completions.
 //! - `Tick`: periodic sampling only.
 //!
-//! The queue is strict FIFO: its head blocks the tasks behind it. After every completion and
-//! undo the engine offers the head to the policy until one does not fit. With
-//! [`OnFull::Fail`] a task that fits nowhere on arrival fails at once (the sweep's rule).
+//! Budget rule: with a budget, a replay whose budget is spent while training jobs are
+//! unfinished stops there and says so; a finished replay overshoots by at most what it
+//! spent between its last two rounds.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use gapbench_model::frag::REFERENCE_POPULARITY_PCT;
 use gapbench_model::rng::{seeded, shuffle, SimRng};
 use gapbench_model::{
-    check_placements, Cluster, ClusterState, MetricsTracker, NodeId, Placement, Task, TypicalPods,
+    Cluster, ClusterState, FailureReason, MetricsTracker, NodeId, Task, TypicalPods,
 };
 
 use crate::attributes::{derive_attributes, TaskAttributes};
+use crate::budget::{least_spend, BudgetError};
 use crate::devices::DeviceTable;
-use crate::energy::{node_power, EnergyMeter, PowerSplit};
+use crate::energy::{node_power, Ledger, PowerSplit};
 use crate::events::{Event, EventKind};
+use crate::jobs::JobTable;
 pub use crate::options::{OnFull, ReplayOptions};
 use crate::policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
-use crate::results::{ReplayResult, TaskRecord, TimelineRow};
+use crate::results::{ReplayResult, Segment, TimelineRow};
 use crate::timed_workload::TimedWorkload;
+pub use queue::QueueDiscipline;
+
+mod check;
+mod finish;
+mod queue;
+mod tasks;
 
 /// Per-task bookkeeping of the engine.
 #[derive(Debug, Clone)]
@@ -41,13 +55,42 @@ struct TaskRun {
     capacity: CapacityMode,
     first_start_s: Option<f64>,
     end_s: Option<f64>,
-    failed: bool,
+    failure: Option<FailureReason>,
     undos: u32,
+    reconfigurations: u32,
     /// Share of its node's power, as a weight (see [`Replay::weight`]).
     weight: u64,
     energy_index_at_start: f64,
     energy_j: f64,
-    segments: Vec<(f64, f64, f64)>,
+    /// Job power of its current configuration (training model), milliwatts, and since when.
+    job_mw: i64,
+    job_since_s: f64,
+    job_energy_j: f64,
+    job_carbon_g: f64,
+    segments: Vec<Segment>,
+}
+
+impl TaskRun {
+    fn new() -> TaskRun {
+        TaskRun {
+            generation: 0,
+            starts: 0,
+            capacity: CapacityMode::Reserved,
+            first_start_s: None,
+            end_s: None,
+            failure: None,
+            undos: 0,
+            reconfigurations: 0,
+            weight: 0,
+            energy_index_at_start: 0.0,
+            energy_j: 0.0,
+            job_mw: 0,
+            job_since_s: 0.0,
+            job_energy_j: 0.0,
+            job_carbon_g: 0.0,
+            segments: Vec::new(),
+        }
+    }
 }
 
 struct Replay<'a> {
@@ -57,20 +100,27 @@ struct Replay<'a> {
     attributes: Vec<TaskAttributes>,
     typical: TypicalPods,
     node_rank: Vec<u32>,
+    jobs: JobTable,
     state: ClusterState,
     devices: DeviceTable,
     tracker: MetricsTracker,
     runs: Vec<TaskRun>,
     progress: Vec<Progress>,
     queue: VecDeque<u32>,
+    running: BTreeSet<u32>,
     heap: BinaryHeap<Reverse<Event>>,
     seq: u64,
     now_s: f64,
+    first_arrival_s: f64,
+    /// The cluster's GPU capacity, milli-GPU (at least 1).
+    gpu_capacity_milli: f64,
+    /// Tasks `0..arrived` have arrived.
+    arrived: usize,
     node_power: Vec<PowerSplit>,
     power: PowerSplit,
-    /// Tasks placed right now.
-    running: u32,
-    energy: EnergyMeter,
+    /// Σ job power of running training jobs, milliwatts.
+    job_power_mw: i64,
+    ledger: Ledger,
     active_nodes: u32,
     active_node_seconds: f64,
     node_weight: Vec<u64>,
@@ -78,7 +128,20 @@ struct Replay<'a> {
     node_index_time: Vec<f64>,
     timeline: Vec<TimelineRow>,
     undo_count: u32,
+    reconfigurations: u32,
     violations: Vec<String>,
+    /// Rounds: period, how many ran, the live round event's generation, the spend (budget
+    /// unit) at the last round and the most spent between two rounds.
+    round_period_s: Option<f64>,
+    rounds: u64,
+    round_generation: u32,
+    spend_at_round: f64,
+    max_round_spend: f64,
+    /// Training jobs neither completed nor failed.
+    unfinished_jobs: usize,
+    exhausted: Option<BudgetError>,
+    /// Why rounds stopped with tasks left, if they did.
+    stalled: Option<String>,
 }
 
 /// Replays `workload` on `cluster` with `policy`. Deterministic: the same inputs and
@@ -90,6 +153,9 @@ pub fn run(
     options: &ReplayOptions,
 ) -> ReplayResult {
     let (mut replay, mut rng) = Replay::new(cluster, workload, options);
+    replay.round_period_s = policy
+        .round_period_s()
+        .filter(|p| p.is_finite() && *p > 0.0);
     replay.main_loop(policy, &mut rng);
     replay.finish(policy.name())
 }
@@ -138,45 +204,46 @@ impl<'a> Replay<'a> {
                 remaining_work_s: t.duration_s,
                 since_s: t.arrival_s,
                 slowdown: 1.0,
+                speed: 1.0,
                 placement: None,
+                option: None,
             })
             .collect();
         let first_arrival = workload.tasks.first().map_or(0.0, |t| t.arrival_s);
+        let attributes = derive_attributes(&workload.tasks, options.seed, &options.deadlines);
+        let jobs = JobTable::new(
+            cluster,
+            workload,
+            &attributes,
+            options.seed,
+            options.fidelity,
+        );
+        let unfinished_jobs = jobs.jobs().len();
         let mut replay = Replay {
             cluster,
             workload,
             options,
-            attributes: derive_attributes(&workload.tasks, options.seed, &options.deadlines),
+            attributes,
             typical,
             node_rank,
+            jobs,
             state,
             devices,
             tracker,
-            runs: progress
-                .iter()
-                .map(|_| TaskRun {
-                    generation: 0,
-                    starts: 0,
-                    capacity: CapacityMode::Reserved,
-                    first_start_s: None,
-                    end_s: None,
-                    failed: false,
-                    undos: 0,
-                    weight: 0,
-                    energy_index_at_start: 0.0,
-                    energy_j: 0.0,
-                    segments: Vec::new(),
-                })
-                .collect(),
+            runs: vec![TaskRun::new(); workload.tasks.len()],
             progress,
             queue: VecDeque::new(),
+            running: BTreeSet::new(),
             heap: BinaryHeap::new(),
             seq: 0,
             now_s: first_arrival,
+            first_arrival_s: first_arrival,
+            gpu_capacity_milli: cluster.gpu_capacity_milli().max(1) as f64,
+            arrived: 0,
             node_power,
             power,
-            running: 0,
-            energy: EnergyMeter::default(),
+            job_power_mw: 0,
+            ledger: Ledger::default(),
             active_nodes: 0,
             active_node_seconds: 0.0,
             node_weight: vec![0; cluster.len()],
@@ -184,7 +251,16 @@ impl<'a> Replay<'a> {
             node_index_time: vec![first_arrival; cluster.len()],
             timeline: Vec::with_capacity(3 * workload.tasks.len()),
             undo_count: 0,
+            reconfigurations: 0,
             violations: Vec::new(),
+            round_period_s: None,
+            rounds: 0,
+            round_generation: 0,
+            spend_at_round: 0.0,
+            max_round_spend: 0.0,
+            unfinished_jobs,
+            exhausted: None,
+            stalled: None,
         };
         if let Some(tick) = options.tick_s.filter(|t| *t > 0.0) {
             replay.push(first_arrival + tick, EventKind::Tick);
@@ -213,19 +289,31 @@ impl<'a> Replay<'a> {
             typical: &self.typical,
             node_rank: &self.node_rank,
             colocation: &self.options.colocation,
+            jobs: &self.jobs,
+            queue: &self.queue,
+            running: &self.running,
+            arrived: self.arrived,
+            ledger: &self.ledger,
+            budget: &self.options.budget,
+            carbon: self.options.carbon.as_ref(),
         }
+    }
+
+    /// Whether anything waits, runs or is still to come.
+    fn busy(&self) -> bool {
+        self.arrived < self.workload.tasks.len()
+            || !self.queue.is_empty()
+            || !self.running.is_empty()
     }
 
     fn main_loop(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
         let until = self.options.until_s.unwrap_or(f64::INFINITY);
-        let mut next_arrival = 0usize;
-        let workload = self.workload;
-        let tasks = &workload.tasks;
+        let tasks = &self.workload.tasks;
         loop {
-            let arrival = tasks.get(next_arrival).map(|t| Event {
+            let arrival = tasks.get(self.arrived).map(|t| Event {
                 time_s: t.arrival_s,
                 kind: EventKind::Arrival {
-                    task: next_arrival as u32,
+                    task: self.arrived as u32,
                 },
                 seq: 0,
             });
@@ -247,13 +335,12 @@ impl<'a> Replay<'a> {
                 break;
             }
             if matches!(event.kind, EventKind::Arrival { .. }) {
-                next_arrival += 1;
+                self.arrived += 1;
             } else {
                 self.heap.pop();
             }
             if let EventKind::Tick = event.kind {
-                let busy = next_arrival < tasks.len() || !self.queue.is_empty() || self.running > 0;
-                if !busy {
+                if !self.busy() {
                     continue;
                 }
                 let tick = self.options.tick_s.expect("ticks only with a period");
@@ -268,6 +355,7 @@ impl<'a> Replay<'a> {
                     self.runs[task as usize].starts != start
                         || self.progress[task as usize].placement.is_none()
                 }
+                EventKind::Round { generation } => generation != self.round_generation,
                 _ => false,
             };
             if stale {
@@ -279,432 +367,236 @@ impl<'a> Replay<'a> {
                 self.check();
             }
             self.record(event.kind.label());
+            if self.budget_spent() {
+                break;
+            }
         }
     }
 
     fn handle(&mut self, kind: EventKind, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
         match kind {
             EventKind::Arrival { task } => {
+                let timed = &self.workload.tasks[task as usize].task;
+                let reason = FailureReason::of(self.cluster, timed);
+                if reason != FailureReason::NoRoomNow {
+                    self.fail(task, reason);
+                    return;
+                }
                 self.queue.push_back(task);
-                if self.queue.len() == 1 {
-                    self.drain(policy, rng, true);
+                if self.round_period_s.is_some() {
+                    self.round_now();
+                } else {
+                    self.drain(policy, rng, Some(task));
                 }
             }
             EventKind::Completion { task, .. } => {
                 self.stop(task, policy);
-                let run = &mut self.runs[task as usize];
-                run.end_s = Some(self.now_s);
+                self.runs[task as usize].end_s = Some(self.now_s);
                 self.progress[task as usize].remaining_work_s = 0.0;
+                if self.jobs.of(task).is_some() {
+                    self.unfinished_jobs -= 1;
+                }
                 let actions = policy.on_completion(&self.view(), task);
                 self.apply(actions, policy);
-                self.drain(policy, rng, false);
+                if self.round_period_s.is_some() {
+                    self.round_now();
+                } else {
+                    self.drain(policy, rng, None);
+                }
             }
             EventKind::Observation { task, .. } => {
                 let actions = policy.on_observation(&self.view(), task);
                 self.apply(actions, policy);
-                self.drain(policy, rng, false);
+                self.drain(policy, rng, None);
             }
+            EventKind::Round { .. } => self.round(policy, rng),
             EventKind::Tick => {}
         }
     }
 
-    /// Applies `Undo`s returned by a policy.
-    fn apply(&mut self, actions: Vec<Action>, policy: &mut dyn TimePolicy) {
-        let mut undone = Vec::new();
-        for action in actions {
-            match action {
-                Action::Undo { task } if self.progress[task as usize].placement.is_some() => {
-                    self.stop(task, policy);
-                    let run = &mut self.runs[task as usize];
-                    run.undos += 1;
-                    self.progress[task as usize].remaining_work_s +=
-                        self.options.restart_overhead_s;
-                    self.undo_count += 1;
-                    undone.push(task);
-                }
-                Action::Undo { .. } => {}
-                other => panic!("policy returned {other:?} outside `schedule`"),
-            }
-        }
-        // Undone tasks go back to the head of the queue, in the order they were undone.
-        for task in undone.into_iter().rev() {
-            self.queue.push_front(task);
+    fn fail(&mut self, task: u32, reason: FailureReason) {
+        self.runs[task as usize].failure = Some(reason);
+        if self.jobs.of(task).is_some() {
+            self.unfinished_jobs -= 1;
         }
     }
 
-    /// Offers the queue head to the policy until one does not fit. `arrival`: the head just
-    /// arrived, so under `OnFull::Fail` a refusal fails it.
-    fn drain(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng, arrival: bool) {
-        while let Some(&head) = self.queue.front() {
-            match policy.schedule(&self.view(), head, rng) {
+    /// Asks for a round now (after every other event at this time).
+    fn round_now(&mut self) {
+        self.round_generation += 1;
+        let generation = self.round_generation;
+        self.push(self.now_s, EventKind::Round { generation });
+    }
+
+    /// A policy's round: its actions, then the next periodic round (on the grid of periods
+    /// from the first arrival) while anything waits or runs.
+    fn round(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
+        let period = self.round_period_s.expect("rounds only with a period");
+        self.rounds += 1;
+        let spent = self.spend();
+        self.max_round_spend = self.max_round_spend.max(spent - self.spend_at_round);
+        self.spend_at_round = spent;
+        let actions = policy.on_round(&self.view(), rng);
+        self.apply_round(actions, policy);
+        if self.running.is_empty()
+            && !self.queue.is_empty()
+            && self.arrived == self.workload.tasks.len()
+        {
+            // Nothing runs and nothing will arrive: every later round sees this state.
+            self.stalled = Some(format!(
+                "{} placed none of the {} waiting task(s) with nothing running and nothing \
+                 left to arrive: they can never start",
+                policy.name(),
+                self.queue.len()
+            ));
+            return;
+        }
+        if !self.queue.is_empty() || !self.running.is_empty() {
+            let since = self.now_s - self.first_arrival_s;
+            let mut next = self.first_arrival_s + ((since / period).floor() + 1.0) * period;
+            if next <= self.now_s {
+                next += period;
+            }
+            self.round_generation += 1;
+            let generation = self.round_generation;
+            self.push(next, EventKind::Round { generation });
+        }
+    }
+
+    /// Applies a round: undos and the release half of moves first, then placements, so
+    /// devices may pass from one task to another within the round.
+    fn apply_round(&mut self, actions: Vec<Action>, policy: &mut dyn TimePolicy) {
+        let mut starts = Vec::new();
+        for action in actions {
+            match action {
+                Action::Undo { task } => self.undo(task, policy),
+                Action::Reconfigure {
+                    task,
+                    placement,
+                    option,
+                } => {
+                    let current = self.progress[task as usize].placement;
+                    assert!(current.is_some(), "only running tasks are reconfigured");
+                    if current == Some(placement) {
+                        self.reclock(task, option, policy);
+                    } else {
+                        let capacity = self.runs[task as usize].capacity;
+                        self.stop(task, policy);
+                        self.runs[task as usize].reconfigurations += 1;
+                        self.reconfigurations += 1;
+                        starts.push((task, placement, capacity, Some(option)));
+                    }
+                }
                 Action::Place {
                     task,
                     placement,
                     capacity,
                     observe_after_s,
+                    option,
                 } => {
-                    assert_eq!(task, head, "a policy places the task it was asked about");
-                    self.queue.pop_front();
-                    self.start(task, placement, capacity, policy);
-                    if let Some(delay) = observe_after_s {
-                        let start = self.runs[task as usize].starts;
-                        self.push(self.now_s + delay, EventKind::Observation { task, start });
-                    }
+                    assert!(observe_after_s.is_none(), "rounds ask for no observations");
+                    let at = self.queue.iter().position(|&t| t == task);
+                    self.queue.remove(at.expect("a round places waiting tasks"));
+                    starts.push((task, placement, capacity, option));
                 }
-                Action::Queue { .. } => {
-                    if arrival && self.options.on_full == OnFull::Fail {
-                        self.queue.pop_front();
-                        self.runs[head as usize].failed = true;
-                        continue;
-                    }
-                    break;
-                }
-                Action::Undo { .. } => panic!("`schedule` returns Place or Queue"),
+                Action::Queue { .. } => {}
+            }
+        }
+        for (task, placement, capacity, option) in starts {
+            self.start(task, placement, capacity, option, policy);
+        }
+    }
+
+    /// Applies `Undo`s returned by a policy outside rounds.
+    fn apply(&mut self, actions: Vec<Action>, policy: &mut dyn TimePolicy) {
+        for action in actions {
+            match action {
+                Action::Undo { task } => self.undo(task, policy),
+                other => panic!("policy returned {other:?} outside `schedule` and rounds"),
             }
         }
     }
 
-    /// Integrates power and node energy shares up to `time_s`.
+    /// Stops a running task, keeps its progress and puts it back at the head of the queue.
+    fn undo(&mut self, task: u32, policy: &mut dyn TimePolicy) {
+        if self.progress[task as usize].placement.is_none() {
+            return;
+        }
+        self.stop(task, policy);
+        self.runs[task as usize].undos += 1;
+        self.progress[task as usize].remaining_work_s += self.options.restart_overhead_s;
+        self.undo_count += 1;
+        self.queue.push_front(task);
+    }
+
+    /// Spend so far in the budget's unit (joules or grams).
+    fn spend(&self) -> f64 {
+        self.ledger.job_spend(self.options.budget.is_carbon())
+    }
+
+    /// Whether the budget ran out with training jobs unfinished (then it says why).
+    fn budget_spent(&mut self) -> bool {
+        let Some(limit) = self.options.budget.limit() else {
+            return false;
+        };
+        if self.spend() <= limit || self.unfinished_jobs == 0 {
+            return false;
+        }
+        let carbon = self.options.carbon.as_ref();
+        let remaining = self.jobs.jobs().iter().filter_map(|job| {
+            let run = &self.runs[job.task as usize];
+            (run.end_s.is_none() && run.failure.is_none()).then(|| {
+                let work = self.progress[job.task as usize].remaining_at(self.now_s);
+                (job, job.iterations(work))
+            })
+        });
+        let more = least_spend(remaining, &self.options.budget, carbon);
+        let (unit, to_unit) = self.options.budget.unit();
+        self.exhausted = Some(BudgetError::Exhausted {
+            at_s: self.now_s,
+            unfinished: self.unfinished_jobs,
+            least_more: more * to_unit,
+            unit,
+        });
+        true
+    }
+
+    /// Integrates power, job power and carbon up to `time_s`.
     fn advance(&mut self, time_s: f64) {
         let dt = time_s - self.now_s;
         if dt > 0.0 {
-            self.energy.accumulate(&self.power, dt);
+            self.ledger.cluster.accumulate(&self.power, dt);
+            let job_watts = self.job_power_mw as f64 / 1000.0;
+            self.ledger.job_energy_j += job_watts * dt;
+            if let Some(series) = &self.options.carbon {
+                let grams_per_watt = series.grams(1.0, self.now_s, time_s);
+                self.ledger.cluster_carbon_g +=
+                    self.power.total_mw() as f64 / 1000.0 * grams_per_watt;
+                self.ledger.job_carbon_g += job_watts * grams_per_watt;
+            }
             self.active_node_seconds += f64::from(self.active_nodes) * dt;
             self.now_s = time_s;
         }
     }
 
-    /// Brings a node's energy-per-weight index to now, before the node changes.
-    fn touch_node(&mut self, node: NodeId) {
-        let n = node as usize;
-        let dt = self.now_s - self.node_index_time[n];
-        if self.node_weight[n] > 0 && dt > 0.0 {
-            let watts = self.node_power[n].total_mw() as f64 / 1000.0;
-            self.node_energy_index[n] += watts * dt / self.node_weight[n] as f64;
-        }
-        self.node_index_time[n] = self.now_s;
-    }
-
-    /// A task's share of its node, `cpu/C + gpu_milli/(1000·N)` for a node of `C` milli-CPU
-    /// and `N` GPUs, as an integer numerator over the node's fixed denominator `C·1000·N`
-    /// (so node sums are exact and an undo restores them); at least 1.
-    fn weight(&self, task: &Task, node: NodeId) -> u64 {
-        let node_type = self.cluster.node_type(node);
-        let cpu = u64::from(task.cpu_milli);
-        let weight = if node_type.gpu_count > 0 {
-            cpu * 1000 * u64::from(node_type.gpu_count)
-                + u64::from(task.total_gpu_milli()) * u64::from(node_type.cpu_milli)
-        } else {
-            cpu
-        };
-        weight.max(1)
-    }
-
-    /// What `ClusterState` reserves for the task: everything, or CPU and memory only.
-    fn bound_task(&self, task: u32) -> Task {
-        let timed = &self.workload.tasks[task as usize].task;
-        match self.runs[task as usize].capacity {
-            CapacityMode::Reserved => timed.clone(),
-            CapacityMode::Oversubscribed => {
-                let mut cpu_only = timed.clone();
-                cpu_only.gpu_count = 0;
-                cpu_only.gpu_milli = 0;
-                cpu_only
-            }
-        }
-    }
-
-    fn node_updated(&mut self, node: NodeId, policy: &mut dyn TimePolicy) {
-        let n = node as usize;
-        self.tracker
-            .node_changed(self.cluster, &self.state, &self.typical, node);
-        let new = node_power(
-            self.cluster,
-            node,
-            self.state.node(node),
-            self.devices.node(node),
-            &self.options.power,
-            &self.options.colocation,
-        );
-        self.power.add(self.node_power[n], -1);
-        self.power.add(new, 1);
-        self.node_power[n] = new;
-        policy.node_changed(&self.view(), node);
-    }
-
-    fn start(
-        &mut self,
-        task: u32,
-        placement: Placement,
-        capacity: CapacityMode,
-        policy: &mut dyn TimePolicy,
-    ) {
-        let i = task as usize;
-        self.runs[i].capacity = capacity;
-        let bound = self.bound_task(task);
-        let node = placement.node;
-        if capacity == CapacityMode::Reserved {
-            let free = &self.state.node(node).free_gpu_milli_by_device;
-            assert!(
-                self.state.fits(self.cluster, node, &bound)
-                    && placement.devices.iter().all(|d| free[d] >= bound.gpu_milli),
-                "policy placed {} where it does not fit",
-                bound.name
-            );
-        }
-        self.touch_node(node);
-        if self.state.node(node).task_count == 0 {
-            self.active_nodes += 1;
-        }
-        self.state.bind(&bound, placement);
-        self.running += 1;
-        let attributes = self.attributes[i];
-        let timed = &self.workload.tasks[i].task;
-        for device in placement.devices.iter() {
-            self.devices.add(
-                node,
-                device,
-                task,
-                attributes.util_permille,
-                attributes.gpu_memory_permille,
-                u32::from(timed.gpu_milli),
-            );
-        }
-        let weight = self.weight(timed, node);
-        let run = &mut self.runs[i];
-        run.weight = weight;
-        run.energy_index_at_start = self.node_energy_index[node as usize];
-        run.starts += 1;
-        run.first_start_s.get_or_insert(self.now_s);
-        self.node_weight[node as usize] += weight;
-        let progress = &mut self.progress[i];
-        progress.placement = Some(placement);
-        progress.since_s = self.now_s;
-        progress.slowdown = f64::NAN; // forces a prediction in `retime`
-        self.node_updated(node, policy);
-        self.retime(placement, Some(task));
-    }
-
-    /// Takes a running task off its node, keeping its progress.
-    fn stop(&mut self, task: u32, policy: &mut dyn TimePolicy) {
-        let i = task as usize;
-        let placement = self.progress[i].placement.expect("only running tasks stop");
-        let node = placement.node;
-        self.touch_node(node);
-        let now = self.now_s;
-        let progress = &mut self.progress[i];
-        let remaining = progress.remaining_at(now);
-        if self.options.record_segments {
-            self.runs[i]
-                .segments
-                .push((progress.since_s, now, progress.slowdown));
-        }
-        progress.remaining_work_s = remaining;
-        progress.since_s = now;
-        progress.placement = None;
-        progress.slowdown = 1.0;
-        let run = &mut self.runs[i];
-        run.generation += 1;
-        run.energy_j +=
-            run.weight as f64 * (self.node_energy_index[node as usize] - run.energy_index_at_start);
-        let weight = run.weight;
-        let bound = self.bound_task(task);
-        self.state.release(&bound, placement);
-        self.running -= 1;
-        if self.state.node(node).task_count == 0 {
-            self.active_nodes -= 1;
-        }
-        self.node_weight[node as usize] -= weight;
-        let attributes = self.attributes[i];
-        let gpu_milli = u32::from(self.workload.tasks[i].task.gpu_milli);
-        for device in placement.devices.iter() {
-            self.devices.remove(
-                node,
-                device,
-                task,
-                attributes.util_permille,
-                attributes.gpu_memory_permille,
-                gpu_milli,
-            );
-        }
-        self.node_updated(node, policy);
-        self.retime(placement, None);
-    }
-
-    /// Re-predicts the completion of every task sharing a device of `placement` (and of
-    /// `started`) whose speed changed.
-    fn retime(&mut self, placement: Placement, started: Option<u32>) {
-        let mut affected: Vec<u32> = started.into_iter().collect();
-        for device in placement.devices.iter() {
-            affected.extend(&self.devices.device(placement.node, device).tenants);
-        }
-        affected.sort_unstable();
-        affected.dedup();
-        let now = self.now_s;
-        for task in affected {
-            let i = task as usize;
-            let Some(at) = self.progress[i].placement else {
-                continue;
-            };
-            let slowdown = at
-                .devices
-                .iter()
-                .map(|d| {
-                    let load = self.devices.device(at.node, d);
-                    self.options
-                        .colocation
-                        .slowdown(load.tenants.len(), load.util_permille)
-                })
-                .fold(1.0, f64::max);
-            let progress = &mut self.progress[i];
-            if progress.slowdown == slowdown {
-                continue;
-            }
-            if !progress.slowdown.is_nan() {
-                let remaining = progress.remaining_at(now);
-                if self.options.record_segments {
-                    self.runs[i]
-                        .segments
-                        .push((progress.since_s, now, progress.slowdown));
-                }
-                progress.remaining_work_s = remaining;
-                progress.since_s = now;
-            }
-            progress.slowdown = slowdown;
-            let end = now + progress.remaining_work_s * slowdown;
-            let run = &mut self.runs[i];
-            run.generation += 1;
-            let generation = run.generation;
-            self.push(end, EventKind::Completion { task, generation });
-        }
-    }
-
     fn record(&mut self, event: &'static str) {
         let metrics = self.tracker.totals();
-        let capacity = self.cluster.gpu_capacity_milli().max(1) as f64;
+        let capacity = self.gpu_capacity_milli;
         self.timeline.push(TimelineRow {
             time_s: self.now_s,
             event,
             power_watts: self.power.total_mw() as f64 / 1000.0,
-            energy_kwh: self.energy.total_kwh(),
+            job_power_watts: self.job_power_mw as f64 / 1000.0,
+            energy_kwh: self.ledger.cluster.total_kwh(),
+            job_energy_kwh: self.ledger.job_energy_j / crate::energy::JOULES_PER_KWH,
+            carbon_kg: self.ledger.cluster_carbon_g / 1000.0,
+            running: self.running.len() as u32,
             allocated_gpu_pct: 100.0 * self.devices.reserved_milli_total as f64 / capacity,
             frag_gpu_milli: metrics.frag_gpu_milli(),
             active_nodes: self.active_nodes,
             active_gpus: self.devices.busy_devices,
             queue_length: self.queue.len() as u32,
         });
-    }
-
-    /// The independent checker on every running task's reservation. Oversubscribed tasks
-    /// reserve CPU and memory only, so their GPU side is checked here: devices that exist,
-    /// an allowed GPU model, and tenants' peak memory within each device.
-    fn check(&mut self) {
-        let mut running: Vec<(Task, Placement)> = Vec::new();
-        for t in 0..self.runs.len() as u32 {
-            let Some(placement) = self.progress[t as usize].placement else {
-                continue;
-            };
-            match self.runs[t as usize].capacity {
-                CapacityMode::Reserved => running.push((self.bound_task(t), placement)),
-                CapacityMode::Oversubscribed => {
-                    let node_type = self.cluster.node_type(placement.node);
-                    let timed = &self.workload.tasks[t as usize].task;
-                    let devices_ok = placement.devices.len() == usize::from(timed.gpu_count)
-                        && placement
-                            .devices
-                            .iter()
-                            .all(|d| d < usize::from(node_type.gpu_count));
-                    let model_ok = timed.is_cpu_only()
-                        || node_type
-                            .gpu_model
-                            .is_some_and(|m| timed.gpu_models.allows(m));
-                    if !(devices_ok && model_ok) {
-                        self.violations.push(format!(
-                            "at {} s: task {} has a bad GPU set on node {}",
-                            self.now_s, timed.name, placement.node
-                        ));
-                    }
-                    let cpu_only = Placement {
-                        node: placement.node,
-                        devices: gapbench_model::DeviceSet::EMPTY,
-                    };
-                    running.push((self.bound_task(t), cpu_only));
-                }
-            }
-        }
-        for node in 0..self.cluster.len() as NodeId {
-            for (device, load) in self.devices.node(node).iter().enumerate() {
-                if load.memory_permille > 1000 {
-                    self.violations.push(format!(
-                        "at {} s: node {node} device {device} holds {} ‰ of its memory",
-                        self.now_s, load.memory_permille
-                    ));
-                }
-            }
-        }
-        for violation in check_placements(self.cluster, running.iter().map(|(t, p)| (t, *p))) {
-            self.violations
-                .push(format!("at {} s: {violation}", self.now_s));
-        }
-    }
-
-    fn finish(mut self, policy: String) -> ReplayResult {
-        let now = self.now_s;
-        // Tasks still running at the end: charge their energy share so far.
-        for t in 0..self.runs.len() {
-            if let Some(p) = self.progress[t].placement {
-                self.touch_node(p.node);
-                let run = &mut self.runs[t];
-                run.energy_j += run.weight as f64
-                    * (self.node_energy_index[p.node as usize] - run.energy_index_at_start);
-                run.energy_index_at_start = self.node_energy_index[p.node as usize];
-                if self.options.record_segments {
-                    let progress = &self.progress[t];
-                    run.segments
-                        .push((progress.since_s, now, progress.slowdown));
-                }
-            }
-        }
-        let tasks = self
-            .workload
-            .tasks
-            .iter()
-            .zip(&self.runs)
-            .zip(&self.attributes)
-            .zip(&self.progress)
-            .map(|(((timed, run), attributes), progress)| TaskRecord {
-                name: timed.task.name.clone(),
-                qos: timed.qos,
-                phase: timed.phase,
-                gpu_count: timed.task.gpu_count,
-                gpu_milli: timed.task.gpu_milli,
-                arrival_s: timed.arrival_s,
-                duration_s: timed.duration_s,
-                censored: timed.censored,
-                attributes: *attributes,
-                start_s: run.first_start_s,
-                end_s: run.end_s,
-                failed: run.failed,
-                undos: run.undos,
-                remaining_work_s: progress.remaining_at(now),
-                energy_kwh: run.energy_j / crate::energy::JOULES_PER_KWH,
-                segments: run.segments.clone(),
-            })
-            .collect();
-        let first = self.workload.tasks.first().map_or(0.0, |t| t.arrival_s);
-        ReplayResult {
-            policy,
-            tasks,
-            timeline: self.timeline,
-            energy: self.energy,
-            start_s: first,
-            end_s: now,
-            active_node_seconds: self.active_node_seconds,
-            undo_count: self.undo_count,
-            violations: self.violations,
-            final_state: self.state,
-            final_devices: self.devices,
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::timed_workload::{PodPhase, Qos, TimedTask};
-use gapbench_model::{CpuPowerProfile, DeviceSet, GpuModel, NodeType};
+use gapbench_model::{CpuPowerProfile, DeviceSet, GpuModel, NodeType, Placement};
 
 struct Idle;
 
@@ -22,7 +22,8 @@ fn task(name: &str, gpu_milli: u16) -> TimedTask {
         phase: PodPhase::Running,
         arrival_s: 0.0,
         duration_s: 500.0,
-        censored: false,
+        left_censored: false,
+        right_censored: false,
         profile: None,
     }
 }
@@ -40,6 +41,7 @@ fn snapshot(
     Vec<u64>,
     u32,
     Vec<(f64, Option<Placement>)>,
+    i64,
 ) {
     (
         r.state.clone(),
@@ -53,6 +55,7 @@ fn snapshot(
             .iter()
             .map(|p| (p.slowdown, p.placement))
             .collect(),
+        r.job_power_mw,
     )
 }
 
@@ -88,12 +91,12 @@ fn undo_restores_the_state_exactly() {
             node,
             devices: DeviceSet::single(device),
         };
-        replay.start(0, on(0, 0), capacity, &mut policy);
-        replay.start(1, on(0, 0), capacity, &mut policy);
-        replay.start(3, on(0, 1), capacity, &mut policy);
+        replay.start(0, on(0, 0), capacity, None, &mut policy);
+        replay.start(1, on(0, 0), capacity, None, &mut policy);
+        replay.start(3, on(0, 1), capacity, None, &mut policy);
         replay.advance(120.0);
         let before = snapshot(&replay);
-        replay.start(2, on(0, 0), capacity, &mut policy);
+        replay.start(2, on(0, 0), capacity, None, &mut policy);
         assert_ne!(snapshot(&replay), before, "the placement changed something");
         assert!(
             replay.progress[0].slowdown > 1.03,

@@ -1,14 +1,18 @@
-//! Budget-free baselines of the budgeted replay: FIFO at the trace's GPU count, either at
-//! full clock or at a Zeus-like clock (time-and-budgets §3.5). Non-preemptive, strict FIFO:
-//! running jobs keep their configuration; the oldest waiting job blocks those behind it.
+//! Budget-free baselines of the budgeted policies: FIFO at the trace's GPU count, at full
+//! clock or at a Zeus-like clock (time-and-budgets §3.5), placed by the buddy rules
+//! ([`super::buddy`]). Non-preemptive: a job keeps its GPUs and clock until it ends; the
+//! engine's queue discipline orders the waiting ones (strict FIFO by default).
 //!
 //! Zeus-like [D]: per job, the clock minimising `η·E_it + (1 − η)·P_max·T_it` (per
 //! iteration; `P_max` = the job's GPUs at full power plus host share), Zeus's cost without
 //! its batch-size knob and online exploration; η = 0.5 by default [D].
 
+use gapbench_model::rng::SimRng;
 use gapbench_model::training::HOST_WATTS_PER_GPU;
 
-use crate::budget::{Allocator, BudgetJob, Plan, Round};
+use super::buddy::{Planner, Shape};
+use crate::jobs::TrainingTask;
+use crate::policy::{Action, CapacityMode, ReplayView, TimePolicy};
 
 /// How a FIFO baseline picks the clock.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,11 +27,19 @@ pub const DEFAULT_ZEUS_ETA: f64 = 0.5;
 #[derive(Debug, Clone)]
 pub struct ClockFifo {
     pub rule: ClockRule,
+    planner: Planner,
 }
 
 impl ClockFifo {
+    pub fn new(rule: ClockRule) -> ClockFifo {
+        ClockFifo {
+            rule,
+            planner: Planner::default(),
+        }
+    }
+
     /// The option `rule` picks for `job` at its trace GPU count.
-    pub fn option(&self, job: &BudgetJob) -> usize {
+    pub fn option(&self, job: &TrainingTask) -> usize {
         match self.rule {
             ClockRule::Full => job.trace_option,
             ClockRule::Zeus { eta } => {
@@ -49,7 +61,7 @@ impl ClockFifo {
     }
 }
 
-impl Allocator for ClockFifo {
+impl TimePolicy for ClockFifo {
     fn name(&self) -> String {
         match self.rule {
             ClockRule::Full => "fifo-full-clock".into(),
@@ -57,38 +69,23 @@ impl Allocator for ClockFifo {
         }
     }
 
-    fn allocate(&mut self, round: &Round<'_>) -> Plan {
-        let mut pool = round.pool.clone();
-        let mut plan: Vec<Option<usize>> = vec![None; round.active.len()];
-        // Running jobs first, largest first (buddy packing of powers of two in decreasing
-        // size is tight); a GPU-sharing job that no longer packs goes back to waiting.
-        let mut running: Vec<usize> = (0..round.active.len())
-            .filter(|&s| round.active[s].current.is_some())
-            .collect();
-        let milli = |s: usize| {
-            let job = &round.jobs[round.active[s].job as usize];
-            job.options[round.active[s].current.expect("running")].gpu_milli
+    fn schedule(&mut self, view: &ReplayView<'_>, task: u32, _rng: &mut SimRng) -> Action {
+        let option = view.jobs.of(task).map(|job| self.option(job));
+        self.planner.begin(view);
+        let timed = &view.tasks[task as usize].task;
+        let shape = match view.jobs.of(task).zip(option) {
+            Some((job, o)) => Shape::of(timed).with_gpus(job.options[o].config.gpus),
+            None => Shape::of(timed),
         };
-        running.sort_by(|&a, &b| milli(b).cmp(&milli(a)).then(a.cmp(&b)));
-        for s in running {
-            if pool.take(milli(s)) {
-                plan[s] = round.active[s].current;
-            }
-        }
-        for (s, active) in round.active.iter().enumerate() {
-            if active.current.is_some() {
-                continue;
-            }
-            let job = &round.jobs[active.job as usize];
-            let option = self.option(job);
-            if !pool.take(job.options[option].gpu_milli) {
-                break;
-            }
-            plan[s] = Some(option);
-        }
-        Plan {
-            options: plan,
-            pool,
+        match self.planner.take(view, &shape, None) {
+            Some(placement) => Action::Place {
+                task,
+                placement,
+                capacity: CapacityMode::Reserved,
+                observe_after_s: None,
+                option,
+            },
+            None => Action::Queue { task },
         }
     }
 }

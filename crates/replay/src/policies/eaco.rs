@@ -73,11 +73,17 @@ struct CandidateKey {
     devices: DeviceSet,
 }
 
+/// A set of devices with no tenant was refused: the search must see every such set.
+struct UnsharedRefused;
+
 pub struct Eaco {
     config: EacoConfig,
     /// Slowdown per co-location set: observed, or a (noisy) model prediction.
     history: HashMap<Vec<TaskClass>, f64>,
     candidates: Vec<CandidateKey>,
+    /// The best candidate set of devices with no tenant, kept apart from `candidates` when
+    /// they are collected without such sets (see `schedule`).
+    best_unshared: Option<CandidateKey>,
     /// Observations that found the prediction wrong.
     pub mispredictions: u32,
 }
@@ -88,6 +94,7 @@ impl Eaco {
             config,
             history: HashMap::new(),
             candidates: Vec::new(),
+            best_unshared: None,
             mispredictions: 0,
         }
     }
@@ -145,8 +152,11 @@ impl Eaco {
             <= timed.duration_s * (1.0 + 1e-12)
     }
 
-    fn collect_candidates(&mut self, view: &ReplayView<'_>, task: u32) {
+    /// Collects the candidate sets for `task` into `candidates`; with `all_unshared` false,
+    /// of the sets whose devices have no tenant only the best goes to `best_unshared`.
+    fn collect_candidates(&mut self, view: &ReplayView<'_>, task: u32, all_unshared: bool) {
         self.candidates.clear();
+        self.best_unshared = None;
         let timed = &view.tasks[task as usize].task;
         let memory = view.attributes[task as usize].gpu_memory_permille;
         let no_slack = {
@@ -156,10 +166,17 @@ impl Eaco {
         };
         let wanted = usize::from(timed.gpu_count);
         for node in 0..view.cluster.len() as NodeId {
+            let hosts_work = view.state.node(node).task_count > 0;
+            // An idle node's sets have no tenant, utilisation 0 and no work: the least key
+            // of all, so after a first unshared set it cannot give a better one.
+            if !hosts_work && !all_unshared && self.best_unshared.is_some() {
+                continue;
+            }
             if !host_fits(view, node, timed) {
                 continue;
             }
-            let mut feasible = [(0u32, 0usize); MAX_GPUS_PER_NODE];
+            // (utilisation, device, whether it has tenants)
+            let mut feasible = [(0u32, 0usize, false); MAX_GPUS_PER_NODE];
             let mut count = 0;
             for (device, load) in view.devices.node(node).iter().enumerate() {
                 let ok = load.util_permille <= self.config.util_threshold_permille
@@ -171,23 +188,31 @@ impl Eaco {
                         .iter()
                         .all(|&t| !Self::needs_exclusive(view, t));
                 if ok {
-                    feasible[count] = (load.util_permille, device);
+                    feasible[count] = (load.util_permille, device, !load.tenants.is_empty());
                     count += 1;
                 }
             }
-            let hosts_work = view.state.node(node).task_count > 0;
-            let mut push = |devices: DeviceSet, util_permille: u32, first: usize| {
-                self.candidates.push(CandidateKey {
+            let mut push = |devices: DeviceSet, util_permille: u32, first: usize, shared: bool| {
+                let key = CandidateKey {
                     util_permille,
                     hosts_work,
                     node: std::cmp::Reverse(node),
                     first_device: std::cmp::Reverse(first as u8),
                     devices,
-                })
+                };
+                if shared || all_unshared {
+                    self.candidates.push(key);
+                } else if self.best_unshared.is_none_or(|best| {
+                    // Sets come by node, then first device: of two with the same
+                    // utilisation and node kind, the earlier is the better.
+                    (util_permille, hosts_work) > (best.util_permille, best.hosts_work)
+                }) {
+                    self.best_unshared = Some(key);
+                }
             };
             if wanted == 1 {
-                for &(util, device) in &feasible[..count] {
-                    push(DeviceSet::single(device), util, device);
+                for &(util, device, shared) in &feasible[..count] {
+                    push(DeviceSet::single(device), util, device, shared);
                 }
             } else if count >= wanted {
                 let chosen = &mut feasible[..count];
@@ -195,11 +220,76 @@ impl Eaco {
                 let chosen = &chosen[..wanted];
                 let devices = chosen
                     .iter()
-                    .fold(DeviceSet::EMPTY, |set, &(_, d)| set.with(d));
-                let util = chosen.iter().map(|&(u, _)| u).sum();
-                push(devices, util, devices.iter().next().unwrap_or(0));
+                    .fold(DeviceSet::EMPTY, |set, &(_, d, _)| set.with(d));
+                let util = chosen.iter().map(|&(u, _, _)| u).sum();
+                let shared = chosen.iter().any(|&(_, _, shared)| shared);
+                push(devices, util, devices.iter().next().unwrap_or(0), shared);
             }
         }
+    }
+
+    /// The first acceptable candidate, most utilised first (steps 2–3): its placement and
+    /// when to observe it. With `stop_at_unshared_refusal`, a refused set of devices with
+    /// no tenant stops the search (`UnsharedRefused`): the sets kept apart must be tried.
+    fn first_acceptable(
+        &mut self,
+        view: &ReplayView<'_>,
+        task: u32,
+        rng: &mut SimRng,
+        stop_at_unshared_refusal: bool,
+    ) -> Result<Option<(Placement, Option<f64>)>, UnsharedRefused> {
+        let mut candidates = std::mem::take(&mut self.candidates);
+        candidates.extend(self.best_unshared.take());
+        let mut heap = std::collections::BinaryHeap::from(candidates);
+        let now = view.now_s;
+        let remaining = view.progress[task as usize].remaining_work_s;
+        let mut chosen = Ok(None);
+        while let Some(candidate) = heap.pop() {
+            let node = candidate.node.0;
+            let mut slowdown: f64 = 1.0;
+            for device in candidate.devices.iter() {
+                slowdown = slowdown.max(self.predict(view, node, device, task, rng));
+            }
+            let mut ok = Self::acceptable(view, task, now + remaining * slowdown, now + remaining);
+            for device in candidate.devices.iter() {
+                for &tenant in &view.devices.device(node, device).tenants {
+                    if !ok {
+                        break;
+                    }
+                    let progress = &view.progress[tenant as usize];
+                    let left = progress.remaining_at(now);
+                    let current = progress.slowdown;
+                    let end = now + left * current.max(slowdown);
+                    ok = Self::acceptable(view, tenant, end, now + left * current);
+                }
+            }
+            let shared = candidate
+                .devices
+                .iter()
+                .any(|d| !view.devices.device(node, d).tenants.is_empty());
+            if !ok && !shared && stop_at_unshared_refusal {
+                chosen = Err(UnsharedRefused);
+                break;
+            }
+            if ok {
+                let observe_after_s = shared.then(|| {
+                    let longest_epoch = candidate
+                        .devices
+                        .iter()
+                        .flat_map(|d| view.devices.device(node, d).tenants.iter().copied())
+                        .chain([task])
+                        .map(|t| view.attributes[t as usize].epoch_s)
+                        .fold(0.0, f64::max);
+                    longest_epoch * slowdown
+                });
+                let devices = candidate.devices;
+                chosen = Ok(Some((Placement { node, devices }, observe_after_s)));
+                break;
+            }
+        }
+        // Keep the buffer's capacity for the next task.
+        self.candidates = heap.into_vec();
+        chosen
     }
 
     /// Places a CPU-only task on the busiest node it fits (most CPU in use, lowest id).
@@ -221,6 +311,7 @@ impl Eaco {
                 },
                 capacity: self.config.capacity,
                 observe_after_s: None,
+                option: None,
             },
             None => Action::Queue { task },
         }
@@ -235,66 +326,35 @@ impl TimePolicy for Eaco {
         }
     }
 
+    fn capacity(&self) -> CapacityMode {
+        self.config.capacity
+    }
+
     fn schedule(&mut self, view: &ReplayView<'_>, task: u32, rng: &mut SimRng) -> Action {
         if view.tasks[task as usize].task.is_cpu_only() {
             return self.place_cpu_only(view, task);
         }
-        self.collect_candidates(view, task);
-        let mut heap = std::collections::BinaryHeap::from(std::mem::take(&mut self.candidates));
-        let now = view.now_s;
-        let remaining = view.progress[task as usize].remaining_work_s;
-        let mut chosen = None;
-        while let Some(candidate) = heap.pop() {
-            let node = candidate.node.0;
-            let mut slowdown: f64 = 1.0;
-            for device in candidate.devices.iter() {
-                slowdown = slowdown.max(self.predict(view, node, device, task, rng));
+        // A set of devices with no tenant is predicted at 1.0 and delays nobody, so it is
+        // accepted when reached, and the first one reached ends the search: most tasks are
+        // decided without ordering the (many) others. Should it be refused after all, the
+        // search runs again over every set, in the same order; the predictions it made are
+        // in the history by then, so it draws the same noise as one search over all.
+        self.collect_candidates(view, task, false);
+        let chosen = match self.first_acceptable(view, task, rng, true) {
+            Err(UnsharedRefused) => {
+                self.collect_candidates(view, task, true);
+                self.first_acceptable(view, task, rng, false)
+                    .unwrap_or(None)
             }
-            let mut ok = Self::acceptable(view, task, now + remaining * slowdown, now + remaining);
-            for device in candidate.devices.iter() {
-                for &tenant in &view.devices.device(node, device).tenants {
-                    if !ok {
-                        break;
-                    }
-                    let progress = &view.progress[tenant as usize];
-                    let left = progress.remaining_at(now);
-                    let current = progress.slowdown;
-                    let end = now + left * current.max(slowdown);
-                    ok = Self::acceptable(view, tenant, end, now + left * current);
-                }
-            }
-            if ok {
-                let shared = candidate
-                    .devices
-                    .iter()
-                    .any(|d| !view.devices.device(node, d).tenants.is_empty());
-                let observe_after_s = shared.then(|| {
-                    let longest_epoch = candidate
-                        .devices
-                        .iter()
-                        .flat_map(|d| view.devices.device(node, d).tenants.iter().copied())
-                        .chain([task])
-                        .map(|t| view.attributes[t as usize].epoch_s)
-                        .fold(0.0, f64::max);
-                    longest_epoch * slowdown
-                });
-                chosen = Some((
-                    Placement {
-                        node,
-                        devices: candidate.devices,
-                    },
-                    observe_after_s,
-                ));
-                break;
-            }
-        }
-        self.candidates = heap.into_vec();
+            Ok(chosen) => chosen,
+        };
         match chosen {
             Some((placement, observe_after_s)) => Action::Place {
                 task,
                 placement,
                 capacity: self.config.capacity,
                 observe_after_s,
+                option: None,
             },
             None => Action::Queue { task },
         }

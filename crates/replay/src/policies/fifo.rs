@@ -15,6 +15,10 @@ impl TimePolicy for FifoExclusive {
         format!("fifo{}", super::capacity_suffix(self.capacity))
     }
 
+    fn capacity(&self) -> CapacityMode {
+        self.capacity
+    }
+
     fn schedule(&mut self, view: &ReplayView<'_>, task: u32, _rng: &mut SimRng) -> Action {
         match first_exclusive(view, task) {
             Some(placement) => Action::Place {
@@ -22,6 +26,7 @@ impl TimePolicy for FifoExclusive {
                 placement,
                 capacity: self.capacity,
                 observe_after_s: None,
+                option: None,
             },
             None => Action::Queue { task },
         }

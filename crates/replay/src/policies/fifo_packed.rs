@@ -47,12 +47,17 @@ impl TimePolicy for FifoPacked {
         format!("fifo-packed{}", super::capacity_suffix(self.capacity))
     }
 
+    fn capacity(&self) -> CapacityMode {
+        self.capacity
+    }
+
     fn schedule(&mut self, view: &ReplayView<'_>, task: u32, _rng: &mut SimRng) -> Action {
         let place = |placement| Action::Place {
             task,
             placement,
             capacity: self.capacity,
             observe_after_s: None,
+            option: None,
         };
         if let Some(placement) = first_exclusive(view, task) {
             return place(placement);

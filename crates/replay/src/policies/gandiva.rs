@@ -36,6 +36,10 @@ impl TimePolicy for Gandiva {
         format!("gandiva{}", super::capacity_suffix(self.capacity))
     }
 
+    fn capacity(&self) -> CapacityMode {
+        self.capacity
+    }
+
     fn schedule(&mut self, view: &ReplayView<'_>, task: u32, rng: &mut SimRng) -> Action {
         self.packed.remove(&task);
         let capacity = self.capacity;
@@ -44,6 +48,7 @@ impl TimePolicy for Gandiva {
             placement,
             capacity,
             observe_after_s: None,
+            option: None,
         };
         if let Some(placement) = first_exclusive(view, task) {
             return place(placement);

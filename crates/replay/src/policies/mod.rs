@@ -1,5 +1,7 @@
 //! Time-mode policies, one file each.
 
+pub mod buddy;
+pub mod budgeted;
 pub mod clock_fifo;
 pub mod eaco;
 pub mod fifo;
@@ -22,17 +24,93 @@ pub use powerflow::PowerFlowStyle;
 use gapbench_model::Cluster;
 use gapbench_online::PolicySpec;
 
+use crate::budget::Forecast;
 use crate::policy::{CapacityMode, TimePolicy};
 
 /// The time-mode policy names besides the sweep's policy specs.
 pub const TIME_POLICY_NAMES: &str = "eaco-r, eaco-o, fifo, fifo-packed, gandiva (GPU \
 reservations respected), fifo-o, fifo-packed-o, gandiva-o (whole-GPU reservations may be \
-shared, as Gavel and EaCO-O do), or any sweep policy spec (fgd, pwr, pwr:200,fgd:800, …)";
+shared, as Gavel and EaCO-O do), powerflow, greenflow (budgeted: GPU count and clock per \
+round), fifo-full-clock, zeus (their baselines), or any sweep policy spec (fgd, pwr, \
+pwr:200,fgd:800, …)";
 
-/// Builds a time-mode policy from its name (see [`TIME_POLICY_NAMES`]); anything else is
-/// parsed as a sweep policy spec and run through [`OnlinePolicy`].
+/// The budgeted policies and their baselines: they run the GPU tasks as training jobs in a
+/// configuration of their choice.
+pub const BUDGET_POLICIES: [&str; 4] = ["powerflow", "greenflow", "zeus", "fifo-full-clock"];
+
+/// What the budgeted policies and their baselines are set with (the others take nothing).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PolicySettings {
+    /// Round period Δ of powerflow and greenflow, seconds.
+    pub round_s: f64,
+    /// End of the budget period's arrivals (`None`: the last training job's arrival).
+    pub horizon_end_s: Option<f64>,
+    /// greenflow's view of future carbon intensity and its pacing exponent θ.
+    pub forecast: Forecast,
+    pub theta: f64,
+    /// zeus's η.
+    pub eta: f64,
+}
+
+impl PolicySettings {
+    /// These settings for the replay of `seed`: a noisy forecast draws its error from it.
+    pub fn for_seed(mut self, seed: u64) -> PolicySettings {
+        if let Forecast::Noisy { sigma, .. } = self.forecast {
+            self.forecast = Forecast::Noisy { sigma, seed };
+        }
+        self
+    }
+}
+
+impl Default for PolicySettings {
+    fn default() -> Self {
+        PolicySettings {
+            round_s: powerflow::DEFAULT_ROUND_S,
+            horizon_end_s: None,
+            forecast: Forecast::Oracle,
+            theta: greenflow::DEFAULT_THETA,
+            eta: clock_fifo::DEFAULT_ZEUS_ETA,
+        }
+    }
+}
+
+/// Builds a time-mode policy from its name (see [`TIME_POLICY_NAMES`]) with default
+/// settings; anything else is parsed as a sweep policy spec and run through
+/// [`OnlinePolicy`].
 pub fn time_policy(name: &str, cluster: &Cluster) -> Result<Box<dyn TimePolicy>, String> {
+    time_policy_with(name, cluster, &PolicySettings::default())
+}
+
+/// [`time_policy`] with the budgeted policies' settings.
+pub fn time_policy_with(
+    name: &str,
+    cluster: &Cluster,
+    settings: &PolicySettings,
+) -> Result<Box<dyn TimePolicy>, String> {
     let name = name.trim();
+    match name {
+        "powerflow" => {
+            return Ok(Box::new(PowerFlowStyle::new(
+                settings.round_s,
+                settings.horizon_end_s,
+            )))
+        }
+        "greenflow" => {
+            return Ok(Box::new(GreenFlowStyle::with_rounds(
+                settings.forecast,
+                settings.theta,
+                settings.round_s,
+                settings.horizon_end_s,
+            )))
+        }
+        "zeus" => {
+            return Ok(Box::new(ClockFifo::new(ClockRule::Zeus {
+                eta: settings.eta,
+            })))
+        }
+        "fifo-full-clock" => return Ok(Box::new(ClockFifo::new(ClockRule::Full))),
+        _ => {}
+    }
     let (base, capacity) = match name.strip_suffix("-o") {
         Some(base) if base != "eaco" => (base, CapacityMode::Oversubscribed),
         _ => (name, CapacityMode::Reserved),
@@ -79,10 +157,17 @@ mod tests {
             "gandiva-o",
             "fgd",
             "pwr200-fgd800",
+            "powerflow",
+            "zeus",
+            "fifo-full-clock",
         ] {
             let spec = name.replace("pwr200-fgd800", "pwr:200,fgd:800");
             assert_eq!(time_policy(&spec, &cluster).unwrap().name(), name);
         }
+        assert_eq!(
+            time_policy("greenflow", &cluster).unwrap().name(),
+            "greenflow-oracle"
+        );
         let error = time_policy("eaco", &cluster).err().unwrap();
         assert!(error.contains("eaco-r") && error.contains("fgd"), "{error}");
     }

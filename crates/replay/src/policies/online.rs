@@ -39,6 +39,7 @@ impl TimePolicy for OnlinePolicy {
                 placement,
                 capacity: CapacityMode::Reserved,
                 observe_after_s: None,
+                option: None,
             },
             None => Action::Queue { task },
         }

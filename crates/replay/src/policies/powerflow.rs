@@ -1,17 +1,7 @@
 //! PowerFlow-style energy-budgeted allocation (time-and-budgets §3.4; PowerFlow's own
 //! equations and constants were not available to us, so the loop is our port and every
-//! choice below is [D]).
-//!
-//! Every round (every Δ and on each arrival or completion):
-//! 1. **Admission** in SRTF order (remaining iterations at the frugal configuration, then
-//!    job index): each job gets its least-energy configuration if its GPUs fit the buddy
-//!    pool, else it waits. Admission is never refused for budget: the frugal configuration
-//!    is the cheapest way to do the work, so delaying it saves nothing.
-//! 2. **Greedy upgrades**: among single steps (raise the clock one level; double the GPU
-//!    count, buddy sizes, at L1) the one with the largest `(ΔJCT/JCT) / (ΔE/E)` over the
-//!    job's remaining work (`ΔE ≤ 0` ranks first; steps that do not shorten the job are
-//!    never taken) is applied if its GPUs fit and the round's extra power over admission
-//!    stays within the paced allowance; otherwise it is dropped and the next one tried.
+//! choice below is [D]). Each round plans admission and greedy upgrades on real nodes
+//! ([`super::budgeted`]); this file decides how much extra power a round may add.
 //!
 //! Budget semantics [D] (a paced variant of the spec's B2): of the budget `B`, the *excess*
 //! is what is left after spending so far, the least energy the active jobs still need, and
@@ -20,45 +10,68 @@
 //! least energy still needed, in proportion: with markup `m = excess / reserve`, a round may
 //! add at most `m ×` the power of its admitted jobs at their frugal configurations. So the
 //! budget is paced by work rather than by wall time (a loaded hour gets more than an idle
-//! one), and a replay that spends as predicted lands on the budget.
+//! one), and a replay that spends as predicted lands on the budget. Without a budget the
+//! markup is unlimited.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use gapbench_model::rng::SimRng;
 
-use crate::budget::{Allocator, Budget, BudgetJob, Plan, Round};
+use super::budgeted::{Allowance, BudgetedRounds, Round};
+use crate::budget::Budget;
+use crate::energy::JOULES_PER_KWH;
+use crate::policy::{Action, ReplayView, TimePolicy};
 
-/// How much extra power a round may add over its admitted jobs' frugal power.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Allowance {
-    /// Extra watts per watt of admitted frugal power (∞ = unlimited).
-    pub markup: f64,
-}
+/// Round period Δ when none is given [D: 300 s, time-and-budgets §3.4].
+pub const DEFAULT_ROUND_S: f64 = 300.0;
 
 /// PowerFlow-style allocation with an energy budget.
-#[derive(Debug, Clone, Default)]
-pub struct PowerFlowStyle;
+#[derive(Debug, Clone)]
+pub struct PowerFlowStyle {
+    rounds: BudgetedRounds,
+}
 
-impl Allocator for PowerFlowStyle {
+impl PowerFlowStyle {
+    /// Rounds every `round_s`; the budget period's arrivals end at `horizon_end_s` (`None`:
+    /// the last training job's arrival).
+    pub fn new(round_s: f64, horizon_end_s: Option<f64>) -> PowerFlowStyle {
+        PowerFlowStyle {
+            rounds: BudgetedRounds::new(round_s, horizon_end_s),
+        }
+    }
+}
+
+impl Default for PowerFlowStyle {
+    fn default() -> Self {
+        PowerFlowStyle::new(DEFAULT_ROUND_S, None)
+    }
+}
+
+impl TimePolicy for PowerFlowStyle {
     fn name(&self) -> String {
         "powerflow".into()
     }
 
-    fn allocate(&mut self, round: &Round<'_>) -> Plan {
-        let markup = match (round.budget, round.carbon) {
+    fn round_period_s(&self) -> Option<f64> {
+        Some(self.rounds.round_s)
+    }
+
+    fn on_round(&mut self, view: &ReplayView<'_>, _rng: &mut SimRng) -> Vec<Action> {
+        let round = self.rounds.round(view);
+        let left = |limit: f64| limit - round.spent;
+        let markup = match (view.budget, view.carbon) {
             (Budget::Unlimited, _) => f64::INFINITY,
             (Budget::EnergyKwh(_), _) => {
-                let limit = round.budget.limit().expect("limited");
-                markup(limit - round.spent, reserve_joules(round))
+                let limit = view.budget.limit().expect("limited");
+                markup(left(limit), reserve_joules(&round))
             }
             // With a carbon budget this allocator values its reserve at today's intensity
             // (GreenFlow-style does better).
             (Budget::CarbonKg(_), series) => {
-                let limit = round.budget.limit().expect("limited");
-                let g_per_j = series.map_or(0.0, |s| s.at(round.now_s)) / 3.6e6;
-                markup(limit - round.spent, reserve_joules(round) * g_per_j)
+                let limit = view.budget.limit().expect("limited");
+                let g_per_j = series.map_or(0.0, |s| s.at(view.now_s)) / JOULES_PER_KWH;
+                markup(left(limit), reserve_joules(&round) * g_per_j)
             }
         };
-        greedy_plan(round, Allowance { markup })
+        self.rounds.plan(&round, Allowance { markup })
     }
 }
 
@@ -79,153 +92,9 @@ pub fn markup(left: f64, reserve: f64) -> f64 {
 /// still to come will need: the least-energy arrival rate since the first arrival × the
 /// time to the end of the arrival period. (A trailing one-day rate was tried and ran out
 /// of budget on the openb default trace, whose arrivals grow towards its end.)
-pub fn reserve_joules(round: &Round<'_>) -> f64 {
-    let elapsed = (round.now_s - round.first_arrival_s).max(round.round_s);
-    let to_horizon = (round.horizon_end_s - round.now_s).max(0.0);
+pub fn reserve_joules(round: &Round<'_, '_>) -> f64 {
+    let now = round.view.now_s;
+    let elapsed = (now - round.first_arrival_s).max(round.round_s);
+    let to_horizon = (round.horizon_end_s - now).max(0.0);
     round.least_remaining_j + round.least_arrived_j / elapsed * to_horizon
-}
-
-/// A candidate step: job position in `round.active`, from option, to option.
-#[derive(Debug, Clone, Copy)]
-struct Step {
-    ratio: f64,
-    slot: usize,
-    from: usize,
-    to: usize,
-}
-
-impl PartialEq for Step {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Step {}
-impl PartialOrd for Step {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Step {
-    /// Largest ratio first; ties: earlier slot, then smaller target option.
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.ratio
-            .total_cmp(&other.ratio)
-            .then(other.slot.cmp(&self.slot))
-            .then(other.to.cmp(&self.to))
-    }
-}
-
-/// The single-step upgrades of `job` from option `from`: the next clock level at the same
-/// GPU count, and twice the GPUs at the same clock.
-fn upgrades(job: &BudgetJob, from: usize) -> impl Iterator<Item = usize> + '_ {
-    let current = job.options[from].config;
-    let faster_clock = job
-        .options
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| o.config.gpus == current.gpus && o.config.frequency > current.frequency)
-        .min_by(|a, b| a.1.config.frequency.total_cmp(&b.1.config.frequency))
-        .map(|(k, _)| k);
-    let more_gpus = job
-        .options
-        .iter()
-        .position(|o| o.config.gpus == current.gpus * 2 && o.config.frequency == current.frequency);
-    faster_clock.into_iter().chain(more_gpus)
-}
-
-/// `(ΔJCT/JCT)/(ΔE/E)` of moving `remaining` iterations from `from` to `to`; `None` when it
-/// does not shorten the job.
-fn ratio(job: &BudgetJob, remaining: f64, from: usize, to: usize) -> Option<f64> {
-    let (a, b) = (&job.options[from], &job.options[to]);
-    let (t_from, t_to) = (
-        remaining / a.iterations_per_s,
-        remaining / b.iterations_per_s,
-    );
-    if t_to >= t_from {
-        return None;
-    }
-    let (e_from, e_to) = (
-        remaining * a.joules_per_iteration(),
-        remaining * b.joules_per_iteration(),
-    );
-    if e_to <= e_from {
-        return Some(f64::INFINITY);
-    }
-    Some(((t_from - t_to) / t_from) / ((e_to - e_from) / e_from))
-}
-
-/// Admission then greedy upgrades within `allowance` (shared by the GreenFlow-style
-/// allocator, which only changes the allowance).
-pub fn greedy_plan(round: &Round<'_>, allowance: Allowance) -> Plan {
-    let jobs = round.jobs;
-    let active = round.active;
-    let mut order: Vec<usize> = (0..active.len()).collect();
-    let solo_s = |slot: usize| {
-        let job = &jobs[active[slot].job as usize];
-        active[slot].remaining_iterations / job.options[job.frugal_option].iterations_per_s
-    };
-    order.sort_by(|&a, &b| {
-        solo_s(a)
-            .total_cmp(&solo_s(b))
-            .then(active[a].job.cmp(&active[b].job))
-    });
-    let mut pool = round.pool.clone();
-    let mut plan: Vec<Option<usize>> = vec![None; active.len()];
-    for &slot in &order {
-        let job = &jobs[active[slot].job as usize];
-        if pool.take(job.options[job.frugal_option].gpu_milli) {
-            plan[slot] = Some(job.frugal_option);
-        }
-    }
-    let mut heap = BinaryHeap::new();
-    let push = |heap: &mut BinaryHeap<Step>, slot: usize, from: usize| {
-        let job = &jobs[active[slot].job as usize];
-        for to in upgrades(job, from) {
-            if let Some(ratio) = ratio(job, active[slot].remaining_iterations, from, to) {
-                heap.push(Step {
-                    ratio,
-                    slot,
-                    from,
-                    to,
-                });
-            }
-        }
-    };
-    for (slot, option) in plan.iter().enumerate() {
-        if let Some(from) = option {
-            push(&mut heap, slot, *from);
-        }
-    }
-    let frugal_watts: f64 = plan
-        .iter()
-        .zip(active)
-        .filter_map(|(o, a)| o.map(|o| jobs[a.job as usize].options[o].watts))
-        .sum();
-    let cap_watts = allowance.markup * frugal_watts;
-    let mut extra_watts = 0.0;
-    while let Some(step) = heap.pop() {
-        if plan[step.slot] != Some(step.from) {
-            continue;
-        }
-        let job = &jobs[active[step.slot].job as usize];
-        let (from, to) = (&job.options[step.from], &job.options[step.to]);
-        let added = to.watts - from.watts;
-        if extra_watts + added > cap_watts {
-            continue;
-        }
-        if to.gpu_milli != from.gpu_milli {
-            pool.release_whole(from.gpu_milli);
-            if !pool.take(to.gpu_milli) {
-                assert!(pool.take(from.gpu_milli), "a released block is free again");
-                continue;
-            }
-        }
-        extra_watts += added;
-        plan[step.slot] = Some(step.to);
-        push(&mut heap, step.slot, step.to);
-    }
-    Plan {
-        options: plan,
-        pool,
-    }
 }

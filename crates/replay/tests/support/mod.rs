@@ -42,7 +42,8 @@ pub fn timed(
         phase: PodPhase::Running,
         arrival_s,
         duration_s,
-        censored: false,
+        left_censored: false,
+        right_censored: false,
         profile: None,
     }
 }
@@ -62,7 +63,7 @@ pub fn workload(mut tasks: Vec<TimedTask>) -> TimedWorkload {
 }
 
 /// Every time-mode policy, by name (plus a noisy EaCO that must undo).
-pub const POLICIES: [&str; 10] = [
+pub const POLICIES: [&str; 14] = [
     "fgd",
     "pwr",
     "pwr:200,fgd:800",
@@ -73,7 +74,16 @@ pub const POLICIES: [&str; 10] = [
     "fifo-packed-o",
     "gandiva-o",
     "gandiva",
+    "powerflow",
+    "greenflow",
+    "zeus",
+    "fifo-full-clock",
 ];
+
+/// Whether `name` plans in rounds (its first starts need not follow arrival order).
+pub fn plans_in_rounds(name: &str) -> bool {
+    matches!(name, "powerflow" | "greenflow")
+}
 
 pub fn policy(name: &str, cluster: &Cluster) -> Box<dyn TimePolicy> {
     match name {

@@ -29,7 +29,8 @@ pub(crate) fn energy_jct_figures(
         let mut points = Vec::new();
         let mut names = BTreeSet::new();
         let mut seeds = BTreeSet::new();
-        for p in policies {
+        // A replay where no task completed has no mean JCT to draw.
+        for p in policies.iter().filter(|p| p.mean.mean_jct_s.is_finite()) {
             names.insert(p.policy.clone());
             seeds.insert(p.seeds);
             points.push((

@@ -460,15 +460,13 @@ impl ParetoFigure {
             let inside = |b: PixelBox| {
                 b.0 >= x_px.start && b.2 <= x_px.end && b.1 >= y_px.start && b.3 <= y_px.end
             };
-            let chosen = candidates
-                .iter()
-                .copied()
-                .find(|c| {
-                    let b = boxed(*c);
-                    inside(b) && !taken.iter().any(|t| overlaps(*t, b))
-                })
-                .or_else(|| candidates.iter().copied().find(|c| inside(boxed(*c))))
-                .unwrap_or(candidates[0]);
+            // No free spot: no label (the legend names the marker), rather than text on text.
+            let Some(chosen) = candidates.iter().copied().find(|c| {
+                let b = boxed(*c);
+                inside(b) && !taken.iter().any(|t| overlaps(*t, b))
+            }) else {
+                continue;
+            };
             taken.push(boxed(chosen));
             let ((dx, dy), hpos, vpos) = chosen;
             let place = Placement::at(hpos, vpos);

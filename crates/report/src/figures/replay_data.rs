@@ -120,8 +120,23 @@ fn means(rows: &[ReplayRunRow]) -> PolicyMeans {
             mean_active_nodes: mean(|r| r.mean_active_nodes),
             undos: rows.iter().map(|r| r.undos).sum(),
             deadline_misses: total(|r| r.deadline_misses),
+            job_energy_kwh: mean(|r| r.job_energy_kwh),
+            carbon_kg: mean_of(rows, |r| r.carbon_kg),
+            job_carbon_kg: mean_of(rows, |r| r.job_carbon_kg),
+            stopped_early: rows
+                .iter()
+                .filter(|r| !r.stopped_early.is_empty())
+                .map(|r| format!("seed {}: {}", r.key.seed, r.stopped_early))
+                .collect::<Vec<_>>()
+                .join("; "),
         },
     }
+}
+
+/// The mean of an optional column: present only when every seed has it.
+fn mean_of(rows: &[ReplayRunRow], f: fn(&ReplayRunRow) -> Option<f64>) -> Option<f64> {
+    let values: Option<Vec<f64>> = rows.iter().map(f).collect();
+    values.map(|v| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// One policy's timeline in a panel: its smallest seed's samples `(hours, power kW, active

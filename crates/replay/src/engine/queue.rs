@@ -1,0 +1,155 @@
+//! The waiting queue: its discipline, the offers of waiting tasks to a policy that places
+//! them one by one, and the cheap test that lets backfilling skip tasks that cannot fit
+//! anywhere right now.
+
+use gapbench_model::rng::SimRng;
+use gapbench_model::{Cluster, ClusterState, FailureReason, GpuModel, NodeId, Task};
+
+use super::{OnFull, Replay};
+use crate::events::EventKind;
+use crate::policy::{Action, CapacityMode, TimePolicy};
+
+/// Which waiting tasks the policy is offered when resources free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum QueueDiscipline {
+    /// Strict FIFO (Gavel's): the oldest waiting task blocks the ones behind it.
+    #[default]
+    Fifo,
+    /// The first waiting tasks that fit, in arrival order: a task the policy cannot place is
+    /// passed over, not waited for.
+    Backfill,
+}
+
+impl QueueDiscipline {
+    pub fn label(self) -> &'static str {
+        match self {
+            QueueDiscipline::Fifo => "fifo",
+            QueueDiscipline::Backfill => "backfill",
+        }
+    }
+}
+
+/// Upper bounds on what any one node offers now: a task above them fits nowhere, so a
+/// backfilling scan need not ask the policy (the policy is asked about every other task).
+/// Bounds on separate resources may come from separate nodes: this is a necessary test only.
+#[derive(Debug, Clone)]
+pub(crate) struct FreeBounds {
+    cpu_milli: u32,
+    memory_mib: u64,
+    /// Per GPU model: the most fully free devices on one node, the most free milli-GPU on one
+    /// device, and the most devices on one node (what an oversubscribing policy needs).
+    whole_devices: [u8; GpuModel::ALL.len()],
+    device_milli: [u16; GpuModel::ALL.len()],
+    devices: [u8; GpuModel::ALL.len()],
+}
+
+impl FreeBounds {
+    pub fn of(cluster: &Cluster, state: &ClusterState) -> FreeBounds {
+        let mut bounds = FreeBounds {
+            cpu_milli: 0,
+            memory_mib: 0,
+            whole_devices: [0; GpuModel::ALL.len()],
+            device_milli: [0; GpuModel::ALL.len()],
+            devices: [0; GpuModel::ALL.len()],
+        };
+        for node in 0..cluster.len() as NodeId {
+            let free = state.node(node);
+            if free.task_count >= gapbench_model::state::MAX_TASKS_PER_NODE {
+                continue;
+            }
+            bounds.cpu_milli = bounds.cpu_milli.max(free.cpu_left_milli);
+            bounds.memory_mib = bounds.memory_mib.max(free.memory_left_mib);
+            if let Some(model) = cluster.node_type(node).gpu_model {
+                let m = model as usize;
+                bounds.whole_devices[m] = bounds.whole_devices[m].max(free.fully_free_gpus() as u8);
+                let most = free.free_gpu_milli().iter().copied().max().unwrap_or(0);
+                bounds.device_milli[m] = bounds.device_milli[m].max(most);
+                bounds.devices[m] = bounds.devices[m].max(free.gpu_count);
+            }
+        }
+        bounds
+    }
+
+    /// Whether `task` may fit some node now (false: it surely fits none).
+    pub fn may_fit(&self, task: &Task, capacity: CapacityMode) -> bool {
+        if task.cpu_milli > self.cpu_milli || task.memory_mib > self.memory_mib {
+            return false;
+        }
+        if task.gpu_milli == 0 {
+            return true;
+        }
+        GpuModel::ALL.into_iter().any(|model| {
+            let m = model as usize;
+            task.gpu_models.allows(model)
+                && match capacity {
+                    CapacityMode::Oversubscribed => self.devices[m] >= task.gpu_count,
+                    CapacityMode::Reserved if task.gpu_count == 1 => {
+                        self.device_milli[m] >= task.gpu_milli
+                    }
+                    CapacityMode::Reserved => self.whole_devices[m] >= task.gpu_count,
+                }
+        })
+    }
+}
+
+impl Replay<'_> {
+    /// Offers waiting tasks to the policy by the queue discipline. `arrival`: this task just
+    /// arrived and nothing freed since the last offer, so only it may newly fit (and under
+    /// `OnFull::Fail` a refusal fails it).
+    pub(super) fn drain(
+        &mut self,
+        policy: &mut dyn TimePolicy,
+        rng: &mut SimRng,
+        arrival: Option<u32>,
+    ) {
+        if let Some(task) = arrival {
+            let alone = self.queue.len() == 1;
+            let offered = (alone || self.options.queue == QueueDiscipline::Backfill)
+                && self.offer(self.queue.len() - 1, policy, rng);
+            if !offered && self.options.on_full == OnFull::Fail {
+                self.queue.pop_back();
+                self.fail(task, FailureReason::NoRoomNow);
+            }
+            return;
+        }
+        match self.options.queue {
+            QueueDiscipline::Fifo => while !self.queue.is_empty() && self.offer(0, policy, rng) {},
+            QueueDiscipline::Backfill => {
+                let bounds = FreeBounds::of(self.cluster, &self.state);
+                let capacity = policy.capacity();
+                let mut at = 0;
+                while at < self.queue.len() {
+                    let task = &self.workload.tasks[self.queue[at] as usize].task;
+                    if !(bounds.may_fit(task, capacity) && self.offer(at, policy, rng)) {
+                        at += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Offers the task at `at` in the queue to the policy; true when it started.
+    fn offer(&mut self, at: usize, policy: &mut dyn TimePolicy, rng: &mut SimRng) -> bool {
+        let task = self.queue[at];
+        match policy.schedule(&self.view(), task, rng) {
+            Action::Place {
+                task: placed,
+                placement,
+                capacity,
+                observe_after_s,
+                option,
+            } => {
+                assert_eq!(placed, task, "a policy places the task it was asked about");
+                self.queue.remove(at);
+                self.start(task, placement, capacity, option, policy);
+                if let Some(delay) = observe_after_s {
+                    let start = self.runs[task as usize].starts;
+                    self.push(self.now_s + delay, EventKind::Observation { task, start });
+                }
+                true
+            }
+            Action::Queue { .. } => false,
+            other => panic!("`schedule` returns Place or Queue, not {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! What PowerFlow-style and GreenFlow-style allocation share (time-and-budgets §3.4, every
+//! choice [D]): a round's view of the active training jobs and the budget, and the round's
+//! plan on real nodes — admission, then greedy upgrades within an allowance — turned into
+//! the engine's actions.
+//!
+//! Every round (every Δ and right after arrivals and completions) re-plans every active
+//! training job (waiting or running) from its frugal configuration:
+//! 1. **Admission** in SRTF order (remaining iterations at the frugal configuration, then
+//!    arrival): each job gets its least-energy configuration if the buddy rules
+//!    ([`super::buddy`]) find it GPUs on a node, else it waits. A running job keeps its
+//!    devices when it can. Admission is never refused for budget: the frugal configuration
+//!    is the cheapest way to do the work, so delaying it saves nothing.
+//! 2. **Greedy upgrades**: among single steps (raise the clock one level; double the GPU
+//!    count at L1) the one with the largest `(ΔJCT/JCT) / (ΔE/E)` over the job's remaining
+//!    work (`ΔE ≤ 0` ranks first; steps that do not shorten the job are never taken) is
+//!    applied if its GPUs are found and the round's extra power over admission stays within
+//!    the allowance; otherwise it is dropped and the next one tried.
+//!
+//! Tasks that are not training jobs (CPU-only, zero-length) are placed once, first in
+//! queue order, and never moved. Changes become `Place`, `Undo` (a preemption, progress
+//! kept), and `Reconfigure` (re-clock on the same GPUs, or resize / move).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use gapbench_model::Placement;
+
+use super::buddy::{Planner, Shape};
+use crate::jobs::TrainingTask;
+use crate::policy::{Action, CapacityMode, ReplayView};
+
+/// How much extra power a round may add over its admitted jobs' frugal power.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Allowance {
+    /// Extra watts per watt of admitted frugal power (∞ = unlimited).
+    pub markup: f64,
+}
+
+/// One active (arrived, unfinished) training job at a round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ActiveJob<'a> {
+    pub task: u32,
+    pub job: &'a TrainingTask,
+    pub remaining_iterations: f64,
+    /// Its configuration and placement if it runs.
+    pub current: Option<(usize, Placement)>,
+}
+
+/// What a round sees.
+pub struct Round<'v, 'a> {
+    pub view: &'v ReplayView<'a>,
+    /// Active training jobs, in arrival order.
+    pub active: Vec<ActiveJob<'a>>,
+    /// Spent so far, in the budget's unit (joules or grams).
+    pub spent: f64,
+    pub round_s: f64,
+    pub horizon_end_s: f64,
+    /// Least energy (J) the active jobs need to finish, at their frugal configurations.
+    pub least_remaining_j: f64,
+    /// Least energy (J) of every job arrived so far, at arrival.
+    pub least_arrived_j: f64,
+    /// When the first task arrived.
+    pub first_arrival_s: f64,
+}
+
+impl<'a> Round<'_, 'a> {
+    pub fn job(&self, slot: usize) -> &'a TrainingTask {
+        self.active[slot].job
+    }
+}
+
+/// The round machinery of a budgeted policy: its settings, planner and running sums.
+#[derive(Debug, Clone)]
+pub struct BudgetedRounds {
+    /// Round period Δ, seconds [D: 300 s].
+    pub round_s: f64,
+    /// The end of the budget period's arrivals (`None`: the last training job's arrival).
+    pub horizon_end_s: Option<f64>,
+    planner: Planner,
+    /// The default horizon, once known.
+    last_job_arrival_s: Option<f64>,
+    /// Jobs counted into `least_arrived_j` so far, and that sum.
+    counted_jobs: usize,
+    least_arrived_j: f64,
+}
+
+impl BudgetedRounds {
+    pub fn new(round_s: f64, horizon_end_s: Option<f64>) -> BudgetedRounds {
+        BudgetedRounds {
+            round_s,
+            horizon_end_s,
+            planner: Planner::default(),
+            last_job_arrival_s: None,
+            counted_jobs: 0,
+            least_arrived_j: 0.0,
+        }
+    }
+
+    /// The round's view of the active jobs and the budget.
+    pub fn round<'v, 'a>(&mut self, view: &'v ReplayView<'a>) -> Round<'v, 'a> {
+        let jobs = view.jobs.jobs();
+        while self.counted_jobs < jobs.len()
+            && (jobs[self.counted_jobs].task as usize) < view.arrived
+        {
+            let job = &jobs[self.counted_jobs];
+            self.least_arrived_j += job.least_joules(job.training.iterations);
+            self.counted_jobs += 1;
+        }
+        let mut active: Vec<ActiveJob> = view
+            .queue
+            .iter()
+            .chain(view.running.iter())
+            .filter_map(|&task| {
+                let job = view.jobs.of(task)?;
+                let progress = &view.progress[task as usize];
+                Some(ActiveJob {
+                    task,
+                    job,
+                    remaining_iterations: job.iterations(progress.remaining_at(view.now_s)),
+                    current: progress.option.zip(progress.placement),
+                })
+            })
+            .collect();
+        active.sort_by_key(|a| a.task);
+        let least_remaining_j = active
+            .iter()
+            .map(|a| a.job.least_joules(a.remaining_iterations))
+            .sum();
+        Round {
+            view,
+            active,
+            spent: view.ledger.job_spend(view.budget.is_carbon()),
+            round_s: self.round_s,
+            horizon_end_s: match self.horizon_end_s {
+                Some(h) => h,
+                None => *self
+                    .last_job_arrival_s
+                    .get_or_insert_with(|| crate::jobs::default_horizon_s(jobs)),
+            },
+            least_remaining_j,
+            least_arrived_j: self.least_arrived_j,
+            first_arrival_s: view.tasks.first().map_or(0.0, |t| t.arrival_s),
+        }
+    }
+
+    /// Admission then greedy upgrades within `allowance`, as the engine's actions.
+    pub fn plan(&mut self, round: &Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
+        let view = round.view;
+        let active = &round.active;
+        self.planner.begin(view);
+        let mut actions = Vec::new();
+        for &task in view.queue {
+            if view.jobs.of(task).is_some() {
+                continue;
+            }
+            let request = Shape::of(&view.tasks[task as usize].task);
+            if let Some(placement) = self.planner.take(view, &request, None) {
+                actions.push(place(task, placement, None));
+            }
+        }
+        for (slot, a) in active.iter().enumerate() {
+            if let Some((option, placement)) = a.current {
+                self.planner
+                    .release(view, &shape(round, slot, option), placement);
+            }
+        }
+        // SRTF: solo time at the frugal configuration, then arrival.
+        let mut order: Vec<(f64, u32, usize)> = active
+            .iter()
+            .enumerate()
+            .map(|(slot, a)| {
+                let frugal = &a.job.options[a.job.frugal_option];
+                (
+                    a.remaining_iterations / frugal.iterations_per_s,
+                    a.task,
+                    slot,
+                )
+            })
+            .collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut plan: Vec<Option<(usize, Placement)>> = vec![None; active.len()];
+        for &(_, _, slot) in &order {
+            let frugal = round.job(slot).frugal_option;
+            let near = active[slot].current.map(|(_, p)| p);
+            if let Some(p) = self.planner.take(view, &shape(round, slot, frugal), near) {
+                plan[slot] = Some((frugal, p));
+            }
+        }
+        self.upgrade(round, allowance, &mut plan);
+        for (slot, a) in active.iter().enumerate() {
+            match (a.current, plan[slot]) {
+                (None, Some((option, placement))) => {
+                    actions.push(place(a.task, placement, Some(option)))
+                }
+                (Some(_), None) => actions.push(Action::Undo { task: a.task }),
+                (Some(now), Some(planned)) if now != planned => actions.push(Action::Reconfigure {
+                    task: a.task,
+                    placement: planned.1,
+                    option: planned.0,
+                }),
+                _ => {}
+            }
+        }
+        actions
+    }
+
+    /// Greedy upgrades of the admitted jobs within the allowance.
+    fn upgrade(
+        &mut self,
+        round: &Round<'_, '_>,
+        allowance: Allowance,
+        plan: &mut [Option<(usize, Placement)>],
+    ) {
+        let view = round.view;
+        let active = &round.active;
+        let mut heap = BinaryHeap::new();
+        let push = |heap: &mut BinaryHeap<Step>, slot: usize, from: usize| {
+            let job = round.job(slot);
+            for to in upgrades(job, from) {
+                if let Some(ratio) = ratio(job, active[slot].remaining_iterations, from, to) {
+                    heap.push(Step {
+                        ratio,
+                        slot,
+                        from,
+                        to,
+                    });
+                }
+            }
+        };
+        for (slot, planned) in plan.iter().enumerate() {
+            if let Some((from, _)) = planned {
+                push(&mut heap, slot, *from);
+            }
+        }
+        let frugal_watts: f64 = plan
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, o)| o.map(|(o, _)| round.job(slot).options[o].watts))
+            .sum();
+        let cap_watts = allowance.markup * frugal_watts;
+        let mut extra_watts = 0.0;
+        while let Some(step) = heap.pop() {
+            let Some((from, placement)) = plan[step.slot].filter(|(o, _)| *o == step.from) else {
+                continue;
+            };
+            let job = round.job(step.slot);
+            let (a, b) = (&job.options[step.from], &job.options[step.to]);
+            let added = b.watts - a.watts;
+            if extra_watts + added > cap_watts {
+                continue;
+            }
+            let placement = if a.config.gpus == b.config.gpus {
+                placement
+            } else {
+                let old = shape(round, step.slot, from);
+                self.planner.release(view, &old, placement);
+                let new = shape(round, step.slot, step.to);
+                match self.planner.take(view, &new, Some(placement)) {
+                    Some(p) => p,
+                    None => {
+                        self.planner.bind(view, &old, placement);
+                        continue;
+                    }
+                }
+            };
+            extra_watts += added;
+            plan[step.slot] = Some((step.to, placement));
+            push(&mut heap, step.slot, step.to);
+        }
+    }
+}
+
+/// The task of `slot` as it runs in `option`: its trace request with the option's GPUs.
+fn shape<'a>(round: &Round<'_, 'a>, slot: usize, option: usize) -> Shape<'a> {
+    let task = round.active[slot].task;
+    Shape::of(&round.view.tasks[task as usize].task)
+        .with_gpus(round.job(slot).options[option].config.gpus)
+}
+
+fn place(task: u32, placement: Placement, option: Option<usize>) -> Action {
+    Action::Place {
+        task,
+        placement,
+        capacity: CapacityMode::Reserved,
+        observe_after_s: None,
+        option,
+    }
+}
+
+/// A candidate step: job slot, from option, to option.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    ratio: f64,
+    slot: usize,
+    from: usize,
+    to: usize,
+}
+
+impl PartialEq for Step {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Step {}
+impl PartialOrd for Step {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Step {
+    /// Largest ratio first; ties: earlier slot, then smaller target option.
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.ratio
+            .total_cmp(&other.ratio)
+            .then(other.slot.cmp(&self.slot))
+            .then(other.to.cmp(&self.to))
+    }
+}
+
+/// The single-step upgrades of `job` from option `from`: the next clock level at the same
+/// GPU count, and twice the GPUs at the same clock.
+fn upgrades(job: &TrainingTask, from: usize) -> impl Iterator<Item = usize> + '_ {
+    let steps = job.steps[from];
+    steps.faster_clock.into_iter().chain(steps.more_gpus)
+}
+
+/// `(ΔJCT/JCT)/(ΔE/E)` of moving `remaining` iterations from `from` to `to`; `None` when it
+/// does not shorten the job.
+fn ratio(job: &TrainingTask, remaining: f64, from: usize, to: usize) -> Option<f64> {
+    let (a, b) = (&job.options[from], &job.options[to]);
+    let (t_from, t_to) = (
+        remaining / a.iterations_per_s,
+        remaining / b.iterations_per_s,
+    );
+    if t_to >= t_from {
+        return None;
+    }
+    let (e_from, e_to) = (
+        remaining * a.joules_per_iteration(),
+        remaining * b.joules_per_iteration(),
+    );
+    if e_to <= e_from {
+        return Some(f64::INFINITY);
+    }
+    Some(((t_from - t_to) / t_from) / ((e_to - e_from) / e_from))
+}
