@@ -318,6 +318,9 @@ pub(crate) fn pareto_figure(
     let mut subtitle = "line: exact ε-constraint front (least fragmentation for each power cap); \
                         points: online policies on the same snapshot"
         .to_string();
+    if fronts.iter().any(|f| !f.bound.is_empty()) {
+        subtitle.push_str("; dashed: the proven least fragmentation under each power cap");
+    }
     if skipped > 0 {
         let noun = if skipped == 1 { "point" } else { "points" };
         subtitle.push_str(&format!(
