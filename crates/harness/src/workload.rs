@@ -22,19 +22,23 @@ pub struct Workload {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
 }
 
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The file's SHA-256, read in blocks (an input may be larger than memory should hold).
 pub(crate) fn fingerprint_file(role: &str, path: &Path) -> Result<InputFingerprint> {
-    let bytes =
-        std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    let cannot_read = |e: std::io::Error| anyhow::anyhow!("{}: cannot read: {e}", path.display());
+    let mut file = std::fs::File::open(path).map_err(cannot_read)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).map_err(cannot_read)?;
     Ok(InputFingerprint {
         role: role.into(),
         source: path.display().to_string(),
-        sha256: sha256_hex(&bytes),
+        sha256: hex(&hasher.finalize()),
         adjustments: Vec::new(),
     })
 }
@@ -73,8 +77,10 @@ pub(crate) fn load_cluster(
 ) -> Result<Cluster> {
     Ok(match nodes {
         Some(path) => {
+            // Parsed first: a bad row is reported before the whole file is hashed.
+            let cluster = load_nodes_csv(path, cpu_power)?;
             inputs.push(fingerprint_file("nodes", path)?);
-            load_nodes_csv(path, cpu_power)?
+            cluster
         }
         None => {
             inputs.push(fingerprint_embedded(
@@ -101,8 +107,9 @@ impl Workload {
         let cluster = load_cluster(nodes, cpu_power, &mut inputs)?;
         let task_list = match tasks {
             Some(path) => {
-                let mut fingerprint = fingerprint_file("tasks", path)?;
+                // Parsed first: a bad row is reported before the whole file is hashed.
                 let list = load_tasks_csv(path, rules)?;
+                let mut fingerprint = fingerprint_file("tasks", path)?;
                 fingerprint.adjustments = adjustment_warnings(path, &list.adjustments);
                 inputs.push(fingerprint);
                 list.tasks
