@@ -110,9 +110,18 @@ impl FromStr for PolicySpec {
         for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
             let (name, weight) = match term.split_once(':') {
                 Some((name, weight)) => {
-                    let weight = weight.trim().parse::<u32>().map_err(|_| {
-                        format!("policy `{term}`: weight `{weight}` is not a whole number")
-                    })?;
+                    let weight = weight.trim();
+                    let whole = !weight.is_empty() && weight.bytes().all(|b| b.is_ascii_digit());
+                    let weight = match weight.parse::<u32>() {
+                        Ok(weight) => weight,
+                        // Digits only, yet no u32: too large (the check below says how large).
+                        Err(_) if whole => u32::MAX,
+                        Err(_) => {
+                            return Err(format!(
+                                "policy `{term}`: weight `{weight}` is not a whole number"
+                            ))
+                        }
+                    };
                     (name, weight)
                 }
                 None => (term, SOLO_WEIGHT),
@@ -130,7 +139,8 @@ impl FromStr for PolicySpec {
             }
             if weight > 1_000_000 {
                 return Err(format!(
-                    "policy `{term}`: weight {weight} is too large (at most 1000000)"
+                    "policy `{term}`: weight {} is too large (at most 1000000)",
+                    term.split_once(':').map_or("", |(_, w)| w.trim())
                 ));
             }
             terms.push((kind, weight));
@@ -176,5 +186,14 @@ mod tests {
             .unwrap_err()
             .contains("twice"));
         assert!("".parse::<PolicySpec>().is_err());
+        // A whole number too large for a weight is too large, not "not a whole number".
+        for text in ["pwr:4294967296", "pwr:99999999999999999999999"] {
+            let error = text.parse::<PolicySpec>().unwrap_err();
+            assert!(error.contains("is too large (at most 1000000)"), "{error}");
+        }
+        assert!("pwr:-3"
+            .parse::<PolicySpec>()
+            .unwrap_err()
+            .contains("not a whole number"));
     }
 }
