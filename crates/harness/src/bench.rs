@@ -159,6 +159,7 @@ impl Matrix {
                     InputRules::Reference,
                 )?,
             };
+            workload.require_gpus()?;
             workloads.insert(trace.clone(), workload);
         }
         let inputs = workloads

@@ -115,6 +115,7 @@ fn gap(args: GapArgs) -> Result<()> {
     let method = GapMethod::parse(&args.method)?;
     let run = args.workload.settings()?;
     let workload = args.workload.load()?;
+    workload.require_gpus()?;
     let seeds = args.workload.seeds();
     let settings = GapSettings {
         checkpoints: args.checkpoints,
@@ -437,6 +438,7 @@ fn input_rules(arg: InputRulesArg) -> InputRules {
 fn run(args: RunArgs) -> Result<()> {
     let settings = args.workload.settings()?;
     let workload = args.workload.load()?;
+    workload.require_gpus()?;
     let seeds = args.workload.seeds();
     let out = args
         .out

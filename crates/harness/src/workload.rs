@@ -130,6 +130,24 @@ impl Workload {
         })
     }
 
+    /// Refuses a cluster without GPUs for an arrival sweep, which measures allocation,
+    /// fragmentation and power as shares of GPU capacity: with none there is nothing to
+    /// measure against (every GPU task would fail, and every percentage divide by zero).
+    pub fn require_gpus(&self) -> Result<()> {
+        if self.cluster.gpu_count() == 0 {
+            let source = self
+                .inputs
+                .iter()
+                .find(|input| input.role == "nodes")
+                .map_or("the node list", |input| input.source.as_str());
+            anyhow::bail!(
+                "{source}: the cluster has no GPUs ({} nodes): an arrival sweep measures allocation, fragmentation and power as shares of GPU capacity, so it needs at least one GPU node",
+                self.cluster.len()
+            );
+        }
+        Ok(())
+    }
+
     /// One warning line per kind of converted value, naming the file.
     pub fn warnings(&self) -> Vec<String> {
         self.inputs
