@@ -245,6 +245,18 @@ impl BenchSpec {
                     bail!("gap objective `{objective}`: expected power, alloc or frag");
                 }
             }
+            for (i, checkpoint) in gaps.checkpoints.iter().enumerate() {
+                if gaps.checkpoints[..i].contains(checkpoint) {
+                    bail!("gaps.checkpoints: {checkpoint} is given twice");
+                }
+                if f64::from(*checkpoint) > 100.0 * self.tune {
+                    bail!(
+                        "gaps.checkpoints: {checkpoint} % is beyond the sweeps, which end at {} % arrived GPU demand (tune {}): its snapshot would be the end state labelled {checkpoint} %",
+                        100.0 * self.tune,
+                        self.tune
+                    );
+                }
+            }
             if gaps.sample_nodes == 0 {
                 bail!("gaps.sample_nodes must be positive");
             }
@@ -354,6 +366,9 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
         assert_eq!(gaps.full_cluster.map(|f| f.time_limit_s), Some(60.0));
     }
 
+    /// A spec with a gap study, its `checkpoints` line left to the test.
+    const GAPS: &str = "name = \"g\"\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = [1]\n[gaps]\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = [1]\nsample_nodes = 4\n";
+
     #[test]
     fn bad_replay_tables_are_refused_with_a_reason() {
         let cases = [
@@ -374,6 +389,14 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
                 "arrival_scales",
             ),
             (EACO.replace("[64, 28]", "[0]"), "servers"),
+            (
+                format!("{GAPS}checkpoints = [50, 80, 50]\n"),
+                "gaps.checkpoints: 50 is given twice",
+            ),
+            (
+                format!("{GAPS}checkpoints = [50, 500]\n"),
+                "gaps.checkpoints: 500 % is beyond the sweeps, which end at 130 %",
+            ),
             (
                 EACO.replace("jobs_per_hour = 2.0", "jobs_per_hour = -1.0"),
                 "jobs_per_hour",

@@ -83,3 +83,38 @@ fn a_cluster_without_gpus_is_refused_by_the_sweep_commands() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Item 7: a checkpoint past the end of the sweep would be its end state under another
+/// label, and a repeated one would be solved twice.
+#[test]
+fn gap_checkpoints_beyond_the_sweep_or_repeated_are_refused() {
+    let dir = scratch("checkpoints");
+    let gap = |checkpoints: &str| {
+        vec![
+            "gap",
+            "--sample-nodes",
+            "4",
+            "--objectives",
+            "power",
+            "--pareto-points",
+            "0",
+            "--time-limit",
+            "5",
+            "--checkpoints",
+            checkpoints,
+            "--out",
+            "out",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
+    };
+    let args = gap("50,500");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    refused(&dir, &args, &["checkpoint 500", "beyond", "tune 1.3"]);
+    let args = gap("50,80,50");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    refused(&dir, &args, &["checkpoint 50 is given twice"]);
+    assert!(!dir.join("out").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
