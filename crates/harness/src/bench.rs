@@ -56,8 +56,11 @@ pub const STAND_IN_TRACE: &str = "openb-like";
 #[derive(Debug, Clone, Default)]
 pub struct BenchOptions {
     pub spec: PathBuf,
-    /// Folder of the openb CSVs; `None` = `$GAPBENCH_TRACES` or `../shared/traces/openb`.
+    /// Folder of the openb CSVs; `None` = `$GAPBENCH_TRACES`, else `../shared/traces/openb`
+    /// when it exists, else (no traces anywhere) the embedded openb-like workload.
     pub traces_dir: Option<PathBuf>,
+    /// Run the embedded openb-like workload in place of every trace, traces or not.
+    pub stand_in: bool,
     /// Results folder; `None` = `results/<spec name>-<UTC date>`.
     pub out: Option<PathBuf>,
     /// Worker threads; `None` = all cores.
@@ -91,8 +94,9 @@ pub struct Matrix {
 }
 
 impl Matrix {
-    /// Resolves a spec against a traces folder; without the real traces the embedded default
-    /// stands in (and the report says so).
+    /// Resolves a spec against a traces folder, which must hold every file the spec names
+    /// (a missing one is an error listing the traces it does hold); `None` runs the embedded
+    /// openb-like workload in place of every trace (and the report says so at its top).
     pub fn resolve(
         spec: BenchSpec,
         traces_dir: Option<&Path>,
@@ -101,16 +105,14 @@ impl Matrix {
         BTreeMap<String, Workload>,
         crate::replay_cells::ReplayWorkloads,
     )> {
-        let replay_traces = spec.replay.iter().flat_map(|r| r.traces.iter());
-        let needs_traces = !spec.traces.is_empty() || replay_traces.clone().next().is_some();
-        let available = traces_dir.filter(|dir| {
-            dir.join(&spec.nodes).is_file()
-                && spec
-                    .traces
-                    .iter()
-                    .chain(replay_traces)
-                    .all(|t| dir.join(trace_file(t)).is_file())
-        });
+        let needs_traces = !spec.needed_traces().is_empty();
+        let available = match traces_dir {
+            Some(dir) if needs_traces => {
+                check_traces_folder(dir, &spec)?;
+                Some(dir)
+            }
+            _ => None,
+        };
         let (traces, gap_traces, stand_in) = match available {
             Some(_) => (
                 spec.traces.clone(),
@@ -140,18 +142,12 @@ impl Matrix {
                 continue;
             }
             let workload = match available {
-                Some(dir) => {
-                    let tasks = dir.join(trace_file(trace));
-                    if !tasks.is_file() {
-                        bail!("trace `{trace}`: {} does not exist", tasks.display());
-                    }
-                    Workload::load(
-                        Some(&dir.join(&spec.nodes)),
-                        Some(&tasks),
-                        CpuPowerProfile::Reference,
-                        InputRules::Reference,
-                    )?
-                }
+                Some(dir) => Workload::load(
+                    Some(&dir.join(&spec.nodes)),
+                    Some(&dir.join(trace_file(trace))),
+                    CpuPowerProfile::Reference,
+                    InputRules::Reference,
+                )?,
                 None => Workload::load(
                     None,
                     None,
@@ -283,6 +279,49 @@ impl Matrix {
     }
 }
 
+/// Refuses a traces folder that lacks a file the spec names: running something else in
+/// its place (as the embedded stand-in once did, for every trace) would be a silent
+/// substitution.
+fn check_traces_folder(dir: &Path, spec: &BenchSpec) -> Result<()> {
+    if !dir.is_dir() {
+        bail!(
+            "traces folder {} does not exist (give --traces DIR, or --stand-in to run the embedded openb-like workload instead)",
+            dir.display()
+        );
+    }
+    let mut missing: Vec<String> = Vec::new();
+    if !dir.join(&spec.nodes).is_file() {
+        missing.push(format!("node list {}", spec.nodes));
+    }
+    for trace in spec.needed_traces() {
+        if !dir.join(trace_file(&trace)).is_file() {
+            missing.push(format!("trace `{trace}` ({})", trace_file(&trace)));
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut available: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot list", dir.display()))?
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().to_string_lossy().into_owned();
+            let trace = name.strip_prefix("openb_pod_list_")?.strip_suffix(".csv")?;
+            Some(trace.to_string())
+        })
+        .collect();
+    available.sort();
+    bail!(
+        "{} lacks {}; available: {}",
+        dir.display(),
+        missing.join(", "),
+        if available.is_empty() {
+            "no openb_pod_list_*.csv at all".to_string()
+        } else {
+            available.join(", ")
+        }
+    )
+}
+
 pub(crate) fn trace_file(trace: &str) -> String {
     format!("openb_pod_list_{trace}.csv")
 }
@@ -312,10 +351,11 @@ pub struct BenchOutcome {
 /// Runs (the remaining cells of) a bench and, when every cell is done, aggregates.
 pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let spec = BenchSpec::load(&options.spec)?;
-    let traces_dir = options
-        .traces_dir
-        .clone()
-        .or_else(crate::workload::default_traces_dir);
+    let traces_dir = match (options.stand_in, &options.traces_dir) {
+        (true, _) => None,
+        (false, Some(dir)) => Some(dir.clone()),
+        (false, None) => crate::workload::default_traces_dir(),
+    };
     let (mut matrix, workloads, replay_workloads) = Matrix::resolve(spec, traces_dir.as_deref())?;
     matrix.command = options.command.clone();
     let out = options
@@ -424,15 +464,16 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let mut budget_replays = 0;
     if let Some(study) = &matrix.spec.budget {
         if options.shard.is_none_or(|(index, _)| index == 0) {
+            // Matrix::resolve checked the folder holds both (or none stands in).
             let files = traces_dir
                 .as_deref()
+                .filter(|_| !matrix.stand_in)
                 .map(|dir| {
                     (
                         dir.join(&matrix.spec.nodes),
                         dir.join(trace_file(&study.trace)),
                     )
-                })
-                .filter(|(nodes, tasks)| nodes.is_file() && tasks.is_file());
+                });
             budget_replays = crate::budget_study::run_budget_study(study, files, &out)?;
         }
     }

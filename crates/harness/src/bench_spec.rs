@@ -272,6 +272,26 @@ impl BenchSpec {
     }
 }
 
+impl BenchSpec {
+    /// Every trace the spec names, once each in order of appearance: the sweeps', the gap
+    /// studies', the replays' and the budget study's.
+    pub fn needed_traces(&self) -> Vec<String> {
+        let mut traces: Vec<String> = Vec::new();
+        let named = self
+            .traces
+            .iter()
+            .chain(self.gaps.iter().flat_map(|g| &g.traces))
+            .chain(self.replay.iter().flat_map(|r| &r.traces))
+            .chain(self.budget.iter().map(|b| &b.trace));
+        for trace in named {
+            if !traces.contains(trace) {
+                traces.push(trace.clone());
+            }
+        }
+        traces
+    }
+}
+
 pub fn parse_policies(policies: &[String]) -> Result<Vec<PolicySpec>> {
     policies
         .iter()

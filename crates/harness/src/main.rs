@@ -174,9 +174,12 @@ struct BenchArgs {
     /// Use workloads/quick.toml: default trace, 3 seeds, four policies, a small gap study, a few time-mode replays.
     #[arg(long, conflicts_with = "spec")]
     quick: bool,
-    /// Folder of the openb CSVs. Default: $GAPBENCH_TRACES or ../shared/traces/openb; without them the embedded default stands in.
+    /// Folder of the openb CSVs; it must hold every trace the spec names. Default: $GAPBENCH_TRACES, else ../shared/traces/openb; with neither, the embedded openb-like workload stands in (and REPORT.md says so at its top).
     #[arg(long, value_name = "DIR")]
     traces: Option<PathBuf>,
+    /// Run the embedded openb-like workload in place of every trace, even with traces at hand (REPORT.md says so at its top).
+    #[arg(long)]
+    stand_in: bool,
     /// Worker threads (default: all cores). Runs are parallel; each run is sequential and deterministic.
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -229,6 +232,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     let options = gapbench::bench::BenchOptions {
         spec,
         traces_dir: args.traces,
+        stand_in: args.stand_in,
         out: args.out,
         jobs: args.jobs,
         shard: args.shard,
@@ -253,7 +257,7 @@ fn merge(args: MergeArgs) -> Result<()> {
 
 fn report_outcome(outcome: &gapbench::bench::BenchOutcome) -> Result<()> {
     if outcome.matrix.stand_in {
-        println!("note: the real traces were not found; the embedded openb-like workload stood in");
+        println!("note: the embedded openb-like workload stood in for every trace (no traces folder was given or found, or --stand-in was asked); REPORT.md says so at its top");
     }
     println!(
         "{} of {} runs done now ({} already finished) in {:.1} s; results in {}",

@@ -173,12 +173,14 @@ impl Workload {
     }
 }
 
-/// The openb trace folder a user most likely has: `../shared/traces/openb` or `GAPBENCH_TRACES`.
+/// The openb trace folder a user most likely has: `$GAPBENCH_TRACES` when set (it must
+/// then hold the traces), else `../shared/traces/openb` when that folder exists; `None`
+/// when there are no traces anywhere, the one case where the embedded workload stands in
+/// unasked.
 pub fn default_traces_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("GAPBENCH_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("../shared/traces/openb"));
-    dir.join("openb_node_list_gpu_node.csv")
-        .is_file()
-        .then_some(dir)
+    if let Some(dir) = std::env::var_os("GAPBENCH_TRACES") {
+        return Some(PathBuf::from(dir));
+    }
+    let dir = PathBuf::from("../shared/traces/openb");
+    dir.is_dir().then_some(dir)
 }

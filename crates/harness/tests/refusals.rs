@@ -118,3 +118,96 @@ fn gap_checkpoints_beyond_the_sweep_or_repeated_are_refused() {
     assert!(!dir.join("out").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A small openb-format traces folder: two nodes and the `default` trace of three tasks.
+fn traces_folder(dir: &Path) -> PathBuf {
+    let traces = dir.join("traces");
+    std::fs::create_dir_all(&traces).unwrap();
+    std::fs::write(
+        traces.join("openb_node_list_gpu_node.csv"),
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\nn1,64000,262144,8,V100M32\n",
+    )
+    .unwrap();
+    std::fs::write(
+        traces.join("openb_pod_list_default.csv"),
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n\
+         p0,1000,1024,1,1000,,LS,Running,0,100,0\np1,1000,1024,1,500,,LS,Running,10,200,10\n\
+         p2,2000,2048,2,1000,,LS,Running,20,300,20\n",
+    )
+    .unwrap();
+    traces
+}
+
+/// Item 1: a stand-in workload only when the user asked for one (no traces anywhere, or
+/// `--stand-in`), and then REPORT.md says so at its top; a misspelt trace, a missing node
+/// list or a wrong `--traces` folder is refused, before anything runs.
+#[test]
+fn a_bench_never_substitutes_the_embedded_workload_unasked() {
+    let dir = scratch("stand-in");
+    let traces = traces_folder(&dir);
+    let spec = |traces: &str, extra: &str| {
+        format!("name = \"s\"\ntraces = {traces}\npolicies = [\"fgd\"]\nseeds = [1]\n{extra}")
+    };
+    std::fs::write(
+        dir.join("misspelt.toml"),
+        spec("[\"default\", \"gpushare4O\"]", ""),
+    )
+    .unwrap();
+    std::fs::write(dir.join("good.toml"), spec("[\"default\"]", "")).unwrap();
+    std::fs::write(
+        dir.join("budget.toml"),
+        "name = \"b\"\n[budget]\ntrace = \"defualt\"\nseeds = [1]\nkinds = [\"energy\"]\nfractions = [1.0]\nsetups = [{ name = \"s\", gpus = 8, first_jobs = 3 }]\n",
+    )
+    .unwrap();
+    let bench = |spec: &str, traces: &str| {
+        vec!["bench", "--spec", spec, "--traces", traces, "--out", "out"]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let traces_text = traces.display().to_string();
+    for (args, expected) in [
+        (
+            bench("misspelt.toml", &traces_text),
+            vec!["openb_pod_list_gpushare4O.csv", "available: default"],
+        ),
+        (
+            bench("budget.toml", &traces_text),
+            vec!["openb_pod_list_defualt.csv", "available: default"],
+        ),
+        (bench("good.toml", "no-such-folder"), vec!["no-such-folder"]),
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(&dir, &args, &expected);
+        assert!(!dir.join("out").exists(), "{args:?} wrote results");
+    }
+    std::fs::remove_file(traces.join("openb_node_list_gpu_node.csv")).unwrap();
+    let args = bench("good.toml", &traces_text);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    refused(&dir, &args, &["openb_node_list_gpu_node.csv"]);
+
+    // Asked for: no traces anywhere (no --traces, no $GAPBENCH_TRACES, none at
+    // ../shared/traces/openb), or --stand-in. The report's first lines say so.
+    for args in [
+        vec!["bench", "--spec", "good.toml", "--out", "asked"],
+        vec![
+            "bench",
+            "--spec",
+            "good.toml",
+            "--stand-in",
+            "--traces",
+            &traces_text,
+            "--out",
+            "flag",
+        ],
+    ] {
+        let (code, stdout, stderr) = gapbench(&dir, &args);
+        assert_eq!(code, 0, "{args:?}\n{stdout}\n{stderr}");
+        let out = dir.join(args.last().unwrap());
+        let report = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+        let top: String = report.lines().take(5).collect::<Vec<_>>().join("\n");
+        assert!(top.contains("embedded openb-like workload"), "{top}");
+        assert!(stdout.contains("stood in"), "{stdout}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

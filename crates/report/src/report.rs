@@ -86,7 +86,7 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
     writeln!(out, "# gapbench report: {}\n", spec.name)?;
     writeln!(out, "{}\n", spec.description)?;
     if matrix.stand_in {
-        writeln!(out, "> **The real openb traces were not found: the embedded openb-like workload (the openb GPU cluster's node types and the default trace's task shapes) stood in for every trace.** Point `--traces` at the openb CSVs for the real matrix.\n")?;
+        writeln!(out, "> **Not the real traces: the embedded openb-like workload (the openb GPU cluster's node types and the default trace's task shapes) stood in for every trace**, because no traces folder was given or found, or `--stand-in` was asked. Point `--traces` at the openb CSVs for the real matrix.\n")?;
     }
     let seeds = spec.seeds.expand()?;
     writeln!(out, "## What ran\n")?;
