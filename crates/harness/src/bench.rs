@@ -41,6 +41,7 @@ use crate::cells::{cell_path, finished, finished_gap, gap_cell_path, run_gap_cel
 pub use crate::cells::{Cell, GapCell};
 use crate::gap::{parse_objectives, GapSettings};
 use crate::io::{write_atomic, write_json};
+use crate::out_dir::OutDir;
 use crate::replay_cells::{
     aggregate_replays, finished_replay, load_replay_workloads, replay_cell_path,
     replay_fingerprints, run_replay_cell, ReplayCell, ReplaySource,
@@ -362,6 +363,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results/{}-{}", matrix.spec.name, utc_date())));
+    let _held = OutDir::acquire(&out)?;
     write_json(&out.join("matrix.json"), &matrix)?;
 
     let cells = matrix.cells()?;
@@ -561,6 +563,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         }
     }
     let matrix = matrix.context("merge needs at least one shard folder")?;
+    let _held = OutDir::acquire(out)?;
     write_json(&out.join("matrix.json"), &matrix)?;
     let cells = matrix.cells()?;
     let missing = gather(

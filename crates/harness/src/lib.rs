@@ -11,6 +11,7 @@ pub mod frontier;
 pub mod gap;
 pub mod io;
 pub mod manifest;
+pub mod out_dir;
 pub mod replay;
 pub mod replay_cells;
 pub mod run;

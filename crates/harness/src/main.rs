@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use gapbench::out_dir::OutDir;
 use gapbench::run::{run_seeds, write_outputs, RunSettings, RunSummary};
 use gapbench::summary::Sample;
 use gapbench::workload::Workload;
@@ -128,6 +129,7 @@ fn gap(args: GapArgs) -> Result<()> {
         exact_max_nodes: args.exact_max_nodes,
     };
     settings.validate()?;
+    let _held = OutDir::acquire(&args.out)?;
     println!(
         "gapbench gap: policy {} on {}",
         run.policy,
@@ -447,6 +449,7 @@ fn run(args: RunArgs) -> Result<()> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from(format!("results/run-{}", settings.policy_spec.slug())));
+    let _held = OutDir::acquire(&out)?;
     println!(
         "gapbench run: policy {} on {}",
         settings.policy,
@@ -524,6 +527,24 @@ fn print_summary(summary: &RunSummary) {
     println!();
 }
 
+fn figures(dir: &std::path::Path) -> Result<()> {
+    if !dir.join(gapbench_results::MATRIX_JSON).is_file() {
+        bail!(
+            "{}: not a results folder (no {})",
+            dir.display(),
+            gapbench_results::MATRIX_JSON
+        );
+    }
+    let _held = OutDir::acquire(dir)?;
+    let figures = gapbench_report::redraw(dir)?;
+    println!(
+        "{} figure files and REPORT.md written in {}",
+        figures.len(),
+        dir.display()
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -532,13 +553,7 @@ fn main() -> ExitCode {
         Command::Frontier(args) => gapbench::frontier::frontier(&args),
         Command::Bench(args) => bench(args),
         Command::Merge(args) => merge(args),
-        Command::Figures { dir } => gapbench_report::redraw(&dir).map(|figures| {
-            println!(
-                "{} figure files and REPORT.md written in {}",
-                figures.len(),
-                dir.display()
-            )
-        }),
+        Command::Figures { dir } => figures(&dir),
         Command::Gap(args) => gap(args),
     };
     match result {

@@ -43,6 +43,25 @@ fn refused(dir: &Path, args: &[&str], expected: &[&str]) -> String {
     stderr
 }
 
+/// Asserts a refused command left no results in `out`: the folder is absent, or holds
+/// only its released (empty) lock file.
+fn assert_no_results(out: &Path) {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    let names: Vec<String> = entries
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| n == ".gapbench.lock"),
+        "{} holds {names:?}",
+        out.display()
+    );
+    if !names.is_empty() {
+        assert_eq!(std::fs::read(out.join(".gapbench.lock")).unwrap(), b"");
+    }
+}
+
 const CPU_NODES: &str =
     "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,0,\nn1,64000,262144,0,\n";
 
@@ -66,7 +85,7 @@ fn a_cluster_without_gpus_is_refused_by_the_sweep_commands() {
             ],
             &["cpu-nodes.csv", "no GPUs"],
         );
-        assert!(!dir.join("out").exists(), "no half-written folder");
+        assert_no_results(&dir.join("out"));
     }
     refused(
         &dir,
@@ -115,7 +134,7 @@ fn gap_checkpoints_beyond_the_sweep_or_repeated_are_refused() {
     let args = gap("50,80,50");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     refused(&dir, &args, &["checkpoint 50 is given twice"]);
-    assert!(!dir.join("out").exists());
+    assert_no_results(&dir.join("out"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -179,7 +198,7 @@ fn a_bench_never_substitutes_the_embedded_workload_unasked() {
     ] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         refused(&dir, &args, &expected);
-        assert!(!dir.join("out").exists(), "{args:?} wrote results");
+        assert_no_results(&dir.join("out"));
     }
     std::fs::remove_file(traces.join("openb_node_list_gpu_node.csv")).unwrap();
     let args = bench("good.toml", &traces_text);
@@ -209,5 +228,43 @@ fn a_bench_never_substitutes_the_embedded_workload_unasked() {
         assert!(top.contains("embedded openb-like workload"), "{top}");
         assert!(stdout.contains("stood in"), "{stdout}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Item 9: one writer per results folder. While another gapbench holds `out` (here this
+/// test, through the folder's lock file), a second bench on it is refused with who holds
+/// it and what to do instead, and writes nothing; once released, the bench runs.
+#[test]
+fn a_second_run_on_a_busy_results_folder_is_refused() {
+    let dir = scratch("busy");
+    std::fs::write(
+        dir.join("spec.toml"),
+        "name = \"s\"\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = [1]\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let holder = std::fs::File::create(out.join(".gapbench.lock")).unwrap();
+    holder.try_lock().unwrap();
+    std::fs::write(
+        out.join(".gapbench.lock"),
+        "pid 4242: gapbench bench --spec other.toml\n",
+    )
+    .unwrap();
+    let bench = ["bench", "--spec", "spec.toml", "--stand-in", "--out", "out"];
+    refused(
+        &dir,
+        &bench,
+        &[
+            "in use",
+            "pid 4242: gapbench bench --spec other.toml",
+            "--shard",
+        ],
+    );
+    refused(&dir, &["run", "--out", "out"], &["in use"]);
+    assert!(!out.join("matrix.json").exists() && !out.join("curve.csv").exists());
+    drop(holder);
+    let (code, _, stderr) = gapbench(&dir, &bench);
+    assert_eq!(code, 0, "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
