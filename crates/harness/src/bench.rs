@@ -21,22 +21,18 @@
 //! where the clock says): their status and bound say what was proven each time.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
-use gapbench_results::csv_text::field as csv_field;
-use gapbench_results::{
-    FrontRow, GapRow, ParetoPoint, PointKind, RunRow, BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV,
-    BUDGET_TIMELINE_CSV, GAPS_CSV, PARETO_CSV,
-};
+use gapbench_results::{BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV, BUDGET_TIMELINE_CSV};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bench_spec::{parse_policies, trace_family, BenchSpec, Seeds};
+use crate::aggregate::{aggregate, aggregate_gaps, remove_dropped_aggregates};
+use crate::bench_spec::{parse_policies, BenchSpec, Seeds};
 use crate::cells::{cell_path, finished, finished_gap, gap_cell_path, run_gap_cell, CellRecord};
 pub use crate::cells::{Cell, GapCell};
 use crate::gap::{parse_objectives, GapSettings};
@@ -46,8 +42,7 @@ use crate::replay_cells::{
     aggregate_replays, finished_replay, load_replay_workloads, replay_cell_path,
     replay_fingerprints, run_replay_cell, ReplayCell, ReplaySource,
 };
-use crate::run::{run_seed, seed_summary, RunSettings, SeedSummary};
-use crate::summary::{mean_grid, SAMPLE_COLUMNS};
+use crate::run::{run_seed, seed_summary, RunSettings};
 use crate::workload::{InputFingerprint, Workload};
 
 /// The embedded workload's trace name, used when the real traces are absent.
@@ -494,6 +489,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         aggregate(&out, &matrix, &cells)?;
         aggregate_gaps(&out, &matrix, &gap_cells)?;
         aggregate_replays(&out, &matrix, &replay_cells)?;
+        remove_dropped_aggregates(&out, &matrix)?;
         finish_folder(&out)?;
     }
     Ok(BenchOutcome {
@@ -608,6 +604,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         aggregate(out, &matrix, &cells)?;
         aggregate_gaps(out, &matrix, &gap_cells)?;
         aggregate_replays(out, &matrix, &replay_cells)?;
+        remove_dropped_aggregates(out, &matrix)?;
         finish_folder(out)?;
     }
     Ok(BenchOutcome {
@@ -635,75 +632,6 @@ pub fn finish_folder(out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order
-/// (none for a spec of replays only).
-fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
-    if cells.is_empty() {
-        return Ok(());
-    }
-    let mut grid = format!("trace,family,policy,seed,{SAMPLE_COLUMNS}\n");
-    let mut runs = format!("{}\n", RunRow::CSV_HEADER);
-    let mut mean = format!("trace,family,policy,seeds,{SAMPLE_COLUMNS}\n");
-    let mut group: Vec<SeedSummary> = Vec::new();
-    for (i, cell) in cells.iter().enumerate() {
-        let record = finished(out, matrix, cell).with_context(|| {
-            format!(
-                "cell {} {} seed {} is missing",
-                cell.trace, cell.policy, cell.seed
-            )
-        })?;
-        let (family, policy) = (trace_family(&cell.trace), csv_field(&record.policy));
-        let s = &record.summary;
-        for sample in &s.grid {
-            writeln!(
-                grid,
-                "{},{family},{policy},{},{}",
-                cell.trace,
-                cell.seed,
-                sample.csv_row()
-            )?;
-        }
-        let f = &s.final_sample;
-        let run = RunRow {
-            trace: cell.trace.clone(),
-            family: family.to_string(),
-            policy: record.policy.clone(),
-            seed: cell.seed,
-            events: s.events,
-            placed: s.placed,
-            failed: s.failed,
-            cloned_tasks: s.cloned_tasks,
-            removed_tasks: s.removed_tasks,
-            final_arrived_pct: f.arrived_pct,
-            final_alloc_pct: f.alloc_pct,
-            final_frag_ratio_pct: f.frag_ratio_pct,
-            final_power_total_w: f.power_total_w,
-        };
-        writeln!(runs, "{}", run.csv_line())?;
-        group.push(record.summary);
-        let last_of_group = cells
-            .get(i + 1)
-            .is_none_or(|next| next.trace != cell.trace || next.policy != cell.policy);
-        if last_of_group {
-            let grids: Vec<_> = group.iter().map(|s| s.grid.clone()).collect();
-            for sample in mean_grid(&grids) {
-                writeln!(
-                    mean,
-                    "{},{family},{policy},{},{}",
-                    cell.trace,
-                    group.len(),
-                    sample.csv_row()
-                )?;
-            }
-            group.clear();
-        }
-    }
-    write_atomic(&out.join("grid.csv"), grid.as_bytes())?;
-    write_atomic(&out.join("runs.csv"), runs.as_bytes())?;
-    write_atomic(&out.join("mean_grid.csv"), mean.as_bytes())?;
-    Ok(())
-}
-
 /// Copies into `out` each cell's finished record from the first shard that has it; returns
 /// how many cells no shard has finished.
 fn gather<C, R: Serialize>(
@@ -724,69 +652,6 @@ fn gather<C, R: Serialize>(
         }
     }
     Ok(missing)
-}
-
-/// Writes `gaps.csv` (the gap columns with the trace first) and `pareto.csv` from the gap
-/// cells. The front of a (trace, checkpoint) is the first policy's: at checkpoints where no
-/// task failed every policy faced the same task set (same seed, same arrivals), and a
-/// heuristic is plotted against that front only when it placed as many tasks.
-fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> {
-    if matrix.spec.gaps.is_none() {
-        return Ok(());
-    }
-    let mut gaps = format!("trace,{}\n", GapRow::CSV_HEADER);
-    let mut pareto = format!("{}\n", ParetoPoint::CSV_HEADER);
-    let first_seed = cells.first().map(|c| c.seed);
-    let mut fronts: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for cell in cells {
-        let record = finished_gap(out, matrix, cell).with_context(|| {
-            format!(
-                "gap study {} {} seed {} is missing",
-                cell.trace, cell.policy, cell.seed
-            )
-        })?;
-        for row in &record.rows {
-            writeln!(gaps, "{},{}", csv_field(&cell.trace), row.csv_line())?;
-        }
-        if Some(cell.seed) != first_seed {
-            continue;
-        }
-        let point_of = |kind, label: String, p: &FrontRow, status: String| ParetoPoint {
-            trace: cell.trace.clone(),
-            checkpoint_pct: p.checkpoint_pct,
-            seed: cell.seed.to_string(),
-            kind,
-            label,
-            power_w: Some(p.power_watts),
-            frag_gpu_milli: Some(p.frag_milli),
-            status,
-        };
-        for point in &record.fronts {
-            let checkpoint = format!("{:.1}", point.checkpoint_pct);
-            let front_tasks = *fronts
-                .entry((cell.trace.clone(), checkpoint.clone()))
-                .or_insert_with(|| {
-                    for p in record.fronts.iter().filter(|p| {
-                        !p.is_heuristic()
-                            && format!("{:.1}", p.checkpoint_pct) == checkpoint
-                            && p.power_watts.is_finite()
-                    }) {
-                        let front =
-                            point_of(PointKind::Front, p.point.clone(), p, p.status_label());
-                        let _ = writeln!(pareto, "{}", front.csv_line());
-                    }
-                    point.tasks
-                });
-            if point.is_heuristic() && point.tasks == front_tasks {
-                let label = cell.policy.to_string();
-                let own = point_of(PointKind::Policy, label, point, point.status_label());
-                writeln!(pareto, "{}", own.csv_line())?;
-            }
-        }
-    }
-    write_atomic(&out.join(GAPS_CSV), gaps.as_bytes())?;
-    write_atomic(&out.join(PARETO_CSV), pareto.as_bytes())?;
-    Ok(())
 }
 
 /// Today's UTC date as `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).

@@ -2,6 +2,7 @@
 //! commands. The binary `gapbench` is a thin clap front end over this library. Figures and
 //! `REPORT.md` are the report crate's (`gapbench_report`), which knows nothing of the runner.
 
+mod aggregate;
 pub mod bench;
 pub mod bench_spec;
 pub mod budget;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::io::{write_atomic, write_json};
 use crate::manifest::Manifest;
+use crate::out_dir::remove_stale_seed_layout;
 use crate::summary::{
     curve_csv, failure_counts, final_sample, grid_csv, integer_grid, mean_grid, mean_sample, Sample,
 };
@@ -209,5 +210,13 @@ pub fn write_outputs(
         serde_json::to_value(settings)?,
     );
     write_json(&out.join("manifest.json"), &manifest)?;
+    let seeds: std::collections::BTreeSet<u64> = summary.seeds.iter().copied().collect();
+    remove_stale_seed_layout(
+        out,
+        per_seed_folders,
+        |seed| seeds.contains(&seed),
+        &["curve.csv"],
+        &["mean_curve.csv"],
+    )?;
     Ok(summary)
 }

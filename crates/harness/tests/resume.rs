@@ -72,7 +72,10 @@ fn an_interrupted_bench_resumes_to_identical_outputs() {
         (3, 1),
         "only the unfinished and the damaged runs are redone"
     );
-    assert!(!stray.exists(), "the rerun removes what an interrupted write left");
+    assert!(
+        !stray.exists(),
+        "the rerun removes what an interrupted write left"
+    );
     assert_same_files(&whole, &interrupted);
 
     // Shards merged elsewhere give the same files too.

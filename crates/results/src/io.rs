@@ -20,18 +20,46 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
         file_name.to_string_lossy(),
         std::process::id()
     ));
-    let mut file =
-        fs::File::create(&temp).with_context(|| format!("cannot create {}", temp.display()))?;
-    file.write_all(contents)
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("cannot write {}", temp.display()))?;
-    fs::rename(&temp, path)
-        .with_context(|| format!("cannot move {} to {}", temp.display(), path.display()))?;
-    Ok(())
+    let written = fs::File::create(&temp)
+        .with_context(|| format!("cannot create {}", temp.display()))
+        .and_then(|mut file| {
+            file.write_all(contents)
+                .and_then(|()| file.sync_all())
+                .with_context(|| format!("cannot write {}", temp.display()))
+        })
+        .and_then(|()| {
+            fs::rename(&temp, path)
+                .with_context(|| format!("cannot move {} to {}", temp.display(), path.display()))
+        });
+    if written.is_err() {
+        // A full disk or a failed rename leaves no temp file behind.
+        let _ = fs::remove_file(&temp);
+    }
+    written
 }
 
 pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
     let mut text = serde_json::to_string_pretty(value)?;
     text.push('\n');
     write_atomic(path, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_no_temp_file() {
+        let dir = std::env::temp_dir().join(format!("gapbench-io-{}", std::process::id()));
+        // The target is a folder with a file in it: the rename over it fails.
+        let target = dir.join("taken");
+        fs::create_dir_all(target.join("inside")).unwrap();
+        assert!(write_atomic(&target, b"x").is_err());
+        let names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["taken"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

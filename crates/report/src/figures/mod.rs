@@ -102,18 +102,37 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
     if let Some(budgets) = &budgets {
         figures.extend(budget::budget_figures(budgets, &palette)?);
     }
-    if figures.is_empty() {
-        return Ok(Vec::new());
-    }
-
     let out_dir = results_dir.join(FIGURES_DIR);
-    fs::create_dir_all(&out_dir)
-        .with_context(|| format!("cannot create folder {}", out_dir.display()))?;
     let mut written = Vec::with_capacity(2 * figures.len());
-    for (stem, figure) in &figures {
-        write_figure(&out_dir, stem, figure, &mut written)?;
+    if !figures.is_empty() {
+        fs::create_dir_all(&out_dir)
+            .with_context(|| format!("cannot create folder {}", out_dir.display()))?;
+        for (stem, figure) in &figures {
+            write_figure(&out_dir, stem, figure, &mut written)?;
+        }
     }
+    remove_stale_figures(&out_dir, &written)?;
     Ok(written)
+}
+
+/// Removes the figure files (`.svg`, `.png`) of `dir` not in `written`: figures of a CSV
+/// that is gone, or of a study no longer in the folder, must not outlive it.
+fn remove_stale_figures(dir: &Path, written: &[PathBuf]) -> Result<()> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("cannot list {}", dir.display()))?
+            .path();
+        let figure = path
+            .extension()
+            .is_some_and(|ext| ext == "svg" || ext == "png");
+        if figure && !written.contains(&path) {
+            fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Everything needed to draw one figure, independent of the output format.
