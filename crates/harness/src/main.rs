@@ -374,6 +374,7 @@ fn parse_seed_range(text: &str) -> Result<RangeInclusive<u64>, String> {
     if a > b {
         return Err(format!("empty seed range {text}"));
     }
+    gapbench_results::check_seed_range(a, b)?;
     Ok(a..=b)
 }
 

@@ -1,5 +1,6 @@
-//! What `gapbench` refuses, run as a user would: each case exits 1 (never 101, a panic)
-//! with a message that says what is wrong and why, and writes no results.
+//! What `gapbench` refuses, run as a user would: each case exits 1 (2 when the flag's own
+//! parser refuses it; never 101, a panic) with a message that says what is wrong and why,
+//! and writes no results.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,11 +29,14 @@ fn gapbench(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// Asserts `gapbench ARGS` is refused with exit code 1 and a message containing each of
-/// `expected`; returns the message.
+/// Asserts `gapbench ARGS` is refused (exit code 1, or 2 from a flag's parser) with a
+/// message containing each of `expected`; returns the message.
 fn refused(dir: &Path, args: &[&str], expected: &[&str]) -> String {
     let (code, stdout, stderr) = gapbench(dir, args);
-    assert_eq!(code, 1, "{args:?}: exit {code}\n{stdout}\n{stderr}");
+    assert!(
+        code == 1 || code == 2,
+        "{args:?}: exit {code}\n{stdout}\n{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     for text in expected {
         assert!(
@@ -266,5 +270,48 @@ fn a_second_run_on_a_busy_results_folder_is_refused() {
     drop(holder);
     let (code, _, stderr) = gapbench(&dir, &bench);
     assert_eq!(code, 0, "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Item 10: a seed range is a run per seed; one too long to ever finish is refused with
+/// the limit (it panicked with "capacity overflow", in `run` and in a spec).
+#[test]
+fn seed_ranges_beyond_the_limit_are_refused() {
+    let dir = scratch("seeds");
+    for command in ["run", "replay", "gap"] {
+        refused(
+            &dir,
+            &[
+                command,
+                "--seeds",
+                "0..18446744073709551615",
+                "--out",
+                "out",
+            ],
+            &["18446744073709551616 seeds", "at most 1000000"],
+        );
+    }
+    std::fs::write(
+        dir.join("spec.toml"),
+        "name = \"s\"\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = \"0..18446744073709551615\"\n",
+    )
+    .unwrap();
+    refused(
+        &dir,
+        &["bench", "--spec", "spec.toml", "--stand-in", "--out", "out"],
+        &["spec.toml", "at most 1000000"],
+    );
+    // A seed listed twice would count twice in every mean over seeds.
+    std::fs::write(
+        dir.join("spec.toml"),
+        "name = \"s\"\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = [42, 7, 42]\n",
+    )
+    .unwrap();
+    refused(
+        &dir,
+        &["bench", "--spec", "spec.toml", "--stand-in", "--out", "out"],
+        &["spec.toml", "seed 42 is listed twice"],
+    );
+    assert_no_results(&dir.join("out"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -23,7 +23,7 @@ pub mod table;
 pub use budget::{budget_point_label, BudgetFrontierRow, BudgetPointRow, BudgetTimelineRow};
 pub use front::FrontRow;
 pub use gap_row::GapRow;
-pub use matrix::{InputFingerprint, MatrixDescription, Seeds};
+pub use matrix::{check_seed_range, InputFingerprint, MatrixDescription, Seeds, MAX_SEEDS};
 pub use objective::Objective;
 pub use pareto::{ParetoPoint, PointKind};
 pub use replay::{ReplayKey, ReplayRunRow, ReplayTimelineRow, REPLAY_SCHEMA_VERSION};
