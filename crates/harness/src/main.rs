@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gapbench::out_dir::OutDir;
-use gapbench::run::{run_seeds, write_outputs, RunSettings, RunSummary};
+use gapbench::run::{run_to_folder, RunSettings, RunTotals};
 use gapbench::summary::Sample;
 use gapbench::workload::Workload;
 use gapbench_model::{CpuPowerProfile, FailureReason, InputRules, NodeOrder, TaskOrder};
@@ -457,41 +457,29 @@ fn run(args: RunArgs) -> Result<()> {
         workload.describe()
     );
     let start = Instant::now();
-    let runs = run_seeds(&workload, &settings, &seeds);
-    let elapsed = start.elapsed();
-    let summary = write_outputs(
+    let totals = run_to_folder(
         &out,
         &workload,
         &settings,
-        &runs,
+        &seeds,
         args.workload.seeds.is_some(),
     )?;
-    print_summary(&summary);
-    let per_run: Vec<f64> = runs.iter().map(|r| r.elapsed.as_secs_f64()).collect();
+    print_summary(&totals);
     println!(
         "{} run(s) in {:.2} s wall ({:.3} s per run on average); results in {}",
-        runs.len(),
-        elapsed.as_secs_f64(),
-        per_run.iter().sum::<f64>() / per_run.len() as f64,
+        totals.seeds,
+        start.elapsed().as_secs_f64(),
+        totals.run_seconds / totals.seeds as f64,
         out.display()
     );
     Ok(())
 }
 
-fn print_summary(summary: &RunSummary) {
-    let (grid, final_sample, label) = match &summary.mean {
-        Some(mean) => (
-            &mean.grid,
-            mean.final_sample,
-            format!("mean of {} seeds", summary.seeds.len()),
-        ),
-        None => (
-            &summary.runs[0].grid,
-            summary.runs[0].final_sample,
-            format!("seed {}", summary.seeds[0]),
-        ),
-    };
-    println!("\n{label}: values when arrived GPU demand reaches a share of cluster GPU capacity");
+fn print_summary(totals: &RunTotals) {
+    println!(
+        "\n{}: values when arrived GPU demand reaches a share of cluster GPU capacity",
+        totals.label
+    );
     println!(
         "{:>10} {:>9} {:>11} {:>12} {:>8}",
         "arrived %", "alloc %", "frag ratio", "power kW", "failed"
@@ -507,21 +495,17 @@ fn print_summary(summary: &RunSummary) {
         )
     };
     for a in [25, 50, 80, 100] {
-        if let Some(sample) = grid.get(a) {
+        if let Some(sample) = totals.grid.get(a) {
             row(sample);
         }
     }
-    row(&final_sample);
-    let failed: usize = summary.runs.iter().map(|r| r.failed).sum();
-    let events: usize = summary.runs.iter().map(|r| r.events).sum();
-    println!("{failed} of {events} task events failed (never retried)");
+    row(&totals.final_sample);
+    println!(
+        "{} of {} task events failed (never retried)",
+        totals.failed, totals.events
+    );
     for reason in FailureReason::ALL {
-        let count: usize = summary
-            .runs
-            .iter()
-            .filter_map(|r| r.failures.get(reason.label()))
-            .sum();
-        if count > 0 {
+        if let Some(count) = totals.failures.get(reason.label()).filter(|c| **c > 0) {
             println!("  {count:>8}  {:<26} {}", reason.label(), reason.describe());
         }
     }

@@ -8,6 +8,15 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    write_atomic_with(path, |file| Ok(file.write_all(contents)?))
+}
+
+/// [`write_atomic`] of what `write` writes, streamed to the temp file (through a buffer):
+/// for files too large to build in memory first.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent)
             .with_context(|| format!("cannot create folder {}", parent.display()))?;
@@ -22,9 +31,11 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     ));
     let written = fs::File::create(&temp)
         .with_context(|| format!("cannot create {}", temp.display()))
-        .and_then(|mut file| {
-            file.write_all(contents)
-                .and_then(|()| file.sync_all())
+        .and_then(|file| {
+            let mut buffered = std::io::BufWriter::new(file);
+            write(&mut buffered)
+                .and_then(|()| Ok(buffered.into_inner().map_err(|e| e.into_error())?))
+                .and_then(|file| Ok(file.sync_all()?))
                 .with_context(|| format!("cannot write {}", temp.display()))
         })
         .and_then(|()| {
