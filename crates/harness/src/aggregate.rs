@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -18,23 +19,40 @@ use gapbench_results::{
 use crate::bench::{Cell, GapCell, Matrix};
 use crate::bench_spec::trace_family;
 use crate::cells::{finished, finished_gap};
-use crate::io::write_atomic;
-use crate::run::SeedSummary;
-use crate::summary::{mean_grid, SAMPLE_COLUMNS};
+use crate::io::{write_atomic, write_atomic_with};
+use crate::summary::{SeedMeans, SAMPLE_COLUMNS};
 
 /// The sweeps' per-run grid (`grid.csv`, written with the sweeps' aggregates).
 const GRID_CSV: &str = "grid.csv";
 
 /// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order
-/// (none for a spec of replays only).
+/// (none for a spec of replays only), streaming: one cell at a time, means summed as they
+/// go, so memory does not grow with the number of cells.
 pub(crate) fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
     if cells.is_empty() {
         return Ok(());
     }
-    let mut grid = format!("trace,family,policy,seed,{SAMPLE_COLUMNS}\n");
-    let mut runs = format!("{}\n", RunRow::CSV_HEADER);
-    let mut mean = format!("trace,family,policy,seeds,{SAMPLE_COLUMNS}\n");
-    let mut group: Vec<SeedSummary> = Vec::new();
+    write_atomic_with(&out.join(GRID_CSV), |grid| {
+        write_atomic_with(&out.join(RUNS_CSV), |runs| {
+            write_atomic_with(&out.join(MEAN_GRID_CSV), |mean| {
+                write_sweep_aggregates(out, matrix, cells, grid, runs, mean)
+            })
+        })
+    })
+}
+
+fn write_sweep_aggregates(
+    out: &Path,
+    matrix: &Matrix,
+    cells: &[Cell],
+    grid: &mut dyn Write,
+    runs: &mut dyn Write,
+    mean: &mut dyn Write,
+) -> Result<()> {
+    writeln!(grid, "trace,family,policy,seed,{SAMPLE_COLUMNS}")?;
+    writeln!(runs, "{}", RunRow::CSV_HEADER)?;
+    writeln!(mean, "trace,family,policy,seeds,{SAMPLE_COLUMNS}")?;
+    let mut group = SeedMeans::default();
     for (i, cell) in cells.iter().enumerate() {
         let record = finished(out, matrix, cell).with_context(|| {
             format!(
@@ -70,27 +88,23 @@ pub(crate) fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<(
             final_power_total_w: f.power_total_w,
         };
         writeln!(runs, "{}", run.csv_line())?;
-        group.push(record.summary);
+        group.add(&s.final_sample, &s.grid);
         let last_of_group = cells
             .get(i + 1)
             .is_none_or(|next| next.trace != cell.trace || next.policy != cell.policy);
         if last_of_group {
-            let grids: Vec<_> = group.iter().map(|s| s.grid.clone()).collect();
-            for sample in mean_grid(&grids) {
+            for sample in group.grid() {
                 writeln!(
                     mean,
                     "{},{family},{policy},{},{}",
                     cell.trace,
-                    group.len(),
+                    group.count(),
                     sample.csv_row()
                 )?;
             }
-            group.clear();
+            group = SeedMeans::default();
         }
     }
-    write_atomic(&out.join(GRID_CSV), grid.as_bytes())?;
-    write_atomic(&out.join(RUNS_CSV), runs.as_bytes())?;
-    write_atomic(&out.join(MEAN_GRID_CSV), mean.as_bytes())?;
     Ok(())
 }
 
