@@ -353,6 +353,16 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         (false, None) => crate::workload::default_traces_dir(),
     };
     let (mut matrix, workloads, replay_workloads) = Matrix::resolve(spec, traces_dir.as_deref())?;
+    let tuned = RunSettings::new(
+        gapbench_online::PolicySpec::solo(gapbench_online::PolicyKind::Fgd),
+        Some(matrix.spec.tune),
+        TaskOrder::Shuffled,
+        NodeOrder::Random,
+    );
+    let parallel = options.jobs.unwrap_or_else(rayon::current_num_threads);
+    for workload in workloads.values() {
+        crate::run::check_sweep_memory(workload, &tuned, parallel)?;
+    }
     matrix.command = options.command.clone();
     let out = options
         .out

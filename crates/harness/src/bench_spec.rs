@@ -182,6 +182,15 @@ impl ReplaySpec {
             if eaco.jobs == 0 || !(eaco.jobs_per_hour.is_finite() && eaco.jobs_per_hour > 0.0) {
                 bail!("[replay.eaco] needs at least one job and a positive `jobs_per_hour`");
             }
+            // Replay cells run one seed each, a few at a time.
+            for &servers in &eaco.servers {
+                crate::limits::check_eaco_setup(
+                    servers,
+                    eaco.jobs,
+                    1,
+                    ["[replay.eaco] servers", "[replay.eaco] jobs"],
+                )?;
+            }
         }
         Ok(())
     }

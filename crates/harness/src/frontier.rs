@@ -119,6 +119,14 @@ pub fn frontier_instance(
             None => bail!("--kind carbon needs --carbon FILE|caiso-like|gb-like|caiso-2023"),
         },
     };
+    let span_s = trace_end_s(&setup.jobs) - origin_s;
+    let slots = (span_s / slot_s).ceil() + 1.0;
+    crate::limits::ensure_fits(
+        &format!("--slot {slot_s} cuts the {span_s:.0} s horizon into {slots:.3e} slots"),
+        slots,
+        crate::limits::FRONTIER_SLOT_BYTES,
+        "slots",
+    )?;
     let gpus = u32::try_from(setup.pool.free_gpus() * 1000)
         .map_err(|_| anyhow::anyhow!("too many GPUs for the frontier's milli-GPU units"))?;
     Ok(FrontierInstance {

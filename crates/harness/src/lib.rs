@@ -11,6 +11,7 @@ pub mod cells;
 pub mod frontier;
 pub mod gap;
 pub mod io;
+pub mod limits;
 pub mod manifest;
 pub mod out_dir;
 pub mod replay;

@@ -117,6 +117,7 @@ fn gap(args: GapArgs) -> Result<()> {
     let run = args.workload.settings()?;
     let workload = args.workload.load()?;
     workload.require_gpus()?;
+    gapbench::run::check_sweep_memory(&workload, &run, 1)?;
     let seeds = args.workload.seeds();
     let settings = GapSettings {
         checkpoints: args.checkpoints,
@@ -447,6 +448,11 @@ fn run(args: RunArgs) -> Result<()> {
     let workload = args.workload.load()?;
     workload.require_gpus()?;
     let seeds = args.workload.seeds();
+    gapbench::run::check_sweep_memory(
+        &workload,
+        &settings,
+        rayon::current_num_threads().min(seeds.len()),
+    )?;
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from(format!("results/run-{}", settings.policy_spec.slug())));
@@ -535,7 +541,13 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Replay(args) => replay_command::replay(args),
-        Command::Frontier(args) => gapbench::frontier::frontier(&args),
+        Command::Frontier(args) => gapbench::limits::ensure_fits(
+            &format!("--sweep {} evaluates that many budgets", args.sweep),
+            args.sweep as f64,
+            gapbench::limits::FRONTIER_POINT_BYTES,
+            "budgets",
+        )
+        .and_then(|()| gapbench::frontier::frontier(&args)),
         Command::Bench(args) => bench(args),
         Command::Merge(args) => merge(args),
         Command::Figures { dir } => figures(&dir),

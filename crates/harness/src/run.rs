@@ -63,6 +63,38 @@ impl RunSettings {
     }
 }
 
+/// Refuses a tune ratio whose sweeps would not fit in memory: tuned to `ratio` × GPU
+/// capacity, a run holds about tasks × target / demand arrivals, and `parallel` runs go at
+/// once. (Without tuning a run holds the task list, which is already in memory.)
+pub fn check_sweep_memory(
+    workload: &Workload,
+    settings: &RunSettings,
+    parallel: usize,
+) -> Result<()> {
+    let Some(ratio) = settings.tune_ratio else {
+        return Ok(());
+    };
+    let demand: f64 = workload
+        .tasks
+        .iter()
+        .map(|t| f64::from(t.total_gpu_milli()))
+        .sum();
+    if settings.task_order_value == TaskOrder::AsListed || demand <= 0.0 {
+        return Ok(()); // no tuning, or nothing to clone
+    }
+    let target = ratio * workload.cluster.gpu_capacity_milli() as f64;
+    let arrivals = workload.tasks.len() as f64 * (target / demand).max(1.0);
+    crate::limits::ensure_fits(
+        &format!(
+            "tune {ratio} makes about {} task arrivals per run, {parallel} run(s) at once",
+            crate::limits::human_count(arrivals)
+        ),
+        arrivals * parallel as f64,
+        crate::limits::SWEEP_EVENT_BYTES,
+        "task arrivals",
+    )
+}
+
 /// One seed's run.
 pub struct SeedRun {
     pub seed: u64,

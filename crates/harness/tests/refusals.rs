@@ -315,3 +315,81 @@ fn seed_ranges_beyond_the_limit_are_refused() {
     assert_no_results(&dir.join("out"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Item 11: a flag whose value would need more memory than the machine has is refused
+/// before anything is allocated, naming the value, the memory and the limit (each aborted
+/// out of memory, exit 134).
+#[test]
+fn values_that_need_more_memory_than_there_is_are_refused_up_front() {
+    let dir = scratch("memory");
+    for (args, expected) in [
+        (
+            vec!["run", "--tune", "1e6"],
+            vec!["tune 1000000", "task arrivals"],
+        ),
+        (
+            vec![
+                "gap",
+                "--tune",
+                "1e6",
+                "--sample-nodes",
+                "4",
+                "--checkpoints",
+                "50",
+            ],
+            vec!["tune 1000000", "task arrivals"],
+        ),
+        (
+            vec!["replay", "--tick", "1e-9"],
+            vec!["--tick", "timeline rows"],
+        ),
+        (
+            vec!["replay", "--policy", "fifo-full-clock", "--round", "1e-9"],
+            vec!["--round", "rounds"],
+        ),
+        (
+            vec!["replay", "--eaco-servers", "100000000", "--policy", "fifo"],
+            vec!["--eaco-servers", "servers"],
+        ),
+        (
+            vec![
+                "replay",
+                "--eaco-servers",
+                "4",
+                "--eaco-jobs",
+                "100000000",
+                "--policy",
+                "fifo",
+            ],
+            vec!["--eaco-jobs", "jobs"],
+        ),
+        (
+            vec!["frontier", "--first-jobs", "5", "--slot", "1e-6"],
+            vec!["--slot", "slots"],
+        ),
+        (
+            vec!["frontier", "--first-jobs", "5", "--sweep", "1000000000000"],
+            vec!["--sweep", "budgets"],
+        ),
+    ] {
+        let mut args = args.clone();
+        args.extend(["--out", "out"]);
+        refused(&dir, &args, &expected);
+        assert_no_results(&dir.join("out"));
+    }
+    for (spec, expected) in [
+        (
+            "name = \"s\"\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = [1]\ntune = 1e6\n",
+            "task arrivals",
+        ),
+        (
+            "name = \"e\"\n[replay]\npolicies = [\"fifo\"]\nseeds = [1]\n[replay.eaco]\nservers = [100000000]\njobs = 4\njobs_per_hour = 1.0\n",
+            "servers",
+        ),
+    ] {
+        std::fs::write(dir.join("spec.toml"), spec).unwrap();
+        refused(&dir, &["bench", "--spec", "spec.toml", "--stand-in", "--out", "out"], &[expected]);
+        assert_no_results(&dir.join("out"));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
