@@ -393,3 +393,104 @@ fn values_that_need_more_memory_than_there_is_are_refused_up_front() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Item 12: a non-number or an out-of-range value is refused by its flag's parser, naming
+/// the flag and the range (NaN switched the carbon pacing off, or became a `nan` row);
+/// trace times past 100 years, and arrival scales that stretch a replay past them, are
+/// refused too (they gave energies of 1e16 kWh without a word).
+#[test]
+fn non_numbers_and_out_of_range_values_are_refused() {
+    let dir = scratch("ranges");
+    let carbon = ["--budget-carbon", "200", "--carbon", "caiso-like"];
+    let with = |head: &[&str], tail: &[&str]| -> Vec<String> {
+        head.iter().chain(tail).map(|s| s.to_string()).collect()
+    };
+    for (args, expected) in [
+        (
+            with(&["frontier", "--first-jobs", "5", "--budgets", "NaN"], &[]),
+            "--budgets",
+        ),
+        (
+            with(
+                &["frontier", "--first-jobs", "5", "--budgets", "10,-3"],
+                &[],
+            ),
+            "--budgets",
+        ),
+        (
+            with(&["frontier", "--first-jobs", "5", "--slot", "NaN"], &[]),
+            "--slot",
+        ),
+        (
+            with(
+                &["replay", "--policy", "greenflow", "--theta", "NaN"],
+                &carbon,
+            ),
+            "--theta",
+        ),
+        (
+            with(&["replay", "--policy", "greenflow", "--theta=-3"], &carbon),
+            "--theta",
+        ),
+        (
+            with(&["replay", "--policy", "zeus", "--eta", "2"], &[]),
+            "--eta",
+        ),
+        (
+            with(&["replay", "--policy", "zeus", "--eta", "NaN"], &[]),
+            "--eta",
+        ),
+        (
+            with(
+                &[
+                    "replay",
+                    "--policy",
+                    "greenflow",
+                    "--forecast",
+                    "noisy",
+                    "--forecast-noise=-1",
+                ],
+                &carbon,
+            ),
+            "--forecast-noise",
+        ),
+        (
+            with(
+                &[
+                    "replay",
+                    "--policy",
+                    "powerflow",
+                    "--budget-energy",
+                    "1000",
+                    "--horizon=-1",
+                ],
+                &[],
+            ),
+            "--horizon",
+        ),
+        (
+            with(&["replay", "--arrival-scale", "1e-9"], &[]),
+            "100 years",
+        ),
+    ] {
+        let mut args = args;
+        args.extend(["--out".to_string(), "out".to_string()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(&dir, &args, &[expected]);
+        assert_no_results(&dir.join("out"));
+    }
+    std::fs::write(
+        dir.join("late.csv"),
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n\
+         p0,1000,1024,1,1000,,LS,Running,9223372036854775000,9223372036854775800,9223372036854775000\n",
+    )
+    .unwrap();
+    for command in ["run", "replay"] {
+        refused(
+            &dir,
+            &[command, "--tasks", "late.csv", "--out", "out"],
+            &["late.csv:2 (column `creation_time`)", "100 years"],
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

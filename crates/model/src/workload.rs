@@ -11,6 +11,11 @@ use crate::input_rules::{Adjustment, AdjustmentKind, AdjustmentLog, InputRules};
 use crate::power::CpuPowerProfile;
 use crate::task::Task;
 
+/// The latest time a trace may name, in seconds from its start: 100 years (the openb traces
+/// span 150 days). Later times are typos or overflowed values, and would integrate idle
+/// power over centuries into energies of 1e16 kWh.
+pub const MAX_TIME_S: u64 = 3_155_760_000;
+
 /// Node types of the openb GPU cluster and how many nodes of each (1,213 nodes).
 pub const OPENB_LIKE_NODE_TYPES: &str =
     include_str!("../../../workloads/openb-like/node-types.csv");
@@ -158,9 +163,13 @@ impl Table {
         match column {
             None => Ok(None),
             Some(c) if self.text(line, record, c)?.is_empty() => Ok(None),
-            Some(c) => self
-                .bounded(line, record, c, 0, i64::MAX)
-                .map(|v| Some(v as u64)),
+            Some(c) => {
+                let time = self.bounded(line, record, c, 0, i64::MAX)? as u64;
+                if time > MAX_TIME_S {
+                    return Err(self.error(line, c, format!("{time} s is over 100 years ({MAX_TIME_S} s): trace times are seconds from the trace start")));
+                }
+                Ok(Some(time))
+            }
         }
     }
 }
