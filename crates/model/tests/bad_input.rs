@@ -247,3 +247,26 @@ fn a_bad_row_stops_the_task_loader_before_the_rest_is_read() {
         bytes_read.get()
     );
 }
+
+/// Node type numbers are 16-bit: a node list of more distinct types is refused, naming
+/// the node (the type number wrapped around silently, giving nodes another node's type).
+#[test]
+fn more_distinct_node_types_than_numbers_are_refused() {
+    let mut text = String::from("sn,cpu_milli,memory_mib,gpu,model\n");
+    for i in 0..70_000 {
+        text.push_str(&format!("n{i},{},1024,0,\n", 1000 + i));
+    }
+    let error = parse_nodes_csv(
+        Path::new("nodes.csv"),
+        text.as_bytes(),
+        CpuPowerProfile::Reference,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.starts_with(
+            "nodes.csv: node `n65536` would be node type 65537: at most 65536 distinct node types"
+        ),
+        "{error}"
+    );
+}
