@@ -216,8 +216,13 @@ impl BenchSpec {
     pub fn load(path: &Path) -> Result<BenchSpec> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read", path.display()))?;
+        BenchSpec::parse(path, &text)
+    }
+
+    /// A spec from its TOML `text`; `path` names it in errors.
+    pub fn parse(path: &Path, text: &str) -> Result<BenchSpec> {
         let spec: BenchSpec =
-            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         spec.validate()
             .with_context(|| format!("{}: invalid spec", path.display()))?;
         Ok(spec)
@@ -268,6 +273,12 @@ impl BenchSpec {
             }
             if gaps.sample_nodes == 0 {
                 bail!("gaps.sample_nodes must be positive");
+            }
+            if !(gaps.time_limit_s.is_finite() && gaps.time_limit_s > 0.0) {
+                bail!("gaps.time_limit_s must be a positive number of seconds");
+            }
+            if gaps.mip_gap.is_some_and(|g| !(g.is_finite() && g >= 0.0)) {
+                bail!("gaps.mip_gap must be a relative gap of 0 or more");
             }
             if let Some(full) = &gaps.full_cluster {
                 parse_policies(&full.policies)?;
@@ -421,6 +432,14 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
             (
                 format!("{GAPS}checkpoints = [50, 80, 50]\n"),
                 "gaps.checkpoints: 50 is given twice",
+            ),
+            (
+                format!("{GAPS}checkpoints = [50]\ntime_limit_s = nan\n"),
+                "gaps.time_limit_s must be a positive number",
+            ),
+            (
+                format!("{GAPS}checkpoints = [50]\nmip_gap = -0.1\n"),
+                "gaps.mip_gap",
             ),
             (
                 format!("{GAPS}checkpoints = [50, 500]\n"),
