@@ -109,29 +109,7 @@ impl Matrix {
             }
             _ => None,
         };
-        let (traces, gap_traces, stand_in) = match available {
-            Some(_) => (
-                spec.traces.clone(),
-                spec.gaps
-                    .as_ref()
-                    .map(|g| g.traces.clone())
-                    .unwrap_or_default(),
-                false,
-            ),
-            None if !needs_traces => (Vec::new(), Vec::new(), false),
-            None => (
-                spec.traces
-                    .iter()
-                    .take(1)
-                    .map(|_| STAND_IN_TRACE.to_string())
-                    .collect(),
-                spec.gaps
-                    .as_ref()
-                    .map(|_| vec![STAND_IN_TRACE.to_string()])
-                    .unwrap_or_default(),
-                true,
-            ),
-        };
+        let (traces, gap_traces, stand_in) = resolved_traces(&spec, available.is_some());
         let mut workloads = BTreeMap::new();
         for trace in traces.iter().chain(&gap_traces) {
             if workloads.contains_key(trace) {
@@ -255,6 +233,50 @@ impl Matrix {
         })
     }
 
+    /// Refuses a matrix read back from a folder (a shard to merge) that is not what its spec
+    /// resolves to: an invalid spec, traces or replay sources other than the spec's, or a
+    /// trace without input hashes. A damaged `matrix.json` that lost its traces would
+    /// otherwise merge as complete with no cell at all.
+    pub fn check_resolved(&self) -> Result<()> {
+        self.spec.validate()?;
+        let names_traces = !self.spec.needed_traces().is_empty();
+        if self.stand_in && !names_traces {
+            bail!("the embedded workload stood in, yet the spec names no trace");
+        }
+        let real_traces = names_traces && !self.stand_in;
+        let (traces, gap_traces, _) = resolved_traces(&self.spec, real_traces);
+        if (&traces, &gap_traces) != (&self.traces, &self.gap_traces) {
+            bail!(
+                "traces {:?} and gap traces {:?} are not those its spec runs ({traces:?}, {gap_traces:?})",
+                self.traces,
+                self.gap_traces
+            );
+        }
+        let sources = self
+            .spec
+            .replay
+            .as_ref()
+            .map(|r| ReplaySource::of_spec(r, real_traces))
+            .unwrap_or_default();
+        if sources != self.replay_sources {
+            bail!("its replay sources are not those its spec runs");
+        }
+        if let Some(trace) = traces
+            .iter()
+            .chain(&gap_traces)
+            .find(|t| !self.inputs.contains_key(*t))
+        {
+            bail!("trace `{trace}` has no input hashes");
+        }
+        if let Some(source) = sources
+            .iter()
+            .find(|s| !self.replay_inputs.contains_key(&s.name()))
+        {
+            bail!("replay source `{}` has no input hashes", source.name());
+        }
+        Ok(())
+    }
+
     /// Whether two folders ran the same matrix (whatever the command line was).
     pub fn same_runs(&self, other: &Matrix) -> bool {
         (
@@ -272,6 +294,27 @@ impl Matrix {
             &other.inputs,
             (&other.replay_sources, &other.replay_inputs),
         )
+    }
+}
+
+/// The traces a spec runs (sweeps', gap studies') and whether the embedded stand-in runs in
+/// their place: the spec's own with `real_traces`, else the stand-in for each kind of study
+/// that names a trace.
+fn resolved_traces(spec: &BenchSpec, real_traces: bool) -> (Vec<String>, Vec<String>, bool) {
+    if real_traces {
+        let gap_traces = spec.gaps.as_ref().map(|g| g.traces.clone());
+        (spec.traces.clone(), gap_traces.unwrap_or_default(), false)
+    } else if spec.needed_traces().is_empty() {
+        (Vec::new(), Vec::new(), false)
+    } else {
+        let stand_in = || vec![STAND_IN_TRACE.to_string()];
+        let traces = if spec.traces.is_empty() {
+            Vec::new()
+        } else {
+            stand_in()
+        };
+        let gap_traces = spec.gaps.as_ref().map(|_| stand_in()).unwrap_or_default();
+        (traces, gap_traces, true)
     }
 }
 
@@ -559,6 +602,9 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
             .with_context(|| format!("{}: cannot read", path.display()))?;
         let shard_matrix: Matrix = serde_json::from_str(&text)
             .with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+        shard_matrix
+            .check_resolved()
+            .with_context(|| format!("{}: not the matrix its spec runs", path.display()))?;
         match &matrix {
             Some(m) if !m.same_runs(&shard_matrix) => bail!(
                 "{} ran a different matrix than {}",

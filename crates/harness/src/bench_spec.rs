@@ -228,7 +228,7 @@ impl BenchSpec {
         Ok(spec)
     }
 
-    fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if let Some(replay) = &self.replay {
             replay.validate()?;
         }

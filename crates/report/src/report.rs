@@ -104,7 +104,7 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
                 "  - {trace} {}: `{}` {}",
                 input.role,
                 input.source,
-                &input.sha256[..16]
+                input.sha256.get(..16).unwrap_or(&input.sha256)
             )?;
         }
     }
@@ -172,7 +172,13 @@ fn allocation_section(
         let mut ranked: Vec<(&String, f64)> = Vec::new();
         for (policy, points) in policies {
             let p100 = at(points, 100);
-            let end = finals[&(trace.clone(), policy.clone())];
+            let end = *finals
+                .get(&(trace.clone(), policy.clone()))
+                .with_context(|| {
+                    format!(
+                        "{RUNS_CSV} has no run of {policy} on {trace}, which {MEAN_GRID_CSV} has"
+                    )
+                })?;
             writeln!(
                 out,
                 "| {policy} | {:.2} | {end:.2} | {:.2} | {} |",

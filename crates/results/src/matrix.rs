@@ -147,8 +147,15 @@ impl MatrixDescription {
                 path.display()
             )
         })?;
-        serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a gapbench matrix", path.display()))
+        let matrix: MatrixDescription = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+        let replay_seeds = matrix.spec.replay.as_ref().map(|r| &r.seeds);
+        for seeds in std::iter::once(&matrix.spec.seeds).chain(replay_seeds) {
+            seeds
+                .expand()
+                .with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+        }
+        Ok(matrix)
     }
 }
 

@@ -46,6 +46,36 @@ pub const FIGURES_DIR: &str = "figures";
 /// fixed order. A figure kind whose CSV is absent or has no data row is skipped; a malformed
 /// CSV is an error naming the file and line.
 pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
+    let figures = plan_figures(results_dir)?.figures;
+    let out_dir = results_dir.join(FIGURES_DIR);
+    let mut written = Vec::with_capacity(2 * figures.len());
+    if !figures.is_empty() {
+        fs::create_dir_all(&out_dir)
+            .with_context(|| format!("cannot create folder {}", out_dir.display()))?;
+        for (stem, figure) in &figures {
+            write_figure(&out_dir, stem, figure, &mut written)?;
+        }
+    }
+    remove_stale_figures(&out_dir, &written)?;
+    Ok(written)
+}
+
+/// The figures a results folder's CSVs support, read and laid out (data, ranges, legends,
+/// colours) but not yet drawn: everything of [`draw_all`] but the rendering.
+pub struct FigurePlan {
+    figures: Vec<(String, Figure)>,
+}
+
+impl FigurePlan {
+    /// The file stems of the planned figures, in drawing order.
+    pub fn stems(&self) -> Vec<&str> {
+        self.figures.iter().map(|(stem, _)| stem.as_str()).collect()
+    }
+}
+
+/// Reads the CSVs present in `results_dir` and lays out every figure they support; a
+/// malformed CSV is an error naming the file and line.
+pub fn plan_figures(results_dir: &Path) -> Result<FigurePlan> {
     let grid = mean_grid::MeanGrid::read(&results_dir.join(MEAN_GRID_CSV))?;
     let gaps = gap_data::read_gaps(&results_dir.join(GAPS_CSV))?;
     let pareto = pareto_data::read_pareto(&results_dir.join(PARETO_CSV))?;
@@ -102,17 +132,7 @@ pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
     if let Some(budgets) = &budgets {
         figures.extend(budget::budget_figures(budgets, &palette)?);
     }
-    let out_dir = results_dir.join(FIGURES_DIR);
-    let mut written = Vec::with_capacity(2 * figures.len());
-    if !figures.is_empty() {
-        fs::create_dir_all(&out_dir)
-            .with_context(|| format!("cannot create folder {}", out_dir.display()))?;
-        for (stem, figure) in &figures {
-            write_figure(&out_dir, stem, figure, &mut written)?;
-        }
-    }
-    remove_stale_figures(&out_dir, &written)?;
-    Ok(written)
+    Ok(FigurePlan { figures })
 }
 
 /// Removes the figure files (`.svg`, `.png`) of `dir` not in `written`: figures of a CSV
@@ -214,9 +234,16 @@ pub(crate) fn write_figure(
     Ok(())
 }
 
+/// The longest name piece [`file_safe`] keeps whole: a figure's file name joins a few
+/// pieces and must stay within file systems' 255 bytes.
+const FILE_PART_MAX: usize = 64;
+
 /// Keeps file names portable: letters, digits, `-`, `_` and `.`; anything else becomes `_`.
+/// A name longer than 64 characters keeps its first 55 and a hash of the whole (FNV-1a),
+/// so names that differ still differ.
 pub(crate) fn file_safe(name: &str) -> String {
-    name.chars()
+    let safe: String = name
+        .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
                 c
@@ -224,7 +251,14 @@ pub(crate) fn file_safe(name: &str) -> String {
                 '_'
             }
         })
-        .collect()
+        .collect();
+    if safe.len() <= FILE_PART_MAX {
+        return safe;
+    }
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{}-{:08x}", &safe[..FILE_PART_MAX - 9], hash as u32)
 }
 
 /// `3 seeds`, `1 seed`, `3–10 seeds`.
