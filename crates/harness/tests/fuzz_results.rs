@@ -94,9 +94,12 @@ fn bench(spec: &str, dir: &Path, out: &Path, shard: Option<(usize, usize)>) {
     .unwrap();
 }
 
+/// A results folder and its files' names and bytes.
+type Folder = (PathBuf, Vec<(String, Vec<u8>)>);
+
 /// A complete results folder of every CSV kind, made once: its files by name.
-fn complete_folder() -> &'static (PathBuf, Vec<(String, Vec<u8>)>) {
-    static FOLDER: OnceLock<(PathBuf, Vec<(String, Vec<u8>)>)> = OnceLock::new();
+fn complete_folder() -> &'static Folder {
+    static FOLDER: OnceLock<Folder> = OnceLock::new();
     FOLDER.get_or_init(|| {
         let dir = scratch("complete");
         let out = dir.join("out");
@@ -328,7 +331,7 @@ proptest! {
         };
         std::fs::write(shard_case.join("matrix.json"), &matrix).unwrap();
         std::fs::write(&cell_path, &record).unwrap();
-        match merge(&out, &[shard_case.clone()]) {
+        match merge(&out, std::slice::from_ref(&shard_case)) {
             Err(error) => {
                 let message = format!("{error:#}");
                 prop_assert!(!intact && in_matrix, "refused an intact matrix: {}", message);

@@ -194,7 +194,7 @@ proptest! {
     ) {
         let (header, pool) = real_rows("openb_pod_list_default.csv", 200);
         let rows: Vec<Vec<String>> = picks.iter().map(|&i| pool[i].clone()).collect();
-        let text = render(&header, &rows, &damages, true);
+        let text = render(header, &rows, &damages, true);
         match parse_tasks_csv(Path::new("tasks.csv"), text.as_bytes(), InputRules::Strict) {
             Err(error) => assert_located(&error, "tasks.csv", &text),
             Ok(list) => {
@@ -228,7 +228,7 @@ proptest! {
     ) {
         let (header, pool) = real_rows("openb_node_list_all_node.csv", 300);
         let rows: Vec<Vec<String>> = picks.iter().map(|&i| pool[i].clone()).collect();
-        let text = render(&header, &rows, &damages, true);
+        let text = render(header, &rows, &damages, true);
         match parse_nodes_csv(Path::new("nodes.csv"), text.as_bytes(), CpuPowerProfile::Reference) {
             Err(error) => assert_located(&error, "nodes.csv", &text),
             Ok(cluster) => {
