@@ -200,7 +200,7 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            error.starts_with("--tick 1e-9 samples the timeline 1.3e16 times: about 2.1e3 TB"),
+            error.starts_with("--tick 1e-9 samples the timeline 1.3e16 times: about 2.1e6 TB"),
             "{error}"
         );
         assert!(error.contains("timeline rows"), "{error}");
