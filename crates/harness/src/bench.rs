@@ -23,33 +23,29 @@
 //! where the clock says): their status and bound say what was proven each time.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
-use gapbench_results::csv_text::field as csv_field;
-use gapbench_results::{
-    FrontRow, GapRow, ParetoPoint, PointKind, RunRow, BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV,
-    BUDGET_TIMELINE_CSV, GAPS_CSV, PARETO_CSV,
-};
+use gapbench_results::{BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV, BUDGET_TIMELINE_CSV};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bench_spec::{parse_policies, trace_family, BenchSpec, Seeds};
+use crate::aggregate::{aggregate, aggregate_gaps, remove_dropped_aggregates};
+use crate::bench_spec::{parse_policies, BenchSpec, Seeds};
 use crate::cells::{cell_path, finished, finished_gap, gap_cell_path, run_gap_cell, CellRecord};
 pub use crate::cells::{Cell, GapCell};
 use crate::gap::{parse_objectives, GapSettings};
 use crate::io::{write_atomic, write_json};
+use crate::out_dir::OutDir;
 use crate::replay_cells::{
     aggregate_replays, finished_replay, load_replay_workloads, replay_cell_path,
     replay_fingerprints, run_replay_cell, ReplayCell, ReplaySource,
 };
-use crate::run::{run_seed, seed_summary, RunSettings, SeedSummary};
+use crate::run::{run_seed, seed_summary, RunSettings};
 use crate::status::record_cell_time;
-use crate::summary::{mean_grid, SAMPLE_COLUMNS};
 use crate::workload::{InputFingerprint, Workload};
 
 /// The embedded workload's trace name, used when the real traces are absent.
@@ -59,8 +55,11 @@ pub const STAND_IN_TRACE: &str = "openb-like";
 #[derive(Debug, Clone, Default)]
 pub struct BenchOptions {
     pub spec: PathBuf,
-    /// Folder of the openb CSVs; `None` = `$GAPBENCH_TRACES` or `../shared/traces/openb`.
+    /// Folder of the openb CSVs; `None` = `$GAPBENCH_TRACES`, else `../shared/traces/openb`
+    /// when it exists, else (no traces anywhere) the embedded openb-like workload.
     pub traces_dir: Option<PathBuf>,
+    /// Run the embedded openb-like workload in place of every trace, traces or not.
+    pub stand_in: bool,
     /// Results folder; `None` = `results/<spec name>-<UTC date>`.
     pub out: Option<PathBuf>,
     /// Worker threads; `None` = all cores.
@@ -94,8 +93,9 @@ pub struct Matrix {
 }
 
 impl Matrix {
-    /// Resolves a spec against a traces folder; without the real traces the embedded default
-    /// stands in (and the report says so).
+    /// Resolves a spec against a traces folder, which must hold every file the spec names
+    /// (a missing one is an error listing the traces it does hold); `None` runs the embedded
+    /// openb-like workload in place of every trace (and the report says so at its top).
     pub fn resolve(
         spec: BenchSpec,
         traces_dir: Option<&Path>,
@@ -104,57 +104,27 @@ impl Matrix {
         BTreeMap<String, Workload>,
         crate::replay_cells::ReplayWorkloads,
     )> {
-        let replay_traces = spec.replay.iter().flat_map(|r| r.traces.iter());
-        let needs_traces = !spec.traces.is_empty() || replay_traces.clone().next().is_some();
-        let available = traces_dir.filter(|dir| {
-            dir.join(&spec.nodes).is_file()
-                && spec
-                    .traces
-                    .iter()
-                    .chain(replay_traces)
-                    .all(|t| dir.join(trace_file(t)).is_file())
-        });
-        let (traces, gap_traces, stand_in) = match available {
-            Some(_) => (
-                spec.traces.clone(),
-                spec.gaps
-                    .as_ref()
-                    .map(|g| g.traces.clone())
-                    .unwrap_or_default(),
-                false,
-            ),
-            None if !needs_traces => (Vec::new(), Vec::new(), false),
-            None => (
-                spec.traces
-                    .iter()
-                    .take(1)
-                    .map(|_| STAND_IN_TRACE.to_string())
-                    .collect(),
-                spec.gaps
-                    .as_ref()
-                    .map(|_| vec![STAND_IN_TRACE.to_string()])
-                    .unwrap_or_default(),
-                true,
-            ),
+        let needs_traces = !spec.needed_traces().is_empty();
+        let available = match traces_dir {
+            Some(dir) if needs_traces => {
+                check_traces_folder(dir, &spec)?;
+                Some(dir)
+            }
+            _ => None,
         };
+        let (traces, gap_traces, stand_in) = resolved_traces(&spec, available.is_some());
         let mut workloads = BTreeMap::new();
         for trace in traces.iter().chain(&gap_traces) {
             if workloads.contains_key(trace) {
                 continue;
             }
             let workload = match available {
-                Some(dir) => {
-                    let tasks = dir.join(trace_file(trace));
-                    if !tasks.is_file() {
-                        bail!("trace `{trace}`: {} does not exist", tasks.display());
-                    }
-                    Workload::load(
-                        Some(&dir.join(&spec.nodes)),
-                        Some(&tasks),
-                        CpuPowerProfile::Reference,
-                        InputRules::Reference,
-                    )?
-                }
+                Some(dir) => Workload::load(
+                    Some(&dir.join(&spec.nodes)),
+                    Some(&dir.join(trace_file(trace))),
+                    CpuPowerProfile::Reference,
+                    InputRules::Reference,
+                )?,
                 None => Workload::load(
                     None,
                     None,
@@ -162,6 +132,7 @@ impl Matrix {
                     InputRules::Reference,
                 )?,
             };
+            workload.require_gpus()?;
             workloads.insert(trace.clone(), workload);
         }
         let inputs = workloads
@@ -272,6 +243,50 @@ impl Matrix {
         })
     }
 
+    /// Refuses a matrix read back from a folder (a shard to merge) that is not what its spec
+    /// resolves to: an invalid spec, traces or replay sources other than the spec's, or a
+    /// trace without input hashes. A damaged `matrix.json` that lost its traces would
+    /// otherwise merge as complete with no cell at all.
+    pub fn check_resolved(&self) -> Result<()> {
+        self.spec.validate()?;
+        let names_traces = !self.spec.needed_traces().is_empty();
+        if self.stand_in && !names_traces {
+            bail!("the embedded workload stood in, yet the spec names no trace");
+        }
+        let real_traces = names_traces && !self.stand_in;
+        let (traces, gap_traces, _) = resolved_traces(&self.spec, real_traces);
+        if (&traces, &gap_traces) != (&self.traces, &self.gap_traces) {
+            bail!(
+                "traces {:?} and gap traces {:?} are not those its spec runs ({traces:?}, {gap_traces:?})",
+                self.traces,
+                self.gap_traces
+            );
+        }
+        let sources = self
+            .spec
+            .replay
+            .as_ref()
+            .map(|r| ReplaySource::of_spec(r, real_traces))
+            .unwrap_or_default();
+        if sources != self.replay_sources {
+            bail!("its replay sources are not those its spec runs");
+        }
+        if let Some(trace) = traces
+            .iter()
+            .chain(&gap_traces)
+            .find(|t| !self.inputs.contains_key(*t))
+        {
+            bail!("trace `{trace}` has no input hashes");
+        }
+        if let Some(source) = sources
+            .iter()
+            .find(|s| !self.replay_inputs.contains_key(&s.name()))
+        {
+            bail!("replay source `{}` has no input hashes", source.name());
+        }
+        Ok(())
+    }
+
     /// Whether two folders ran the same matrix (whatever the command line was).
     pub fn same_runs(&self, other: &Matrix) -> bool {
         (
@@ -290,6 +305,70 @@ impl Matrix {
             (&other.replay_sources, &other.replay_inputs),
         )
     }
+}
+
+/// The traces a spec runs (sweeps', gap studies') and whether the embedded stand-in runs in
+/// their place: the spec's own with `real_traces`, else the stand-in for each kind of study
+/// that names a trace.
+fn resolved_traces(spec: &BenchSpec, real_traces: bool) -> (Vec<String>, Vec<String>, bool) {
+    if real_traces {
+        let gap_traces = spec.gaps.as_ref().map(|g| g.traces.clone());
+        (spec.traces.clone(), gap_traces.unwrap_or_default(), false)
+    } else if spec.needed_traces().is_empty() {
+        (Vec::new(), Vec::new(), false)
+    } else {
+        let stand_in = || vec![STAND_IN_TRACE.to_string()];
+        let traces = if spec.traces.is_empty() {
+            Vec::new()
+        } else {
+            stand_in()
+        };
+        let gap_traces = spec.gaps.as_ref().map(|_| stand_in()).unwrap_or_default();
+        (traces, gap_traces, true)
+    }
+}
+
+/// Refuses a traces folder that lacks a file the spec names: running something else in
+/// its place (as the embedded stand-in once did, for every trace) would be a silent
+/// substitution.
+fn check_traces_folder(dir: &Path, spec: &BenchSpec) -> Result<()> {
+    if !dir.is_dir() {
+        bail!(
+            "traces folder {} does not exist (give --traces DIR, or --stand-in to run the embedded openb-like workload instead)",
+            dir.display()
+        );
+    }
+    let mut missing: Vec<String> = Vec::new();
+    if !dir.join(&spec.nodes).is_file() {
+        missing.push(format!("node list {}", spec.nodes));
+    }
+    for trace in spec.needed_traces() {
+        if !dir.join(trace_file(&trace)).is_file() {
+            missing.push(format!("trace `{trace}` ({})", trace_file(&trace)));
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut available: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot list", dir.display()))?
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().to_string_lossy().into_owned();
+            let trace = name.strip_prefix("openb_pod_list_")?.strip_suffix(".csv")?;
+            Some(trace.to_string())
+        })
+        .collect();
+    available.sort();
+    bail!(
+        "{} lacks {}; available: {}",
+        dir.display(),
+        missing.join(", "),
+        if available.is_empty() {
+            "no openb_pod_list_*.csv at all".to_string()
+        } else {
+            available.join(", ")
+        }
+    )
 }
 
 pub(crate) fn trace_file(trace: &str) -> String {
@@ -321,16 +400,28 @@ pub struct BenchOutcome {
 /// Runs (the remaining cells of) a bench and, when every cell is done, aggregates.
 pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let spec = BenchSpec::load(&options.spec)?;
-    let traces_dir = options
-        .traces_dir
-        .clone()
-        .or_else(crate::workload::default_traces_dir);
+    let traces_dir = match (options.stand_in, &options.traces_dir) {
+        (true, _) => None,
+        (false, Some(dir)) => Some(dir.clone()),
+        (false, None) => crate::workload::default_traces_dir(),
+    };
     let (mut matrix, workloads, replay_workloads) = Matrix::resolve(spec, traces_dir.as_deref())?;
+    let tuned = RunSettings::new(
+        gapbench_online::PolicySpec::solo(gapbench_online::PolicyKind::Fgd),
+        Some(matrix.spec.tune),
+        TaskOrder::Shuffled,
+        NodeOrder::Random,
+    );
+    let parallel = options.jobs.unwrap_or_else(rayon::current_num_threads);
+    for workload in workloads.values() {
+        crate::run::check_sweep_memory(workload, &tuned, parallel)?;
+    }
     matrix.command = options.command.clone();
     let out = options
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results/{}-{}", matrix.spec.name, utc_date())));
+    let _held = OutDir::acquire(&out)?;
     write_json(&out.join("matrix.json"), &matrix)?;
 
     let cells = matrix.cells()?;
@@ -442,15 +533,16 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let mut budget_replays = 0;
     if let Some(study) = &matrix.spec.budget {
         if options.shard.is_none_or(|(index, _)| index == 0) {
+            // Matrix::resolve checked the folder holds both (or none stands in).
             let files = traces_dir
                 .as_deref()
+                .filter(|_| !matrix.stand_in)
                 .map(|dir| {
                     (
                         dir.join(&matrix.spec.nodes),
                         dir.join(trace_file(&study.trace)),
                     )
-                })
-                .filter(|(nodes, tasks)| nodes.is_file() && tasks.is_file());
+                });
             budget_replays = crate::budget_study::run_budget_study(study, files, &out)?;
             crate::status::record_budget_time(&out, budget_start)?;
         }
@@ -470,6 +562,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         aggregate(&out, &matrix, &cells)?;
         aggregate_gaps(&out, &matrix, &gap_cells)?;
         aggregate_replays(&out, &matrix, &replay_cells)?;
+        remove_dropped_aggregates(&out, &matrix)?;
         finish_folder(&out)?;
     }
     Ok(BenchOutcome {
@@ -529,6 +622,9 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
             .with_context(|| format!("{}: cannot read", path.display()))?;
         let shard_matrix: Matrix = serde_json::from_str(&text)
             .with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+        shard_matrix
+            .check_resolved()
+            .with_context(|| format!("{}: not the matrix its spec runs", path.display()))?;
         match &matrix {
             Some(m) if !m.same_runs(&shard_matrix) => bail!(
                 "{} ran a different matrix than {}",
@@ -539,6 +635,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         }
     }
     let mut matrix = matrix.context("merge needs at least one shard folder")?;
+    let _held = OutDir::acquire(out)?;
     matrix.command = crate::reproduce::unsharded(&matrix.command, out);
     write_json(&out.join("matrix.json"), &matrix)?;
     let cells = matrix.cells()?;
@@ -584,6 +681,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         aggregate(out, &matrix, &cells)?;
         aggregate_gaps(out, &matrix, &gap_cells)?;
         aggregate_replays(out, &matrix, &replay_cells)?;
+        remove_dropped_aggregates(out, &matrix)?;
         finish_folder(out)?;
     }
     Ok(BenchOutcome {
@@ -608,75 +706,6 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
 /// Draws the figures and writes `REPORT.md` of a complete results folder, from its CSVs.
 pub fn finish_folder(out: &Path) -> Result<()> {
     gapbench_report::redraw(out)?;
-    Ok(())
-}
-
-/// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order
-/// (none for a spec of replays only).
-fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
-    if cells.is_empty() {
-        return Ok(());
-    }
-    let mut grid = format!("trace,family,policy,seed,{SAMPLE_COLUMNS}\n");
-    let mut runs = format!("{}\n", RunRow::CSV_HEADER);
-    let mut mean = format!("trace,family,policy,seeds,{SAMPLE_COLUMNS}\n");
-    let mut group: Vec<SeedSummary> = Vec::new();
-    for (i, cell) in cells.iter().enumerate() {
-        let record = finished(out, matrix, cell).with_context(|| {
-            format!(
-                "cell {} {} seed {} is missing",
-                cell.trace, cell.policy, cell.seed
-            )
-        })?;
-        let (family, policy) = (trace_family(&cell.trace), csv_field(&record.policy));
-        let s = &record.summary;
-        for sample in &s.grid {
-            writeln!(
-                grid,
-                "{},{family},{policy},{},{}",
-                cell.trace,
-                cell.seed,
-                sample.csv_row()
-            )?;
-        }
-        let f = &s.final_sample;
-        let run = RunRow {
-            trace: cell.trace.clone(),
-            family: family.to_string(),
-            policy: record.policy.clone(),
-            seed: cell.seed,
-            events: s.events,
-            placed: s.placed,
-            failed: s.failed,
-            cloned_tasks: s.cloned_tasks,
-            removed_tasks: s.removed_tasks,
-            final_arrived_pct: f.arrived_pct,
-            final_alloc_pct: f.alloc_pct,
-            final_frag_ratio_pct: f.frag_ratio_pct,
-            final_power_total_w: f.power_total_w,
-        };
-        writeln!(runs, "{}", run.csv_line())?;
-        group.push(record.summary);
-        let last_of_group = cells
-            .get(i + 1)
-            .is_none_or(|next| next.trace != cell.trace || next.policy != cell.policy);
-        if last_of_group {
-            let grids: Vec<_> = group.iter().map(|s| s.grid.clone()).collect();
-            for sample in mean_grid(&grids) {
-                writeln!(
-                    mean,
-                    "{},{family},{policy},{},{}",
-                    cell.trace,
-                    group.len(),
-                    sample.csv_row()
-                )?;
-            }
-            group.clear();
-        }
-    }
-    write_atomic(&out.join("grid.csv"), grid.as_bytes())?;
-    write_atomic(&out.join("runs.csv"), runs.as_bytes())?;
-    write_atomic(&out.join("mean_grid.csv"), mean.as_bytes())?;
     Ok(())
 }
 
@@ -706,70 +735,6 @@ fn gather<C, R>(
         }
     }
     Ok(missing)
-}
-
-/// Writes `gaps.csv` (the gap columns with the trace first) and `pareto.csv` from the gap
-/// cells. The front of a (trace, checkpoint) is the first policy's: at checkpoints where no
-/// task failed every policy faced the same task set (same seed, same arrivals), and a
-/// heuristic is plotted against that front only when it placed as many tasks.
-fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> {
-    if matrix.spec.gaps.is_none() {
-        return Ok(());
-    }
-    let mut gaps = format!("trace,{}\n", GapRow::CSV_HEADER);
-    let mut pareto = format!("{}\n", ParetoPoint::CSV_HEADER);
-    let first_seed = cells.first().map(|c| c.seed);
-    let mut fronts: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for cell in cells {
-        let record = finished_gap(out, matrix, cell).with_context(|| {
-            format!(
-                "gap study {} {} seed {} is missing",
-                cell.trace, cell.policy, cell.seed
-            )
-        })?;
-        for row in &record.rows {
-            writeln!(gaps, "{},{}", csv_field(&cell.trace), row.csv_line())?;
-        }
-        if Some(cell.seed) != first_seed {
-            continue;
-        }
-        let point_of = |kind, label: String, p: &FrontRow, status: String| ParetoPoint {
-            trace: cell.trace.clone(),
-            checkpoint_pct: p.checkpoint_pct,
-            seed: cell.seed.to_string(),
-            nodes: Some(p.nodes),
-            kind,
-            label,
-            power_w: Some(p.power_watts),
-            frag_gpu_milli: Some(p.frag_milli),
-            status,
-        };
-        for point in &record.fronts {
-            let checkpoint = format!("{:.1}", point.checkpoint_pct);
-            let front_tasks = *fronts
-                .entry((cell.trace.clone(), checkpoint.clone()))
-                .or_insert_with(|| {
-                    for p in record.fronts.iter().filter(|p| {
-                        !p.is_heuristic()
-                            && format!("{:.1}", p.checkpoint_pct) == checkpoint
-                            && p.power_watts.is_finite()
-                    }) {
-                        let front =
-                            point_of(PointKind::Front, p.point.clone(), p, p.status_label());
-                        let _ = writeln!(pareto, "{}", front.csv_line());
-                    }
-                    point.tasks
-                });
-            if point.is_heuristic() && point.tasks == front_tasks {
-                let label = cell.policy.to_string();
-                let own = point_of(PointKind::Policy, label, point, point.status_label());
-                writeln!(pareto, "{}", own.csv_line())?;
-            }
-        }
-    }
-    write_atomic(&out.join(GAPS_CSV), gaps.as_bytes())?;
-    write_atomic(&out.join(PARETO_CSV), pareto.as_bytes())?;
-    Ok(())
 }
 
 /// Today's UTC date as `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).

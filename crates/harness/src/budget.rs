@@ -64,19 +64,19 @@ pub struct BudgetArgs {
     #[arg(long, value_enum, default_value_t = ForecastArg::Oracle)]
     pub forecast: ForecastArg,
     /// Standard deviation of the noisy forecast's error, as a share of the intensity.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.15)]
+    #[arg(long, value_name = "SHARE", default_value_t = 0.15, value_parser = crate::flag_values::non_negative)]
     pub forecast_noise: f64,
     /// greenflow's pacing exponent θ: weights CI^(−θ) (0 = even pacing).
-    #[arg(long, value_name = "THETA", default_value_t = gapbench_replay::policies::greenflow::DEFAULT_THETA)]
+    #[arg(long, value_name = "THETA", default_value_t = gapbench_replay::policies::greenflow::DEFAULT_THETA, value_parser = crate::flag_values::non_negative)]
     pub theta: f64,
     /// zeus's η in η·Energy + (1 − η)·MaxPower·Time.
-    #[arg(long, value_name = "ETA", default_value_t = DEFAULT_ZEUS_ETA)]
+    #[arg(long, value_name = "ETA", default_value_t = DEFAULT_ZEUS_ETA, value_parser = crate::flag_values::share)]
     pub eta: f64,
     /// Round period Δ of the budgeted policies, seconds (rounds also run on arrivals and completions).
     #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
     pub round: f64,
     /// End of the budget period's arrivals, seconds since the trace start: the budgeted policies keep a reserve for jobs arriving until then. Default: the last arrival.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::flag_values::positive)]
     pub horizon: Option<f64>,
     /// Keep only the first N GPU jobs (by arrival): small instances for exact frontiers and quick studies.
     #[arg(long, value_name = "N")]

@@ -2,16 +2,20 @@
 //! commands. The binary `gapbench` is a thin clap front end over this library. Figures and
 //! `REPORT.md` are the report crate's (`gapbench_report`), which knows nothing of the runner.
 
+mod aggregate;
 pub mod bench;
 pub mod bench_spec;
 pub mod budget;
 pub mod budget_study;
 pub mod cells;
 pub mod export;
+pub mod flag_values;
 pub mod frontier;
 pub mod gap;
 pub mod io;
+pub mod limits;
 pub mod manifest;
+pub mod out_dir;
 pub mod replay;
 pub mod replay_cells;
 pub mod reproduce;

@@ -132,6 +132,14 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     if !(args.restart_overhead.is_finite() && args.restart_overhead >= 0.0) {
         bail!("--restart-overhead takes a non-negative number of seconds");
     }
+    let seeds: Vec<u64> = match &args.seeds {
+        Some(range) => range.clone().collect(),
+        None => vec![args.seed],
+    };
+    if let Some(servers) = args.eaco_servers {
+        let flags = ["--eaco-servers", "--eaco-jobs"];
+        gapbench::limits::check_eaco_setup(servers, args.eaco_jobs, seeds.len(), flags)?;
+    }
     let inputs = ReplayInputs::load(
         source,
         args.arrival_scale,
@@ -141,11 +149,10 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     for warning in inputs.warnings() {
         eprintln!("warning: {warning}");
     }
-    let seeds: Vec<u64> = match &args.seeds {
-        Some(range) => range.clone().collect(),
-        None => vec![args.seed],
-    };
-    if gapbench::budget::is_budget_policy(&args.policy) {
+    let budgeted = gapbench::budget::is_budget_policy(&args.policy);
+    let round = budgeted.then_some(args.budget.round);
+    gapbench::limits::check_replay(&inputs, &seeds, args.tick, round)?;
+    if budgeted {
         let out = args
             .out
             .clone()

@@ -1,0 +1,206 @@
+//! A complete bench folder's aggregates, from its cells in spec order: `grid.csv`,
+//! `mean_grid.csv` and `runs.csv` (sweeps), `gaps.csv` and `pareto.csv` (gap studies);
+//! and the removal of aggregates of a study the matrix no longer has, so a folder reused
+//! for another spec holds no CSV (nor figure) of the one before.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use gapbench_results::csv_text::field as csv_field;
+use gapbench_results::{
+    FrontRow, GapRow, ParetoPoint, PointKind, RunRow, BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV,
+    BUDGET_TIMELINE_CSV, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV, REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV,
+    RUNS_CSV,
+};
+
+use crate::bench::{Cell, GapCell, Matrix};
+use crate::bench_spec::trace_family;
+use crate::cells::{finished, finished_gap};
+use crate::io::{write_atomic, write_atomic_with};
+use crate::summary::{SeedMeans, SAMPLE_COLUMNS};
+
+/// The sweeps' per-run grid (`grid.csv`, written with the sweeps' aggregates).
+const GRID_CSV: &str = "grid.csv";
+
+/// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order
+/// (none for a spec of replays only), streaming: one cell at a time, means summed as they
+/// go, so memory does not grow with the number of cells.
+pub(crate) fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
+    if cells.is_empty() {
+        return Ok(());
+    }
+    write_atomic_with(&out.join(GRID_CSV), |grid| {
+        write_atomic_with(&out.join(RUNS_CSV), |runs| {
+            write_atomic_with(&out.join(MEAN_GRID_CSV), |mean| {
+                write_sweep_aggregates(out, matrix, cells, grid, runs, mean)
+            })
+        })
+    })
+}
+
+fn write_sweep_aggregates(
+    out: &Path,
+    matrix: &Matrix,
+    cells: &[Cell],
+    grid: &mut dyn Write,
+    runs: &mut dyn Write,
+    mean: &mut dyn Write,
+) -> Result<()> {
+    writeln!(grid, "trace,family,policy,seed,{SAMPLE_COLUMNS}")?;
+    writeln!(runs, "{}", RunRow::CSV_HEADER)?;
+    writeln!(mean, "trace,family,policy,seeds,{SAMPLE_COLUMNS}")?;
+    let mut group = SeedMeans::default();
+    for (i, cell) in cells.iter().enumerate() {
+        let record = finished(out, matrix, cell).with_context(|| {
+            format!(
+                "cell {} {} seed {} is missing",
+                cell.trace, cell.policy, cell.seed
+            )
+        })?;
+        let (family, policy) = (trace_family(&cell.trace), csv_field(&record.policy));
+        let s = &record.summary;
+        for sample in &s.grid {
+            writeln!(
+                grid,
+                "{},{family},{policy},{},{}",
+                cell.trace,
+                cell.seed,
+                sample.csv_row()
+            )?;
+        }
+        let f = &s.final_sample;
+        let run = RunRow {
+            trace: cell.trace.clone(),
+            family: family.to_string(),
+            policy: record.policy.clone(),
+            seed: cell.seed,
+            events: s.events,
+            placed: s.placed,
+            failed: s.failed,
+            cloned_tasks: s.cloned_tasks,
+            removed_tasks: s.removed_tasks,
+            final_arrived_pct: f.arrived_pct,
+            final_alloc_pct: f.alloc_pct,
+            final_frag_ratio_pct: f.frag_ratio_pct,
+            final_power_total_w: f.power_total_w,
+        };
+        writeln!(runs, "{}", run.csv_line())?;
+        group.add(&s.final_sample, &s.grid);
+        let last_of_group = cells
+            .get(i + 1)
+            .is_none_or(|next| next.trace != cell.trace || next.policy != cell.policy);
+        if last_of_group {
+            for sample in group.grid() {
+                writeln!(
+                    mean,
+                    "{},{family},{policy},{},{}",
+                    cell.trace,
+                    group.count(),
+                    sample.csv_row()
+                )?;
+            }
+            group = SeedMeans::default();
+        }
+    }
+    Ok(())
+}
+
+/// Writes `gaps.csv` (the gap columns with the trace first) and `pareto.csv` from the gap
+/// cells. The front of a (trace, checkpoint) is the first policy's: at checkpoints where no
+/// task failed every policy faced the same task set (same seed, same arrivals), and a
+/// heuristic is plotted against that front only when it placed as many tasks.
+pub(crate) fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> {
+    if matrix.spec.gaps.is_none() {
+        return Ok(());
+    }
+    let mut gaps = format!("trace,{}\n", GapRow::CSV_HEADER);
+    let mut pareto = format!("{}\n", ParetoPoint::CSV_HEADER);
+    let first_seed = cells.first().map(|c| c.seed);
+    let mut fronts: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for cell in cells {
+        let record = finished_gap(out, matrix, cell).with_context(|| {
+            format!(
+                "gap study {} {} seed {} is missing",
+                cell.trace, cell.policy, cell.seed
+            )
+        })?;
+        for row in &record.rows {
+            writeln!(gaps, "{},{}", csv_field(&cell.trace), row.csv_line())?;
+        }
+        if Some(cell.seed) != first_seed {
+            continue;
+        }
+        let point_of = |kind, label: String, p: &FrontRow, status: String| ParetoPoint {
+            trace: cell.trace.clone(),
+            checkpoint_pct: p.checkpoint_pct,
+            seed: cell.seed.to_string(),
+            nodes: Some(p.nodes),
+            kind,
+            label,
+            power_w: Some(p.power_watts),
+            frag_gpu_milli: Some(p.frag_milli),
+            status,
+        };
+        for point in &record.fronts {
+            let checkpoint = format!("{:.1}", point.checkpoint_pct);
+            let front_tasks = *fronts
+                .entry((cell.trace.clone(), checkpoint.clone()))
+                .or_insert_with(|| {
+                    for p in record.fronts.iter().filter(|p| {
+                        !p.is_heuristic()
+                            && format!("{:.1}", p.checkpoint_pct) == checkpoint
+                            && p.power_watts.is_finite()
+                    }) {
+                        let front =
+                            point_of(PointKind::Front, p.point.clone(), p, p.status_label());
+                        let _ = writeln!(pareto, "{}", front.csv_line());
+                    }
+                    point.tasks
+                });
+            if point.is_heuristic() && point.tasks == front_tasks {
+                let label = cell.policy.to_string();
+                let own = point_of(PointKind::Policy, label, point, point.status_label());
+                writeln!(pareto, "{}", own.csv_line())?;
+            }
+        }
+    }
+    write_atomic(&out.join(GAPS_CSV), gaps.as_bytes())?;
+    write_atomic(&out.join(PARETO_CSV), pareto.as_bytes())?;
+    Ok(())
+}
+
+/// Removes the aggregates of every study `matrix` does not have (sweeps, gap studies,
+/// replays, the budget study): an earlier spec's CSVs in a reused folder.
+pub(crate) fn remove_dropped_aggregates(out: &Path, matrix: &Matrix) -> Result<()> {
+    let spec = &matrix.spec;
+    let dropped: [(bool, &[&str]); 4] = [
+        (
+            matrix.traces.is_empty(),
+            &[GRID_CSV, MEAN_GRID_CSV, RUNS_CSV],
+        ),
+        (spec.gaps.is_none(), &[GAPS_CSV, PARETO_CSV]),
+        (
+            spec.replay.is_none(),
+            &[REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV],
+        ),
+        (
+            spec.budget.is_none(),
+            &[BUDGET_POINTS_CSV, BUDGET_FRONTIER_CSV, BUDGET_TIMELINE_CSV],
+        ),
+    ];
+    for name in dropped
+        .iter()
+        .filter(|(gone, _)| *gone)
+        .flat_map(|(_, names)| names.iter())
+    {
+        let path = out.join(name);
+        if path.is_file() {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
