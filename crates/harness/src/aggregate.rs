@@ -1,32 +1,58 @@
-//! The aggregates of a complete results folder, read back from its cell files in spec
-//! order: the sweeps' `grid.csv`, `mean_grid.csv` and `runs.csv`, and the gap studies'
-//! `gaps.csv` and `pareto.csv`.
+//! A complete bench folder's aggregates, from its cells in spec order: `grid.csv`,
+//! `mean_grid.csv` and `runs.csv` (sweeps), `gaps.csv` and `pareto.csv` (gap studies);
+//! and the removal of aggregates of a study the matrix no longer has, so a folder reused
+//! for another spec holds no CSV (nor figure) of the one before.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use gapbench_results::csv_text::field as csv_field;
-use gapbench_results::{FrontRow, GapRow, ParetoPoint, PointKind, RunRow, GAPS_CSV, PARETO_CSV};
+use gapbench_results::{
+    FrontRow, GapRow, ParetoPoint, PointKind, RunRow, BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV,
+    BUDGET_TIMELINE_CSV, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV, REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV,
+    RUNS_CSV,
+};
 
 use crate::bench::Matrix;
 use crate::bench_spec::trace_family;
 use crate::cells::{finished, finished_gap, Cell, GapCell};
-use crate::io::write_atomic;
-use crate::run::SeedSummary;
-use crate::summary::{mean_grid, SAMPLE_COLUMNS};
+use crate::io::{write_atomic, write_atomic_with};
+use crate::summary::{SeedMeans, SAMPLE_COLUMNS};
+
+/// The sweeps' per-run grid (`grid.csv`, written with the sweeps' aggregates).
+const GRID_CSV: &str = "grid.csv";
 
 /// Writes `grid.csv`, `mean_grid.csv` and `runs.csv` from the cell files, in spec order
-/// (none for a spec of replays only).
+/// (none for a spec of replays only), streaming: one cell at a time, means summed as they
+/// go, so memory does not grow with the number of cells.
 pub(crate) fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<()> {
     if cells.is_empty() {
         return Ok(());
     }
-    let mut grid = format!("trace,family,policy,seed,{SAMPLE_COLUMNS}\n");
-    let mut runs = format!("{}\n", RunRow::CSV_HEADER);
-    let mut mean = format!("trace,family,policy,seeds,{SAMPLE_COLUMNS}\n");
-    let mut group: Vec<SeedSummary> = Vec::new();
+    write_atomic_with(&out.join(GRID_CSV), |grid| {
+        write_atomic_with(&out.join(RUNS_CSV), |runs| {
+            write_atomic_with(&out.join(MEAN_GRID_CSV), |mean| {
+                write_sweep_aggregates(out, matrix, cells, grid, runs, mean)
+            })
+        })
+    })
+}
+
+fn write_sweep_aggregates(
+    out: &Path,
+    matrix: &Matrix,
+    cells: &[Cell],
+    grid: &mut dyn Write,
+    runs: &mut dyn Write,
+    mean: &mut dyn Write,
+) -> Result<()> {
+    writeln!(grid, "trace,family,policy,seed,{SAMPLE_COLUMNS}")?;
+    writeln!(runs, "{}", RunRow::CSV_HEADER)?;
+    writeln!(mean, "trace,family,policy,seeds,{SAMPLE_COLUMNS}")?;
+    let mut group = SeedMeans::default();
     for (i, cell) in cells.iter().enumerate() {
         let record = finished(out, matrix, cell).with_context(|| {
             format!(
@@ -62,27 +88,23 @@ pub(crate) fn aggregate(out: &Path, matrix: &Matrix, cells: &[Cell]) -> Result<(
             final_power_total_w: f.power_total_w,
         };
         writeln!(runs, "{}", run.csv_line())?;
-        group.push(record.summary);
+        group.add(&s.final_sample, &s.grid);
         let last_of_group = cells
             .get(i + 1)
             .is_none_or(|next| next.trace != cell.trace || next.policy != cell.policy);
         if last_of_group {
-            let grids: Vec<_> = group.iter().map(|s| s.grid.clone()).collect();
-            for sample in mean_grid(&grids) {
+            for sample in group.grid() {
                 writeln!(
                     mean,
                     "{},{family},{policy},{},{}",
                     cell.trace,
-                    group.len(),
+                    group.count(),
                     sample.csv_row()
                 )?;
             }
-            group.clear();
+            group = SeedMeans::default();
         }
     }
-    write_atomic(&out.join("grid.csv"), grid.as_bytes())?;
-    write_atomic(&out.join("runs.csv"), runs.as_bytes())?;
-    write_atomic(&out.join("mean_grid.csv"), mean.as_bytes())?;
     Ok(())
 }
 
@@ -149,5 +171,38 @@ pub(crate) fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> 
     }
     write_atomic(&out.join(GAPS_CSV), gaps.as_bytes())?;
     write_atomic(&out.join(PARETO_CSV), pareto.as_bytes())?;
+    Ok(())
+}
+
+/// Removes the aggregates of every study `matrix` does not have (sweeps, gap studies,
+/// replays, the budget study): an earlier spec's CSVs in a reused folder.
+pub(crate) fn remove_dropped_aggregates(out: &Path, matrix: &Matrix) -> Result<()> {
+    let spec = &matrix.spec;
+    let dropped: [(bool, &[&str]); 4] = [
+        (
+            matrix.traces.is_empty(),
+            &[GRID_CSV, MEAN_GRID_CSV, RUNS_CSV],
+        ),
+        (spec.gaps.is_none(), &[GAPS_CSV, PARETO_CSV]),
+        (
+            spec.replay.is_none(),
+            &[REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV],
+        ),
+        (
+            spec.budget.is_none(),
+            &[BUDGET_POINTS_CSV, BUDGET_FRONTIER_CSV, BUDGET_TIMELINE_CSV],
+        ),
+    ];
+    for name in dropped
+        .iter()
+        .filter(|(gone, _)| *gone)
+        .flat_map(|(_, names)| names.iter())
+    {
+        let path = out.join(name);
+        if path.is_file() {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
     Ok(())
 }

@@ -33,7 +33,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::aggregate::{aggregate, aggregate_gaps};
+use crate::aggregate::{aggregate, aggregate_gaps, remove_dropped_aggregates};
 use crate::bench_spec::{parse_policies, BenchSpec, Seeds};
 use crate::budget_study::{
     aggregate_budget, budget_cell_path, budget_fingerprints, finished_budget, load_budget_inputs,
@@ -43,6 +43,7 @@ use crate::cells::{cell_path, finished, finished_gap, gap_cell_path, run_gap_cel
 pub use crate::cells::{Cell, GapCell};
 use crate::gap::{parse_objectives, GapSettings};
 use crate::io::{write_atomic, write_json};
+use crate::out_dir::OutDir;
 use crate::replay_cells::{
     aggregate_replays, finished_replay, load_replay_workloads, replay_cell_path,
     replay_fingerprints, run_replay_cell, ReplayCell, ReplaySource,
@@ -58,8 +59,11 @@ pub const STAND_IN_TRACE: &str = "openb-like";
 #[derive(Debug, Clone, Default)]
 pub struct BenchOptions {
     pub spec: PathBuf,
-    /// Folder of the openb CSVs; `None` = `$GAPBENCH_TRACES` or `../shared/traces/openb`.
+    /// Folder of the openb CSVs; `None` = `$GAPBENCH_TRACES`, else `../shared/traces/openb`
+    /// when it exists, else (no traces anywhere) the embedded openb-like workload.
     pub traces_dir: Option<PathBuf>,
+    /// Run the embedded openb-like workload in place of every trace, traces or not.
+    pub stand_in: bool,
     /// Results folder; `None` = `results/<spec name>-<UTC date>`.
     pub out: Option<PathBuf>,
     /// Worker threads; `None` = all cores.
@@ -96,8 +100,9 @@ pub struct Matrix {
 }
 
 impl Matrix {
-    /// Resolves a spec against a traces folder; without the real traces the embedded default
-    /// stands in (and the report says so).
+    /// Resolves a spec against a traces folder, which must hold every file the spec names
+    /// (a missing one is an error listing the traces it does hold); `None` runs the embedded
+    /// openb-like workload in place of every trace (and the report says so at its top).
     pub fn resolve(
         spec: BenchSpec,
         traces_dir: Option<&Path>,
@@ -107,57 +112,27 @@ impl Matrix {
         crate::replay_cells::ReplayWorkloads,
         BudgetInputs,
     )> {
-        let replay_traces = spec.replay.iter().flat_map(|r| r.traces.iter());
-        let needs_traces = !spec.traces.is_empty() || replay_traces.clone().next().is_some();
-        let available = traces_dir.filter(|dir| {
-            dir.join(&spec.nodes).is_file()
-                && spec
-                    .traces
-                    .iter()
-                    .chain(replay_traces)
-                    .all(|t| dir.join(trace_file(t)).is_file())
-        });
-        let (traces, gap_traces, stand_in) = match available {
-            Some(_) => (
-                spec.traces.clone(),
-                spec.gaps
-                    .as_ref()
-                    .map(|g| g.traces.clone())
-                    .unwrap_or_default(),
-                false,
-            ),
-            None if !needs_traces => (Vec::new(), Vec::new(), false),
-            None => (
-                spec.traces
-                    .iter()
-                    .take(1)
-                    .map(|_| STAND_IN_TRACE.to_string())
-                    .collect(),
-                spec.gaps
-                    .as_ref()
-                    .map(|_| vec![STAND_IN_TRACE.to_string()])
-                    .unwrap_or_default(),
-                true,
-            ),
+        let needs_traces = !spec.needed_traces().is_empty();
+        let available = match traces_dir {
+            Some(dir) if needs_traces => {
+                check_traces_folder(dir, &spec)?;
+                Some(dir)
+            }
+            _ => None,
         };
+        let (traces, gap_traces, stand_in) = resolved_traces(&spec, available.is_some());
         let mut workloads = BTreeMap::new();
         for trace in traces.iter().chain(&gap_traces) {
             if workloads.contains_key(trace) {
                 continue;
             }
             let workload = match available {
-                Some(dir) => {
-                    let tasks = dir.join(trace_file(trace));
-                    if !tasks.is_file() {
-                        bail!("trace `{trace}`: {} does not exist", tasks.display());
-                    }
-                    Workload::load(
-                        Some(&dir.join(&spec.nodes)),
-                        Some(&tasks),
-                        CpuPowerProfile::Reference,
-                        InputRules::Reference,
-                    )?
-                }
+                Some(dir) => Workload::load(
+                    Some(&dir.join(&spec.nodes)),
+                    Some(&dir.join(trace_file(trace))),
+                    CpuPowerProfile::Reference,
+                    InputRules::Reference,
+                )?,
                 None => Workload::load(
                     None,
                     None,
@@ -165,6 +140,7 @@ impl Matrix {
                     InputRules::Reference,
                 )?,
             };
+            workload.require_gpus()?;
             workloads.insert(trace.clone(), workload);
         }
         let inputs = workloads
@@ -286,6 +262,50 @@ impl Matrix {
         })
     }
 
+    /// Refuses a matrix read back from a folder (a shard to merge) that is not what its spec
+    /// resolves to: an invalid spec, traces or replay sources other than the spec's, or a
+    /// trace without input hashes. A damaged `matrix.json` that lost its traces would
+    /// otherwise merge as complete with no cell at all.
+    pub fn check_resolved(&self) -> Result<()> {
+        self.spec.validate()?;
+        let names_traces = !self.spec.needed_traces().is_empty();
+        if self.stand_in && !names_traces {
+            bail!("the embedded workload stood in, yet the spec names no trace");
+        }
+        let real_traces = names_traces && !self.stand_in;
+        let (traces, gap_traces, _) = resolved_traces(&self.spec, real_traces);
+        if (&traces, &gap_traces) != (&self.traces, &self.gap_traces) {
+            bail!(
+                "traces {:?} and gap traces {:?} are not those its spec runs ({traces:?}, {gap_traces:?})",
+                self.traces,
+                self.gap_traces
+            );
+        }
+        let sources = self
+            .spec
+            .replay
+            .as_ref()
+            .map(|r| ReplaySource::of_spec(r, real_traces))
+            .unwrap_or_default();
+        if sources != self.replay_sources {
+            bail!("its replay sources are not those its spec runs");
+        }
+        if let Some(trace) = traces
+            .iter()
+            .chain(&gap_traces)
+            .find(|t| !self.inputs.contains_key(*t))
+        {
+            bail!("trace `{trace}` has no input hashes");
+        }
+        if let Some(source) = sources
+            .iter()
+            .find(|s| !self.replay_inputs.contains_key(&s.name()))
+        {
+            bail!("replay source `{}` has no input hashes", source.name());
+        }
+        Ok(())
+    }
+
     /// Whether two folders ran the same matrix (whatever the command line was).
     pub fn same_runs(&self, other: &Matrix) -> bool {
         (
@@ -312,6 +332,70 @@ impl Matrix {
             ),
         )
     }
+}
+
+/// The traces a spec runs (sweeps', gap studies') and whether the embedded stand-in runs in
+/// their place: the spec's own with `real_traces`, else the stand-in for each kind of study
+/// that names a trace.
+fn resolved_traces(spec: &BenchSpec, real_traces: bool) -> (Vec<String>, Vec<String>, bool) {
+    if real_traces {
+        let gap_traces = spec.gaps.as_ref().map(|g| g.traces.clone());
+        (spec.traces.clone(), gap_traces.unwrap_or_default(), false)
+    } else if spec.needed_traces().is_empty() {
+        (Vec::new(), Vec::new(), false)
+    } else {
+        let stand_in = || vec![STAND_IN_TRACE.to_string()];
+        let traces = if spec.traces.is_empty() {
+            Vec::new()
+        } else {
+            stand_in()
+        };
+        let gap_traces = spec.gaps.as_ref().map(|_| stand_in()).unwrap_or_default();
+        (traces, gap_traces, true)
+    }
+}
+
+/// Refuses a traces folder that lacks a file the spec names: running something else in
+/// its place (as the embedded stand-in once did, for every trace) would be a silent
+/// substitution.
+fn check_traces_folder(dir: &Path, spec: &BenchSpec) -> Result<()> {
+    if !dir.is_dir() {
+        bail!(
+            "traces folder {} does not exist (give --traces DIR, or --stand-in to run the embedded openb-like workload instead)",
+            dir.display()
+        );
+    }
+    let mut missing: Vec<String> = Vec::new();
+    if !dir.join(&spec.nodes).is_file() {
+        missing.push(format!("node list {}", spec.nodes));
+    }
+    for trace in spec.needed_traces() {
+        if !dir.join(trace_file(&trace)).is_file() {
+            missing.push(format!("trace `{trace}` ({})", trace_file(&trace)));
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut available: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot list", dir.display()))?
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().to_string_lossy().into_owned();
+            let trace = name.strip_prefix("openb_pod_list_")?.strip_suffix(".csv")?;
+            Some(trace.to_string())
+        })
+        .collect();
+    available.sort();
+    bail!(
+        "{} lacks {}; available: {}",
+        dir.display(),
+        missing.join(", "),
+        if available.is_empty() {
+            "no openb_pod_list_*.csv at all".to_string()
+        } else {
+            available.join(", ")
+        }
+    )
 }
 
 pub(crate) fn trace_file(trace: &str) -> String {
@@ -344,17 +428,29 @@ pub struct BenchOutcome {
 /// Runs (the remaining cells of) a bench and, when every cell is done, aggregates.
 pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let spec = BenchSpec::load(&options.spec)?;
-    let traces_dir = options
-        .traces_dir
-        .clone()
-        .or_else(crate::workload::default_traces_dir);
+    let traces_dir = match (options.stand_in, &options.traces_dir) {
+        (true, _) => None,
+        (false, Some(dir)) => Some(dir.clone()),
+        (false, None) => crate::workload::default_traces_dir(),
+    };
     let (mut matrix, workloads, replay_workloads, budget_inputs) =
         Matrix::resolve(spec, traces_dir.as_deref())?;
+    let tuned = RunSettings::new(
+        gapbench_online::PolicySpec::solo(gapbench_online::PolicyKind::Fgd),
+        Some(matrix.spec.tune),
+        TaskOrder::Shuffled,
+        NodeOrder::Random,
+    );
+    let parallel = options.jobs.unwrap_or_else(rayon::current_num_threads);
+    for workload in workloads.values() {
+        crate::run::check_sweep_memory(workload, &tuned, parallel)?;
+    }
     matrix.command = options.command.clone();
     let out = options
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results/{}-{}", matrix.spec.name, utc_date())));
+    let _held = OutDir::acquire(&out)?;
     write_json(&out.join("matrix.json"), &matrix)?;
 
     let cells = matrix.cells()?;
@@ -490,6 +586,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         aggregate_gaps(&out, &matrix, &gap_cells)?;
         aggregate_replays(&out, &matrix, &replay_cells)?;
         aggregate_budget(&out, &matrix, &budget_cells)?;
+        remove_dropped_aggregates(&out, &matrix)?;
         finish_folder(&out)?;
     }
     Ok(BenchOutcome {
@@ -554,6 +651,9 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
             .with_context(|| format!("{}: cannot read", path.display()))?;
         let shard_matrix: Matrix = serde_json::from_str(&text)
             .with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+        shard_matrix
+            .check_resolved()
+            .with_context(|| format!("{}: not the matrix its spec runs", path.display()))?;
         match &matrix {
             Some(m) if !m.same_runs(&shard_matrix) => bail!(
                 "{} ran a different matrix than {}",
@@ -564,6 +664,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         }
     }
     let mut matrix = matrix.context("merge needs at least one shard folder")?;
+    let _held = OutDir::acquire(out)?;
     matrix.command = crate::reproduce::unsharded(&matrix.command, out);
     write_json(&out.join("matrix.json"), &matrix)?;
     let cells = matrix.cells()?;
@@ -604,6 +705,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         aggregate_gaps(out, &matrix, &gap_cells)?;
         aggregate_replays(out, &matrix, &replay_cells)?;
         aggregate_budget(out, &matrix, &budget_cells)?;
+        remove_dropped_aggregates(out, &matrix)?;
         finish_folder(out)?;
     }
     Ok(BenchOutcome {

@@ -201,6 +201,15 @@ impl ReplaySpec {
             if eaco.jobs == 0 || !(eaco.jobs_per_hour.is_finite() && eaco.jobs_per_hour > 0.0) {
                 bail!("[replay.eaco] needs at least one job and a positive `jobs_per_hour`");
             }
+            // Replay cells run one seed each, a few at a time.
+            for &servers in &eaco.servers {
+                crate::limits::check_eaco_setup(
+                    servers,
+                    eaco.jobs,
+                    1,
+                    ["[replay.eaco] servers", "[replay.eaco] jobs"],
+                )?;
+            }
         }
         Ok(())
     }
@@ -226,14 +235,19 @@ impl BenchSpec {
     pub fn load(path: &Path) -> Result<BenchSpec> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read", path.display()))?;
+        BenchSpec::parse(path, &text)
+    }
+
+    /// A spec from its TOML `text`; `path` names it in errors.
+    pub fn parse(path: &Path, text: &str) -> Result<BenchSpec> {
         let spec: BenchSpec =
-            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         spec.validate()
             .with_context(|| format!("{}: invalid spec", path.display()))?;
         Ok(spec)
     }
 
-    fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if let Some(replay) = &self.replay {
             replay.validate()?;
         }
@@ -264,8 +278,26 @@ impl BenchSpec {
                     bail!("gap objective `{objective}`: expected power, alloc or frag");
                 }
             }
+            for (i, checkpoint) in gaps.checkpoints.iter().enumerate() {
+                if gaps.checkpoints[..i].contains(checkpoint) {
+                    bail!("gaps.checkpoints: {checkpoint} is given twice");
+                }
+                if f64::from(*checkpoint) > 100.0 * self.tune {
+                    bail!(
+                        "gaps.checkpoints: {checkpoint} % is beyond the sweeps, which end at {} % arrived GPU demand (tune {}): its snapshot would be the end state labelled {checkpoint} %",
+                        100.0 * self.tune,
+                        self.tune
+                    );
+                }
+            }
             if gaps.sample_nodes == 0 {
                 bail!("gaps.sample_nodes must be positive");
+            }
+            if !(gaps.time_limit_s.is_finite() && gaps.time_limit_s > 0.0) {
+                bail!("gaps.time_limit_s must be a positive number of seconds");
+            }
+            if gaps.mip_gap.is_some_and(|g| !(g.is_finite() && g >= 0.0)) {
+                bail!("gaps.mip_gap must be a relative gap of 0 or more");
             }
             if let Some(full) = &gaps.full_cluster {
                 parse_policies(&full.policies)?;
@@ -287,6 +319,26 @@ impl BenchSpec {
             }
         }
         Ok(())
+    }
+}
+
+impl BenchSpec {
+    /// Every trace the spec names, once each in order of appearance: the sweeps', the gap
+    /// studies', the replays' and the budget study's.
+    pub fn needed_traces(&self) -> Vec<String> {
+        let mut traces: Vec<String> = Vec::new();
+        let named = self
+            .traces
+            .iter()
+            .chain(self.gaps.iter().flat_map(|g| &g.traces))
+            .chain(self.replay.iter().flat_map(|r| &r.traces))
+            .chain(self.budget.iter().map(|b| &b.trace));
+        for trace in named {
+            if !traces.contains(trace) {
+                traces.push(trace.clone());
+            }
+        }
+        traces
     }
 }
 
@@ -384,6 +436,9 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
         assert_eq!(gaps.full_cluster.map(|f| f.time_limit_s), Some(60.0));
     }
 
+    /// A spec with a gap study, its `checkpoints` line left to the test.
+    const GAPS: &str = "name = \"g\"\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = [1]\n[gaps]\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = [1]\nsample_nodes = 4\n";
+
     #[test]
     fn bad_replay_tables_are_refused_with_a_reason() {
         let cases = [
@@ -404,6 +459,22 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
                 "arrival_scales",
             ),
             (EACO.replace("[64, 28]", "[0]"), "servers"),
+            (
+                format!("{GAPS}checkpoints = [50, 80, 50]\n"),
+                "gaps.checkpoints: 50 is given twice",
+            ),
+            (
+                format!("{GAPS}checkpoints = [50]\ntime_limit_s = nan\n"),
+                "gaps.time_limit_s must be a positive number",
+            ),
+            (
+                format!("{GAPS}checkpoints = [50]\nmip_gap = -0.1\n"),
+                "gaps.mip_gap",
+            ),
+            (
+                format!("{GAPS}checkpoints = [50, 500]\n"),
+                "gaps.checkpoints: 500 % is beyond the sweeps, which end at 130 %",
+            ),
             (
                 EACO.replace("jobs_per_hour = 2.0", "jobs_per_hour = -1.0"),
                 "jobs_per_hour",

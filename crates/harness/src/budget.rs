@@ -60,19 +60,19 @@ pub struct BudgetArgs {
     #[arg(long, value_enum)]
     pub forecast: Option<ForecastArg>,
     /// Standard deviation of greenflow's noisy forecast error, as a share of the intensity. Default 0.15.
-    #[arg(long, value_name = "SHARE")]
+    #[arg(long, value_name = "SHARE", value_parser = crate::flag_values::non_negative)]
     pub forecast_noise: Option<f64>,
     /// greenflow's pacing exponent θ: weights CI^(−θ) (0 = even pacing). Default 1.
-    #[arg(long, value_name = "THETA")]
+    #[arg(long, value_name = "THETA", value_parser = crate::flag_values::non_negative)]
     pub theta: Option<f64>,
     /// zeus's η in η·Energy + (1 − η)·MaxPower·Time. Default 0.5.
-    #[arg(long, value_name = "ETA")]
+    #[arg(long, value_name = "ETA", value_parser = crate::flag_values::share)]
     pub eta: Option<f64>,
     /// Round period Δ of powerflow and greenflow, seconds (rounds also run after arrivals and completions). Default 300.
     #[arg(long, value_name = "SECONDS")]
     pub round: Option<f64>,
     /// End of the budget period's arrivals, seconds since the trace start: powerflow and greenflow keep a reserve for jobs arriving until then. Default: the last training job's arrival.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::flag_values::positive)]
     pub horizon: Option<f64>,
 }
 

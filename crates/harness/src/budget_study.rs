@@ -140,9 +140,12 @@ impl BudgetStudySpec {
         for setup in &self.setups {
             if setup.gpus == Some(0)
                 || !(setup.arrival_scale.is_finite() && setup.arrival_scale > 0.0)
+                || setup
+                    .max_duration_s
+                    .is_some_and(|d| !(d.is_finite() && d > 0.0))
             {
                 bail!(
-                    "[budget] setup `{}`: `gpus` and `arrival_scale` must be positive",
+                    "[budget] setup `{}`: `gpus`, `arrival_scale` and `max_duration_s` must be positive",
                     setup.name
                 );
             }

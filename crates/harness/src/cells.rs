@@ -92,7 +92,7 @@ impl Matrix {
             self.spec.tune
         ));
         hasher.update(extra);
-        for input in &self.inputs[trace] {
+        for input in self.inputs.get(trace).into_iter().flatten() {
             hasher.update(&input.sha256);
         }
         hasher

@@ -61,13 +61,13 @@ pub struct FrontierArgs {
     #[arg(long, value_enum, default_value_t = FrontierKind::Energy)]
     pub kind: FrontierKind,
     /// Budgets to evaluate (kWh, or kg for --kind carbon), comma-separated. Default: an even sweep (see --sweep).
-    #[arg(long, value_name = "B,…", value_delimiter = ',')]
+    #[arg(long, value_name = "B,…", value_delimiter = ',', value_parser = crate::flag_values::positive)]
     pub budgets: Vec<f64>,
     /// Points of the default sweep, from the least budget to the unconstrained schedules' budget.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub sweep: usize,
     /// Slot length of the frontier problem, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0, value_parser = crate::flag_values::positive)]
     pub slot: f64,
     /// Also solve the time-indexed MIP at each budget (HiGHS), when the instance is small enough.
     #[arg(long)]
@@ -79,7 +79,7 @@ pub struct FrontierArgs {
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub mip_max_gpus: u64,
     /// Time limit per MIP solve, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = crate::flag_values::positive)]
     pub mip_time_limit: f64,
     /// Also replay the budgeted policies (fifo-full-clock, zeus, and powerflow or greenflow at 0.7, 0.85 and 1.0 × FIFO's spend) and write their points and gaps to points.csv.
     #[arg(long)]
@@ -192,13 +192,21 @@ pub fn frontier_instance(
             None => bail!("--kind carbon needs --carbon FILE|caiso-like|gb-like|caiso-2023"),
         },
     };
+    let span_s = trace_end_s(jobs) - origin_s;
+    let slots = (span_s / slot_s).ceil() + 1.0;
+    crate::limits::ensure_fits(
+        &format!("--slot {slot_s} cuts the {span_s:.0} s horizon into {slots:.3e} slots"),
+        slots,
+        crate::limits::FRONTIER_SLOT_BYTES,
+        "slots",
+    )?;
     let gpus = u32::try_from(setup.cluster.gpu_count() * 1000)
         .map_err(|_| anyhow::anyhow!("too many GPUs for the frontier's milli-GPU units"))?;
     Ok(FrontierInstance {
         jobs: frontier_jobs,
         gpus,
         slot_s,
-        horizon_slots: ((trace_end_s(jobs) - origin_s) / slot_s).ceil() as usize + 1,
+        horizon_slots: slots as usize,
         budget,
     })
 }

@@ -93,6 +93,11 @@ impl GapSettings {
         {
             bail!("checkpoint {bad} is not a non-negative percentage");
         }
+        for (i, checkpoint) in self.checkpoints.iter().enumerate() {
+            if self.checkpoints[..i].contains(checkpoint) {
+                bail!("checkpoint {checkpoint} is given twice: each would be solved again");
+            }
+        }
         if self.objectives.is_empty() {
             bail!("no objectives given (power, alloc, frag)");
         }
@@ -236,6 +241,7 @@ pub fn gap_study_observed(
         seed,
     );
     let sweep = sweep_events(&run_arrival_sweep(&cluster, &prepared, &run.policy_spec));
+    check_checkpoints_reached(&settings.checkpoints, &sweep, &cluster, run.tune_ratio)?;
     let options = settings.solve_options();
     let method = method.resolve(cluster.len(), settings.exact_max_nodes);
     let exact = method == GapMethod::PerNode;
@@ -462,6 +468,30 @@ pub fn sweep_events(sweep: &SweepResult) -> Vec<SweepEvent> {
             arrived_gpu_milli: r.arrived_gpu_milli,
         })
         .collect()
+}
+
+/// Refuses a checkpoint past the end of the sweep: its snapshot would be the sweep's end
+/// state under another label. A tuned sweep reaches its tune ratio (× 100 %) by design,
+/// though tune-up stops just short of it, so checkpoints up to the ratio count as reached.
+fn check_checkpoints_reached(
+    checkpoints: &[f64],
+    sweep: &[SweepEvent],
+    cluster: &Cluster,
+    tune_ratio: Option<f64>,
+) -> Result<()> {
+    let capacity = cluster.gpu_capacity_milli() as f64;
+    let end_pct = sweep
+        .last()
+        .map_or(0.0, |e| 100.0 * e.arrived_gpu_milli as f64 / capacity);
+    let reach_pct = end_pct.max(tune_ratio.map_or(0.0, |r| 100.0 * r));
+    if let Some(beyond) = checkpoints.iter().find(|&&c| c > reach_pct) {
+        let tune = tune_ratio.map_or("no tuning".to_string(), |r| format!("tune {r}"));
+        bail!(
+            "checkpoint {beyond} % is beyond the sweep, which ends at {end_pct:.1} % arrived GPU demand ({tune}): its snapshot would be the end state labelled {beyond} %; choose checkpoints up to {:.0}, or raise the tune ratio",
+            reach_pct.floor()
+        );
+    }
+    Ok(())
 }
 
 /// Writes `gaps.csv`, `fronts.csv` and `manifest.json` under `out`.

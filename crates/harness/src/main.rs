@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use gapbench::run::{run_seeds, write_outputs, RunSettings, RunSummary};
+use gapbench::out_dir::OutDir;
+use gapbench::run::{run_to_folder, RunSettings, RunTotals};
 use gapbench::summary::Sample;
 use gapbench::workload::Workload;
 use gapbench_model::{CpuPowerProfile, FailureReason, InputRules, NodeOrder, TaskOrder};
@@ -136,6 +137,8 @@ fn gap(args: GapArgs) -> Result<()> {
     let method = GapMethod::parse(&args.method)?;
     let run = args.workload.settings()?;
     let workload = args.workload.load()?;
+    workload.require_gpus()?;
+    gapbench::run::check_sweep_memory(&workload, &run, 1)?;
     let seeds = args.workload.seeds();
     let settings = GapSettings {
         checkpoints: args.checkpoints,
@@ -149,6 +152,7 @@ fn gap(args: GapArgs) -> Result<()> {
         exact_max_nodes: args.exact_max_nodes,
     };
     settings.validate()?;
+    let _held = OutDir::acquire(&args.out)?;
     println!(
         "gapbench gap: policy {} on {}",
         run.policy,
@@ -213,9 +217,12 @@ struct BenchArgs {
     /// Use workloads/quick.toml: default trace, 3 seeds, four policies, a small gap study, a few time-mode replays.
     #[arg(long, conflicts_with = "spec")]
     quick: bool,
-    /// Folder of the openb CSVs. Default: $GAPBENCH_TRACES or ../shared/traces/openb; without them the embedded default stands in.
+    /// Folder of the openb CSVs; it must hold every trace the spec names. Default: $GAPBENCH_TRACES, else ../shared/traces/openb; with neither, the embedded openb-like workload stands in (and REPORT.md says so at its top).
     #[arg(long, value_name = "DIR")]
     traces: Option<PathBuf>,
+    /// Run the embedded openb-like workload in place of every trace, even with traces at hand (REPORT.md says so at its top).
+    #[arg(long)]
+    stand_in: bool,
     /// Worker threads (default: all cores). Runs are parallel; each run is sequential and deterministic.
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -276,6 +283,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     let options = gapbench::bench::BenchOptions {
         spec,
         traces_dir: args.traces,
+        stand_in: args.stand_in,
         out: args.out,
         jobs: args.jobs,
         shard: args.shard,
@@ -300,7 +308,7 @@ fn merge(args: MergeArgs) -> Result<()> {
 
 fn report_outcome(outcome: &gapbench::bench::BenchOutcome) -> Result<()> {
     if outcome.matrix.stand_in {
-        println!("note: the real traces were not found; the embedded openb-like workload stood in");
+        println!("note: the embedded openb-like workload stood in for every trace (no traces folder was given or found, or --stand-in was asked); REPORT.md says so at its top");
     }
     println!(
         "{} of {} runs done now ({} already finished) in {:.1} s; results in {}",
@@ -415,6 +423,7 @@ fn parse_seed_range(text: &str) -> Result<RangeInclusive<u64>, String> {
     if a > b {
         return Err(format!("empty seed range {text}"));
     }
+    gapbench_results::check_seed_range(a, b)?;
     Ok(a..=b)
 }
 
@@ -485,51 +494,46 @@ fn input_rules(arg: InputRulesArg) -> InputRules {
 fn run(args: RunArgs) -> Result<()> {
     let settings = args.workload.settings()?;
     let workload = args.workload.load()?;
+    workload.require_gpus()?;
     let seeds = args.workload.seeds();
+    gapbench::run::check_sweep_memory(
+        &workload,
+        &settings,
+        rayon::current_num_threads().min(seeds.len()),
+    )?;
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from(format!("results/run-{}", settings.policy_spec.slug())));
+    let _held = OutDir::acquire(&out)?;
     println!(
         "gapbench run: policy {} on {}",
         settings.policy,
         workload.describe()
     );
     let start = Instant::now();
-    let runs = run_seeds(&workload, &settings, &seeds);
-    let elapsed = start.elapsed();
-    let summary = write_outputs(
+    let totals = run_to_folder(
         &out,
         &workload,
         &settings,
-        &runs,
+        &seeds,
         args.workload.seeds.is_some(),
     )?;
-    print_summary(&summary);
-    let per_run: Vec<f64> = runs.iter().map(|r| r.elapsed.as_secs_f64()).collect();
+    print_summary(&totals);
     println!(
         "{} run(s) in {:.2} s wall ({:.3} s per run on average); results in {}",
-        runs.len(),
-        elapsed.as_secs_f64(),
-        per_run.iter().sum::<f64>() / per_run.len() as f64,
+        totals.seeds,
+        start.elapsed().as_secs_f64(),
+        totals.run_seconds / totals.seeds as f64,
         out.display()
     );
     Ok(())
 }
 
-fn print_summary(summary: &RunSummary) {
-    let (grid, final_sample, label) = match &summary.mean {
-        Some(mean) => (
-            &mean.grid,
-            mean.final_sample,
-            format!("mean of {} seeds", summary.seeds.len()),
-        ),
-        None => (
-            &summary.runs[0].grid,
-            summary.runs[0].final_sample,
-            format!("seed {}", summary.seeds[0]),
-        ),
-    };
-    println!("\n{label}: values when arrived GPU demand reaches a share of cluster GPU capacity");
+fn print_summary(totals: &RunTotals) {
+    println!(
+        "\n{}: values when arrived GPU demand reaches a share of cluster GPU capacity",
+        totals.label
+    );
     println!(
         "{:>10} {:>9} {:>11} {:>12} {:>8}",
         "arrived %", "alloc %", "frag ratio", "power kW", "failed"
@@ -545,25 +549,39 @@ fn print_summary(summary: &RunSummary) {
         )
     };
     for a in [25, 50, 80, 100] {
-        if let Some(sample) = grid.get(a) {
+        if let Some(sample) = totals.grid.get(a) {
             row(sample);
         }
     }
-    row(&final_sample);
-    let failed: usize = summary.runs.iter().map(|r| r.failed).sum();
-    let events: usize = summary.runs.iter().map(|r| r.events).sum();
-    println!("{failed} of {events} task events failed (never retried)");
+    row(&totals.final_sample);
+    println!(
+        "{} of {} task events failed (never retried)",
+        totals.failed, totals.events
+    );
     for reason in FailureReason::ALL {
-        let count: usize = summary
-            .runs
-            .iter()
-            .filter_map(|r| r.failures.get(reason.label()))
-            .sum();
-        if count > 0 {
+        if let Some(count) = totals.failures.get(reason.label()).filter(|c| **c > 0) {
             println!("  {count:>8}  {:<26} {}", reason.label(), reason.describe());
         }
     }
     println!();
+}
+
+fn figures(dir: &std::path::Path) -> Result<()> {
+    if !dir.join(gapbench_results::MATRIX_JSON).is_file() {
+        bail!(
+            "{}: not a results folder (no {})",
+            dir.display(),
+            gapbench_results::MATRIX_JSON
+        );
+    }
+    let _held = OutDir::acquire(dir)?;
+    let figures = gapbench_report::redraw(dir)?;
+    println!(
+        "{} figure files and REPORT.md written in {}",
+        figures.len(),
+        dir.display()
+    );
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -571,16 +589,16 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Replay(args) => replay_command::replay(args),
-        Command::Frontier(args) => gapbench::frontier::frontier(&args),
+        Command::Frontier(args) => gapbench::limits::ensure_fits(
+            &format!("--sweep {} evaluates that many budgets", args.sweep),
+            args.sweep as f64,
+            gapbench::limits::FRONTIER_POINT_BYTES,
+            "budgets",
+        )
+        .and_then(|()| gapbench::frontier::frontier(&args)),
         Command::Bench(args) => bench(args),
         Command::Merge(args) => merge(args),
-        Command::Figures { dir } => gapbench_report::redraw(&dir).map(|figures| {
-            println!(
-                "{} figure files and REPORT.md written in {}",
-                figures.len(),
-                dir.display()
-            )
-        }),
+        Command::Figures { dir } => figures(&dir),
         Command::Gap(args) => gap(args),
     };
     match result {

@@ -213,10 +213,13 @@ impl ReplayInputs {
             ) => eaco_jobs(*jobs, *jobs_per_hour, seed),
             (None, TimedSource::Openb { .. }) => openb_like_timed(seed),
         };
-        let workload = self.selection.workload(workload)?;
-        workload
+        let workload = self
+            .selection
+            .workload(workload)?
             .with_arrival_scale(self.arrival_scale)
-            .map_err(anyhow::Error::msg)
+            .map_err(anyhow::Error::msg)?;
+        crate::limits::check_arrival_span(&workload, self.arrival_scale)?;
+        Ok(workload)
     }
 
     /// Warnings about converted input values, one line each.

@@ -157,6 +157,14 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     if !(args.restart_overhead.is_finite() && args.restart_overhead >= 0.0) {
         bail!("--restart-overhead takes a non-negative number of seconds");
     }
+    let seeds: Vec<u64> = match &args.seeds {
+        Some(range) => range.clone().collect(),
+        None => vec![args.seed],
+    };
+    if let Some(servers) = args.eaco_servers {
+        let flags = ["--eaco-servers", "--eaco-jobs"];
+        gapbench::limits::check_eaco_setup(servers, args.eaco_jobs, seeds.len(), flags)?;
+    }
     let inputs = ReplayInputs::load(
         source,
         args.arrival_scale,
@@ -167,10 +175,10 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     for warning in inputs.warnings() {
         eprintln!("warning: {warning}");
     }
-    let seeds: Vec<u64> = match &args.seeds {
-        Some(range) => range.clone().collect(),
-        None => vec![args.seed],
-    };
+    // Only the planners run rounds (check_policy refused --round for the others).
+    let planner = matches!(policy, "powerflow" | "greenflow");
+    let round = planner.then_some(args.budget.round_s());
+    gapbench::limits::check_replay(&inputs, &seeds, args.tick, round)?;
     let settings = args.budget.policy_settings()?;
     let first = inputs.workload(seeds[0])?;
     let last_end_s = first

@@ -1,10 +1,12 @@
 //! `gapbench run`: one policy on one workload, for one or more seeds.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use gapbench_model::{
     prepare, Cluster, ClusterState, MetricsTracker, NodeOrder, PreparedWorkload, TaskOrder,
 };
@@ -12,10 +14,11 @@ use gapbench_online::{run_arrival_sweep, PolicySpec, SweepResult};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::io::{write_atomic, write_json};
+use crate::io::{write_atomic, write_atomic_with, write_json};
 use crate::manifest::Manifest;
+use crate::out_dir::remove_stale_seed_layout;
 use crate::summary::{
-    curve_csv, failure_counts, final_sample, grid_csv, integer_grid, mean_grid, mean_sample, Sample,
+    curve_csv, failure_counts, final_sample, grid_csv, integer_grid, mean_sample, Sample, SeedMeans,
 };
 use crate::workload::Workload;
 
@@ -60,6 +63,38 @@ impl RunSettings {
     }
 }
 
+/// Refuses a tune ratio whose sweeps would not fit in memory: tuned to `ratio` × GPU
+/// capacity, a run holds about tasks × target / demand arrivals, and `parallel` runs go at
+/// once. (Without tuning a run holds the task list, which is already in memory.)
+pub fn check_sweep_memory(
+    workload: &Workload,
+    settings: &RunSettings,
+    parallel: usize,
+) -> Result<()> {
+    let Some(ratio) = settings.tune_ratio else {
+        return Ok(());
+    };
+    let demand: f64 = workload
+        .tasks
+        .iter()
+        .map(|t| f64::from(t.total_gpu_milli()))
+        .sum();
+    if settings.task_order_value == TaskOrder::AsListed || demand <= 0.0 {
+        return Ok(()); // no tuning, or nothing to clone
+    }
+    let target = ratio * workload.cluster.gpu_capacity_milli() as f64;
+    let arrivals = workload.tasks.len() as f64 * (target / demand).max(1.0);
+    crate::limits::ensure_fits(
+        &format!(
+            "tune {ratio} makes about {} task arrivals per run, {parallel} run(s) at once",
+            crate::limits::human_count(arrivals)
+        ),
+        arrivals * parallel as f64,
+        crate::limits::SWEEP_EVENT_BYTES,
+        "task arrivals",
+    )
+}
+
 /// One seed's run.
 pub struct SeedRun {
     pub seed: u64,
@@ -86,15 +121,6 @@ pub fn run_seed(workload: &Workload, settings: &RunSettings, seed: u64) -> SeedR
         result,
         elapsed: start.elapsed(),
     }
-}
-
-/// Runs every seed, in parallel across seeds; results come back in seed order, so outputs
-/// are identical whatever the thread count.
-pub fn run_seeds(workload: &Workload, settings: &RunSettings, seeds: &[u64]) -> Vec<SeedRun> {
-    seeds
-        .par_iter()
-        .map(|&seed| run_seed(workload, settings, seed))
-        .collect()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -161,53 +187,181 @@ pub fn seed_summary(cluster: &Cluster, run: &SeedRun) -> SeedSummary {
     }
 }
 
-pub fn summarize(workload: &Workload, settings: &RunSettings, runs: &[SeedRun]) -> RunSummary {
-    let cluster = &workload.cluster;
-    let per_seed: Vec<SeedSummary> = runs.iter().map(|run| seed_summary(cluster, run)).collect();
-    let mean = (per_seed.len() > 1).then(|| MeanSummary {
-        final_sample: mean_sample(&per_seed.iter().map(|s| s.final_sample).collect::<Vec<_>>()),
-        grid: mean_grid(&per_seed.iter().map(|s| s.grid.clone()).collect::<Vec<_>>()),
-    });
-    RunSummary {
-        policy: settings.policy.clone(),
-        seeds: runs.iter().map(|r| r.seed).collect(),
-        workload: workload.describe(),
-        gpu_capacity_milli: cluster.gpu_capacity_milli(),
-        runs: per_seed,
-        mean,
-    }
+/// Seeds run side by side in batches of this many; a batch's summaries wait only until
+/// they are written in seed order, so memory does not grow with the seed count.
+const SEED_BATCH: usize = 64;
+
+/// What the terminal shows of a run over seeds (its files hold the rest).
+#[derive(Debug, Clone)]
+pub struct RunTotals {
+    pub seeds: usize,
+    /// `mean of N seeds`, or `seed S` for one seed.
+    pub label: String,
+    /// The mean grid and final values over seeds, or the one seed's.
+    pub grid: Vec<Sample>,
+    pub final_sample: Sample,
+    pub events: usize,
+    pub failed: usize,
+    /// Failed events by reason label, over every seed.
+    pub failures: BTreeMap<String, usize>,
+    /// Each run's own time, summed over seeds.
+    pub run_seconds: f64,
 }
 
-/// Writes `curve.csv` (or `seed-N/curve.csv` per seed when `per_seed_folders`),
-/// `summary.json`, `mean_curve.csv` (several seeds) and `manifest.json` under `out`.
-pub fn write_outputs(
+/// Runs every seed (in parallel, batch by batch) and writes `curve.csv` (or
+/// `seed-N/curve.csv` per seed when `per_seed_folders`), `summary.json`,
+/// `mean_curve.csv` (several seeds) and `manifest.json` under `out`, streaming each seed's
+/// outputs to disk as its batch ends: memory stays flat however many seeds. Files are
+/// byte-identical on any thread count and to a summary built whole in memory.
+pub fn run_to_folder(
     out: &Path,
     workload: &Workload,
     settings: &RunSettings,
-    runs: &[SeedRun],
+    seeds: &[u64],
     per_seed_folders: bool,
-) -> Result<RunSummary> {
-    for run in runs {
-        let folder = if per_seed_folders {
-            out.join(format!("seed-{}", run.seed))
-        } else {
-            out.to_path_buf()
-        };
-        write_atomic(
-            &folder.join("curve.csv"),
-            curve_csv(&workload.cluster, &run.prepared, &run.result).as_bytes(),
-        )?;
+) -> Result<RunTotals> {
+    let mut runs = SpooledRuns::create(out)?;
+    let mut means = SeedMeans::default();
+    let mut totals = RunTotals {
+        seeds: seeds.len(),
+        label: String::new(),
+        grid: Vec::new(),
+        final_sample: mean_sample(&[]),
+        events: 0,
+        failed: 0,
+        failures: BTreeMap::new(),
+        run_seconds: 0.0,
+    };
+    for batch in seeds.chunks(SEED_BATCH) {
+        let done: Vec<(SeedSummary, Duration)> = batch
+            .par_iter()
+            .map(|&seed| -> Result<(SeedSummary, Duration)> {
+                let run = run_seed(workload, settings, seed);
+                let folder = if per_seed_folders {
+                    out.join(format!("seed-{seed}"))
+                } else {
+                    out.to_path_buf()
+                };
+                write_atomic(
+                    &folder.join("curve.csv"),
+                    curve_csv(&workload.cluster, &run.prepared, &run.result).as_bytes(),
+                )?;
+                Ok((seed_summary(&workload.cluster, &run), run.elapsed))
+            })
+            .collect::<Result<_>>()?;
+        for (summary, elapsed) in done {
+            runs.push(&summary)?;
+            means.add(&summary.final_sample, &summary.grid);
+            totals.events += summary.events;
+            totals.failed += summary.failed;
+            for (reason, count) in &summary.failures {
+                *totals.failures.entry(reason.clone()).or_default() += count;
+            }
+            totals.run_seconds += elapsed.as_secs_f64();
+            if means.count() == 1 {
+                totals.label = format!("seed {}", summary.seed);
+                (totals.grid, totals.final_sample) = (summary.grid, summary.final_sample);
+            }
+        }
     }
-    let summary = summarize(workload, settings, runs);
-    if let Some(mean) = &summary.mean {
+    let mean = (seeds.len() > 1).then(|| MeanSummary {
+        final_sample: means.final_sample(),
+        grid: means.grid(),
+    });
+    if let Some(mean) = &mean {
         write_atomic(&out.join("mean_curve.csv"), grid_csv(&mean.grid).as_bytes())?;
+        totals.label = format!("mean of {} seeds", seeds.len());
+        (totals.grid, totals.final_sample) = (mean.grid.clone(), mean.final_sample);
     }
-    write_json(&out.join("summary.json"), &summary)?;
+    let summary = RunSummary {
+        policy: settings.policy.clone(),
+        seeds: seeds.to_vec(),
+        workload: workload.describe(),
+        gpu_capacity_milli: workload.cluster.gpu_capacity_milli(),
+        runs: Vec::new(),
+        mean,
+    };
+    runs.write_summary(&out.join("summary.json"), &summary)?;
     let manifest = Manifest::new(
         workload.inputs.clone(),
-        summary.seeds.clone(),
+        seeds.to_vec(),
         serde_json::to_value(settings)?,
     );
     write_json(&out.join("manifest.json"), &manifest)?;
-    Ok(summary)
+    let seed_set: std::collections::BTreeSet<u64> = seeds.iter().copied().collect();
+    remove_stale_seed_layout(
+        out,
+        per_seed_folders,
+        |seed| seed_set.contains(&seed),
+        &["curve.csv"],
+        &["mean_curve.csv"],
+    )?;
+    Ok(totals)
+}
+
+/// The `runs` array of `summary.json`, kept in a temp file of the output folder as each
+/// seed finishes: every element pretty-printed as `serde_json` prints it inside the
+/// summary (indented two levels), so the file spliced from it is byte for byte what
+/// `serde_json::to_string_pretty` of the whole [`RunSummary`] would be.
+struct SpooledRuns {
+    path: PathBuf,
+    file: BufWriter<File>,
+    count: usize,
+}
+
+/// How `serde_json` pretty-prints an empty `runs` array inside a [`RunSummary`].
+const EMPTY_RUNS: &str = "\"runs\": []";
+
+impl SpooledRuns {
+    fn create(out: &Path) -> Result<SpooledRuns> {
+        std::fs::create_dir_all(out)
+            .with_context(|| format!("cannot create folder {}", out.display()))?;
+        let path = out.join(format!(".summary-runs.{}.tmp", std::process::id()));
+        let file =
+            File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(SpooledRuns {
+            path,
+            file: BufWriter::new(file),
+            count: 0,
+        })
+    }
+
+    fn push(&mut self, summary: &SeedSummary) -> Result<()> {
+        let element = serde_json::to_string_pretty(summary)?.replace('\n', "\n    ");
+        let separator = if self.count == 0 { "" } else { ",\n" };
+        write!(self.file, "{separator}    {element}")
+            .with_context(|| format!("cannot write {}", self.path.display()))?;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Writes `path`: `summary` (with no runs of its own) and the spooled runs in its
+    /// `runs` array; then removes the spool.
+    fn write_summary(self, path: &Path, summary: &RunSummary) -> Result<()> {
+        let file = self
+            .file
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("cannot write {}", self.path.display()))?;
+        drop(file);
+        let text = serde_json::to_string_pretty(summary)?;
+        let (before, after) = text
+            .split_once(EMPTY_RUNS)
+            .context("a summary without runs prints an empty runs array")?;
+        write_atomic_with(path, |out| {
+            out.write_all(before.as_bytes())?;
+            if self.count == 0 {
+                out.write_all(EMPTY_RUNS.as_bytes())?;
+            } else {
+                out.write_all(b"\"runs\": [\n")?;
+                std::io::copy(&mut File::open(&self.path)?, out)?;
+                out.write_all(b"\n  ]")?;
+            }
+            out.write_all(after.as_bytes())?;
+            out.write_all(b"\n")?;
+            Ok(())
+        })?;
+        std::fs::remove_file(&self.path)
+            .with_context(|| format!("cannot remove {}", self.path.display()))
+    }
 }

@@ -141,20 +141,120 @@ impl Sample {
         )
     }
 
-    fn mean(samples: &[Sample]) -> Sample {
-        let n = samples.len() as f64;
-        let avg = |f: fn(&Sample) -> f64| samples.iter().map(f).sum::<f64>() / n;
+    /// The fields in [`SAMPLE_COLUMNS`] order.
+    fn fields(&self) -> [f64; 9] {
+        [
+            self.arrived_pct,
+            self.alloc_pct,
+            self.frag_gpu_milli,
+            self.frag_ratio_pct,
+            self.power_cpu_w,
+            self.power_gpu_w,
+            self.power_total_w,
+            self.used_nodes,
+            self.failed_tasks,
+        ]
+    }
+
+    fn from_fields(f: [f64; 9]) -> Sample {
         Sample {
-            arrived_pct: avg(|s| s.arrived_pct),
-            alloc_pct: avg(|s| s.alloc_pct),
-            frag_gpu_milli: avg(|s| s.frag_gpu_milli),
-            frag_ratio_pct: avg(|s| s.frag_ratio_pct),
-            power_cpu_w: avg(|s| s.power_cpu_w),
-            power_gpu_w: avg(|s| s.power_gpu_w),
-            power_total_w: avg(|s| s.power_total_w),
-            used_nodes: avg(|s| s.used_nodes),
-            failed_tasks: avg(|s| s.failed_tasks),
+            arrived_pct: f[0],
+            alloc_pct: f[1],
+            frag_gpu_milli: f[2],
+            frag_ratio_pct: f[3],
+            power_cpu_w: f[4],
+            power_gpu_w: f[5],
+            power_total_w: f[6],
+            used_nodes: f[7],
+            failed_tasks: f[8],
         }
+    }
+}
+
+/// Field-wise sums of samples in the order they are added: means over seeds without
+/// holding every seed. Each sum starts where `Iterator::sum` starts and adds in the same
+/// order, so a mean equals the plain mean of the same samples bit for bit.
+#[derive(Debug, Clone, Copy)]
+struct SampleSum {
+    sums: [f64; 9],
+}
+
+impl SampleSum {
+    fn new() -> SampleSum {
+        SampleSum {
+            sums: [std::iter::empty::<f64>().sum(); 9],
+        }
+    }
+
+    fn add(&mut self, sample: &Sample) {
+        for (sum, value) in self.sums.iter_mut().zip(sample.fields()) {
+            *sum += value;
+        }
+    }
+
+    fn mean(&self, count: usize) -> Sample {
+        Sample::from_fields(self.sums.map(|sum| sum / count as f64))
+    }
+}
+
+/// Pointwise sums of integer-percent grids, over the percents every grid added reaches.
+#[derive(Debug, Clone, Default)]
+struct GridSum {
+    count: usize,
+    sums: Option<Vec<SampleSum>>,
+}
+
+impl GridSum {
+    fn add(&mut self, grid: &[Sample]) {
+        self.count += 1;
+        let sums = self
+            .sums
+            .get_or_insert_with(|| vec![SampleSum::new(); grid.len()]);
+        sums.truncate(grid.len());
+        for (sum, sample) in sums.iter_mut().zip(grid) {
+            sum.add(sample);
+        }
+    }
+
+    fn mean(&self) -> Vec<Sample> {
+        let sums = self.sums.iter().flatten();
+        sums.map(|sum| sum.mean(self.count)).collect()
+    }
+}
+
+/// The means over seeds of the final samples and of the grids, one seed added at a time.
+#[derive(Debug, Clone)]
+pub struct SeedMeans {
+    finals: SampleSum,
+    grids: GridSum,
+}
+
+impl Default for SeedMeans {
+    fn default() -> Self {
+        SeedMeans {
+            finals: SampleSum::new(),
+            grids: GridSum::default(),
+        }
+    }
+}
+
+impl SeedMeans {
+    pub fn add(&mut self, final_sample: &Sample, grid: &[Sample]) {
+        self.finals.add(final_sample);
+        self.grids.add(grid);
+    }
+
+    /// Seeds added so far.
+    pub fn count(&self) -> usize {
+        self.grids.count
+    }
+
+    pub fn final_sample(&self) -> Sample {
+        self.finals.mean(self.grids.count)
+    }
+
+    pub fn grid(&self) -> Vec<Sample> {
+        self.grids.mean()
     }
 }
 
@@ -199,14 +299,15 @@ pub fn final_sample(cluster: &Cluster, empty: &ClusterMetrics, records: &[EventR
 
 /// The pointwise mean of several grids over the percents all of them reach.
 pub fn mean_grid(grids: &[Vec<Sample>]) -> Vec<Sample> {
-    let len = grids.iter().map(Vec::len).min().unwrap_or(0);
-    (0..len)
-        .map(|i| Sample::mean(&grids.iter().map(|g| g[i]).collect::<Vec<_>>()))
-        .collect()
+    let mut sum = GridSum::default();
+    grids.iter().for_each(|grid| sum.add(grid));
+    sum.mean()
 }
 
 pub fn mean_sample(samples: &[Sample]) -> Sample {
-    Sample::mean(samples)
+    let mut sum = SampleSum::new();
+    samples.iter().for_each(|s| sum.add(s));
+    sum.mean(samples.len())
 }
 
 /// A grid as CSV text with [`SAMPLE_COLUMNS`].

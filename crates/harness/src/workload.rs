@@ -22,19 +22,23 @@ pub struct Workload {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
 }
 
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The file's SHA-256, read in blocks (an input may be larger than memory should hold).
 pub(crate) fn fingerprint_file(role: &str, path: &Path) -> Result<InputFingerprint> {
-    let bytes =
-        std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    let cannot_read = |e: std::io::Error| anyhow::anyhow!("{}: cannot read: {e}", path.display());
+    let mut file = std::fs::File::open(path).map_err(cannot_read)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).map_err(cannot_read)?;
     Ok(InputFingerprint {
         role: role.into(),
         source: path.display().to_string(),
-        sha256: sha256_hex(&bytes),
+        sha256: hex(&hasher.finalize()),
         adjustments: Vec::new(),
     })
 }
@@ -73,8 +77,10 @@ pub(crate) fn load_cluster(
 ) -> Result<Cluster> {
     Ok(match nodes {
         Some(path) => {
+            // Parsed first: a bad row is reported before the whole file is hashed.
+            let cluster = load_nodes_csv(path, cpu_power)?;
             inputs.push(fingerprint_file("nodes", path)?);
-            load_nodes_csv(path, cpu_power)?
+            cluster
         }
         None => {
             inputs.push(fingerprint_embedded(
@@ -101,8 +107,9 @@ impl Workload {
         let cluster = load_cluster(nodes, cpu_power, &mut inputs)?;
         let task_list = match tasks {
             Some(path) => {
-                let mut fingerprint = fingerprint_file("tasks", path)?;
+                // Parsed first: a bad row is reported before the whole file is hashed.
                 let list = load_tasks_csv(path, rules)?;
+                let mut fingerprint = fingerprint_file("tasks", path)?;
                 fingerprint.adjustments = adjustment_warnings(path, &list.adjustments);
                 inputs.push(fingerprint);
                 list.tasks
@@ -121,6 +128,24 @@ impl Workload {
             tasks: task_list,
             inputs,
         })
+    }
+
+    /// Refuses a cluster without GPUs for an arrival sweep, which measures allocation,
+    /// fragmentation and power as shares of GPU capacity: with none there is nothing to
+    /// measure against (every GPU task would fail, and every percentage divide by zero).
+    pub fn require_gpus(&self) -> Result<()> {
+        if self.cluster.gpu_count() == 0 {
+            let source = self
+                .inputs
+                .iter()
+                .find(|input| input.role == "nodes")
+                .map_or("the node list", |input| input.source.as_str());
+            anyhow::bail!(
+                "{source}: the cluster has no GPUs ({} nodes): an arrival sweep measures allocation, fragmentation and power as shares of GPU capacity, so it needs at least one GPU node",
+                self.cluster.len()
+            );
+        }
+        Ok(())
     }
 
     /// One warning line per kind of converted value, naming the file.
@@ -148,12 +173,14 @@ impl Workload {
     }
 }
 
-/// The openb trace folder a user most likely has: `../shared/traces/openb` or `GAPBENCH_TRACES`.
+/// The openb trace folder a user most likely has: `$GAPBENCH_TRACES` when set (it must
+/// then hold the traces), else `../shared/traces/openb` when that folder exists; `None`
+/// when there are no traces anywhere, the one case where the embedded workload stands in
+/// unasked.
 pub fn default_traces_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("GAPBENCH_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("../shared/traces/openb"));
-    dir.join("openb_node_list_gpu_node.csv")
-        .is_file()
-        .then_some(dir)
+    if let Some(dir) = std::env::var_os("GAPBENCH_TRACES") {
+        return Some(PathBuf::from(dir));
+    }
+    let dir = PathBuf::from("../shared/traces/openb");
+    dir.is_dir().then_some(dir)
 }

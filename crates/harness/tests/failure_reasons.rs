@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use gapbench::run::{run_seeds, write_outputs, RunSettings};
+use gapbench::run::{run_to_folder, RunSettings};
 use gapbench::workload::Workload;
 use gapbench_model::{ClusterState, CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
 
@@ -50,10 +50,16 @@ fn failures_are_counted_by_reason_in_summary_and_curve() {
         TaskOrder::AsListed,
         NodeOrder::AsListed,
     );
-    let runs = run_seeds(&workload, &settings, &[42]);
     let out = dir.join("out");
-    let summary = write_outputs(&out, &workload, &settings, &runs, false).unwrap();
-    let run = &summary.runs[0];
+    let totals = run_to_folder(&out, &workload, &settings, &[42], false).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let run: gapbench::run::SeedSummary =
+        serde_json::from_value(summary["runs"][0].clone()).unwrap();
+    assert_eq!(
+        (totals.failed, &totals.failures),
+        (run.failed, &run.failures)
+    );
 
     let expected_never = BTreeMap::from([
         ("never_fits:memory".to_string(), 5),

@@ -248,9 +248,14 @@ const ELECTRICITY_MAPS_DIRECT: &str = "Carbon Intensity gCO₂eq/kWh (direct)";
 /// times from the first row). The last step lasts as long as the one before it (one step
 /// for a single row: an hour). Errors name the file, line and column.
 pub fn parse_carbon_csv(file: &Path, text: &[u8]) -> Result<CarbonSeries, InputError> {
+    read_carbon_csv(file, text)
+}
+
+/// [`parse_carbon_csv`] from `input`, row by row (it stops at the first bad row).
+pub fn read_carbon_csv(file: &Path, input: impl std::io::Read) -> Result<CarbonSeries, InputError> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
-        .from_reader(text);
+        .from_reader(input);
     let located = |line: Option<u64>, column: Option<&str>, message: String| {
         let mut error = InputError::new(file, message);
         error.line = line;
@@ -301,13 +306,8 @@ pub fn parse_carbon_csv(file: &Path, text: &[u8]) -> Result<CarbonSeries, InputE
         };
         let time_text = field(time_column, time_name)?;
         let time = if electricity_maps {
-            let epoch = utc_datetime_seconds(time_text).ok_or_else(|| {
-                located(
-                    line,
-                    Some(time_name),
-                    format!("expected a time like 2023-01-01 00:00:00, found `{time_text}`"),
-                )
-            })?;
+            let epoch = utc_datetime_seconds(time_text)
+                .map_err(|message| located(line, Some(time_name), message))?;
             (epoch - *first_epoch_s.get_or_insert(epoch)) as f64
         } else {
             time_text
@@ -370,34 +370,70 @@ pub fn parse_carbon_csv(file: &Path, text: &[u8]) -> Result<CarbonSeries, InputE
 }
 
 pub fn load_carbon_csv(path: &Path) -> Result<CarbonSeries, InputError> {
-    let text =
-        std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
-    parse_carbon_csv(path, &text)
+    let file = std::fs::File::open(path)
+        .map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    read_carbon_csv(path, file)
 }
 
-/// Seconds since 1970-01-01 of `YYYY-MM-DD HH:MM:SS` (UTC), or `None` when malformed.
-fn utc_datetime_seconds(text: &str) -> Option<i64> {
-    let (date, time) = text.split_once(' ')?;
-    let mut date_parts = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (year, month, day) = (
-        date_parts.next()??,
-        date_parts.next()??,
-        date_parts.next()??,
-    );
-    let mut time_parts = time.split(':').map(|p| p.parse::<i64>().ok());
-    let (hour, minute, second) = (
-        time_parts.next()??,
-        time_parts.next()??,
-        time_parts.next()??,
-    );
-    let valid = (1..=12).contains(&month)
-        && (1..=31).contains(&day)
-        && (0..24).contains(&hour)
-        && (0..60).contains(&minute)
-        && (0..61).contains(&second)
-        && date_parts.next().is_none()
-        && time_parts.next().is_none();
-    valid.then(|| days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+/// Seconds since 1970-01-01 of `YYYY-MM-DD HH:MM:SS` (UTC), or why it is not such a time:
+/// a date that does not exist (`2023-02-31`) or a year outside 1..=9999 is refused, not
+/// rolled over or overflowed.
+fn utc_datetime_seconds(text: &str) -> Result<i64, String> {
+    let malformed = || format!("expected a time like 2023-01-01 00:00:00, found `{text}`");
+    let fields = |part: &str, separator: char| -> Option<[i64; 3]> {
+        let mut pieces = part.split(separator);
+        let mut next = || pieces.next()?.parse::<i64>().ok();
+        let values = [next()?, next()?, next()?];
+        pieces.next().is_none().then_some(values)
+    };
+    let (date, time) = text.split_once(' ').ok_or_else(malformed)?;
+    let (year_text, _) = date.split_once('-').ok_or_else(malformed)?;
+    if year_text.len() > 4 && year_text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("year {year_text} is outside 1..=9999, in `{text}`"));
+    }
+    let [year, month, day] = fields(date, '-').ok_or_else(malformed)?;
+    let [hour, minute, second] = fields(time, ':').ok_or_else(malformed)?;
+    if !(1..=9999).contains(&year) {
+        return Err(format!("year {year} is outside 1..=9999, in `{text}`"));
+    }
+    let clock = (0..24).contains(&hour) && (0..60).contains(&minute) && (0..61).contains(&second);
+    if !(1..=12).contains(&month) || !clock {
+        return Err(malformed());
+    }
+    let days = days_in_month(year, month);
+    if !(1..=days).contains(&day) {
+        return Err(format!(
+            "no such date in `{text}`: {} {year} has {days} days",
+            MONTH_NAMES[month as usize - 1]
+        ));
+    }
+    Ok(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
+const MONTH_NAMES: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// Days of `month` (1–12) in `year`, Gregorian leap years.
+fn days_in_month(year: i64, month: i64) -> i64 {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -529,16 +565,50 @@ mod tests {
 
     #[test]
     fn civil_dates_count_days_correctly() {
-        assert_eq!(utc_datetime_seconds("1970-01-01 00:00:00"), Some(0));
+        assert_eq!(utc_datetime_seconds("1970-01-01 00:00:00"), Ok(0));
         assert_eq!(
             utc_datetime_seconds("2023-01-01 00:00:00"),
-            Some(1_672_531_200)
+            Ok(1_672_531_200)
         );
         assert_eq!(
             utc_datetime_seconds("2024-03-01 01:00:00"),
-            Some(1_709_254_800)
+            Ok(1_709_254_800)
         );
-        assert_eq!(utc_datetime_seconds("2023-01-01T00:00:00"), None);
+        assert!(utc_datetime_seconds("2023-01-01T00:00:00").is_err());
+        assert_eq!(
+            utc_datetime_seconds("2024-02-29 00:00:00"),
+            Ok(1_709_164_800)
+        );
+    }
+
+    /// Dates that do not exist, and years a calendar export never has, are refused with a
+    /// reason (they were accepted, or overflowed into nonsense, before).
+    #[test]
+    fn impossible_dates_and_years_are_refused() {
+        let error = |time: &str| {
+            let text = format!("Datetime (UTC),Carbon Intensity gCO₂eq/kWh (direct)\n2023-01-01 00:00:00,5\n{time},6\n");
+            parse_carbon_csv(Path::new("em.csv"), text.as_bytes())
+                .unwrap_err()
+                .to_string()
+        };
+        for (time, reason) in [
+            ("2023-02-31 00:00:00", "February 2023 has 28 days"),
+            ("2023-02-29 00:00:00", "February 2023 has 28 days"),
+            ("2023-04-31 00:00:00", "April 2023 has 30 days"),
+            ("99999-01-01 00:00:00", "year 99999 is outside 1..=9999"),
+            (
+                "123456789012345-01-01 00:00:00",
+                "year 123456789012345 is outside 1..=9999",
+            ),
+            ("2023-01-01 24:00:00", "expected a time like"),
+        ] {
+            let message = error(time);
+            assert!(
+                message.starts_with("em.csv:3 (column `Datetime (UTC)`): ")
+                    && message.contains(reason),
+                "{time}: {message}"
+            );
+        }
     }
 
     #[test]

@@ -66,6 +66,9 @@ impl Cluster {
             power_models: Vec::new(),
             cpu_power_profile,
         };
+        // Type lookup by hash: a node list of many distinct types stays linear.
+        let mut type_ids: std::collections::HashMap<NodeType, NodeTypeId> =
+            std::collections::HashMap::new();
         for (name, node_type) in nodes {
             if usize::from(node_type.gpu_count) > crate::MAX_GPUS_PER_NODE {
                 return Err(format!(
@@ -77,9 +80,16 @@ impl Cluster {
             if node_type.gpu_count > 0 && node_type.gpu_model.is_none() {
                 return Err(format!("node `{name}` has GPUs but no GPU model"));
             }
-            let type_id = match cluster.node_types.iter().position(|t| *t == node_type) {
-                Some(index) => index as NodeTypeId,
+            let type_id = match type_ids.get(&node_type) {
+                Some(&id) => id,
                 None => {
+                    let id = NodeTypeId::try_from(cluster.node_types.len()).map_err(|_| {
+                        format!(
+                            "node `{name}` would be node type {}: at most {} distinct node types (CPU, memory, GPU count and model) are supported",
+                            cluster.node_types.len() + 1,
+                            usize::from(NodeTypeId::MAX) + 1
+                        )
+                    })?;
                     let gpu = match node_type.gpu_model {
                         None => None,
                         Some(model) => Some(gpu_power_profile(model).ok_or_else(|| {
@@ -91,7 +101,8 @@ impl Cluster {
                     cluster
                         .power_models
                         .push(PowerModel::new(socket, gpu, node_type.cpu_milli));
-                    (cluster.node_types.len() - 1) as NodeTypeId
+                    type_ids.insert(node_type, id);
+                    id
                 }
             };
             cluster.nodes.push(Node { name, type_id });

@@ -1,7 +1,11 @@
 //! Input errors that name the file, line and column, so a user can fix their data.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::fmt;
+use std::io::Read;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 /// A problem with user input, located as precisely as we can.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,6 +101,77 @@ impl<'a> LineCounter<'a> {
     }
 }
 
+/// [`LineCounter`]'s numbering for a streamed file: the reader ([`LineTracked`]) keeps the
+/// bytes it has passed on and not yet counted, so memory stays at the csv reader's buffer
+/// while lines are counted from byte offsets as for a file read whole. Ask in file order.
+#[derive(Debug, Clone, Default)]
+pub struct StreamLines(Rc<RefCell<StreamWindow>>);
+
+#[derive(Debug, Default)]
+struct StreamWindow {
+    /// Bytes read but not yet counted; `window[0]` is at offset `base`.
+    window: VecDeque<u8>,
+    base: u64,
+    /// Lines ended before `base`.
+    ended: u64,
+}
+
+/// A reader that hands what it reads to a [`StreamLines`].
+#[derive(Debug)]
+pub struct LineTracked<R> {
+    inner: R,
+    lines: StreamLines,
+}
+
+impl<R: Read> Read for LineTracked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.lines.0.borrow_mut().window.extend(&buf[..n]);
+        Ok(n)
+    }
+}
+
+impl StreamLines {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Wraps `input` so the bytes it yields are counted by `lines`.
+    pub fn track<R: Read>(input: R, lines: &StreamLines) -> LineTracked<R> {
+        LineTracked {
+            inner: input,
+            lines: lines.clone(),
+        }
+    }
+
+    /// The 1-based line of the record the csv crate placed at `byte`, as
+    /// [`LineCounter::line_of`].
+    pub fn line_of(&self, byte: u64) -> u64 {
+        let mut state = self.0.borrow_mut();
+        let StreamWindow {
+            window,
+            base,
+            ended,
+        } = &mut *state;
+        let mut start = byte.max(*base);
+        while let Some(b'\r' | b'\n') = window.get((start - *base) as usize) {
+            start += 1;
+        }
+        while *base < start && !window.is_empty() {
+            let byte = window.pop_front().unwrap_or_default();
+            let counts = match byte {
+                b'\n' => true,
+                // A CR alone ends a line; in CRLF the LF does.
+                b'\r' => window.front() != Some(&b'\n'),
+                _ => false,
+            };
+            *ended += u64::from(counts);
+            *base += 1;
+        }
+        *ended + 1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +187,14 @@ mod tests {
                 .map(|r| lines.line_of(r.unwrap().position().unwrap().byte()))
                 .collect();
             assert_eq!(numbers, [2, 3, 5, 7], "line ends {end:?}");
+            let streamed = StreamLines::new();
+            let mut reader = csv::ReaderBuilder::new()
+                .from_reader(StreamLines::track(text.as_bytes(), &streamed));
+            let numbers: Vec<u64> = reader
+                .records()
+                .map(|r| streamed.line_of(r.unwrap().position().unwrap().byte()))
+                .collect();
+            assert_eq!(numbers, [2, 3, 5, 7], "streamed, line ends {end:?}");
         }
     }
 }

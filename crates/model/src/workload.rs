@@ -1,14 +1,20 @@
 //! Loading clusters and task lists: the openb CSV formats, and the embedded "openb-like"
 //! default built from published facts of the Alibaba trace (`workloads/openb-like/`).
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::cluster::{Cluster, NodeType};
-use crate::error::{InputError, LineCounter};
+use crate::error::{InputError, LineTracked, StreamLines};
 use crate::gpu::{known_models, GpuModel, GpuModelSet};
 use crate::input_rules::{Adjustment, AdjustmentKind, AdjustmentLog, InputRules};
 use crate::power::CpuPowerProfile;
 use crate::task::Task;
+
+/// The latest time a trace may name, in seconds from its start: 100 years (the openb traces
+/// span 150 days). Later times are typos or overflowed values, and would integrate idle
+/// power over centuries into energies of 1e16 kWh.
+pub const MAX_TIME_S: u64 = 3_155_760_000;
 
 /// Node types of the openb GPU cluster and how many nodes of each (1,213 nodes).
 pub const OPENB_LIKE_NODE_TYPES: &str =
@@ -19,30 +25,31 @@ pub const OPENB_LIKE_TASK_SHAPES: &str =
 const NODE_TYPES_NAME: &str = "<embedded>/workloads/openb-like/node-types.csv";
 const TASK_SHAPES_NAME: &str = "<embedded>/workloads/openb-like/task-shapes.csv";
 
-/// A CSV table read into memory, with typed field access that reports file, line and column.
+/// The header of a CSV table, and typed field access that reports file, line and column.
+/// Rows are read one at a time ([`Table::each_row`]), so a loader holds only what it keeps
+/// and stops at the first bad row, however large the file.
 struct Table {
     file: PathBuf,
     headers: Vec<String>,
-    rows: Vec<(u64, csv::StringRecord)>,
+    /// Line numbers counted from the bytes the reader passes on (CRLF-correct).
+    lines: StreamLines,
 }
 
 impl Table {
-    fn parse(file: &Path, text: &[u8]) -> Result<Table, InputError> {
+    /// Reads the header line of `input`; the rows follow from the returned reader.
+    fn open<R: Read>(
+        file: &Path,
+        input: R,
+    ) -> Result<(Table, csv::Reader<LineTracked<R>>), InputError> {
+        let lines = StreamLines::new();
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
-            .trim(csv::Trim::All)
-            .from_reader(text);
-        let err = |e: csv::Error| {
-            let line = e
-                .position()
-                .map(|p| LineCounter::new(text).line_of(p.byte()));
-            let mut error = InputError::new(file, format!("malformed CSV: {e}"));
-            error.line = line;
-            error
-        };
+            // Fields are trimmed where they are read (`text`): cheaper than trimming whole rows.
+            .trim(csv::Trim::Headers)
+            .from_reader(StreamLines::track(input, &lines));
         let headers: Vec<String> = reader
             .headers()
-            .map_err(err)?
+            .map_err(|e| malformed(file, &lines, e))?
             .iter()
             .map(str::to_string)
             .collect();
@@ -52,21 +59,37 @@ impl Table {
                 "empty file: expected a CSV header line",
             ));
         }
-        let mut rows = Vec::new();
-        let mut lines = LineCounter::new(text);
-        for record in reader.records() {
-            let record = record.map_err(err)?;
-            let line = record.position().map_or(0, |p| lines.line_of(p.byte()));
-            if record.iter().all(str::is_empty) {
+        Ok((
+            Table {
+                file: file.to_path_buf(),
+                headers,
+                lines,
+            },
+            reader,
+        ))
+    }
+
+    /// Calls `visit` with the line and fields of every row that is not blank, in file
+    /// order, reusing one record; the first error (malformed CSV or `visit`'s) ends it.
+    fn each_row<R: Read>(
+        &self,
+        reader: &mut csv::Reader<R>,
+        mut visit: impl FnMut(u64, &csv::StringRecord) -> Result<(), InputError>,
+    ) -> Result<(), InputError> {
+        let mut record = csv::StringRecord::new();
+        while reader
+            .read_record(&mut record)
+            .map_err(|e| malformed(&self.file, &self.lines, e))?
+        {
+            if record.iter().all(|field| field.trim().is_empty()) {
                 continue;
             }
-            rows.push((line, record));
+            let line = record
+                .position()
+                .map_or(0, |p| self.lines.line_of(p.byte()));
+            visit(line, &record)?;
         }
-        Ok(Table {
-            file: file.to_path_buf(),
-            headers,
-            rows,
-        })
+        Ok(())
     }
 
     fn column(&self, name: &str) -> Result<usize, InputError> {
@@ -98,7 +121,7 @@ impl Table {
         record: &'r csv::StringRecord,
         column: usize,
     ) -> Result<&'r str, InputError> {
-        record.get(column).ok_or_else(|| {
+        record.get(column).map(str::trim).ok_or_else(|| {
             self.error(
                 line,
                 column,
@@ -150,15 +173,78 @@ impl Table {
         match column {
             None => Ok(None),
             Some(c) if self.text(line, record, c)?.is_empty() => Ok(None),
-            Some(c) => self
-                .bounded(line, record, c, 0, i64::MAX)
-                .map(|v| Some(v as u64)),
+            Some(c) => {
+                let time = self.bounded(line, record, c, 0, i64::MAX)? as u64;
+                if time > MAX_TIME_S {
+                    return Err(self.error(line, c, format!("{time} s is over 100 years ({MAX_TIME_S} s): trace times are seconds from the trace start")));
+                }
+                Ok(Some(time))
+            }
         }
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
-    std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))
+/// A CSV syntax error (or invalid UTF-8) at the line the csv reader stopped on.
+fn malformed(file: &Path, lines: &StreamLines, error: csv::Error) -> InputError {
+    let mut located = InputError::new(file, format!("malformed CSV: {error}"));
+    located.line = error.position().map(|p| lines.line_of(p.byte()));
+    located
+}
+
+fn open_file(path: &Path) -> Result<std::fs::File, InputError> {
+    std::fs::File::open(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))
+}
+
+/// Finds rows that share a name, to refuse them: outputs (`curve.csv`, `tasks.csv`,
+/// placements) name tasks and nodes, and two of one name would make them ambiguous. Keeps
+/// a 64-bit hash and the line of each row (16 bytes a row, however long the names) and
+/// sorts them once every row is read: sequential memory, where a hash set of millions of
+/// rows would miss the cache on every row.
+#[derive(Default)]
+struct NameCheck {
+    /// (hash of the name, row index), in row order until sorted.
+    hashes: Vec<(u64, usize)>,
+    /// Line of each row, by index.
+    lines: Vec<u64>,
+}
+
+impl NameCheck {
+    fn push(&mut self, name: &str, line: u64) {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        name.hash(&mut hasher);
+        self.hashes.push((hasher.finish(), self.lines.len()));
+        self.lines.push(line);
+    }
+
+    /// The repeated name whose second row comes first, with the lines of its first two
+    /// rows; `name_of(i)` is row `i`'s name. Equal hashes of different names are told
+    /// apart by comparing the names.
+    fn first_duplicate<'a>(
+        mut self,
+        name_of: impl Fn(usize) -> &'a str,
+    ) -> Option<(&'a str, u64, u64)> {
+        self.hashes.sort_unstable();
+        let mut found: Option<(usize, usize)> = None;
+        for group in self
+            .hashes
+            .chunk_by(|a, b| a.0 == b.0)
+            .filter(|g| g.len() > 1)
+        {
+            // Within a group rows are in index order: the first earlier row of the same
+            // name makes each row a repeat.
+            for (k, &(_, later)) in group.iter().enumerate().skip(1) {
+                let name = name_of(later);
+                if let Some(&(_, earlier)) = group[..k].iter().find(|(_, i)| name_of(*i) == name) {
+                    if found.is_none_or(|(_, best)| later < best) {
+                        found = Some((earlier, later));
+                    }
+                    break;
+                }
+            }
+        }
+        found.map(|(earlier, later)| (name_of(later), self.lines[earlier], self.lines[later]))
+    }
 }
 
 /// One node row's type, shared by the openb node list and the embedded node-type table.
@@ -234,7 +320,17 @@ pub fn parse_nodes_csv(
     text: &[u8],
     profile: CpuPowerProfile,
 ) -> Result<Cluster, InputError> {
-    let table = Table::parse(file, text)?;
+    read_nodes_csv(file, text, profile)
+}
+
+/// Reads an openb node list from `input`, row by row; `file` names it in errors. Node
+/// names must be unique.
+pub fn read_nodes_csv(
+    file: &Path,
+    input: impl Read,
+    profile: CpuPowerProfile,
+) -> Result<Cluster, InputError> {
+    let (table, mut reader) = Table::open(file, input)?;
     let name = table.column("sn")?;
     let columns = [
         table.column("cpu_milli")?,
@@ -242,16 +338,29 @@ pub fn parse_nodes_csv(
         table.column("gpu")?,
         table.column("model")?,
     ];
-    let mut nodes = Vec::with_capacity(table.rows.len());
-    for (line, record) in &table.rows {
-        let node_name = table.text(*line, record, name)?.to_string();
-        nodes.push((node_name, node_type_of(&table, *line, record, columns)?));
+    let mut nodes: Vec<(String, NodeType)> = Vec::new();
+    let mut names = NameCheck::default();
+    table.each_row(&mut reader, |line, record| {
+        let node_name = table.text(line, record, name)?;
+        names.push(node_name, line);
+        nodes.push((
+            node_name.to_string(),
+            node_type_of(&table, line, record, columns)?,
+        ));
+        Ok(())
+    })?;
+    if let Some((node, first, second)) = names.first_duplicate(|i| nodes[i].0.as_str()) {
+        return Err(table.error(
+            second,
+            name,
+            format!("node `{node}` is listed twice, on lines {first} and {second}: node names must be unique"),
+        ));
     }
     build_cluster(file, nodes, profile)
 }
 
 pub fn load_nodes_csv(path: &Path, profile: CpuPowerProfile) -> Result<Cluster, InputError> {
-    parse_nodes_csv(path, &read_file(path)?, profile)
+    read_nodes_csv(path, open_file(path)?, profile)
 }
 
 /// A task list as read, with every value the reference's conversion rules changed.
@@ -273,7 +382,18 @@ pub fn parse_tasks_csv(
     text: &[u8],
     rules: InputRules,
 ) -> Result<TaskList, InputError> {
-    let table = Table::parse(file, text)?;
+    read_tasks_csv(file, text, rules)
+}
+
+/// [`parse_tasks_csv`] from `input`, row by row: it stops at the first bad row, and holds
+/// only the tasks (a few times the file's size), however large the file. Task names must
+/// be unique.
+pub fn read_tasks_csv(
+    file: &Path,
+    input: impl Read,
+    rules: InputRules,
+) -> Result<TaskList, InputError> {
+    let (table, mut reader) = Table::open(file, input)?;
     let name = table.column("name")?;
     let cpu = table.column("cpu_milli")?;
     let memory = table.column("memory_mib")?;
@@ -285,9 +405,9 @@ pub fn parse_tasks_csv(
         table.optional_column("deletion_time"),
     );
     let mut log = AdjustmentLog::default();
-    let mut tasks = Vec::with_capacity(table.rows.len());
-    for (line, record) in &table.rows {
-        let line = *line;
+    let mut tasks: Vec<Task> = Vec::new();
+    let mut names = NameCheck::default();
+    table.each_row(&mut reader, |line, record| {
         let mut adjust = |kind: AdjustmentKind| match rules {
             InputRules::Reference => {
                 log.record(kind, line);
@@ -336,7 +456,16 @@ pub fn parse_tasks_csv(
         }
         task.creation_time_s = table.optional_time(line, record, created)?;
         task.deletion_time_s = table.optional_time(line, record, deleted)?;
+        names.push(&task.name, line);
         tasks.push(task);
+        Ok(())
+    })?;
+    if let Some((task, first, second)) = names.first_duplicate(|i| tasks[i].name.as_str()) {
+        return Err(table.error(
+            second,
+            name,
+            format!("task `{task}` is listed twice, on lines {first} and {second}: task names must be unique"),
+        ));
     }
     if tasks.is_empty() {
         return Err(InputError::new(
@@ -351,25 +480,28 @@ pub fn parse_tasks_csv(
 }
 
 pub fn load_tasks_csv(path: &Path, rules: InputRules) -> Result<TaskList, InputError> {
-    parse_tasks_csv(path, &read_file(path)?, rules)
+    read_tasks_csv(path, open_file(path)?, rules)
 }
 
 /// The embedded openb-like cluster: the 15 GPU node types of the openb GPU cluster with
 /// their node counts (1,213 nodes, 6,212 GPUs), nodes numbered in table order.
 pub fn openb_like_cluster(profile: CpuPowerProfile) -> Cluster {
     let file = Path::new(NODE_TYPES_NAME);
-    let table =
-        Table::parse(file, OPENB_LIKE_NODE_TYPES.as_bytes()).expect("embedded table parses");
+    let (table, mut reader) =
+        Table::open(file, OPENB_LIKE_NODE_TYPES.as_bytes()).expect("embedded table parses");
     let columns = ["cpu_milli", "memory_mib", "gpus", "model"]
         .map(|c| table.column(c).expect("embedded column"));
     let count = table.column("count").expect("embedded column");
     let mut nodes = Vec::new();
-    for (line, record) in &table.rows {
-        let node_type = node_type_of(&table, *line, record, columns).expect("embedded row parses");
-        for _ in 0..table.integer(*line, record, count).expect("embedded count") {
-            nodes.push((format!("openb-like-node-{:04}", nodes.len()), node_type));
-        }
-    }
+    table
+        .each_row(&mut reader, |line, record| {
+            let node_type = node_type_of(&table, line, record, columns)?;
+            for _ in 0..table.integer(line, record, count)? {
+                nodes.push((format!("openb-like-node-{:04}", nodes.len()), node_type));
+            }
+            Ok(())
+        })
+        .expect("embedded table parses");
     build_cluster(file, nodes, profile).expect("embedded cluster is valid")
 }
 
@@ -378,24 +510,27 @@ pub fn openb_like_cluster(profile: CpuPowerProfile) -> Cluster {
 /// then decided by the seeded shuffle, exactly as for the real trace.
 pub fn openb_like_tasks() -> Vec<Task> {
     let file = Path::new(TASK_SHAPES_NAME);
-    let table =
-        Table::parse(file, OPENB_LIKE_TASK_SHAPES.as_bytes()).expect("embedded table parses");
+    let (table, mut reader) =
+        Table::open(file, OPENB_LIKE_TASK_SHAPES.as_bytes()).expect("embedded table parses");
     let [cpu, memory, gpus, milli, count] =
         ["cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "count"]
             .map(|c| table.column(c).expect("embedded column"));
     let mut tasks = Vec::new();
-    for (line, record) in &table.rows {
-        let field = |c| table.integer(*line, record, c).expect("embedded integer");
-        for _ in 0..field(count) {
-            let name = format!("openb-like-task-{:04}", tasks.len());
-            tasks.push(Task::new(
-                name,
-                field(cpu) as u32,
-                field(memory) as u64,
-                field(gpus) as u8,
-                field(milli) as u16,
-            ));
-        }
-    }
+    table
+        .each_row(&mut reader, |line, record| {
+            let field = |c| table.integer(line, record, c);
+            for _ in 0..field(count)? {
+                let name = format!("openb-like-task-{:04}", tasks.len());
+                tasks.push(Task::new(
+                    name,
+                    field(cpu)? as u32,
+                    field(memory)? as u64,
+                    field(gpus)? as u8,
+                    field(milli)? as u16,
+                ));
+            }
+            Ok(())
+        })
+        .expect("embedded table parses");
     tasks
 }

@@ -172,3 +172,101 @@ fn node_lists_are_validated() {
     let cluster = parse("n0,1000,10,0,\nn1,8000,10,2,T4\n").unwrap();
     assert_eq!(cluster.len(), 2);
 }
+
+/// Two rows of one name would make every output that names tasks or nodes ambiguous
+/// (`curve.csv`, `tasks.csv`, placements): the second is refused, naming both lines.
+#[test]
+fn duplicate_task_and_node_names_are_refused_with_both_lines() {
+    let error = task_error("a,1000,10,1,500,\nb,1000,10,1,500,\nc,1,1,0,0,\nb,1,1,0,0,\n");
+    assert_eq!(
+        error,
+        "tasks.csv:5 (column `name`): task `b` is listed twice, on lines 3 and 5: task names must be unique"
+    );
+    let error = parse_nodes_csv(
+        Path::new("nodes.csv"),
+        b"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,10,0,\nn1,1000,10,0,\nn0,8000,10,2,T4\n",
+        CpuPowerProfile::Reference,
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        error,
+        "nodes.csv:4 (column `sn`): node `n0` is listed twice, on lines 2 and 4: node names must be unique"
+    );
+}
+
+/// A reader of `rows` valid task rows after a header and `first` as line 2, counting the
+/// bytes the loader takes from it.
+struct GeneratedTasks {
+    pending: Vec<u8>,
+    rows_left: u64,
+    next_row: u64,
+    bytes_read: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl std::io::Read for GeneratedTasks {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.pending.is_empty() && self.rows_left > 0 {
+            self.pending = format!("task-{},1000,1024,1,500,\n", self.next_row).into_bytes();
+            self.next_row += 1;
+            self.rows_left -= 1;
+        }
+        let n = buf.len().min(self.pending.len());
+        buf[..n].copy_from_slice(&self.pending[..n]);
+        self.pending.drain(..n);
+        self.bytes_read.set(self.bytes_read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// The loader reads row by row and stops at the first bad row: a bad second line of a
+/// 100 MB task list is reported after reading a few kilobytes, not the whole file.
+#[test]
+fn a_bad_row_stops_the_task_loader_before_the_rest_is_read() {
+    let bytes_read = std::rc::Rc::new(std::cell::Cell::new(0));
+    let input = GeneratedTasks {
+        pending: format!("{TASK_HEADER}bad,12x,10,1,500,\n").into_bytes(),
+        rows_left: 4_000_000,
+        next_row: 0,
+        bytes_read: bytes_read.clone(),
+    };
+    let error = gapbench_model::workload::read_tasks_csv(
+        Path::new("big.csv"),
+        input,
+        InputRules::Reference,
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        error,
+        "big.csv:2 (column `cpu_milli`): expected an integer, found `12x`"
+    );
+    assert!(
+        bytes_read.get() < 1 << 20,
+        "read {} bytes",
+        bytes_read.get()
+    );
+}
+
+/// Node type numbers are 16-bit: a node list of more distinct types is refused, naming
+/// the node (the type number wrapped around silently, giving nodes another node's type).
+#[test]
+fn more_distinct_node_types_than_numbers_are_refused() {
+    let mut text = String::from("sn,cpu_milli,memory_mib,gpu,model\n");
+    for i in 0..70_000 {
+        text.push_str(&format!("n{i},{},1024,0,\n", 1000 + i));
+    }
+    let error = parse_nodes_csv(
+        Path::new("nodes.csv"),
+        text.as_bytes(),
+        CpuPowerProfile::Reference,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.starts_with(
+            "nodes.csv: node `n65536` would be node type 65537: at most 65536 distinct node types"
+        ),
+        "{error}"
+    );
+}

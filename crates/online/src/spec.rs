@@ -134,18 +134,24 @@ fn expression_keyword(term: &str) -> Option<(ExprScale, &str)> {
 }
 
 fn parse_weight(term: &str, weight: &str) -> Result<u32, String> {
-    let weight = weight.trim().parse::<u32>().map_err(|_| {
-        format!(
-            "policy `{term}`: weight `{}` is not a whole number",
-            weight.trim()
-        )
-    })?;
+    let text = weight.trim();
+    let whole = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    let weight = match text.parse::<u32>() {
+        Ok(weight) => weight,
+        // Digits only, yet no u32: too large, not "not a whole number".
+        Err(_) if whole => u32::MAX,
+        Err(_) => {
+            return Err(format!(
+                "policy `{term}`: weight `{text}` is not a whole number"
+            ))
+        }
+    };
     if weight == 0 {
         return Err(format!("policy `{term}`: weight must be positive"));
     }
     if weight > MAX_WEIGHT {
         return Err(format!(
-            "policy `{term}`: weight {weight} is too large (at most {MAX_WEIGHT})"
+            "policy `{term}`: weight {text} is too large (at most {MAX_WEIGHT})"
         ));
     }
     Ok(weight)
@@ -312,5 +318,19 @@ mod tests {
         assert!(error("expr{idle_gpus}:0").contains("positive"));
         assert!(error("expr{idle_gpus} 5").contains("unexpected"));
         assert!(error("expr{idle_gpus},expr{idle_gpus}:5").contains("twice"));
+        // A whole number too large for a weight is too large, not "not a whole number".
+        for text in [
+            "pwr:4294967296",
+            "pwr:99999999999999999999999",
+            "expr{idle_gpus}:4294967296",
+        ] {
+            assert!(
+                error(text).contains("is too large (at most 1000000)"),
+                "{}",
+                error(text)
+            );
+        }
+        assert!(error("pwr:1000001").contains("is too large (at most 1000000)"));
+        assert!(error("pwr:-3").contains("not a whole number"));
     }
 }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use gapbench_results::MatrixDescription;
 
-pub use figures::{draw_all, FIGURES_DIR};
+pub use figures::{draw_all, plan_figures, FigurePlan, FIGURES_DIR};
 pub use report::write_report;
 
 /// Draws the figures, then writes `REPORT.md` (which lists them), of the results folder

@@ -87,7 +87,7 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
     writeln!(out, "# gapbench report: {}\n", spec.name)?;
     writeln!(out, "{}\n", spec.description)?;
     if matrix.stand_in {
-        writeln!(out, "> **The real openb traces were not found: the embedded openb-like workload (the openb GPU cluster's node types and the default trace's task shapes) stood in for every trace.** Point `--traces` at the openb CSVs for the real matrix.\n")?;
+        writeln!(out, "> **Not the real traces: the embedded openb-like workload (the openb GPU cluster's node types and the default trace's task shapes) stood in for every trace**, because no traces folder was given or found, or `--stand-in` was asked. Point `--traces` at the openb CSVs for the real matrix.\n")?;
     }
     let gaps = read_rows::<GapRow>(&dir.join(GAPS_CSV), &["trace"])?;
     let gap_rows: Vec<(&str, &GapRow)> = gaps
@@ -119,7 +119,7 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
                 "  - {trace} {}: `{}` {}",
                 input.role,
                 input.source,
-                &input.sha256[..16]
+                input.sha256.get(..16).unwrap_or(&input.sha256)
             )?;
         }
     }
@@ -182,7 +182,13 @@ fn allocation_section(
         let mut ranked: Vec<(&String, f64)> = Vec::new();
         for (policy, points) in policies {
             let p100 = at(points, 100);
-            let end = finals[&(trace.clone(), policy.clone())];
+            let end = *finals
+                .get(&(trace.clone(), policy.clone()))
+                .with_context(|| {
+                    format!(
+                        "{RUNS_CSV} has no run of {policy} on {trace}, which {MEAN_GRID_CSV} has"
+                    )
+                })?;
             writeln!(
                 out,
                 "| {policy} | {:.2} | {end:.2} | {:.2} | {} |",

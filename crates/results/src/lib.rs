@@ -25,7 +25,7 @@ pub use budget::{budget_point_label, BudgetFrontierRow, BudgetPointRow, BudgetTi
 pub use front::FrontRow;
 pub use gap_row::GapRow;
 pub use instance::{index_csv, InstanceFile, INSTANCE_FORMAT, INSTANCE_FORMAT_VERSION};
-pub use matrix::{InputFingerprint, MatrixDescription, Seeds};
+pub use matrix::{check_seed_range, InputFingerprint, MatrixDescription, Seeds, MAX_SEEDS};
 pub use objective::Objective;
 pub use pareto::{ParetoPoint, PointKind};
 pub use replay::{ReplayKey, ReplayRunRow, ReplayTimelineRow, REPLAY_SCHEMA_VERSION};

@@ -16,19 +16,54 @@ pub enum Seeds {
     Range(String),
 }
 
+/// The most seeds one command or spec runs: each is a whole run (about 0.2 s on one core
+/// for the default trace), so a million already take about a day on 2 cores, and a range
+/// as long as `0..18446744073709551615` would never end.
+pub const MAX_SEEDS: u64 = 1_000_000;
+
+/// Refuses the inclusive range `first..=last` when it holds more than [`MAX_SEEDS`] seeds.
+pub fn check_seed_range(first: u64, last: u64) -> std::result::Result<(), String> {
+    let count = u128::from(last) - u128::from(first) + 1;
+    if count > u128::from(MAX_SEEDS) {
+        return Err(format!(
+            "{first}..{last} is {count} seeds, at most {MAX_SEEDS}: each seed is a whole run, and a million already take about a day on 2 cores"
+        ));
+    }
+    Ok(())
+}
+
 impl Seeds {
     pub fn expand(&self) -> Result<Vec<u64>> {
         match self {
-            Seeds::List(seeds) => Ok(seeds.clone()),
+            Seeds::List(seeds) => {
+                if seeds.len() as u64 > MAX_SEEDS {
+                    bail!("{} seeds, at most {MAX_SEEDS}", seeds.len());
+                }
+                let mut sorted = seeds.clone();
+                sorted.sort_unstable();
+                if let Some(pair) = sorted.windows(2).find(|pair| pair[0] == pair[1]) {
+                    bail!(
+                        "seed {} is listed twice: its runs would count twice in every mean",
+                        pair[0]
+                    );
+                }
+                Ok(seeds.clone())
+            }
             Seeds::Range(text) => {
                 let (a, b) = text.split_once("..").with_context(|| {
                     format!("seeds `{text}`: expected a list or a range like \"42..51\"")
                 })?;
-                let (a, b): (u64, u64) =
-                    (a.trim().parse()?, b.trim().trim_start_matches('=').parse()?);
+                let seed = |s: &str| {
+                    s.trim()
+                        .trim_start_matches('=')
+                        .parse::<u64>()
+                        .with_context(|| format!("seeds `{text}`: `{}` is not a seed", s.trim()))
+                };
+                let (a, b) = (seed(a)?, seed(b)?);
                 if a > b {
                     bail!("seeds `{text}`: empty range");
                 }
+                check_seed_range(a, b).map_err(|e| anyhow::anyhow!("seeds {e}"))?;
                 Ok((a..=b).collect())
             }
         }
@@ -122,8 +157,15 @@ impl MatrixDescription {
                 path.display()
             )
         })?;
-        serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a gapbench matrix", path.display()))
+        let matrix: MatrixDescription = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+        let replay_seeds = matrix.spec.replay.as_ref().map(|r| &r.seeds);
+        for seeds in std::iter::once(&matrix.spec.seeds).chain(replay_seeds) {
+            seeds
+                .expand()
+                .with_context(|| format!("{}: not a gapbench matrix", path.display()))?;
+        }
+        Ok(matrix)
     }
 }
 

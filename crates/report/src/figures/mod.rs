@@ -48,20 +48,60 @@ pub const FIGURES_DIR: &str = "figures";
 /// each). Returns the paths written, in a fixed order. A figure kind whose CSV is absent or
 /// has no data row is skipped; a malformed CSV is an error naming the file and line.
 pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
-    let matrix = if results_dir.join(MATRIX_JSON).exists() {
-        Some(MatrixDescription::read(results_dir)?)
-    } else {
-        None
-    };
-    draw_figures(results_dir, matrix.as_ref())
+    draw_figures(results_dir, read_matrix(results_dir)?.as_ref())
 }
 
-/// [`draw_all`] with the folder's `matrix.json` already read (it says which cluster size is
-/// a sampled sub-cluster).
+/// The folder's `matrix.json`, when there is one (it says which cluster size is a sampled
+/// sub-cluster).
+fn read_matrix(results_dir: &Path) -> Result<Option<MatrixDescription>> {
+    if results_dir.join(MATRIX_JSON).exists() {
+        Ok(Some(MatrixDescription::read(results_dir)?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// [`draw_all`] with the folder's `matrix.json` already read; removes the figures of the
+/// folder it no longer supports.
 pub(crate) fn draw_figures(
     results_dir: &Path,
     matrix: Option<&MatrixDescription>,
 ) -> Result<Vec<PathBuf>> {
+    let figures = plan_figures_with(results_dir, matrix)?.figures;
+    let out_dir = results_dir.join(FIGURES_DIR);
+    let mut written = Vec::with_capacity(2 * figures.len());
+    if !figures.is_empty() {
+        fs::create_dir_all(&out_dir)
+            .with_context(|| format!("cannot create folder {}", out_dir.display()))?;
+        for (stem, figure) in &figures {
+            write_figure(&out_dir, stem, figure, &mut written)?;
+        }
+    }
+    remove_stale_figures(&out_dir, &written)?;
+    Ok(written)
+}
+
+/// The figures a results folder's CSVs support, read and laid out (data, ranges, legends,
+/// colours) but not yet drawn: everything of [`draw_all`] but the rendering.
+pub struct FigurePlan {
+    figures: Vec<(String, Figure)>,
+}
+
+impl FigurePlan {
+    /// The file stems of the planned figures, in drawing order.
+    pub fn stems(&self) -> Vec<&str> {
+        self.figures.iter().map(|(stem, _)| stem.as_str()).collect()
+    }
+}
+
+/// Reads the CSVs present in `results_dir` (and its `matrix.json`, when there is one) and
+/// lays out every figure they support; a malformed file is an error naming it (and the line).
+pub fn plan_figures(results_dir: &Path) -> Result<FigurePlan> {
+    plan_figures_with(results_dir, read_matrix(results_dir)?.as_ref())
+}
+
+/// [`plan_figures`] with the folder's `matrix.json` already read.
+fn plan_figures_with(results_dir: &Path, matrix: Option<&MatrixDescription>) -> Result<FigurePlan> {
     let grid = mean_grid::MeanGrid::read(&results_dir.join(MEAN_GRID_CSV))?;
     let gaps = gap_data::read_gaps(&results_dir.join(GAPS_CSV))?;
     let pareto = pareto_data::read_pareto(&results_dir.join(PARETO_CSV))?;
@@ -128,18 +168,27 @@ pub(crate) fn draw_figures(
     if let Some(budgets) = &budgets {
         figures.extend(budget::budget_figures(budgets, &palette)?);
     }
-    if figures.is_empty() {
-        return Ok(Vec::new());
-    }
+    Ok(FigurePlan { figures })
+}
 
-    let out_dir = results_dir.join(FIGURES_DIR);
-    fs::create_dir_all(&out_dir)
-        .with_context(|| format!("cannot create folder {}", out_dir.display()))?;
-    let mut written = Vec::with_capacity(2 * figures.len());
-    for (stem, figure) in &figures {
-        write_figure(&out_dir, stem, figure, &mut written)?;
+/// Removes the figure files (`.svg`, `.png`) of `dir` not in `written`: figures of a CSV
+/// that is gone, or of a study no longer in the folder, must not outlive it.
+fn remove_stale_figures(dir: &Path, written: &[PathBuf]) -> Result<()> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("cannot list {}", dir.display()))?
+            .path();
+        let figure = path
+            .extension()
+            .is_some_and(|ext| ext == "svg" || ext == "png");
+        if figure && !written.contains(&path) {
+            fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+        }
     }
-    Ok(written)
+    Ok(())
 }
 
 /// Everything needed to draw one figure, independent of the output format.
@@ -221,9 +270,16 @@ pub(crate) fn write_figure(
     Ok(())
 }
 
+/// The longest name piece [`file_safe`] keeps whole: a figure's file name joins a few
+/// pieces and must stay within file systems' 255 bytes.
+const FILE_PART_MAX: usize = 64;
+
 /// Keeps file names portable: letters, digits, `-`, `_` and `.`; anything else becomes `_`.
+/// A name longer than 64 characters keeps its first 55 and a hash of the whole (FNV-1a),
+/// so names that differ still differ.
 pub(crate) fn file_safe(name: &str) -> String {
-    name.chars()
+    let safe: String = name
+        .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
                 c
@@ -231,7 +287,14 @@ pub(crate) fn file_safe(name: &str) -> String {
                 '_'
             }
         })
-        .collect()
+        .collect();
+    if safe.len() <= FILE_PART_MAX {
+        return safe;
+    }
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{}-{:08x}", &safe[..FILE_PART_MAX - 9], hash as u32)
 }
 
 /// `3 seeds`, `1 seed`, `3–10 seeds`.

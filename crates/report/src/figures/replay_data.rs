@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use gapbench_results::table::read_rows;
 use gapbench_results::{ReplayKey, ReplayRunRow, ReplayTimelineRow};
 
@@ -20,6 +20,19 @@ pub(crate) struct Panel {
 }
 
 impl Panel {
+    /// The panel of a row at `line` of `path`; an arrival scale that is not a positive
+    /// number (which no replay has, and which would equal no panel, NaN included) is refused.
+    fn of_row(path: &Path, line: u64, key: &ReplayKey) -> Result<Panel> {
+        if !(key.arrival_scale.is_finite() && key.arrival_scale > 0.0) {
+            bail!(
+                "{}: line {line}: column `arrival_scale`: {} is not a positive factor",
+                path.display(),
+                key.arrival_scale
+            );
+        }
+        Ok(Panel::of(key))
+    }
+
     fn of(key: &ReplayKey) -> Panel {
         Panel {
             source: key.source.clone(),
@@ -65,7 +78,7 @@ pub(crate) fn read_replay_runs(path: &Path) -> Result<Option<ReplayRuns>> {
     };
     let mut panels: Vec<(Panel, Vec<Vec<ReplayRunRow>>)> = Vec::new();
     for row in table.rows {
-        let panel = Panel::of(&row.value.key);
+        let panel = Panel::of_row(path, row.line, &row.value.key)?;
         let index = match panels.iter().position(|(p, _)| *p == panel) {
             Some(i) => i,
             None => {
@@ -159,7 +172,7 @@ pub(crate) fn read_replay_timeline(path: &Path) -> Result<Option<Timelines>> {
     let mut smallest_seed: BTreeMap<(usize, String), u64> = BTreeMap::new();
     for row in &table.rows {
         let key = &row.value.key;
-        let panel = Panel::of(key);
+        let panel = Panel::of_row(path, row.line, key)?;
         let index = match panels.iter().position(|(p, _)| *p == panel) {
             Some(i) => i,
             None => {
