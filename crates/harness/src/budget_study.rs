@@ -431,9 +431,11 @@ pub(crate) fn finished_budget(
     matrix: &Matrix,
     cell: &BudgetCell,
 ) -> Option<BudgetRecord> {
-    let text = std::fs::read_to_string(budget_cell_path(out, cell)).ok()?;
-    let record: BudgetRecord = serde_json::from_str(&text).ok()?;
-    (record.key == matrix.budget_key(cell)).then_some(record)
+    crate::cells::read_keyed(
+        &budget_cell_path(out, cell),
+        &matrix.budget_key(cell),
+        |r: &BudgetRecord| &r.key,
+    )
 }
 
 /// Runs one budget cell.

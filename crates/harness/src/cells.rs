@@ -129,16 +129,32 @@ pub(crate) fn gap_cell_path(out: &Path, cell: &GapCell) -> PathBuf {
 
 /// The finished record of `cell` in `out`, if there is one with the right key.
 pub(crate) fn finished(out: &Path, matrix: &Matrix, cell: &Cell) -> Option<CellRecord> {
-    let text = std::fs::read_to_string(cell_path(out, cell)).ok()?;
-    let record: CellRecord = serde_json::from_str(&text).ok()?;
-    (record.key == matrix.cell_key(cell)).then_some(record)
+    read_keyed(
+        &cell_path(out, cell),
+        &matrix.cell_key(cell),
+        |r: &CellRecord| &r.key,
+    )
+}
+
+/// The record in the cell file at `path` if it reads and carries `key` (an unreadable,
+/// partly written or outdated file is not finished: the cell runs again).
+pub(crate) fn read_keyed<R: serde::de::DeserializeOwned>(
+    path: &Path,
+    key: &str,
+    key_of: impl Fn(&R) -> &str,
+) -> Option<R> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let record: R = serde_json::from_str(&text).ok()?;
+    (key_of(&record) == key).then_some(record)
 }
 
 /// The finished gap study of `cell` in `out`, if there is one with the right key.
 pub(crate) fn finished_gap(out: &Path, matrix: &Matrix, cell: &GapCell) -> Option<GapRecord> {
-    let text = std::fs::read_to_string(gap_cell_path(out, cell)).ok()?;
-    let record: GapRecord = serde_json::from_str(&text).ok()?;
-    (record.key == matrix.gap_key(cell)).then_some(record)
+    read_keyed(
+        &gap_cell_path(out, cell),
+        &matrix.gap_key(cell),
+        |r: &GapRecord| &r.key,
+    )
 }
 
 /// Runs one gap study and keeps its rows.

@@ -267,9 +267,11 @@ pub(crate) fn finished_replay(
     matrix: &Matrix,
     cell: &ReplayCell,
 ) -> Option<ReplayRecord> {
-    let text = std::fs::read_to_string(replay_cell_path(out, cell)).ok()?;
-    let record: ReplayRecord = serde_json::from_str(&text).ok()?;
-    (record.key == matrix.replay_key(cell)).then_some(record)
+    crate::cells::read_keyed(
+        &replay_cell_path(out, cell),
+        &matrix.replay_key(cell),
+        |r: &ReplayRecord| &r.key,
+    )
 }
 
 /// Runs one replay and keeps its rows.
