@@ -263,6 +263,7 @@ mod tests {
             gap_low_pct: Some(7.1),
             gap_high_pct: Some(f64::INFINITY),
             solve_s: 10.0,
+            instance: "0123456789abcdef".into(),
         }
     }
 

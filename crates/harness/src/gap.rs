@@ -29,6 +29,7 @@ use gapbench_results::csv_text::number;
 pub use gapbench_results::{FrontRow, GapRow};
 use gapbench_results::{FRONTS_CSV, GAPS_CSV};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use crate::io::{write_atomic, write_json};
 use crate::manifest::Manifest;
@@ -292,6 +293,7 @@ pub fn gap_study_observed(
                 gap_low_pct: gap.map(|g| g.low_pct),
                 gap_high_pct: gap.and_then(|g| g.high_pct),
                 solve_s: report.solve_seconds,
+                instance: instance_key(&snapshot, objective),
             };
             on_row(&row);
             rows.push(row);
@@ -393,6 +395,36 @@ fn solve_objective(
             secondary_power_watts: None,
         },
     }
+}
+
+/// A fingerprint of the instance `objective` poses on `snapshot`: the cluster's nodes, the
+/// FGD target workload and the multiset of the tasks the solver decides about (the placed
+/// ones for power and fragmentation, every arrived one for allocation) — not which policy
+/// placed them, nor where. Equal keys are solves of one optimum (`results::best_known`).
+pub fn instance_key(snapshot: &Snapshot, objective: Objective) -> String {
+    let mut hasher = Sha256::new();
+    let cluster = snapshot.cluster;
+    hasher.update(format!("{:?}\n", cluster.node_types));
+    for node in &cluster.nodes {
+        hasher.update(format!("{:?} ", node.type_id));
+    }
+    hasher.update(format!("\n{:?}\n", snapshot.typical.pods));
+    let mut tasks: Vec<String> = snapshot
+        .tasks
+        .iter()
+        .zip(&snapshot.heuristic)
+        .filter(|(_, placed)| objective == Objective::Alloc || placed.is_some())
+        .map(|(t, _)| {
+            format!(
+                "{} {} {} {} {:?}",
+                t.cpu_milli, t.memory_mib, t.gpu_count, t.gpu_milli, t.gpu_models
+            )
+        })
+        .collect();
+    tasks.sort();
+    hasher.update(tasks.join("\n"));
+    let digest = hasher.finalize();
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What every row of one checkpoint's front shares.
@@ -555,6 +587,73 @@ pub const TABLE_HEADER: &str =
 mod tests {
     use super::*;
 
+    /// The sorted shapes of the tasks `objective` decides about, computed apart from the key.
+    fn decided_shapes(snapshot: &Snapshot, objective: Objective) -> Vec<(u32, u64, u8, u16)> {
+        let mut shapes: Vec<_> = snapshot
+            .tasks
+            .iter()
+            .zip(&snapshot.heuristic)
+            .filter(|(_, placed)| objective == Objective::Alloc || placed.is_some())
+            .map(|(t, _)| (t.cpu_milli, t.memory_mib, t.gpu_count, t.gpu_milli))
+            .collect();
+        shapes.sort_unstable();
+        shapes
+    }
+
+    #[test]
+    fn the_same_tasks_are_one_instance_whoever_placed_them() {
+        use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
+        let workload = Workload::load(
+            None,
+            None,
+            CpuPowerProfile::default(),
+            InputRules::Reference,
+        )
+        .unwrap();
+        let (cluster, _) = sample_sub_cluster(&workload.cluster, 40, 42).unwrap();
+        let snapshot_of = |policy: &str, checkpoint: f64, check: &mut dyn FnMut(&Snapshot)| {
+            let spec: gapbench_online::PolicySpec = policy.parse().unwrap();
+            let prepared = prepare(
+                &workload.tasks,
+                &cluster,
+                TaskOrder::Shuffled,
+                Some(1.3),
+                NodeOrder::Random,
+                42,
+            );
+            let sweep = sweep_events(&run_arrival_sweep(&cluster, &prepared, &spec));
+            check(&Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint).unwrap());
+        };
+        let facts = |policy: &str, checkpoint: f64| {
+            let mut out = None;
+            snapshot_of(policy, checkpoint, &mut |s| {
+                out = Some((
+                    instance_key(s, Objective::Power),
+                    instance_key(s, Objective::Alloc),
+                    decided_shapes(s, Objective::Power),
+                    s.heuristic.clone(),
+                ))
+            });
+            out.unwrap()
+        };
+        // Half full: nobody failed a task, the placements differ, the instance is one.
+        let (fgd, fgd_alloc, fgd_shapes, fgd_placement) = facts("fgd", 50.0);
+        let (pwr, pwr_alloc, pwr_shapes, pwr_placement) = facts("pwr", 50.0);
+        assert!(fgd_placement.iter().chain(&pwr_placement).all(Option::is_some));
+        assert_ne!(fgd_placement, pwr_placement);
+        assert_eq!(fgd_shapes, pwr_shapes);
+        assert_eq!(fgd, pwr);
+        assert_eq!(fgd_alloc, pwr_alloc);
+        assert_eq!(fgd.len(), 16);
+        // Overfull: allocation decides about every arrived task (one instance); power and
+        // fragmentation about the placed ones, one instance exactly when they are the same.
+        let (fgd, fgd_alloc, fgd_shapes, _) = facts("fgd", 130.0);
+        let (random, random_alloc, random_shapes, _) = facts("random", 130.0);
+        assert_eq!(fgd_alloc, random_alloc);
+        assert_eq!(fgd == random, fgd_shapes == random_shapes);
+        assert_ne!(fgd_alloc, pwr_alloc, "another checkpoint is another instance");
+    }
+
     #[test]
     fn methods_parse_and_auto_switches_to_column_generation_beyond_the_exact_size() {
         assert_eq!(GapMethod::parse("cg").unwrap(), GapMethod::ColumnGeneration);
@@ -596,6 +695,7 @@ mod tests {
             gap_low_pct: low,
             gap_high_pct: high,
             solve_s: 1.25,
+            instance: String::new(),
         }
     }
 

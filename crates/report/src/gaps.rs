@@ -6,11 +6,14 @@
 use std::fmt::Write as _;
 
 use anyhow::Result;
-use gapbench_results::{GapRow, Objective, SolveStatus};
+use gapbench_results::{best_known, BestKnown, GapRow, Objective, SolveStatus};
 
 use crate::cluster_size::ClusterSizes;
 use crate::draw::natural_cmp;
 use crate::figures::gap_data::{upper_end, UpperEnd};
+
+/// How the tables pool solves of one instance, for the reader of either table.
+const POOLED: &str = "Before any task fails, every policy holds the same tasks at a checkpoint, so their solves (each warm-started from another heuristic) bound one optimum: a table cell uses the best placement and the best bound of all solves of its instance (`gaps.csv`'s `instance` column), marked `best of N`; its status is that of the solve whose bound it keeps. The rows below the tables are the solves one by one.";
 
 /// What the statuses prove, for the reader of either table.
 const STATUSES: &str = "A `time_limit`, `gap_limit`, `lp_bound` or `relaxation_bound` row is an interval, never a fake optimum: `time_limit` — the clock stopped the solve; `gap_limit` — the requested `--mip-gap` was reached; `lp_bound` — column generation converged, so the bound is the configuration LP's proven optimum and only the integer gap is left; `relaxation_bound` — an aggregated relaxation bounds the heuristic's own placement. `∞ (bound 0)`: the proven bound is 0, so a gap relative to the optimum has no finite upper end; `∞ (no bound)`: the solve proved no bound.";
@@ -40,9 +43,10 @@ pub(crate) fn headline(
         return Ok(());
     }
     writeln!(out, "## Exact gaps on the whole cluster\n")?;
-    writeln!(out, "How far each online policy is from the best placement of the very tasks it had placed at a checkpoint, on the whole cluster (column generation; the allocation gap in percentage points of GPU capacity, the others in % of the optimum). The true gap lies in `low – high`: `low` against the solver's best placement, `high` against its proven bound. {STATUSES} The sampled sub-clusters and every row follow under *Exact gaps*.\n")?;
+    writeln!(out, "How far each online policy is from the best placement of the very tasks it had placed at a checkpoint, on the whole cluster (column generation; the allocation gap in percentage points of GPU capacity, the others in % of the optimum). The true gap lies in `low – high`: `low` against the solver's best placement, `high` against its proven bound. {POOLED} {STATUSES} The sampled sub-clusters and every row follow under *Exact gaps*.\n")?;
+    let known = best_known(rows.iter().map(|(_, row)| *row));
     for (trace, nodes) in whole {
-        summary(out, rows, trace, nodes, sizes)?;
+        summary(out, rows, &known, trace, nodes, sizes)?;
     }
     Ok(())
 }
@@ -55,7 +59,8 @@ pub(crate) fn section(
     sizes: &ClusterSizes,
 ) -> Result<()> {
     writeln!(out, "## Exact gaps\n")?;
-    writeln!(out, "For the very tasks each heuristic faced at a checkpoint, the best any placement could do (HiGHS). Power and fragmentation gaps are `(heuristic − optimum) / optimum` in %; the allocation gap is `optimum − heuristic` in percentage points of GPU capacity. The true gap lies in [low, high]: `low` against the solver's best placement, `high` against its proven bound; they are equal when the status is `optimal`. {STATUSES}\n")?;
+    writeln!(out, "For the very tasks each heuristic faced at a checkpoint, the best any placement could do (HiGHS). Power and fragmentation gaps are `(heuristic − optimum) / optimum` in %; the allocation gap is `optimum − heuristic` in percentage points of GPU capacity. The true gap lies in [low, high]: `low` against the solver's best placement, `high` against its proven bound; they are equal when the status is `optimal`. {POOLED} {STATUSES}\n")?;
+    let known = best_known(rows.iter().map(|(_, row)| *row));
     let mut samples: Vec<(&str, usize)> = rows
         .iter()
         .filter(|(trace, row)| sizes.is_sample(trace, row.nodes))
@@ -64,7 +69,7 @@ pub(crate) fn section(
     samples.sort_by(|a, b| natural_cmp(a.0, b.0).then(b.1.cmp(&a.1)));
     samples.dedup();
     for (trace, nodes) in samples {
-        summary(out, rows, trace, nodes, sizes)?;
+        summary(out, rows, &known, trace, nodes, sizes)?;
     }
     writeln!(out, "Every row:\n")?;
     writeln!(out, "| trace | checkpoint | objective | policy | nodes | tasks | heuristic | incumbent | bound | status | gap low | gap high | solve s |")?;
@@ -98,10 +103,12 @@ pub(crate) fn section(
 }
 
 /// The table of one trace and cluster size: a row per policy, seed and checkpoint, each
-/// cell the gap interval and the solve's status, `–` where the objective was not solved.
+/// cell the best known gap interval of its instance (`known`, parallel to `rows`) and its
+/// status, `–` where the objective was not solved.
 fn summary(
     out: &mut String,
     rows: &[(&str, &GapRow)],
+    known: &[BestKnown],
     trace: &str,
     nodes: usize,
     sizes: &ClusterSizes,
@@ -113,13 +120,15 @@ fn summary(
         "| policy | checkpoint | power gap % | allocation gap pp | fragmentation gap % |"
     )?;
     writeln!(out, "|---|---|---|---|---|")?;
-    let here: Vec<&GapRow> = rows
+    let here: Vec<&BestKnown> = rows
         .iter()
-        .filter(|(t, r)| *t == trace && r.nodes == nodes)
-        .map(|(_, r)| *r)
+        .zip(known)
+        .filter(|((t, r), _)| *t == trace && r.nodes == nodes)
+        .map(|(_, k)| k)
         .collect();
     let mut keys: Vec<(&str, u64, f64)> = Vec::new();
-    for row in &here {
+    for known in &here {
+        let row = &known.row;
         let key = (row.policy.as_str(), row.seed, row.checkpoint_pct);
         if !keys.contains(&key) {
             keys.push(key);
@@ -130,13 +139,14 @@ fn summary(
             .iter()
             .map(|&objective| {
                 here.iter()
-                    .find(|r| {
+                    .find(|k| {
+                        let r = &k.row;
                         r.policy == policy
                             && r.seed == seed
                             && r.checkpoint_pct == checkpoint
                             && r.objective == objective
                     })
-                    .map_or("–".to_string(), |r| interval(r))
+                    .map_or("–".to_string(), |k| interval(k))
             })
             .collect();
         writeln!(
@@ -151,12 +161,16 @@ fn summary(
 
 /// `low – high (status)`, the one value when proven optimal, `low – ∞ (status; bound 0)`
 /// without a finite upper end, the status alone without a gap (an error, an infeasible
-/// solve).
-fn interval(row: &GapRow) -> String {
+/// solve); `best of N` when it pools `N` solves of the instance.
+fn interval(known: &BestKnown) -> String {
+    let row = &known.row;
     let number = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.2}"));
-    let status = row.status.label();
+    let status = match known.solves {
+        1 => row.status.label(),
+        n => format!("{}, best of {n}", row.status.label()),
+    };
     match (&row.status, row.gap_low_pct, upper_end(row)) {
-        (SolveStatus::Optimal, Some(low), _) => format!("{low:.2} (optimal)"),
+        (SolveStatus::Optimal, Some(low), _) => format!("{low:.2} ({status})"),
         (_, None, _) if row.gap_high_pct.is_none() => status,
         (_, low, Some(UpperEnd::Unbounded(reason))) => {
             format!("{} – ∞ ({status}; {})", number(low), reason.short())

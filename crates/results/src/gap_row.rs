@@ -11,7 +11,7 @@ use crate::{Objective, SolveStatus};
 
 /// Bumped whenever [`GapRow`] or [`crate::FrontRow`] change shape or meaning: stored gap
 /// cells carry it in their key, so cells of an older schema are recomputed, never reused.
-pub const GAP_SCHEMA_VERSION: u32 = 3;
+pub const GAP_SCHEMA_VERSION: u32 = 4;
 
 /// One row of `gaps.csv` (after its `trace` column in a bench folder). Fields added here
 /// (solve method, columns, iterations…) go to the end of [`GapRow::CSV_HEADER`] and
@@ -45,16 +45,22 @@ pub struct GapRow {
     pub gap_high_pct: Option<f64>,
     #[serde(with = "float_text")]
     pub solve_s: f64,
+    /// A fingerprint of the instance solved (cluster, FGD target workload and the tasks the
+    /// solver decided about), the same for every policy whose snapshot holds the same tasks:
+    /// their solves bound one optimum ([`crate::best_known`]). Empty in folders written
+    /// before it existed.
+    #[serde(default)]
+    pub instance: String,
 }
 
 impl GapRow {
-    pub const CSV_HEADER: &'static str = "checkpoint_pct,objective,policy,seed,nodes,tasks,heuristic_value,incumbent,bound,status,gap_low_pct,gap_high_pct,solve_s";
+    pub const CSV_HEADER: &'static str = "checkpoint_pct,objective,policy,seed,nodes,tasks,heuristic_value,incumbent,bound,status,gap_low_pct,gap_high_pct,solve_s,instance";
 
     /// The row as CSV, without line break: values in the objective's unit and decimals.
     pub fn csv_line(&self) -> String {
         let d = self.objective.csv_decimals();
         format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{:.3}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{}",
             number(self.checkpoint_pct, 1),
             self.objective.name(),
             field(&self.policy),
@@ -67,7 +73,8 @@ impl GapRow {
             field(&self.status.label()),
             optional_number(self.gap_low_pct, 4),
             optional_number(self.gap_high_pct, 4),
-            self.solve_s
+            self.solve_s,
+            field(&self.instance)
         )
     }
 
@@ -100,6 +107,7 @@ mod tests {
             gap_low_pct: Some(26.8293),
             gap_high_pct: Some(f64::INFINITY),
             solve_s: 3.0,
+            instance: "3f2a9c0d1e4b5a67".into(),
         }
     }
 
@@ -118,7 +126,7 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(back, rows);
-        assert_eq!(GapRow::CSV_HEADER.split(',').count(), 13);
+        assert_eq!(GapRow::CSV_HEADER.split(',').count(), 14);
     }
 
     #[test]

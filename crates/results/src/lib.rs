@@ -6,6 +6,7 @@
 //! solver (ilp) and the report all speak through these types, so a row is added or changed
 //! in one place, and a results folder can be read without the code that produced it.
 
+pub mod best_known;
 pub mod budget;
 pub mod csv_text;
 pub mod float_text;
@@ -21,6 +22,7 @@ pub mod runs;
 pub mod status;
 pub mod table;
 
+pub use best_known::{best_known, BestKnown};
 pub use budget::{budget_point_label, BudgetFrontierRow, BudgetPointRow, BudgetTimelineRow};
 pub use front::FrontRow;
 pub use gap_row::GapRow;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use gapbench_results::table::read_rows;
-use gapbench_results::{GapRow, Objective, SolveStatus};
+use gapbench_results::{best_known, GapRow, Objective, SolveStatus};
 
 pub(crate) use crate::draw::BarStatus;
 
@@ -177,13 +177,22 @@ fn proven_gap(gap: &GapRow, bar: BarStatus) -> Result<ProvenGap, String> {
 }
 
 /// Reads `gaps.csv` ([`GapRow`]s after a `trace` column); `None` when absent or empty.
+/// Each case draws the best interval known for its instance (`results::best_known`), as
+/// the report's tables do.
 pub(crate) fn read_gaps(path: &Path) -> Result<Option<GapTable>> {
     let Some(table) = read_rows::<GapRow>(path, &["trace"])? else {
         return Ok(None);
     };
     let mut rows = Vec::with_capacity(table.rows.len());
     for row in &table.rows {
-        let gap = &row.value;
+        // Every row's own interval must be usable, pooled or not.
+        if let Ok(bar) = bar_status(&row.value.status) {
+            proven_gap(&row.value, bar).map_err(|e| table.error(row.line, e))?;
+        }
+    }
+    let known = best_known(table.rows.iter().map(|row| &row.value));
+    for (row, known) in table.rows.iter().zip(&known) {
+        let gap = &known.row;
         let gap_pct = match bar_status(&gap.status) {
             Ok(bar) => Ok(proven_gap(gap, bar).map_err(|e| table.error(row.line, e))?),
             Err(no_gap) => Err(no_gap),
