@@ -78,11 +78,12 @@ impl Planner {
         self.round += 1;
     }
 
-    fn node(&self, view: &ReplayView<'_>, node: NodeId) -> NodeState {
+    /// `node` as planned: its copy if the plan changed it, else the live state.
+    fn node<'s>(&'s self, view: &'s ReplayView<'_>, node: NodeId) -> &'s NodeState {
         if self.copied_in[node as usize] == self.round {
-            self.overlay[node as usize]
+            &self.overlay[node as usize]
         } else {
-            *view.state.node(node)
+            view.state.node(node)
         }
     }
 
@@ -136,29 +137,12 @@ impl Planner {
     /// Whether `task` may go on `node` apart from which devices: host resources, GPU model
     /// and device count.
     fn host_fits(&self, view: &ReplayView<'_>, node: NodeId, task: &Shape<'_>) -> bool {
-        let state = self.node(view, node);
-        if task.cpu_milli > state.cpu_left_milli
-            || task.memory_mib > state.memory_left_mib
-            || state.task_count + 1 > MAX_TASKS_PER_NODE
-        {
-            return false;
-        }
-        if task.gpu_milli == 0 {
-            return true;
-        }
-        let node_type = view.cluster.node_type(node);
-        node_type
-            .gpu_model
-            .is_some_and(|model| task.gpu_models.allows(model))
-            && node_type.gpu_count >= task.gpu_count
+        host_fits(view, node, self.node(view, node), task)
     }
 
     /// The devices of `node` fully free in the plan.
     fn free_devices(&self, view: &ReplayView<'_>, node: NodeId) -> DeviceSet {
-        let state = self.node(view, node);
-        (0..usize::from(state.gpu_count))
-            .filter(|&d| state.free_gpu_milli_by_device[d] == 1000)
-            .fold(DeviceSet::EMPTY, |set, d| set.with(d))
+        fully_free(self.node(view, node))
     }
 
     /// The job's own devices (or the aligned block around or within them) on its node.
@@ -217,14 +201,18 @@ impl Planner {
         if task.gpu_milli < 1000 {
             return self.search_share(view, task);
         }
+        // The node with the fewest fully free devices that holds the block, first in
+        // priority order among equals. The device count is checked first: it is cheaper
+        // than the host and rules out most nodes.
         let wanted = usize::from(task.gpu_count);
         let mut best: Option<(usize, NodeId, DeviceSet)> = None;
         for &node in &self.order {
-            if !self.host_fits(view, node, task) {
+            let state = self.node(view, node);
+            let free = fully_free(state);
+            if free.len() < wanted || best.is_some_and(|(k, _, _)| free.len() >= k) {
                 continue;
             }
-            let free = self.free_devices(view, node);
-            if free.len() < wanted || best.is_some_and(|(k, _, _)| free.len() >= k) {
+            if !host_fits(view, node, state, task) {
                 continue;
             }
             best = Some((free.len(), node, free));
@@ -240,21 +228,22 @@ impl Planner {
         })
     }
 
-    /// The device with the least free milli-GPU that holds the share.
+    /// The device with the least free milli-GPU that holds the share: the least
+    /// `(free, node priority, device)`. A node is only looked at closer (its host) when one
+    /// of its devices would improve on the best so far.
     fn search_share(&self, view: &ReplayView<'_>, task: &Shape<'_>) -> Option<Placement> {
         let mut best: Option<(u16, NodeId, usize)> = None;
         for &node in &self.order {
-            if !self.host_fits(view, node, task) {
+            let state = self.node(view, node);
+            let below = best.map_or(u16::MAX, |(f, _, _)| f);
+            let Some((free, device)) = least_holding(state, task.gpu_milli, below) else {
+                continue;
+            };
+            if !host_fits(view, node, state, task) {
                 continue;
             }
-            let state = self.node(view, node);
-            for d in 0..usize::from(state.gpu_count) {
-                let free = state.free_gpu_milli_by_device[d];
-                if free >= task.gpu_milli && best.is_none_or(|(f, _, _)| free < f) {
-                    best = Some((free, node, d));
-                }
-            }
-            if best.is_some_and(|(f, _, _)| f == task.gpu_milli) {
+            best = Some((free, node, device));
+            if free == task.gpu_milli {
                 break;
             }
         }
@@ -263,6 +252,52 @@ impl Planner {
             devices: DeviceSet::single(device),
         })
     }
+}
+
+/// Whether `task` may go on `node`, whose plan is `state`, apart from which devices: host
+/// resources, GPU model and device count.
+fn host_fits(view: &ReplayView<'_>, node: NodeId, state: &NodeState, task: &Shape<'_>) -> bool {
+    if task.cpu_milli > state.cpu_left_milli
+        || task.memory_mib > state.memory_left_mib
+        || state.task_count + 1 > MAX_TASKS_PER_NODE
+    {
+        return false;
+    }
+    if task.gpu_milli == 0 {
+        return true;
+    }
+    let node_type = view.cluster.node_type(node);
+    node_type
+        .gpu_model
+        .is_some_and(|model| task.gpu_models.allows(model))
+        && node_type.gpu_count >= task.gpu_count
+}
+
+/// The devices of `state` fully free.
+fn fully_free(state: &NodeState) -> DeviceSet {
+    state
+        .free_gpu_milli()
+        .iter()
+        .enumerate()
+        .fold(DeviceSet::EMPTY, |set, (d, &free)| {
+            if free == 1000 {
+                set.with(d)
+            } else {
+                set
+            }
+        })
+}
+
+/// The device of `state` with the least free milli-GPU at least `milli` and below `below`
+/// (the lowest such device among equals), with its free milli-GPU.
+fn least_holding(state: &NodeState, milli: u16, below: u16) -> Option<(u16, usize)> {
+    let mut best: Option<(u16, usize)> = None;
+    for (d, &free) in state.free_gpu_milli().iter().enumerate() {
+        if free >= milli && free < best.map_or(below, |(f, _)| f) {
+            best = Some((free, d));
+        }
+    }
+    best
 }
 
 /// The aligned blocks of `size` devices on a node of `gpu_count` (none when `size` is not

@@ -19,6 +19,11 @@
 //! Tasks that are not training jobs (CPU-only, zero-length) are placed once, first in
 //! queue order, and never moved. Changes become `Place`, `Undo` (a preemption, progress
 //! kept), and `Reconfigure` (re-clock on the same GPUs, or resize / move).
+//!
+//! A round that provably repeats the last plan, which changed nothing, is not planned
+//! again ([`memo`]): most periodic rounds of a long replay are such.
+
+mod memo;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -26,6 +31,7 @@ use std::collections::BinaryHeap;
 use gapbench_model::Placement;
 
 use super::buddy::{Planner, Shape};
+use memo::{Candidate, RoundMemo, Trace};
 use crate::jobs::TrainingTask;
 use crate::policy::{Action, CapacityMode, ReplayView};
 
@@ -82,6 +88,13 @@ pub struct BudgetedRounds {
     /// Jobs counted into `least_arrived_j` so far, and that sum.
     counted_jobs: usize,
     least_arrived_j: f64,
+    /// Whether a round may be skipped when it provably repeats the last plan (always, but
+    /// for the tests that compare with planning every round).
+    pub skip_repeats: bool,
+    /// The current plan's trace, and the last plan if it changed nothing.
+    trace: Trace,
+    memo: RoundMemo,
+    memo_valid: bool,
 }
 
 impl BudgetedRounds {
@@ -93,6 +106,10 @@ impl BudgetedRounds {
             last_job_arrival_s: None,
             counted_jobs: 0,
             least_arrived_j: 0.0,
+            skip_repeats: true,
+            trace: Trace::default(),
+            memo: RoundMemo::default(),
+            memo_valid: false,
         }
     }
 
@@ -145,6 +162,16 @@ impl BudgetedRounds {
 
     /// Admission then greedy upgrades within `allowance`, as the engine's actions.
     pub fn plan(&mut self, round: &Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
+        if self.skip_repeats && self.memo_valid && self.memo.repeats(round, allowance) {
+            return Vec::new();
+        }
+        self.trace.clear();
+        let actions = self.plan_anew(round, allowance);
+        self.memo_valid = actions.is_empty() && self.memo.remember(round, &self.trace);
+        actions
+    }
+
+    fn plan_anew(&mut self, round: &Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
         let view = round.view;
         let active = &round.active;
         self.planner.begin(view);
@@ -178,6 +205,7 @@ impl BudgetedRounds {
             })
             .collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.trace.order.extend(order.iter().map(|&(_, _, slot)| slot));
         let mut plan: Vec<Option<(usize, Placement)>> = vec![None; active.len()];
         for &(_, _, slot) in &order {
             let frugal = round.job(slot).frugal_option;
@@ -214,10 +242,17 @@ impl BudgetedRounds {
         let view = round.view;
         let active = &round.active;
         let mut heap = BinaryHeap::new();
-        let push = |heap: &mut BinaryHeap<Step>, slot: usize, from: usize| {
+        let push = |heap: &mut BinaryHeap<Step>, trace: &mut Trace, slot: usize, from: usize| {
             let job = round.job(slot);
             for to in upgrades(job, from) {
-                if let Some(ratio) = ratio(job, active[slot].remaining_iterations, from, to) {
+                let ratio = ratio(job, active[slot].remaining_iterations, from, to);
+                trace.candidates.push(Candidate {
+                    slot,
+                    from,
+                    to,
+                    ratio,
+                });
+                if let Some(ratio) = ratio {
                     heap.push(Step {
                         ratio,
                         slot,
@@ -229,7 +264,7 @@ impl BudgetedRounds {
         };
         for (slot, planned) in plan.iter().enumerate() {
             if let Some((from, _)) = planned {
-                push(&mut heap, slot, *from);
+                push(&mut heap, &mut self.trace, slot, *from);
             }
         }
         let frugal_watts: f64 = plan
@@ -237,6 +272,7 @@ impl BudgetedRounds {
             .enumerate()
             .filter_map(|(slot, o)| o.map(|(o, _)| round.job(slot).options[o].watts))
             .sum();
+        self.trace.frugal_watts = frugal_watts;
         let cap_watts = allowance.markup * frugal_watts;
         let mut extra_watts = 0.0;
         while let Some(step) = heap.pop() {
@@ -246,7 +282,10 @@ impl BudgetedRounds {
             let job = round.job(step.slot);
             let (a, b) = (&job.options[step.from], &job.options[step.to]);
             let added = b.watts - a.watts;
-            if extra_watts + added > cap_watts {
+            let needed_watts = extra_watts + added;
+            let over = over_allowance(needed_watts, cap_watts);
+            self.trace.allowance_test(needed_watts, !over);
+            if over {
                 continue;
             }
             let placement = if a.config.gpus == b.config.gpus {
@@ -265,7 +304,7 @@ impl BudgetedRounds {
             };
             extra_watts += added;
             plan[step.slot] = Some((step.to, placement));
-            push(&mut heap, step.slot, step.to);
+            push(&mut heap, &mut self.trace, step.slot, step.to);
         }
     }
 }
@@ -285,6 +324,12 @@ fn place(task: u32, placement: Placement, option: Option<usize>) -> Action {
         observe_after_s: None,
         option,
     }
+}
+
+/// The allowance test: a step that would bring the round's extra power to `needed_watts`
+/// is dropped when that exceeds the cap.
+fn over_allowance(needed_watts: f64, cap_watts: f64) -> bool {
+    needed_watts > cap_watts
 }
 
 /// A candidate step: job slot, from option, to option.
