@@ -290,7 +290,36 @@ fn fully_free(state: &NodeState) -> DeviceSet {
 
 /// The device of `state` with the least free milli-GPU at least `milli` and below `below`
 /// (the lowest such device among equals), with its free milli-GPU.
+///
+/// Most nodes have none (their devices are fully free or fully taken once a partly used
+/// one was found), so all devices are tested at once first: the free milli-GPU of the eight
+/// devices as 16-bit lanes of one word, every lane below `0x8000`, so `(x | 0x8000) − m`
+/// keeps its top bit exactly when `x ≥ m`, with no borrow between lanes.
 fn least_holding(state: &NodeState, milli: u16, below: u16) -> Option<(u16, usize)> {
+    const TOP: u128 = 0x8000_8000_8000_8000_8000_8000_8000_8000;
+    const ONES: u128 = 0x0001_0001_0001_0001_0001_0001_0001_0001;
+    if below == 0 {
+        return None;
+    }
+    let lanes = state
+        .free_gpu_milli_by_device
+        .iter()
+        .rev()
+        .fold(0u128, |word, &free| (word << 16) | u128::from(free));
+    let in_use = match state.gpu_count {
+        0 => return None,
+        n @ 1..=7 => (1u128 << (16 * u32::from(n))) - 1,
+        _ => u128::MAX,
+    };
+    // The quick test needs every lane and both bounds below 0x8000 (free milli-GPU are at
+    // most 1000); otherwise every device is looked at.
+    if lanes & TOP == 0 && milli <= 0x8000 && below <= 0x8000 {
+        let at_least_milli = ((lanes | TOP) - ONES * u128::from(milli)) & TOP;
+        let under_below = ((ONES * u128::from(below - 1) | TOP) - lanes) & TOP;
+        if at_least_milli & under_below & in_use == 0 {
+            return None;
+        }
+    }
     let mut best: Option<(u16, usize)> = None;
     for (d, &free) in state.free_gpu_milli().iter().enumerate() {
         if free >= milli && free < best.map_or(below, |(f, _)| f) {

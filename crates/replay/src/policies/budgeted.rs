@@ -25,7 +25,6 @@
 
 mod memo;
 
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use gapbench_model::Placement;
@@ -95,6 +94,18 @@ pub struct BudgetedRounds {
     trace: Trace,
     memo: RoundMemo,
     memo_valid: bool,
+    /// Buffers reused from round to round.
+    scratch: Scratch,
+}
+
+/// A round's working buffers, kept between rounds so that planning allocates nothing.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    active: Vec<ActiveJob<'static>>,
+    /// Admission order: (total-order key of the solo time, task, slot).
+    order: Vec<(u64, u32, usize)>,
+    plan: Vec<Option<(usize, Placement)>>,
+    heap: BinaryHeap<Step>,
 }
 
 impl BudgetedRounds {
@@ -110,6 +121,7 @@ impl BudgetedRounds {
             trace: Trace::default(),
             memo: RoundMemo::default(),
             memo_valid: false,
+            scratch: Scratch::default(),
         }
     }
 
@@ -123,22 +135,25 @@ impl BudgetedRounds {
             self.least_arrived_j += job.least_joules(job.training.iterations);
             self.counted_jobs += 1;
         }
-        let mut active: Vec<ActiveJob> = view
-            .queue
-            .iter()
-            .chain(view.running.iter())
-            .filter_map(|&task| {
-                let job = view.jobs.of(task)?;
-                let progress = &view.progress[task as usize];
-                Some(ActiveJob {
-                    task,
-                    job,
-                    remaining_iterations: job.iterations(progress.remaining_at(view.now_s)),
-                    current: progress.option.zip(progress.placement),
-                })
-            })
-            .collect();
-        active.sort_by_key(|a| a.task);
+        let mut active = recycle(std::mem::take(&mut self.scratch.active));
+        active.extend(
+            view.queue
+                .iter()
+                .chain(view.running.iter())
+                .filter_map(|&task| {
+                    let job = view.jobs.of(task)?;
+                    let progress = &view.progress[task as usize];
+                    Some(ActiveJob {
+                        task,
+                        job,
+                        remaining_iterations: job.iterations(progress.remaining_at(view.now_s)),
+                        current: progress.option.zip(progress.placement),
+                    })
+                }),
+        );
+        if !active.is_sorted_by_key(|a| a.task) {
+            active.sort_unstable_by_key(|a| a.task);
+        }
         let least_remaining_j = active
             .iter()
             .map(|a| a.job.least_joules(a.remaining_iterations))
@@ -161,13 +176,17 @@ impl BudgetedRounds {
     }
 
     /// Admission then greedy upgrades within `allowance`, as the engine's actions.
-    pub fn plan(&mut self, round: &Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
-        if self.skip_repeats && self.memo_valid && self.memo.repeats(round, allowance) {
-            return Vec::new();
-        }
-        self.trace.clear();
-        let actions = self.plan_anew(round, allowance);
-        self.memo_valid = actions.is_empty() && self.memo.remember(round, &self.trace);
+    pub fn plan(&mut self, round: Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
+        let actions =
+            if self.skip_repeats && self.memo_valid && self.memo.repeats(&round, allowance) {
+                Vec::new()
+            } else {
+                self.trace.clear();
+                let actions = self.plan_anew(&round, allowance);
+                self.memo_valid = actions.is_empty() && self.memo.remember(&round, &self.trace);
+                actions
+            };
+        self.scratch.active = recycle(round.active);
         actions
     }
 
@@ -191,22 +210,20 @@ impl BudgetedRounds {
                     .release(view, &shape(round, slot, option), placement);
             }
         }
-        // SRTF: solo time at the frugal configuration, then arrival.
-        let mut order: Vec<(f64, u32, usize)> = active
-            .iter()
-            .enumerate()
-            .map(|(slot, a)| {
-                let frugal = &a.job.options[a.job.frugal_option];
-                (
-                    a.remaining_iterations / frugal.iterations_per_s,
-                    a.task,
-                    slot,
-                )
-            })
-            .collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        // SRTF: solo time at the frugal configuration, then arrival (tasks are distinct, so
+        // the order is total and an unstable sort gives it).
+        let mut order = std::mem::take(&mut self.scratch.order);
+        order.clear();
+        order.extend(active.iter().enumerate().map(|(slot, a)| {
+            let frugal = &a.job.options[a.job.frugal_option];
+            let solo_s = a.remaining_iterations / frugal.iterations_per_s;
+            (total_order_key(solo_s), a.task, slot)
+        }));
+        order.sort_unstable();
         self.trace.order.extend(order.iter().map(|&(_, _, slot)| slot));
-        let mut plan: Vec<Option<(usize, Placement)>> = vec![None; active.len()];
+        let mut plan = std::mem::take(&mut self.scratch.plan);
+        plan.clear();
+        plan.resize(active.len(), None);
         for &(_, _, slot) in &order {
             let frugal = round.job(slot).frugal_option;
             let near = active[slot].current.map(|(_, p)| p);
@@ -229,6 +246,8 @@ impl BudgetedRounds {
                 _ => {}
             }
         }
+        self.scratch.order = order;
+        self.scratch.plan = plan;
         actions
     }
 
@@ -241,7 +260,8 @@ impl BudgetedRounds {
     ) {
         let view = round.view;
         let active = &round.active;
-        let mut heap = BinaryHeap::new();
+        let mut heap = std::mem::take(&mut self.scratch.heap);
+        heap.clear();
         let push = |heap: &mut BinaryHeap<Step>, trace: &mut Trace, slot: usize, from: usize| {
             let job = round.job(slot);
             for to in upgrades(job, from) {
@@ -253,12 +273,7 @@ impl BudgetedRounds {
                     ratio,
                 });
                 if let Some(ratio) = ratio {
-                    heap.push(Step {
-                        ratio,
-                        slot,
-                        from,
-                        to,
-                    });
+                    heap.push(Step::new(ratio, slot, from, to));
                 }
             }
         };
@@ -276,6 +291,7 @@ impl BudgetedRounds {
         let cap_watts = allowance.markup * frugal_watts;
         let mut extra_watts = 0.0;
         while let Some(step) = heap.pop() {
+            let step = step.unpack();
             let Some((from, placement)) = plan[step.slot].filter(|(o, _)| *o == step.from) else {
                 continue;
             };
@@ -306,6 +322,25 @@ impl BudgetedRounds {
             plan[step.slot] = Some((step.to, placement));
             push(&mut heap, &mut self.trace, step.slot, step.to);
         }
+        self.scratch.heap = heap;
+    }
+}
+
+/// An empty vector of active jobs that keeps the allocation of `active` (whose borrows of
+/// one round's view end here).
+fn recycle<'a>(mut active: Vec<ActiveJob<'_>>) -> Vec<ActiveJob<'a>> {
+    active.clear();
+    active.into_iter().map(|_| unreachable!("cleared")).collect()
+}
+
+/// `f64::total_cmp`'s order as an unsigned integer's: negative values (sign bit set)
+/// reversed below the positive ones.
+fn total_order_key(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
     }
 }
 
@@ -332,33 +367,40 @@ fn over_allowance(needed_watts: f64, cap_watts: f64) -> bool {
     needed_watts > cap_watts
 }
 
-/// A candidate step: job slot, from option, to option.
-#[derive(Debug, Clone, Copy)]
-struct Step {
-    ratio: f64,
+/// A candidate step, packed so that the heap compares one integer: the greatest step is
+/// the one with the largest ratio (in `f64::total_cmp`'s order); ties: the earlier slot,
+/// then the smaller target option. (The source option, in the lowest bits, never decides:
+/// a job's steps in one round follow one path up, so no two steps share slot and target.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Step(u128);
+
+/// A step unpacked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct StepFields {
     slot: usize,
     from: usize,
     to: usize,
 }
 
-impl PartialEq for Step {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+impl Step {
+    fn new(ratio: f64, slot: usize, from: usize, to: usize) -> Step {
+        let slot = u32::try_from(slot).expect("fewer than 2^32 active jobs");
+        let from = u16::try_from(from).expect("fewer than 2^16 options");
+        let to = u16::try_from(to).expect("fewer than 2^16 options");
+        Step(
+            u128::from(total_order_key(ratio)) << 64
+                | u128::from(u32::MAX - slot) << 32
+                | u128::from(u16::MAX - to) << 16
+                | u128::from(from),
+        )
     }
-}
-impl Eq for Step {}
-impl PartialOrd for Step {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Step {
-    /// Largest ratio first; ties: earlier slot, then smaller target option.
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.ratio
-            .total_cmp(&other.ratio)
-            .then(other.slot.cmp(&self.slot))
-            .then(other.to.cmp(&self.to))
+
+    fn unpack(self) -> StepFields {
+        StepFields {
+            slot: (u32::MAX - (self.0 >> 32) as u32) as usize,
+            from: usize::from(self.0 as u16),
+            to: usize::from(u16::MAX - (self.0 >> 16) as u16),
+        }
     }
 }
 

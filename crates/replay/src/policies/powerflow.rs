@@ -71,7 +71,7 @@ impl TimePolicy for PowerFlowStyle {
                 markup(left(limit), reserve_joules(&round) * g_per_j)
             }
         };
-        self.rounds.plan(&round, Allowance { markup })
+        self.rounds.plan(round, Allowance { markup })
     }
 }
 

@@ -37,12 +37,7 @@ pub(super) struct Candidate {
 
 impl Candidate {
     fn step(&self, ratio: f64) -> Step {
-        Step {
-            ratio,
-            slot: self.slot,
-            from: self.from,
-            to: self.to,
-        }
+        Step::new(ratio, self.slot, self.from, self.to)
     }
 }
 
