@@ -183,7 +183,10 @@ impl BudgetedRounds {
             } else {
                 self.trace.clear();
                 let actions = self.plan_anew(&round, allowance);
-                self.memo_valid = actions.is_empty() && self.memo.remember(&round, &self.trace);
+                self.memo_valid = actions.is_empty();
+                if self.memo_valid {
+                    self.memo.remember(&round, &mut self.trace);
+                }
                 actions
             };
         self.scratch.active = recycle(round.active);
@@ -215,9 +218,8 @@ impl BudgetedRounds {
         let mut order = std::mem::take(&mut self.scratch.order);
         order.clear();
         order.extend(active.iter().enumerate().map(|(slot, a)| {
-            let frugal = &a.job.options[a.job.frugal_option];
-            let solo_s = a.remaining_iterations / frugal.iterations_per_s;
-            (total_order_key(solo_s), a.task, slot)
+            let (solo, task) = admission_key(a);
+            (solo, task, slot)
         }));
         order.sort_unstable();
         self.trace.order.extend(order.iter().map(|&(_, _, slot)| slot));
@@ -331,6 +333,14 @@ impl BudgetedRounds {
 fn recycle<'a>(mut active: Vec<ActiveJob<'_>>) -> Vec<ActiveJob<'a>> {
     active.clear();
     active.into_iter().map(|_| unreachable!("cleared")).collect()
+}
+
+/// A job's admission key: its solo time at the frugal configuration (as a total-order
+/// key), then its task (arrival order).
+fn admission_key(a: &ActiveJob<'_>) -> (u64, u32) {
+    let frugal = &a.job.options[a.job.frugal_option];
+    let solo_s = a.remaining_iterations / frugal.iterations_per_s;
+    (total_order_key(solo_s), a.task)
 }
 
 /// `f64::total_cmp`'s order as an unsigned integer's: negative values (sign bit set)

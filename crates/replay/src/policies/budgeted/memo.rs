@@ -19,11 +19,9 @@
 //! active jobs and the recorded steps; planning again costs the buddy search and the greedy.
 //! The budgeted policies' tests replay with and without skipping and compare every output.
 
-use std::cmp::Ordering;
-
 use gapbench_model::Placement;
 
-use super::{over_allowance, ratio, Allowance, Round, Step};
+use super::{admission_key, over_allowance, ratio, Allowance, Round, Step};
 
 /// A candidate step the greedy computed: job slot, from and to options, and its ratio
 /// (`None`: it would not shorten the job, so it was never pushed).
@@ -86,16 +84,20 @@ pub(super) struct RoundMemo {
     queue: Vec<u32>,
     running: Vec<(u32, Option<Placement>, Option<usize>)>,
     trace: Trace,
-    /// Indices of the candidates with a ratio, best step first (the greedy's order).
-    ranked: Vec<usize>,
-    /// Scratch: each candidate's ratio now.
-    ratios_now: Vec<Option<f64>>,
+    /// The candidates with a ratio as the greedy ranks them, best first, with their index
+    /// (sorted when first needed: a memo that an event makes stale is never sorted).
+    ranked: Vec<(Step, usize)>,
+    ranked_ready: bool,
+    /// Whether two recorded steps tie, so that their order could not be proven.
+    tied: bool,
+    /// Scratch: each candidate's step now.
+    steps_now: Vec<Option<Step>>,
 }
 
 impl RoundMemo {
-    /// Remembers `round`, whose plan (traced in `trace`) gave no action; `false` (nothing
-    /// kept) when two recorded steps tie, so their order would not be provable.
-    pub fn remember(&mut self, round: &Round<'_, '_>, trace: &Trace) -> bool {
+    /// Remembers `round`, whose plan gave no action, and takes over its trace (leaving
+    /// an empty one in its place).
+    pub fn remember(&mut self, round: &Round<'_, '_>, trace: &mut Trace) {
         let view = round.view;
         self.queue.clear();
         self.queue.extend(view.queue.iter().copied());
@@ -104,16 +106,9 @@ impl RoundMemo {
             let progress = &view.progress[task as usize];
             (task, progress.placement, progress.option)
         }));
-        self.trace.clone_from(trace);
-        let candidates = &self.trace.candidates;
-        self.ranked.clear();
-        self.ranked
-            .extend((0..candidates.len()).filter(|&i| candidates[i].ratio.is_some()));
-        let step = |i: usize| candidates[i].step(candidates[i].ratio.expect("ranked"));
-        self.ranked.sort_by(|&a, &b| step(b).cmp(&step(a)));
-        self.ranked
-            .windows(2)
-            .all(|pair| step(pair[0]).cmp(&step(pair[1])) == Ordering::Greater)
+        std::mem::swap(&mut self.trace, trace);
+        trace.clear();
+        self.ranked_ready = false;
     }
 
     /// Whether planning `round` with `allowance` again would give exactly the remembered
@@ -123,6 +118,24 @@ impl RoundMemo {
             && self.same_admission_order(round)
             && self.same_step_order(round)
             && self.same_allowance_tests(allowance)
+    }
+
+    /// Ranks the recorded steps as the greedy did.
+    fn rank(&mut self) {
+        if self.ranked_ready {
+            return;
+        }
+        self.ranked.clear();
+        self.ranked.extend(
+            self.trace
+                .candidates
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| c.ratio.map(|r| (c.step(r), i))),
+        );
+        self.ranked.sort_unstable_by(|a, b| b.cmp(a));
+        self.tied = self.ranked.windows(2).any(|pair| pair[0].0 == pair[1].0);
+        self.ranked_ready = true;
     }
 
     /// Same queue, same running tasks on the same devices in the same configurations: the
@@ -142,33 +155,31 @@ impl RoundMemo {
     }
 
     fn same_admission_order(&self, round: &Round<'_, '_>) -> bool {
-        let key = |slot: usize| {
-            let a = &round.active[slot];
-            let frugal = &a.job.options[a.job.frugal_option];
-            (a.remaining_iterations / frugal.iterations_per_s, a.task)
-        };
-        self.trace.order.windows(2).all(|pair| {
-            let ((ka, ta), (kb, tb)) = (key(pair[0]), key(pair[1]));
-            ka.total_cmp(&kb).then(ta.cmp(&tb)) == Ordering::Less
-        })
+        let key = |slot: usize| admission_key(&round.active[slot]);
+        self.trace
+            .order
+            .windows(2)
+            .all(|pair| key(pair[0]) < key(pair[1]))
     }
 
     fn same_step_order(&mut self, round: &Round<'_, '_>) -> bool {
-        self.ratios_now.clear();
+        self.rank();
+        if self.tied {
+            return false;
+        }
+        self.steps_now.clear();
         for c in &self.trace.candidates {
             let job = round.job(c.slot);
             let now = ratio(job, round.active[c.slot].remaining_iterations, c.from, c.to);
             if now.is_some() != c.ratio.is_some() {
                 return false;
             }
-            self.ratios_now.push(now);
+            self.steps_now.push(now.map(|r| c.step(r)));
         }
-        let candidates = &self.trace.candidates;
-        let ratios = &self.ratios_now;
-        let step = |i: usize| candidates[i].step(ratios[i].expect("ranked"));
+        let now = &self.steps_now;
         self.ranked
             .windows(2)
-            .all(|pair| step(pair[0]).cmp(&step(pair[1])) == Ordering::Greater)
+            .all(|pair| now[pair[0].1] > now[pair[1].1])
     }
 
     /// Every allowance test goes as it went: the test is monotone in the needed watts, so
