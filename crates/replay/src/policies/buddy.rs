@@ -19,6 +19,7 @@
 //! checks each again, and the independent checker runs after every event in tests.
 
 use gapbench_model::state::MAX_TASKS_PER_NODE;
+use gapbench_model::MAX_GPUS_PER_NODE;
 use gapbench_model::{DeviceSet, GpuModelSet, NodeId, NodeState, Placement, Task};
 
 use crate::policy::ReplayView;
@@ -306,11 +307,17 @@ fn least_holding(state: &NodeState, milli: u16, below: u16) -> Option<(u16, usiz
         .iter()
         .rev()
         .fold(0u128, |word, &free| (word << 16) | u128::from(free));
-    let in_use = match state.gpu_count {
-        0 => return None,
-        n @ 1..=7 => (1u128 << (16 * u32::from(n))) - 1,
-        _ => u128::MAX,
+    // The lanes of the node's devices.
+    const IN_USE: [u128; MAX_GPUS_PER_NODE + 1] = {
+        let mut masks = [0u128; MAX_GPUS_PER_NODE + 1];
+        let mut n = 1;
+        while n <= MAX_GPUS_PER_NODE {
+            masks[n] = (masks[n - 1] << 16) | 0xffff;
+            n += 1;
+        }
+        masks
     };
+    let in_use = IN_USE[usize::from(state.gpu_count).min(MAX_GPUS_PER_NODE)];
     // The quick test needs every lane and both bounds below 0x8000 (free milli-GPU are at
     // most 1000); otherwise every device is looked at.
     if lanes & TOP == 0 && milli <= 0x8000 && below <= 0x8000 {

@@ -24,6 +24,8 @@
 //! again ([`memo`]): most periodic rounds of a long replay are such.
 
 mod memo;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BinaryHeap;
 
@@ -94,6 +96,8 @@ pub struct BudgetedRounds {
     trace: Trace,
     memo: RoundMemo,
     memo_valid: bool,
+    /// Rounds skipped as repeats so far.
+    pub skipped_rounds: u64,
     /// Buffers reused from round to round.
     scratch: Scratch,
 }
@@ -121,6 +125,7 @@ impl BudgetedRounds {
             trace: Trace::default(),
             memo: RoundMemo::default(),
             memo_valid: false,
+            skipped_rounds: 0,
             scratch: Scratch::default(),
         }
     }
@@ -179,6 +184,7 @@ impl BudgetedRounds {
     pub fn plan(&mut self, round: Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
         let actions =
             if self.skip_repeats && self.memo_valid && self.memo.repeats(&round, allowance) {
+                self.skipped_rounds += 1;
                 Vec::new()
             } else {
                 self.trace.clear();

@@ -27,7 +27,7 @@ pub const DEFAULT_THETA: f64 = 1.0;
 pub struct GreenFlowStyle {
     pub forecast: Forecast,
     pub theta: f64,
-    rounds: BudgetedRounds,
+    pub(super) rounds: BudgetedRounds,
     pacer: Option<CarbonPacer>,
 }
 

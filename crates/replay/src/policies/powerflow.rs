@@ -26,7 +26,7 @@ pub const DEFAULT_ROUND_S: f64 = 300.0;
 /// PowerFlow-style allocation with an energy budget.
 #[derive(Debug, Clone)]
 pub struct PowerFlowStyle {
-    rounds: BudgetedRounds,
+    pub(super) rounds: BudgetedRounds,
 }
 
 impl PowerFlowStyle {
