@@ -32,9 +32,9 @@ use std::collections::BinaryHeap;
 use gapbench_model::Placement;
 
 use super::buddy::{Planner, Shape};
-use memo::{Candidate, RoundMemo, Trace};
 use crate::jobs::TrainingTask;
 use crate::policy::{Action, CapacityMode, ReplayView};
+use memo::{Candidate, RoundMemo, Trace};
 
 /// How much extra power a round may add over its admitted jobs' frugal power.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -228,7 +228,9 @@ impl BudgetedRounds {
             (solo, task, slot)
         }));
         order.sort_unstable();
-        self.trace.order.extend(order.iter().map(|&(_, _, slot)| slot));
+        self.trace
+            .order
+            .extend(order.iter().map(|&(_, _, slot)| slot));
         let mut plan = std::mem::take(&mut self.scratch.plan);
         plan.clear();
         plan.resize(active.len(), None);
@@ -338,7 +340,10 @@ impl BudgetedRounds {
 /// one round's view end here).
 fn recycle<'a>(mut active: Vec<ActiveJob<'_>>) -> Vec<ActiveJob<'a>> {
     active.clear();
-    active.into_iter().map(|_| unreachable!("cleared")).collect()
+    active
+        .into_iter()
+        .map(|_| unreachable!("cleared"))
+        .collect()
 }
 
 /// A job's admission key: its solo time at the frugal configuration (as a total-order
