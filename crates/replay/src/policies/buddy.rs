@@ -322,7 +322,7 @@ fn least_holding(state: &NodeState, milli: u16, below: u16) -> Option<(u16, usiz
     // most 1000); otherwise every device is looked at.
     if lanes & TOP == 0 && milli <= 0x8000 && below <= 0x8000 {
         let at_least_milli = ((lanes | TOP) - ONES * u128::from(milli)) & TOP;
-        let under_below = ((ONES * u128::from(below - 1) | TOP) - lanes) & TOP;
+        let under_below = (((ONES * u128::from(below - 1)) | TOP) - lanes) & TOP;
         if at_least_milli & under_below & in_use == 0 {
             return None;
         }
