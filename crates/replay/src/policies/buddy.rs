@@ -19,6 +19,7 @@
 //! checks each again, and the independent checker runs after every event in tests.
 
 use gapbench_model::state::MAX_TASKS_PER_NODE;
+use gapbench_model::MAX_GPUS_PER_NODE;
 use gapbench_model::{DeviceSet, GpuModelSet, NodeId, NodeState, Placement, Task};
 
 use crate::policy::ReplayView;
@@ -78,11 +79,12 @@ impl Planner {
         self.round += 1;
     }
 
-    fn node(&self, view: &ReplayView<'_>, node: NodeId) -> NodeState {
+    /// `node` as planned: its copy if the plan changed it, else the live state.
+    fn node<'s>(&'s self, view: &'s ReplayView<'_>, node: NodeId) -> &'s NodeState {
         if self.copied_in[node as usize] == self.round {
-            self.overlay[node as usize]
+            &self.overlay[node as usize]
         } else {
-            *view.state.node(node)
+            view.state.node(node)
         }
     }
 
@@ -136,29 +138,12 @@ impl Planner {
     /// Whether `task` may go on `node` apart from which devices: host resources, GPU model
     /// and device count.
     fn host_fits(&self, view: &ReplayView<'_>, node: NodeId, task: &Shape<'_>) -> bool {
-        let state = self.node(view, node);
-        if task.cpu_milli > state.cpu_left_milli
-            || task.memory_mib > state.memory_left_mib
-            || state.task_count + 1 > MAX_TASKS_PER_NODE
-        {
-            return false;
-        }
-        if task.gpu_milli == 0 {
-            return true;
-        }
-        let node_type = view.cluster.node_type(node);
-        node_type
-            .gpu_model
-            .is_some_and(|model| task.gpu_models.allows(model))
-            && node_type.gpu_count >= task.gpu_count
+        host_fits(view, node, self.node(view, node), task)
     }
 
     /// The devices of `node` fully free in the plan.
     fn free_devices(&self, view: &ReplayView<'_>, node: NodeId) -> DeviceSet {
-        let state = self.node(view, node);
-        (0..usize::from(state.gpu_count))
-            .filter(|&d| state.free_gpu_milli_by_device[d] == 1000)
-            .fold(DeviceSet::EMPTY, |set, d| set.with(d))
+        fully_free(self.node(view, node))
     }
 
     /// The job's own devices (or the aligned block around or within them) on its node.
@@ -217,14 +202,18 @@ impl Planner {
         if task.gpu_milli < 1000 {
             return self.search_share(view, task);
         }
+        // The node with the fewest fully free devices that holds the block, first in
+        // priority order among equals. The device count is checked first: it is cheaper
+        // than the host and rules out most nodes.
         let wanted = usize::from(task.gpu_count);
         let mut best: Option<(usize, NodeId, DeviceSet)> = None;
         for &node in &self.order {
-            if !self.host_fits(view, node, task) {
+            let state = self.node(view, node);
+            let free = fully_free(state);
+            if free.len() < wanted || best.is_some_and(|(k, _, _)| free.len() >= k) {
                 continue;
             }
-            let free = self.free_devices(view, node);
-            if free.len() < wanted || best.is_some_and(|(k, _, _)| free.len() >= k) {
+            if !host_fits(view, node, state, task) {
                 continue;
             }
             best = Some((free.len(), node, free));
@@ -240,21 +229,22 @@ impl Planner {
         })
     }
 
-    /// The device with the least free milli-GPU that holds the share.
+    /// The device with the least free milli-GPU that holds the share: the least
+    /// `(free, node priority, device)`. A node is only looked at closer (its host) when one
+    /// of its devices would improve on the best so far.
     fn search_share(&self, view: &ReplayView<'_>, task: &Shape<'_>) -> Option<Placement> {
         let mut best: Option<(u16, NodeId, usize)> = None;
         for &node in &self.order {
-            if !self.host_fits(view, node, task) {
+            let state = self.node(view, node);
+            let below = best.map_or(u16::MAX, |(f, _, _)| f);
+            let Some((free, device)) = least_holding(state, task.gpu_milli, below) else {
+                continue;
+            };
+            if !host_fits(view, node, state, task) {
                 continue;
             }
-            let state = self.node(view, node);
-            for d in 0..usize::from(state.gpu_count) {
-                let free = state.free_gpu_milli_by_device[d];
-                if free >= task.gpu_milli && best.is_none_or(|(f, _, _)| free < f) {
-                    best = Some((free, node, d));
-                }
-            }
-            if best.is_some_and(|(f, _, _)| f == task.gpu_milli) {
+            best = Some((free, node, device));
+            if free == task.gpu_milli {
                 break;
             }
         }
@@ -263,6 +253,87 @@ impl Planner {
             devices: DeviceSet::single(device),
         })
     }
+}
+
+/// Whether `task` may go on `node`, whose plan is `state`, apart from which devices: host
+/// resources, GPU model and device count.
+fn host_fits(view: &ReplayView<'_>, node: NodeId, state: &NodeState, task: &Shape<'_>) -> bool {
+    if task.cpu_milli > state.cpu_left_milli
+        || task.memory_mib > state.memory_left_mib
+        || state.task_count + 1 > MAX_TASKS_PER_NODE
+    {
+        return false;
+    }
+    if task.gpu_milli == 0 {
+        return true;
+    }
+    let node_type = view.cluster.node_type(node);
+    node_type
+        .gpu_model
+        .is_some_and(|model| task.gpu_models.allows(model))
+        && node_type.gpu_count >= task.gpu_count
+}
+
+/// The devices of `state` fully free.
+fn fully_free(state: &NodeState) -> DeviceSet {
+    state
+        .free_gpu_milli()
+        .iter()
+        .enumerate()
+        .fold(DeviceSet::EMPTY, |set, (d, &free)| {
+            if free == 1000 {
+                set.with(d)
+            } else {
+                set
+            }
+        })
+}
+
+/// The device of `state` with the least free milli-GPU at least `milli` and below `below`
+/// (the lowest such device among equals), with its free milli-GPU.
+///
+/// Most nodes have none (their devices are fully free or fully taken once a partly used
+/// one was found), so all devices are tested at once first: the free milli-GPU of the eight
+/// devices as 16-bit lanes of one word, every lane below `0x8000`, so `(x | 0x8000) − m`
+/// keeps its top bit exactly when `x ≥ m`, with no borrow between lanes.
+fn least_holding(state: &NodeState, milli: u16, below: u16) -> Option<(u16, usize)> {
+    const TOP: u128 = 0x8000_8000_8000_8000_8000_8000_8000_8000;
+    const ONES: u128 = 0x0001_0001_0001_0001_0001_0001_0001_0001;
+    if below == 0 {
+        return None;
+    }
+    let lanes = state
+        .free_gpu_milli_by_device
+        .iter()
+        .rev()
+        .fold(0u128, |word, &free| (word << 16) | u128::from(free));
+    // The lanes of the node's devices.
+    const IN_USE: [u128; MAX_GPUS_PER_NODE + 1] = {
+        let mut masks = [0u128; MAX_GPUS_PER_NODE + 1];
+        let mut n = 1;
+        while n <= MAX_GPUS_PER_NODE {
+            masks[n] = (masks[n - 1] << 16) | 0xffff;
+            n += 1;
+        }
+        masks
+    };
+    let in_use = IN_USE[usize::from(state.gpu_count).min(MAX_GPUS_PER_NODE)];
+    // The quick test needs every lane and both bounds below 0x8000 (free milli-GPU are at
+    // most 1000); otherwise every device is looked at.
+    if lanes & TOP == 0 && milli <= 0x8000 && below <= 0x8000 {
+        let at_least_milli = ((lanes | TOP) - ONES * u128::from(milli)) & TOP;
+        let under_below = (((ONES * u128::from(below - 1)) | TOP) - lanes) & TOP;
+        if at_least_milli & under_below & in_use == 0 {
+            return None;
+        }
+    }
+    let mut best: Option<(u16, usize)> = None;
+    for (d, &free) in state.free_gpu_milli().iter().enumerate() {
+        if free >= milli && free < best.map_or(below, |(f, _)| f) {
+            best = Some((free, d));
+        }
+    }
+    best
 }
 
 /// The aligned blocks of `size` devices on a node of `gpu_count` (none when `size` is not

@@ -19,8 +19,14 @@
 //! Tasks that are not training jobs (CPU-only, zero-length) are placed once, first in
 //! queue order, and never moved. Changes become `Place`, `Undo` (a preemption, progress
 //! kept), and `Reconfigure` (re-clock on the same GPUs, or resize / move).
+//!
+//! A round that provably repeats the last plan, which changed nothing, is not planned
+//! again ([`memo`]): most periodic rounds of a long replay are such.
 
-use std::cmp::Ordering;
+mod memo;
+#[cfg(test)]
+mod tests;
+
 use std::collections::BinaryHeap;
 
 use gapbench_model::Placement;
@@ -28,6 +34,7 @@ use gapbench_model::Placement;
 use super::buddy::{Planner, Shape};
 use crate::jobs::TrainingTask;
 use crate::policy::{Action, CapacityMode, ReplayView};
+use memo::{Candidate, RoundMemo, Trace};
 
 /// How much extra power a round may add over its admitted jobs' frugal power.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,6 +89,27 @@ pub struct BudgetedRounds {
     /// Jobs counted into `least_arrived_j` so far, and that sum.
     counted_jobs: usize,
     least_arrived_j: f64,
+    /// Whether a round may be skipped when it provably repeats the last plan (always, but
+    /// for the tests that compare with planning every round).
+    pub skip_repeats: bool,
+    /// The current plan's trace, and the last plan if it changed nothing.
+    trace: Trace,
+    memo: RoundMemo,
+    memo_valid: bool,
+    /// Rounds skipped as repeats so far.
+    pub skipped_rounds: u64,
+    /// Buffers reused from round to round.
+    scratch: Scratch,
+}
+
+/// A round's working buffers, kept between rounds so that planning allocates nothing.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    active: Vec<ActiveJob<'static>>,
+    /// Admission order: (total-order key of the solo time, task, slot).
+    order: Vec<(u64, u32, usize)>,
+    plan: Vec<Option<(usize, Placement)>>,
+    heap: BinaryHeap<Step>,
 }
 
 impl BudgetedRounds {
@@ -93,6 +121,12 @@ impl BudgetedRounds {
             last_job_arrival_s: None,
             counted_jobs: 0,
             least_arrived_j: 0.0,
+            skip_repeats: true,
+            trace: Trace::default(),
+            memo: RoundMemo::default(),
+            memo_valid: false,
+            skipped_rounds: 0,
+            scratch: Scratch::default(),
         }
     }
 
@@ -106,22 +140,25 @@ impl BudgetedRounds {
             self.least_arrived_j += job.least_joules(job.training.iterations);
             self.counted_jobs += 1;
         }
-        let mut active: Vec<ActiveJob> = view
-            .queue
-            .iter()
-            .chain(view.running.iter())
-            .filter_map(|&task| {
-                let job = view.jobs.of(task)?;
-                let progress = &view.progress[task as usize];
-                Some(ActiveJob {
-                    task,
-                    job,
-                    remaining_iterations: job.iterations(progress.remaining_at(view.now_s)),
-                    current: progress.option.zip(progress.placement),
-                })
-            })
-            .collect();
-        active.sort_by_key(|a| a.task);
+        let mut active = recycle(std::mem::take(&mut self.scratch.active));
+        active.extend(
+            view.queue
+                .iter()
+                .chain(view.running.iter())
+                .filter_map(|&task| {
+                    let job = view.jobs.of(task)?;
+                    let progress = &view.progress[task as usize];
+                    Some(ActiveJob {
+                        task,
+                        job,
+                        remaining_iterations: job.iterations(progress.remaining_at(view.now_s)),
+                        current: progress.option.zip(progress.placement),
+                    })
+                }),
+        );
+        if !active.is_sorted_by_key(|a| a.task) {
+            active.sort_unstable_by_key(|a| a.task);
+        }
         let least_remaining_j = active
             .iter()
             .map(|a| a.job.least_joules(a.remaining_iterations))
@@ -144,7 +181,25 @@ impl BudgetedRounds {
     }
 
     /// Admission then greedy upgrades within `allowance`, as the engine's actions.
-    pub fn plan(&mut self, round: &Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
+    pub fn plan(&mut self, round: Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
+        let actions =
+            if self.skip_repeats && self.memo_valid && self.memo.repeats(&round, allowance) {
+                self.skipped_rounds += 1;
+                Vec::new()
+            } else {
+                self.trace.clear();
+                let actions = self.plan_anew(&round, allowance);
+                self.memo_valid = actions.is_empty();
+                if self.memo_valid {
+                    self.memo.remember(&round, &mut self.trace);
+                }
+                actions
+            };
+        self.scratch.active = recycle(round.active);
+        actions
+    }
+
+    fn plan_anew(&mut self, round: &Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
         let view = round.view;
         let active = &round.active;
         self.planner.begin(view);
@@ -164,21 +219,21 @@ impl BudgetedRounds {
                     .release(view, &shape(round, slot, option), placement);
             }
         }
-        // SRTF: solo time at the frugal configuration, then arrival.
-        let mut order: Vec<(f64, u32, usize)> = active
-            .iter()
-            .enumerate()
-            .map(|(slot, a)| {
-                let frugal = &a.job.options[a.job.frugal_option];
-                (
-                    a.remaining_iterations / frugal.iterations_per_s,
-                    a.task,
-                    slot,
-                )
-            })
-            .collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut plan: Vec<Option<(usize, Placement)>> = vec![None; active.len()];
+        // SRTF: solo time at the frugal configuration, then arrival (tasks are distinct, so
+        // the order is total and an unstable sort gives it).
+        let mut order = std::mem::take(&mut self.scratch.order);
+        order.clear();
+        order.extend(active.iter().enumerate().map(|(slot, a)| {
+            let (solo, task) = admission_key(a);
+            (solo, task, slot)
+        }));
+        order.sort_unstable();
+        self.trace
+            .order
+            .extend(order.iter().map(|&(_, _, slot)| slot));
+        let mut plan = std::mem::take(&mut self.scratch.plan);
+        plan.clear();
+        plan.resize(active.len(), None);
         for &(_, _, slot) in &order {
             let frugal = round.job(slot).frugal_option;
             let near = active[slot].current.map(|(_, p)| p);
@@ -201,6 +256,8 @@ impl BudgetedRounds {
                 _ => {}
             }
         }
+        self.scratch.order = order;
+        self.scratch.plan = plan;
         actions
     }
 
@@ -213,23 +270,26 @@ impl BudgetedRounds {
     ) {
         let view = round.view;
         let active = &round.active;
-        let mut heap = BinaryHeap::new();
-        let push = |heap: &mut BinaryHeap<Step>, slot: usize, from: usize| {
+        let mut heap = std::mem::take(&mut self.scratch.heap);
+        heap.clear();
+        let push = |heap: &mut BinaryHeap<Step>, trace: &mut Trace, slot: usize, from: usize| {
             let job = round.job(slot);
             for to in upgrades(job, from) {
-                if let Some(ratio) = ratio(job, active[slot].remaining_iterations, from, to) {
-                    heap.push(Step {
-                        ratio,
-                        slot,
-                        from,
-                        to,
-                    });
+                let ratio = ratio(job, active[slot].remaining_iterations, from, to);
+                trace.candidates.push(Candidate {
+                    slot,
+                    from,
+                    to,
+                    ratio,
+                });
+                if let Some(ratio) = ratio {
+                    heap.push(Step::new(ratio, slot, from, to));
                 }
             }
         };
         for (slot, planned) in plan.iter().enumerate() {
             if let Some((from, _)) = planned {
-                push(&mut heap, slot, *from);
+                push(&mut heap, &mut self.trace, slot, *from);
             }
         }
         let frugal_watts: f64 = plan
@@ -237,16 +297,21 @@ impl BudgetedRounds {
             .enumerate()
             .filter_map(|(slot, o)| o.map(|(o, _)| round.job(slot).options[o].watts))
             .sum();
+        self.trace.frugal_watts = frugal_watts;
         let cap_watts = allowance.markup * frugal_watts;
         let mut extra_watts = 0.0;
         while let Some(step) = heap.pop() {
+            let step = step.unpack();
             let Some((from, placement)) = plan[step.slot].filter(|(o, _)| *o == step.from) else {
                 continue;
             };
             let job = round.job(step.slot);
             let (a, b) = (&job.options[step.from], &job.options[step.to]);
             let added = b.watts - a.watts;
-            if extra_watts + added > cap_watts {
+            let needed_watts = extra_watts + added;
+            let over = over_allowance(needed_watts, cap_watts);
+            self.trace.allowance_test(needed_watts, !over);
+            if over {
                 continue;
             }
             let placement = if a.config.gpus == b.config.gpus {
@@ -265,8 +330,38 @@ impl BudgetedRounds {
             };
             extra_watts += added;
             plan[step.slot] = Some((step.to, placement));
-            push(&mut heap, step.slot, step.to);
+            push(&mut heap, &mut self.trace, step.slot, step.to);
         }
+        self.scratch.heap = heap;
+    }
+}
+
+/// An empty vector of active jobs that keeps the allocation of `active` (whose borrows of
+/// one round's view end here).
+fn recycle<'a>(mut active: Vec<ActiveJob<'_>>) -> Vec<ActiveJob<'a>> {
+    active.clear();
+    active
+        .into_iter()
+        .map(|_| unreachable!("cleared"))
+        .collect()
+}
+
+/// A job's admission key: its solo time at the frugal configuration (as a total-order
+/// key), then its task (arrival order).
+fn admission_key(a: &ActiveJob<'_>) -> (u64, u32) {
+    let frugal = &a.job.options[a.job.frugal_option];
+    let solo_s = a.remaining_iterations / frugal.iterations_per_s;
+    (total_order_key(solo_s), a.task)
+}
+
+/// `f64::total_cmp`'s order as an unsigned integer's: negative values (sign bit set)
+/// reversed below the positive ones.
+fn total_order_key(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
     }
 }
 
@@ -287,33 +382,46 @@ fn place(task: u32, placement: Placement, option: Option<usize>) -> Action {
     }
 }
 
-/// A candidate step: job slot, from option, to option.
-#[derive(Debug, Clone, Copy)]
-struct Step {
-    ratio: f64,
+/// The allowance test: a step that would bring the round's extra power to `needed_watts`
+/// is dropped when that exceeds the cap.
+fn over_allowance(needed_watts: f64, cap_watts: f64) -> bool {
+    needed_watts > cap_watts
+}
+
+/// A candidate step, packed so that the heap compares one integer: the greatest step is
+/// the one with the largest ratio (in `f64::total_cmp`'s order); ties: the earlier slot,
+/// then the smaller target option. (The source option, in the lowest bits, never decides:
+/// a job's steps in one round follow one path up, so no two steps share slot and target.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Step(u128);
+
+/// A step unpacked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct StepFields {
     slot: usize,
     from: usize,
     to: usize,
 }
 
-impl PartialEq for Step {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+impl Step {
+    fn new(ratio: f64, slot: usize, from: usize, to: usize) -> Step {
+        let slot = u32::try_from(slot).expect("fewer than 2^32 active jobs");
+        let from = u16::try_from(from).expect("fewer than 2^16 options");
+        let to = u16::try_from(to).expect("fewer than 2^16 options");
+        Step(
+            u128::from(total_order_key(ratio)) << 64
+                | u128::from(u32::MAX - slot) << 32
+                | u128::from(u16::MAX - to) << 16
+                | u128::from(from),
+        )
     }
-}
-impl Eq for Step {}
-impl PartialOrd for Step {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Step {
-    /// Largest ratio first; ties: earlier slot, then smaller target option.
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.ratio
-            .total_cmp(&other.ratio)
-            .then(other.slot.cmp(&self.slot))
-            .then(other.to.cmp(&self.to))
+
+    fn unpack(self) -> StepFields {
+        StepFields {
+            slot: (u32::MAX - (self.0 >> 32) as u32) as usize,
+            from: usize::from(self.0 as u16),
+            to: usize::from(u16::MAX - (self.0 >> 16) as u16),
+        }
     }
 }
 

@@ -27,7 +27,7 @@ pub const DEFAULT_THETA: f64 = 1.0;
 pub struct GreenFlowStyle {
     pub forecast: Forecast,
     pub theta: f64,
-    rounds: BudgetedRounds,
+    pub(super) rounds: BudgetedRounds,
     pacer: Option<CarbonPacer>,
 }
 
@@ -68,7 +68,7 @@ impl TimePolicy for GreenFlowStyle {
             let unlimited = Allowance {
                 markup: f64::INFINITY,
             };
-            return self.rounds.plan(&round, unlimited);
+            return self.rounds.plan(round, unlimited);
         };
         let limit = view.budget.limit().expect("a carbon budget");
         let (forecast, theta) = (self.forecast, self.theta);
@@ -79,6 +79,6 @@ impl TimePolicy for GreenFlowStyle {
         let (mean_ahead, relative_weight) = pacer.pacing(series, now);
         let reserve_g = reserve_joules(&round) * mean_ahead / JOULES_PER_KWH;
         let markup = markup(limit - round.spent, reserve_g) * relative_weight;
-        self.rounds.plan(&round, Allowance { markup })
+        self.rounds.plan(round, Allowance { markup })
     }
 }

@@ -26,7 +26,7 @@ pub const DEFAULT_ROUND_S: f64 = 300.0;
 /// PowerFlow-style allocation with an energy budget.
 #[derive(Debug, Clone)]
 pub struct PowerFlowStyle {
-    rounds: BudgetedRounds,
+    pub(super) rounds: BudgetedRounds,
 }
 
 impl PowerFlowStyle {
@@ -71,7 +71,7 @@ impl TimePolicy for PowerFlowStyle {
                 markup(left(limit), reserve_joules(&round) * g_per_j)
             }
         };
-        self.rounds.plan(&round, Allowance { markup })
+        self.rounds.plan(round, Allowance { markup })
     }
 }
 

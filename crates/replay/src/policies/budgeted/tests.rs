@@ -1,0 +1,106 @@
+//! Skipping repeated rounds changes nothing: the budgeted policies replay the real openb
+//! default trace with and without skipping, and every output file is identical.
+
+use gapbench_model::testing::openb_traces_dir;
+use gapbench_model::workload::load_nodes_csv;
+use gapbench_model::{Cluster, CpuPowerProfile, InputRules, SyntheticGrid};
+
+use super::BudgetedRounds;
+use crate::budget::Forecast;
+use crate::policies::{ClockFifo, ClockRule, GreenFlowStyle, PowerFlowStyle};
+use crate::policy::TimePolicy;
+use crate::{run, Budget, IdlePolicy, ReplayOptions, ReplayResult, TimedWorkload};
+
+fn load() -> (Cluster, TimedWorkload) {
+    let dir = openb_traces_dir();
+    let cluster = load_nodes_csv(
+        &dir.join("openb_node_list_gpu_node.csv"),
+        CpuPowerProfile::Reference,
+    )
+    .expect("openb nodes load");
+    let workload =
+        TimedWorkload::load_csv(&dir.join("openb_pod_list_default.csv"), InputRules::Strict)
+            .expect("openb default trace loads");
+    (cluster, workload)
+}
+
+fn files(result: &ReplayResult) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    result.write_timeline_csv(&mut a).unwrap();
+    result.write_tasks_csv(&mut b).unwrap();
+    result.write_summary_json(&mut c).unwrap();
+    (a, b, c)
+}
+
+/// Replays with `make(skip)`'s policy both ways; returns the rounds skipped.
+fn compare<P: TimePolicy>(
+    label: &str,
+    cluster: &Cluster,
+    workload: &TimedWorkload,
+    options: &ReplayOptions,
+    make: impl Fn() -> P,
+    rounds: impl Fn(&mut P) -> &mut BudgetedRounds,
+) -> u64 {
+    let mut skipping = make();
+    let mut planning = make();
+    rounds(&mut planning).skip_repeats = false;
+    let with = run(cluster, workload, &mut skipping, options);
+    let without = run(cluster, workload, &mut planning, options);
+    assert_eq!(rounds(&mut planning).skipped_rounds, 0, "{label}");
+    assert!(with.violations.is_empty(), "{label}: {:?}", with.violations);
+    assert_eq!(with.stopped_early, without.stopped_early, "{label}");
+    assert!(files(&with) == files(&without), "{label}: outputs differ");
+    rounds(&mut skipping).skipped_rounds
+}
+
+#[test]
+fn skipping_repeated_rounds_changes_no_output_on_the_real_trace() {
+    let (cluster, workload) = load();
+    let base = ReplayOptions {
+        carbon: Some(SyntheticGrid::CAISO_LIKE.generate("caiso-like", 24 * 160, 42)),
+        ..ReplayOptions::default()
+    };
+    let fifo = run(
+        &cluster,
+        &workload,
+        &mut ClockFifo::new(ClockRule::Full),
+        &base,
+    )
+    .summary();
+    for idle in [IdlePolicy::AlwaysOn, IdlePolicy::SleepWhenEmpty] {
+        let mut options = base.clone();
+        options.power.idle = idle;
+        // At full-clock FIFO's job energy (the benchmark's budget) and 5 % above it, a
+        // shorter round period.
+        for (scale, round_s) in [(1.0, 300.0), (1.05, 60.0)] {
+            let options = ReplayOptions {
+                budget: Budget::EnergyKwh(scale * fifo.job_energy_kwh),
+                ..options.clone()
+            };
+            let skipped = compare(
+                &format!("powerflow {idle:?} ×{scale} Δ{round_s}"),
+                &cluster,
+                &workload,
+                &options,
+                || PowerFlowStyle::new(round_s, None),
+                |p| &mut p.rounds,
+            );
+            assert!(skipped > 10_000, "powerflow skipped only {skipped} rounds");
+        }
+        let options = ReplayOptions {
+            budget: Budget::CarbonKg(fifo.job_carbon_kg.expect("a carbon series")),
+            ..options.clone()
+        };
+        for forecast in [Forecast::Oracle, Forecast::Myopic] {
+            let skipped = compare(
+                &format!("greenflow {idle:?} {forecast:?}"),
+                &cluster,
+                &workload,
+                &options,
+                || GreenFlowStyle::new(forecast, 1.0),
+                |p| &mut p.rounds,
+            );
+            assert!(skipped > 10_000, "greenflow skipped only {skipped} rounds");
+        }
+    }
+}
