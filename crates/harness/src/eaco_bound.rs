@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use rayon::prelude::*;
 use gapbench_ilp::eaco_bound::{
     eaco_energy_bound, CoPattern, EacoBound, EacoBoundInput, EacoBoundOptions, EacoJob,
 };
@@ -210,15 +211,25 @@ impl<'a> Server<'a> {
     }
 }
 
-/// The LP's slot: one hour (the EaCO jobs run 4–36 h).
-pub const EACO_BOUND_SLOT_S: f64 = 3600.0;
+/// The LP's slot length for `input`: an hour, or coarser so that a job's window spans
+/// about 24 slots on average (windows up to a late policy's makespan are long), in whole
+/// hours. Coarser slots give a weaker but equally valid bound.
+pub fn bound_slot_s(input: &EacoBoundInput) -> f64 {
+    let mean_window_s = input
+        .jobs
+        .iter()
+        .map(|j| j.due_s - j.release_s)
+        .sum::<f64>()
+        / input.jobs.len().max(1) as f64;
+    (mean_window_s / 24.0 / 3600.0).ceil().max(1.0) * 3600.0
+}
 
-/// The bound of one instance with the bench's settings.
+/// The bound of one instance with the bench's settings (slots of [`bound_slot_s`]).
 pub fn solve_bound(input: &EacoBoundInput) -> Result<EacoBound> {
     eaco_energy_bound(
         input,
         &EacoBoundOptions {
-            slot_s: Some(EACO_BOUND_SLOT_S),
+            slot_s: Some(bound_slot_s(input)),
             time_limit_s: 300.0,
             threads: Some(1),
         },
@@ -242,18 +253,29 @@ fn bound_options(matrix: &Matrix, source: &ReplaySource, idle: &str, seed: u64) 
     }
 }
 
+/// One bound to compute: its instance and the row's labels.
+struct BoundJob {
+    source: ReplaySource,
+    servers: usize,
+    idle: String,
+    seed: u64,
+    deadline_factor: f64,
+    windows: String,
+    input: EacoBoundInput,
+}
+
 /// Writes `eaco_bounds.csv` for the EaCO sources of the matrix: per (source, idle, seed)
 /// the bound with every job due at its deadline, and, for each policy that missed a
-/// deadline or left a job unfinished, the bound with every job due at that policy's
-/// makespan (or its deadline, if later), which holds for that policy's replay too.
+/// deadline, the bound with every job due at that policy's makespan (or its deadline, if
+/// later), which holds for that policy's replay too. Bounds are solved in parallel, rows
+/// written in cell order.
 pub(crate) fn aggregate_eaco_bounds(out: &Path, matrix: &Matrix, cells: &[ReplayCell]) -> Result<()> {
-    let mut text = format!("{}\n", EacoBoundRow::CSV_HEADER);
-    let mut any = false;
+    let mut jobs: Vec<BoundJob> = Vec::new();
     let mut done: Vec<(String, String, u64)> = Vec::new();
     for cell in cells {
         let ReplaySource::Eaco {
             servers,
-            jobs,
+            jobs: job_count,
             jobs_per_hour,
             deadline_factor,
         } = &cell.source
@@ -265,12 +287,14 @@ pub(crate) fn aggregate_eaco_bounds(out: &Path, matrix: &Matrix, cells: &[Replay
             format!("replay {} {} seed {} is missing", instance.0, cell.policy, cell.seed)
         })?;
         let first = !done.contains(&instance);
-        let late = record.run.deadline_misses > 0 || record.run.unfinished > 0;
+        // A replay with unfinished jobs has no makespan to bound it by.
+        let late = record.run.deadline_misses > 0 && record.run.unfinished == 0;
         if !first && !late {
             continue;
         }
         let cluster = gapbench_replay::eaco_setup::eaco_cluster(*servers);
-        let workload = gapbench_replay::eaco_setup::eaco_jobs(*jobs, *jobs_per_hour, cell.seed);
+        let workload =
+            gapbench_replay::eaco_setup::eaco_jobs(*job_count, *jobs_per_hour, cell.seed);
         let options = bound_options(matrix, &cell.source, &cell.idle, cell.seed);
         let start = workload
             .tasks
@@ -282,7 +306,7 @@ pub(crate) fn aggregate_eaco_bounds(out: &Path, matrix: &Matrix, cells: &[Replay
             windows.push((DEADLINE_WINDOWS.to_string(), None));
             done.push(instance.clone());
         }
-        if late && record.run.unfinished == 0 {
+        if late {
             let makespan_end = start + record.run.makespan_s;
             windows.push((format!("makespan:{}", cell.policy), Some(makespan_end)));
         }
@@ -290,41 +314,55 @@ pub(crate) fn aggregate_eaco_bounds(out: &Path, matrix: &Matrix, cells: &[Replay
             let input = bound_input(&cluster, &workload, &options, |deadline| {
                 end.map_or(deadline, |end| end.max(deadline))
             })?;
-            let bound = solve_bound(&input).with_context(|| {
-                format!("EaCO bound of {} {} seed {}", instance.0, cell.idle, cell.seed)
-            })?;
-            let row = bound_row(&cell.source, *servers, &cell.idle, cell.seed, *deadline_factor, label, &input, &bound);
-            writeln!(text, "{}", row.csv_line())?;
-            any = true;
+            jobs.push(BoundJob {
+                source: cell.source.clone(),
+                servers: *servers,
+                idle: cell.idle.clone(),
+                seed: cell.seed,
+                deadline_factor: *deadline_factor,
+                windows: label,
+                input,
+            });
         }
     }
     let path = out.join(EACO_BOUNDS_CSV);
-    if any {
-        write_atomic(&path, text.as_bytes())?;
-    } else if path.exists() {
-        std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+    if jobs.is_empty() {
+        if path.exists() {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+        return Ok(());
     }
-    Ok(())
+    let rows: Vec<Result<EacoBoundRow>> = jobs
+        .par_iter()
+        .map(|job| {
+            let bound = solve_bound(&job.input).with_context(|| {
+                format!(
+                    "EaCO bound of {} {} seed {} ({})",
+                    job.source.name(),
+                    job.idle,
+                    job.seed,
+                    job.windows
+                )
+            })?;
+            Ok(bound_row(job, &bound))
+        })
+        .collect();
+    let mut text = format!("{}\n", EacoBoundRow::CSV_HEADER);
+    for row in rows {
+        writeln!(text, "{}", row?.csv_line())?;
+    }
+    write_atomic(&path, text.as_bytes())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn bound_row(
-    source: &ReplaySource,
-    nodes: usize,
-    idle: &str,
-    seed: u64,
-    deadline_factor: f64,
-    windows: String,
-    input: &EacoBoundInput,
-    bound: &EacoBound,
-) -> EacoBoundRow {
+fn bound_row(job: &BoundJob, bound: &EacoBound) -> EacoBoundRow {
     EacoBoundRow {
-        source: source.name(),
-        nodes,
-        idle: idle.to_string(),
-        seed,
-        deadline_factor,
-        windows,
+        source: job.source.name(),
+        nodes: job.servers,
+        idle: job.idle.clone(),
+        seed: job.seed,
+        deadline_factor: job.deadline_factor,
+        windows: job.windows.clone(),
         bound_kwh: bound.lower_kwh,
         closed_form_kwh: bound.closed_form_kwh,
         lp_kwh: bound.lp_kwh,
@@ -333,7 +371,7 @@ fn bound_row(
         slots: bound.slots,
         columns: bound.columns,
         rows: bound.rows,
-        patterns: input.patterns.len(),
+        patterns: job.input.patterns.len(),
         seconds: bound.seconds,
     }
 }
