@@ -11,9 +11,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use gapbench_results::csv_text::field as csv_field;
 use gapbench_results::{
-    FrontRow, GapRow, ParetoPoint, PointKind, RunRow, BUDGET_FRONTIER_CSV, EACO_BOUNDS_CSV, BUDGET_POINTS_CSV,
-    BUDGET_TIMELINE_CSV, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV, REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV,
-    RUNS_CSV,
+    FrontRow, GapRow, ParetoPoint, PointKind, RunRow, BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV,
+    BUDGET_TIMELINE_CSV, EACO_BOUNDS_CSV, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV, REPLAY_RUNS_CSV,
+    REPLAY_TIMELINE_CSV, RUNS_CSV,
 };
 
 use crate::bench::Matrix;

@@ -14,7 +14,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use rayon::prelude::*;
 use gapbench_ilp::eaco_bound::{
     eaco_energy_bound, CoPattern, EacoBound, EacoBoundInput, EacoBoundOptions, EacoJob,
 };
@@ -24,6 +23,7 @@ use gapbench_replay::energy::node_power;
 use gapbench_replay::{derive_attributes, ReplayOptions, TimedWorkload};
 use gapbench_results::eaco_bound::DEADLINE_WINDOWS;
 use gapbench_results::{EacoBoundRow, EACO_BOUNDS_CSV};
+use rayon::prelude::*;
 
 use crate::bench::Matrix;
 use crate::io::write_atomic;
@@ -269,22 +269,23 @@ struct BoundJob {
 /// deadline, the bound with every job due at that policy's makespan (or its deadline, if
 /// later), which holds for that policy's replay too. Bounds are solved in parallel, rows
 /// written in cell order.
-pub(crate) fn aggregate_eaco_bounds(out: &Path, matrix: &Matrix, cells: &[ReplayCell]) -> Result<()> {
+pub(crate) fn aggregate_eaco_bounds(
+    out: &Path,
+    matrix: &Matrix,
+    cells: &[ReplayCell],
+) -> Result<()> {
     let mut jobs: Vec<BoundJob> = Vec::new();
     let mut done: Vec<(String, String, u64)> = Vec::new();
     for cell in cells {
-        let ReplaySource::Eaco {
-            servers,
-            jobs: job_count,
-            jobs_per_hour,
-            deadline_factor,
-        } = &cell.source
-        else {
+        if !matches!(cell.source, ReplaySource::Eaco { .. }) {
             continue;
-        };
+        }
         let instance = (cell.source.name(), cell.idle.clone(), cell.seed);
         let record = finished_replay(out, matrix, cell).with_context(|| {
-            format!("replay {} {} seed {} is missing", instance.0, cell.policy, cell.seed)
+            format!(
+                "replay {} {} seed {} is missing",
+                instance.0, cell.policy, cell.seed
+            )
         })?;
         let first = !done.contains(&instance);
         // A replay with unfinished jobs has no makespan to bound it by.
@@ -292,38 +293,17 @@ pub(crate) fn aggregate_eaco_bounds(out: &Path, matrix: &Matrix, cells: &[Replay
         if !first && !late {
             continue;
         }
-        let cluster = gapbench_replay::eaco_setup::eaco_cluster(*servers);
-        let workload =
-            gapbench_replay::eaco_setup::eaco_jobs(*job_count, *jobs_per_hour, cell.seed);
-        let options = bound_options(matrix, &cell.source, &cell.idle, cell.seed);
-        let start = workload
-            .tasks
-            .iter()
-            .map(|t| t.arrival_s)
-            .fold(f64::INFINITY, f64::min);
-        let mut windows: Vec<(String, Option<f64>)> = Vec::new();
+        let makespan_end = late.then_some(record.run.makespan_s);
         if first {
-            windows.push((DEADLINE_WINDOWS.to_string(), None));
             done.push(instance.clone());
         }
-        if late {
-            let makespan_end = start + record.run.makespan_s;
-            windows.push((format!("makespan:{}", cell.policy), Some(makespan_end)));
-        }
-        for (label, end) in windows {
-            let input = bound_input(&cluster, &workload, &options, |deadline| {
-                end.map_or(deadline, |end| end.max(deadline))
-            })?;
-            jobs.push(BoundJob {
-                source: cell.source.clone(),
-                servers: *servers,
-                idle: cell.idle.clone(),
-                seed: cell.seed,
-                deadline_factor: *deadline_factor,
-                windows: label,
-                input,
-            });
-        }
+        jobs.extend(cell_bound_jobs(
+            matrix,
+            cell,
+            first,
+            makespan_end,
+            &cell.policy,
+        )?);
     }
     let path = out.join(EACO_BOUNDS_CSV);
     if jobs.is_empty() {
@@ -353,6 +333,58 @@ pub(crate) fn aggregate_eaco_bounds(out: &Path, matrix: &Matrix, cells: &[Replay
         writeln!(text, "{}", row?.csv_line())?;
     }
     write_atomic(&path, text.as_bytes())
+}
+
+/// The bounds a cell of an EaCO source asks for: the deadline bound when `first` of its
+/// (source, idle, seed), and the bound up to its makespan (seconds after the first
+/// arrival) when it missed deadlines.
+fn cell_bound_jobs(
+    matrix: &Matrix,
+    cell: &ReplayCell,
+    first: bool,
+    makespan_s: Option<f64>,
+    policy: &str,
+) -> Result<Vec<BoundJob>> {
+    let ReplaySource::Eaco {
+        servers,
+        jobs: job_count,
+        jobs_per_hour,
+        deadline_factor,
+    } = &cell.source
+    else {
+        return Ok(Vec::new());
+    };
+    let cluster = gapbench_replay::eaco_setup::eaco_cluster(*servers);
+    let workload = gapbench_replay::eaco_setup::eaco_jobs(*job_count, *jobs_per_hour, cell.seed);
+    let options = bound_options(matrix, &cell.source, &cell.idle, cell.seed);
+    let start = workload
+        .tasks
+        .iter()
+        .map(|t| t.arrival_s)
+        .fold(f64::INFINITY, f64::min);
+    let mut windows: Vec<(String, Option<f64>)> = Vec::new();
+    if first {
+        windows.push((DEADLINE_WINDOWS.to_string(), None));
+    }
+    if let Some(makespan) = makespan_s {
+        windows.push((format!("makespan:{policy}"), Some(start + makespan)));
+    }
+    let mut jobs = Vec::new();
+    for (label, end) in windows {
+        let input = bound_input(&cluster, &workload, &options, |deadline| {
+            end.map_or(deadline, |end| end.max(deadline))
+        })?;
+        jobs.push(BoundJob {
+            source: cell.source.clone(),
+            servers: *servers,
+            idle: cell.idle.clone(),
+            seed: cell.seed,
+            deadline_factor: *deadline_factor,
+            windows: label,
+            input,
+        });
+    }
+    Ok(jobs)
 }
 
 fn bound_row(job: &BoundJob, bound: &EacoBound) -> EacoBoundRow {

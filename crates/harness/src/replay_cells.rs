@@ -99,16 +99,14 @@ impl ReplaySource {
         };
         if let Some(eaco) = &spec.eaco {
             for &servers in &eaco.servers {
-                sources.extend(
-                    eaco.deadline_factors
-                        .iter()
-                        .map(|&deadline_factor| ReplaySource::Eaco {
-                            servers,
-                            jobs: eaco.jobs,
-                            jobs_per_hour: eaco.jobs_per_hour,
-                            deadline_factor,
-                        }),
-                );
+                sources.extend(eaco.deadline_factors.iter().map(|&deadline_factor| {
+                    ReplaySource::Eaco {
+                        servers,
+                        jobs: eaco.jobs,
+                        jobs_per_hour: eaco.jobs_per_hour,
+                        deadline_factor,
+                    }
+                }));
             }
         }
         sources

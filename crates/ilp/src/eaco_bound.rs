@@ -31,7 +31,8 @@
 //!    time `Σ_{j∈c} r_{j,t} = Σ_p m_{c,p} y_{p,t}`; work `Σ_{j∈c} w_{j,t} ≤ Σ_p m_{c,p}
 //!    y_{p,t}/s_p`; per job and slot `w_{j,t} ≤ r_{j,t}`; per job `Σ_t w_{j,t} ≥ W_j`; per
 //!    slot `Σ_p y_{p,t} ≤ N·Δ`; `y_{p,t} = 0` when `p` holds more jobs of a class than
-//!    may run in slot `t` (a job is one tenant). Objective `min Σ ΔP_p y_{p,t}`. Any schedule gives a feasible
+//!    may run in slot `t` (a job is one tenant). Objective `min Σ ΔP_p y_{p,t}`.
+//!    Any schedule gives a feasible
 //!    point (measure each quantity in each slot), so its optimum bounds the true minimum;
 //!    it knows which jobs can meet (both present in a slot) and the cluster's size, which
 //!    the closed form does not. What it relaxes: who shares with whom inside one slot, and
@@ -163,7 +164,11 @@ pub fn eaco_energy_bound(
         .map(|p| p.counts.len())
         .max()
         .unwrap_or(0);
-    let t0 = input.jobs.iter().map(|j| j.release_s).fold(f64::INFINITY, f64::min);
+    let t0 = input
+        .jobs
+        .iter()
+        .map(|j| j.release_s)
+        .fold(f64::INFINITY, f64::min);
     let span_s = input
         .jobs
         .iter()
@@ -205,7 +210,12 @@ fn validate(input: &EacoBoundInput) -> Result<(), String> {
     if input.jobs.is_empty() {
         return Err("no jobs".into());
     }
-    let classes = input.patterns.iter().map(|p| p.counts.len()).max().unwrap_or(0);
+    let classes = input
+        .patterns
+        .iter()
+        .map(|p| p.counts.len())
+        .max()
+        .unwrap_or(0);
     for (i, p) in input.patterns.iter().enumerate() {
         if p.tenants() == 0 || !(p.slowdown >= 1.0 && p.slowdown.is_finite()) {
             return Err(format!("pattern {i}: needs a tenant and a slowdown ≥ 1"));
@@ -237,7 +247,12 @@ fn closed_form_extra_kwh(input: &EacoBoundInput, classes: usize) -> f64 {
                 .patterns
                 .iter()
                 .filter(|p| p.counts.get(c).copied().unwrap_or(0) > 0)
-                .map(|p| (p.slowdown, p.extra_watts * p.slowdown / f64::from(p.tenants())))
+                .map(|p| {
+                    (
+                        p.slowdown,
+                        p.extra_watts * p.slowdown / f64::from(p.tenants()),
+                    )
+                })
                 .collect()
         })
         .collect();
@@ -272,14 +287,17 @@ pub fn least_energy_per_work(points: &[(f64, f64)], ratio: f64) -> f64 {
     best
 }
 
+/// `(cost, upper bound, (row, coefficient) entries)` of one LP column.
+type LpColumn = (f64, f64, Vec<(usize, f64)>);
+
 /// The time-indexed LP in hours and kilowatts (so the objective is kWh), kept as plain
 /// rows and columns so its dual can be checked here.
 struct TimeIndexedLp {
     slots: usize,
     /// `(lower, upper)` of each row.
     rows: Vec<(f64, f64)>,
-    /// `(cost, upper, entries)` of each column (every lower bound is 0).
-    columns: Vec<(f64, f64, Vec<(usize, f64)>)>,
+    /// Every column; every lower bound is 0.
+    columns: Vec<LpColumn>,
 }
 
 impl TimeIndexedLp {
@@ -345,7 +363,11 @@ impl TimeIndexedLp {
                 }
                 let link_row = rows.len();
                 rows.push((0.0, f64::INFINITY)); // r − w ≥ 0
-                columns.push((0.0, most, vec![(time_row[j.class][t], 1.0), (link_row, 1.0)]));
+                columns.push((
+                    0.0,
+                    most,
+                    vec![(time_row[j.class][t], 1.0), (link_row, 1.0)],
+                ));
                 columns.push((
                     0.0,
                     most,

@@ -80,7 +80,9 @@ impl EacoBounds {
         let first = rows.first()?;
         let optimal = rows.iter().filter(|r| r.lp_status == "optimal").count();
         let statuses: Vec<&str> = rows.iter().map(|r| r.lp_status.as_str()).collect();
-        let mean = |f: fn(&EacoBoundRow) -> f64| rows.iter().map(|r| f(r)).sum::<f64>() / rows.len() as f64;
+        let mean = |f: fn(&EacoBoundRow) -> f64| {
+            rows.iter().map(|r| f(r)).sum::<f64>() / rows.len() as f64
+        };
         Some(format!(
             "Bound (σ = {}): time-indexed pattern LP on {} h slots ({} slots, {} columns, {} rows, {} co-location patterns per server), LP status optimal on {optimal} of {} seeds ({}), certified by weak duality, {:.1} s per seed; the per-job closed form alone gives {:.0} kWh, the LP {:.0} kWh.",
             first.deadline_factor,
@@ -162,7 +164,10 @@ fn policy_table(
 ) -> Result<()> {
     writeln!(out, "### {} ({} servers)\n", panel.title(), panel.nodes)?;
     writeln!(out, "| policy | energy kWh | energy vs FIFO | bound kWh | gap | mean run h | run vs FIFO | mean JCT h | JCT vs FIFO | mean active nodes | undos | deadline misses | unfinished | seeds |")?;
-    writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")?;
+    writeln!(
+        out,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    )?;
     let base = fifo(policies);
     for p in policies {
         let m = &p.mean;
@@ -302,7 +307,9 @@ fn paper_verdict(out: &mut String, points: &[TradeoffPoint]) -> Result<()> {
         }
         let first_enough = points
             .iter()
-            .filter(|q| q.servers == p.servers && q.idle == p.idle && q.bound_saving_pct >= saving_pct)
+            .filter(|q| {
+                q.servers == p.servers && q.idle == p.idle && q.bound_saving_pct >= saving_pct
+            })
             .map(|q| q.deadline_factor)
             .fold(f64::INFINITY, f64::min);
         let needs = if first_enough.is_finite() {

@@ -16,8 +16,14 @@ pub(crate) fn what_ran(out: &mut String, replay: &ReplayDescription) -> Result<(
     let mut sources: Vec<String> = replay.traces.clone();
     if let Some(eaco) = &replay.eaco {
         for servers in &eaco.servers {
+            let sigmas: Vec<String> = eaco.deadline_factors.iter().map(f64::to_string).collect();
+            let sweep = if sigmas.len() > 1 {
+                format!(", deadline factors σ = {}", sigmas.join(", "))
+            } else {
+                String::new()
+            };
             sources.push(format!(
-                "eaco-{servers} ({servers} 8×V100 servers, {} jobs at {}/h)",
+                "eaco-{servers} ({servers} 8×V100 servers, {} jobs at {}/h{sweep})",
                 eaco.jobs, eaco.jobs_per_hour
             ));
         }

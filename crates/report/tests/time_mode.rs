@@ -220,17 +220,33 @@ fn the_eaco_study_holds_each_policy_against_the_bound_and_draws_the_trade_off() 
     let report = fs::read_to_string(dir.join("REPORT.md")).unwrap();
     // eaco-o: 630 kWh against (400 + 500) / 2 = 450: +40.0 %; fifo-o: seed 43 takes its own
     // bound, (400 + 440) / 2 = 420, marked; 1050 / 420 − 1 = +150 %.
-    assert!(report.contains("| eaco-o | 630 | -40.0 % | 450 | +40.0 % |"), "{report}");
-    assert!(report.contains("| fifo-o | 1050 | +0.0 % | 420* | +150.0 % |"), "{report}");
-    assert!(report.contains("1 h slots (228 slots, 36434 columns, 12293 rows"), "{report}");
-    assert!(report.contains("LP status optimal on 2 of 2 seeds"), "{report}");
+    assert!(
+        report.contains("| eaco-o | 630 | -40.0 % | 450 | +40.0 % |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| fifo-o | 1050 | +0.0 % | 420* | +150.0 % |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("1 h slots (228 slots, 36434 columns, 12293 rows"),
+        "{report}"
+    );
+    assert!(
+        report.contains("LP status optimal on 2 of 2 seeds"),
+        "{report}"
+    );
     // The σ sweep: at σ = 1.05 the bound is 550 on average: 1 − 550/1050 = 47.6 % saving.
     assert!(
         report.contains("| 28 | always-on | 1.05 | 40.0 % | +10.0 % | 0 | 47.6 % | 7.6 | 2 |"),
         "{report}"
     );
     let figure = svg(&dir, "eaco_tradeoff_sleep-when-empty");
-    for text in ["EaCO setup, 28 8×V100 servers", "EaCO paper (64 nodes)", "energy saving vs FIFO (%)"] {
+    for text in [
+        "EaCO setup, 28 8×V100 servers",
+        "EaCO paper (64 nodes)",
+        "energy saving vs FIFO (%)",
+    ] {
         assert!(figure.contains(text), "trade-off figure lacks `{text}`");
     }
     fs::remove_dir_all(&dir).unwrap();

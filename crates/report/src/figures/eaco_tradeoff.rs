@@ -31,7 +31,10 @@ fn frontier(points: &[&TradeoffPoint]) -> Vec<(f64, f64)> {
     for (k, p) in points.iter().enumerate() {
         let x = (p.deadline_factor - 1.0) * 100.0;
         if k > 0 {
-            steps.push(((points[k - 1].deadline_factor - 1.0) * 100.0, p.bound_saving_pct));
+            steps.push((
+                (points[k - 1].deadline_factor - 1.0) * 100.0,
+                p.bound_saving_pct,
+            ));
         }
         steps.push((x, p.bound_saving_pct));
     }
@@ -62,16 +65,26 @@ pub(crate) fn eaco_tradeoff_figures(
         let mut legend = vec![LegendEntry::new(Swatch::Heading, "servers")];
         for (i, &n) in servers.iter().enumerate() {
             let colour = SERVER_COLOURS[i % SERVER_COLOURS.len()];
-            let curve: Vec<&TradeoffPoint> = mine.iter().copied().filter(|p| p.servers == n).collect();
+            let curve: Vec<&TradeoffPoint> =
+                mine.iter().copied().filter(|p| p.servers == n).collect();
             fronts.push(FrontSeries {
                 colour,
                 points: curve
                     .iter()
-                    .map(|p| (p.eaco_run_increase_pct, p.eaco_saving_pct, FrontMarker::Proven))
+                    .map(|p| {
+                        (
+                            p.eaco_run_increase_pct,
+                            p.eaco_saving_pct,
+                            FrontMarker::Proven,
+                        )
+                    })
                     .collect(),
                 bound: frontier(&curve),
             });
-            let sigmas: Vec<String> = curve.iter().map(|p| p.deadline_factor.to_string()).collect();
+            let sigmas: Vec<String> = curve
+                .iter()
+                .map(|p| p.deadline_factor.to_string())
+                .collect();
             legend.push(LegendEntry::new(
                 Swatch::Front(colour, true),
                 format!("{n}: EaCO-O, σ = {}", sigmas.join(", ")),
