@@ -404,6 +404,5 @@ fn bound_row(job: &BoundJob, bound: &EacoBound) -> EacoBoundRow {
         columns: bound.columns,
         rows: bound.rows,
         patterns: job.input.patterns.len(),
-        seconds: bound.seconds,
     }
 }

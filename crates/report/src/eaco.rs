@@ -84,7 +84,7 @@ impl EacoBounds {
             rows.iter().map(|r| f(r)).sum::<f64>() / rows.len() as f64
         };
         Some(format!(
-            "Bound (σ = {}): time-indexed pattern LP on {} h slots ({} slots, {} columns, {} rows, {} co-location patterns per server), LP status optimal on {optimal} of {} seeds ({}), certified by weak duality, {:.1} s per seed; the per-job closed form alone gives {:.0} kWh, the LP {:.0} kWh.",
+            "Bound (σ = {}): time-indexed pattern LP on {} h slots ({} slots, {} columns, {} rows, {} co-location patterns per server), LP status optimal on {optimal} of {} seeds ({}), certified by weak duality; the per-job closed form alone gives {:.0} kWh, the LP {:.0} kWh.",
             first.deadline_factor,
             first.slot_s.map_or("–".to_string(), |s| format!("{}", s / 3600.0)),
             first.slots,
@@ -93,7 +93,6 @@ impl EacoBounds {
             first.patterns,
             rows.len(),
             statuses.join(", "),
-            mean(|r| r.seconds),
             mean(|r| r.closed_form_kwh),
             mean(|r| r.bound_kwh),
         ))
@@ -122,7 +121,7 @@ pub(crate) fn eaco_section(
     let mut headline = Vec::new();
     let default_panels: Vec<_> = panels
         .iter()
-        .filter(|(p, _)| !p.source.contains("-d"))
+        .filter(|(p, _)| !p.is_eaco_sweep_point())
         .collect();
     for (panel, policies) in &default_panels {
         policy_table(out, &bounds, panel, policies)?;

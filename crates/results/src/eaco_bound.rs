@@ -41,18 +41,17 @@ pub struct EacoBoundRow {
     pub slots: usize,
     pub columns: usize,
     pub rows: usize,
-    /// Co-location patterns a server can hold (multisets of job classes).
+    /// Co-location patterns a server can hold (multisets of job classes). (No solve time:
+    /// the file is deterministic; `cell-times/` and the bench's log hold times.)
     pub patterns: usize,
-    #[serde(with = "crate::float_text")]
-    pub seconds: f64,
 }
 
 impl EacoBoundRow {
-    pub const CSV_HEADER: &'static str = "source,nodes,idle,seed,deadline_factor,windows,bound_kwh,closed_form_kwh,lp_kwh,lp_status,slot_s,slots,columns,rows,patterns,seconds";
+    pub const CSV_HEADER: &'static str = "source,nodes,idle,seed,deadline_factor,windows,bound_kwh,closed_form_kwh,lp_kwh,lp_status,slot_s,slots,columns,rows,patterns";
 
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             field(&self.source),
             self.nodes,
             field(&self.idle),
@@ -67,8 +66,7 @@ impl EacoBoundRow {
             self.slots,
             self.columns,
             self.rows,
-            self.patterns,
-            number(self.seconds, 3)
+            self.patterns
         )
     }
 
@@ -101,7 +99,6 @@ mod tests {
             columns: 40_000,
             rows: 12_000,
             patterns: 79,
-            seconds: 2.5,
         };
         let dir = std::env::temp_dir().join(format!("eaco-bound-row-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
