@@ -88,6 +88,17 @@ pub struct EacoBoundInput {
     pub base_watts: f64,
 }
 
+impl EacoBoundInput {
+    /// Job classes: the longest pattern count vector.
+    pub fn classes(&self) -> usize {
+        self.patterns
+            .iter()
+            .map(|p| p.counts.len())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EacoBoundOptions {
     /// `Δ`, the LP's slot length; `None` = closed form only.
@@ -158,12 +169,7 @@ pub fn eaco_energy_bound(
 ) -> Result<EacoBound, String> {
     let started = Instant::now();
     validate(input)?;
-    let classes = input
-        .patterns
-        .iter()
-        .map(|p| p.counts.len())
-        .max()
-        .unwrap_or(0);
+    let classes = input.classes();
     let t0 = input
         .jobs
         .iter()
@@ -210,12 +216,7 @@ fn validate(input: &EacoBoundInput) -> Result<(), String> {
     if input.jobs.is_empty() {
         return Err("no jobs".into());
     }
-    let classes = input
-        .patterns
-        .iter()
-        .map(|p| p.counts.len())
-        .max()
-        .unwrap_or(0);
+    let classes = input.classes();
     for (i, p) in input.patterns.iter().enumerate() {
         if p.tenants() == 0 || !(p.slowdown >= 1.0 && p.slowdown.is_finite()) {
             return Err(format!("pattern {i}: needs a tenant and a slowdown ≥ 1"));
