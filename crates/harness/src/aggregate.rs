@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 use gapbench_results::csv_text::field as csv_field;
 use gapbench_results::{
     FrontRow, GapRow, ParetoPoint, PointKind, RunRow, BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV,
-    BUDGET_TIMELINE_CSV, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV, REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV,
-    RUNS_CSV,
+    BUDGET_TIMELINE_CSV, EACO_BOUNDS_CSV, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV, REPLAY_RUNS_CSV,
+    REPLAY_TIMELINE_CSV, RUNS_CSV,
 };
 
 use crate::bench::Matrix;
@@ -186,7 +186,7 @@ pub(crate) fn remove_dropped_aggregates(out: &Path, matrix: &Matrix) -> Result<(
         (spec.gaps.is_none(), &[GAPS_CSV, PARETO_CSV]),
         (
             spec.replay.is_none(),
-            &[REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV],
+            &[REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV, EACO_BOUNDS_CSV],
         ),
         (
             spec.budget.is_none(),

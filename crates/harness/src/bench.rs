@@ -585,6 +585,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         aggregate(&out, &matrix, &cells)?;
         aggregate_gaps(&out, &matrix, &gap_cells)?;
         aggregate_replays(&out, &matrix, &replay_cells)?;
+        crate::eaco_bound::aggregate_eaco_bounds(&out, &matrix, &replay_cells)?;
         aggregate_budget(&out, &matrix, &budget_cells)?;
         remove_dropped_aggregates(&out, &matrix)?;
         finish_folder(&out)?;
@@ -704,6 +705,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         aggregate(out, &matrix, &cells)?;
         aggregate_gaps(out, &matrix, &gap_cells)?;
         aggregate_replays(out, &matrix, &replay_cells)?;
+        crate::eaco_bound::aggregate_eaco_bounds(out, &matrix, &replay_cells)?;
         aggregate_budget(out, &matrix, &budget_cells)?;
         remove_dropped_aggregates(out, &matrix)?;
         finish_folder(out)?;

@@ -129,6 +129,18 @@ pub struct EacoSetupSpec {
     pub servers: Vec<usize>,
     pub jobs: usize,
     pub jobs_per_hour: f64,
+    /// Deadline factors σ (deadline = arrival + σ · solo duration), one source each;
+    /// [`DEFAULT_EACO_DEADLINE_FACTOR`] alone by default. A sweep traces EaCO's energy vs
+    /// run-time trade-off and the bound's frontier.
+    #[serde(default = "default_deadline_factors")]
+    pub deadline_factors: Vec<f64>,
+}
+
+/// σ of the EaCO setup's Burstable jobs when a spec names none (spec time-and-budgets §2.6).
+pub const DEFAULT_EACO_DEADLINE_FACTOR: f64 = 1.2;
+
+fn default_deadline_factors() -> Vec<f64> {
+    vec![DEFAULT_EACO_DEADLINE_FACTOR]
 }
 
 /// The idle policies a replay spec may name.
@@ -200,6 +212,14 @@ impl ReplaySpec {
             }
             if eaco.jobs == 0 || !(eaco.jobs_per_hour.is_finite() && eaco.jobs_per_hour > 0.0) {
                 bail!("[replay.eaco] needs at least one job and a positive `jobs_per_hour`");
+            }
+            if eaco.deadline_factors.is_empty()
+                || eaco
+                    .deadline_factors
+                    .iter()
+                    .any(|f| !(f.is_finite() && *f >= 1.0))
+            {
+                bail!("[replay.eaco] `deadline_factors` takes factors σ ≥ 1 such as [1.05, 1.2] (deadline = arrival + σ · duration)");
             }
             // Replay cells run one seed each, a few at a time.
             for &servers in &eaco.servers {

@@ -8,6 +8,7 @@ pub mod bench_spec;
 pub mod budget;
 pub mod budget_study;
 pub mod cells;
+pub mod eaco_bound;
 pub mod export;
 pub mod flag_values;
 pub mod frontier;

@@ -14,7 +14,9 @@ use anyhow::bail;
 use anyhow::{Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules};
 use gapbench_replay::policies::time_policy;
-use gapbench_replay::{Budget, IdlePolicy, PowerSettings, ReplayOptions, ReplayResult};
+use gapbench_replay::{
+    Budget, DeadlineFactors, IdlePolicy, PowerSettings, ReplayOptions, ReplayResult,
+};
 use gapbench_results::replay::TIMELINE_SAMPLES;
 use gapbench_results::{
     ReplayKey, ReplayRunRow, ReplayTimelineRow, REPLAY_RUNS_CSV, REPLAY_SCHEMA_VERSION,
@@ -24,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::bench::{trace_file, Matrix};
-use crate::bench_spec::ReplaySpec;
+use crate::bench_spec::{ReplaySpec, DEFAULT_EACO_DEADLINE_FACTOR};
 use crate::io::write_atomic;
 use crate::replay::{ReplayInputs, TimedSource};
 use crate::workload::InputFingerprint;
@@ -37,21 +39,48 @@ pub enum ReplaySource {
     Trace { name: String },
     /// The embedded openb-like workload with times drawn per seed (the real traces absent).
     OpenbLike,
-    /// EaCO's evaluation setup on `servers` 8×V100 servers.
+    /// EaCO's evaluation setup on `servers` 8×V100 servers, Burstable deadlines at
+    /// `deadline_factor` × the solo duration.
     Eaco {
         servers: usize,
         jobs: usize,
         jobs_per_hour: f64,
+        #[serde(default = "default_deadline_factor")]
+        deadline_factor: f64,
     },
 }
 
 impl ReplaySource {
-    /// The name rows and folders use: the trace name, `openb-like` or `eaco-<servers>`.
+    /// The name rows and folders use: the trace name, `openb-like`, `eaco-<servers>` (at
+    /// the default deadline factor) or `eaco-<servers>-d<σ>`.
     pub fn name(&self) -> String {
         match self {
             ReplaySource::Trace { name } => name.clone(),
             ReplaySource::OpenbLike => crate::bench::STAND_IN_TRACE.to_string(),
-            ReplaySource::Eaco { servers, .. } => format!("eaco-{servers}"),
+            ReplaySource::Eaco {
+                servers,
+                deadline_factor,
+                ..
+            } => {
+                if *deadline_factor == DEFAULT_EACO_DEADLINE_FACTOR {
+                    format!("eaco-{servers}")
+                } else {
+                    format!("eaco-{servers}-d{deadline_factor}")
+                }
+            }
+        }
+    }
+
+    /// The deadline factors a replay of this source runs with.
+    pub fn deadline_factors(&self) -> DeadlineFactors {
+        match self {
+            ReplaySource::Eaco {
+                deadline_factor, ..
+            } => DeadlineFactors {
+                burstable: *deadline_factor,
+                ..DeadlineFactors::default()
+            },
+            _ => DeadlineFactors::default(),
         }
     }
 
@@ -69,11 +98,16 @@ impl ReplaySource {
             vec![ReplaySource::OpenbLike]
         };
         if let Some(eaco) = &spec.eaco {
-            sources.extend(eaco.servers.iter().map(|&servers| ReplaySource::Eaco {
-                servers,
-                jobs: eaco.jobs,
-                jobs_per_hour: eaco.jobs_per_hour,
-            }));
+            for &servers in &eaco.servers {
+                sources.extend(eaco.deadline_factors.iter().map(|&deadline_factor| {
+                    ReplaySource::Eaco {
+                        servers,
+                        jobs: eaco.jobs,
+                        jobs_per_hour: eaco.jobs_per_hour,
+                        deadline_factor,
+                    }
+                }));
+            }
         }
         sources
     }
@@ -101,6 +135,7 @@ impl ReplaySource {
                 servers,
                 jobs,
                 jobs_per_hour,
+                ..
             } => TimedSource::Eaco {
                 servers: *servers,
                 jobs: *jobs,
@@ -115,6 +150,10 @@ impl ReplaySource {
             CpuPowerProfile::Reference,
         )
     }
+}
+
+fn default_deadline_factor() -> f64 {
+    DEFAULT_EACO_DEADLINE_FACTOR
 }
 
 /// One replay of the matrix.
@@ -300,16 +339,10 @@ pub(crate) fn run_replay_cell(
     .carbon_series(last_end_s, cell.seed)?;
     let mut options = ReplayOptions {
         seed: cell.seed,
-        power: PowerSettings {
-            idle: match cell.idle.as_str() {
-                "sleep-when-empty" => IdlePolicy::SleepWhenEmpty,
-                _ => IdlePolicy::AlwaysOn,
-            },
-            sleep_fraction: spec.sleep_fraction,
-            ..PowerSettings::default()
-        },
+        power: power_settings(&cell.idle, spec.sleep_fraction),
         carbon,
         until_s: spec.until_s,
+        deadlines: cell.source.deadline_factors(),
         ..ReplayOptions::default()
     };
     let replay = |name: &str, options: &ReplayOptions| -> Result<ReplayResult> {
@@ -356,6 +389,18 @@ pub(crate) fn run_replay_cell(
         run: run_row(key.clone(), &result),
         timeline: downsample(&key, &result, TIMELINE_SAMPLES),
     })
+}
+
+/// The power settings of a replay cell with idle policy `idle`.
+pub(crate) fn power_settings(idle: &str, sleep_fraction: f64) -> PowerSettings {
+    PowerSettings {
+        idle: match idle {
+            "sleep-when-empty" => IdlePolicy::SleepWhenEmpty,
+            _ => IdlePolicy::AlwaysOn,
+        },
+        sleep_fraction,
+        ..PowerSettings::default()
+    }
 }
 
 /// A replay policy name and its budget as a share of full-clock FIFO's spend: `powerflow@0.9`

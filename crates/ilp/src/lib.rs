@@ -8,6 +8,9 @@
 //! - [`pareto_front`]: power vs fragmentation by the ε-constraint method;
 //! - [`relaxed_min_power`], [`relaxed_max_alloc`]: valid bounds for the full cluster from a
 //!   by-node-type relaxation;
+//! - [`eaco_bound`]: EaCO's counterpart, a proven lower bound on the energy of any
+//!   co-allocation of training jobs that meets every deadline (closed form and a
+//!   time-indexed pattern LP);
 //! - [`column_generation`]: every objective on the full cluster by column generation, with a
 //!   Lagrangian bound and a real placement.
 //!
@@ -23,6 +26,7 @@
 
 pub mod cg;
 mod common;
+pub mod eaco_bound;
 pub mod eval;
 pub mod frontier;
 pub mod gap;

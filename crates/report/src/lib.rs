@@ -9,13 +9,14 @@
 //! - [`figures`] — one module per figure family (allocation, power, fragmentation, gaps,
 //!   Pareto) and [`draw_all`];
 //! - `draw` — the drawing kit they share (text, colours, axes, legends, marks);
-//! - [`report`] — `REPORT.md`; `gaps`, `time_mode`, `budgets` — its sections;
+//! - [`report`] — `REPORT.md`; `gaps`, `time_mode`, `eaco`, `budgets` — its sections;
 //! - `cluster_size` — how figures and report name a cluster size (`1,213 nodes`,
 //!   `8-node sampled sub-cluster`).
 
 mod budgets;
 mod cluster_size;
 mod draw;
+mod eaco;
 pub mod figures;
 mod gaps;
 pub mod report;

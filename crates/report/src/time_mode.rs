@@ -1,5 +1,5 @@
 //! The time-mode sections of `REPORT.md`: what was replayed, energy and job times per
-//! policy on the traces, and the EaCO study next to the paper's headline.
+//! policy on the traces; the EaCO study is [`crate::eaco`].
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -8,6 +8,7 @@ use anyhow::Result;
 use gapbench_results::matrix::ReplayDescription;
 use gapbench_results::REPLAY_RUNS_CSV;
 
+use crate::eaco::fifo;
 use crate::figures::replay_data::{read_replay_runs, Panel, PolicyMeans};
 
 /// The replay lines of "What ran".
@@ -15,8 +16,14 @@ pub(crate) fn what_ran(out: &mut String, replay: &ReplayDescription) -> Result<(
     let mut sources: Vec<String> = replay.traces.clone();
     if let Some(eaco) = &replay.eaco {
         for servers in &eaco.servers {
+            let sigmas: Vec<String> = eaco.deadline_factors.iter().map(f64::to_string).collect();
+            let sweep = if sigmas.len() > 1 {
+                format!(", deadline factors σ = {}", sigmas.join(", "))
+            } else {
+                String::new()
+            };
             sources.push(format!(
-                "eaco-{servers} ({servers} 8×V100 servers, {} jobs at {}/h)",
+                "eaco-{servers} ({servers} 8×V100 servers, {} jobs at {}/h{sweep})",
                 eaco.jobs, eaco.jobs_per_hour
             ));
         }
@@ -58,7 +65,7 @@ pub(crate) fn sections(out: &mut String, dir: &Path) -> Result<()> {
         }
     }
     if !eaco.is_empty() {
-        eaco_section(out, &eaco)?;
+        crate::eaco::eaco_section(out, dir, &eaco)?;
     }
     Ok(())
 }
@@ -129,77 +136,4 @@ fn stat(value: f64, decimals: usize) -> String {
     } else {
         "none".to_string()
     }
-}
-
-/// EaCO's published headline [EaCO, §6]: energy vs FIFO on 64 nodes and vs each baseline
-/// on 28 nodes, and the bound on the run-time increase.
-const EACO_PAPER: &str = "EaCO's paper reports, on its Gavel simulation: total energy −39 % vs FIFO with the mean job run time up by less than 3.23 %; on 28 nodes −39 % / −24.5 % / −8.3 % vs FIFO / FIFO_packed / Gandiva.";
-
-/// The FIFO baseline of a panel: `fifo` or `fifo-o`.
-fn fifo(policies: &[PolicyMeans]) -> Option<&PolicyMeans> {
-    policies
-        .iter()
-        .find(|p| p.policy == "fifo" || p.policy == "fifo-o")
-}
-
-fn eaco_section(out: &mut String, panels: &[&(Panel, Vec<PolicyMeans>)]) -> Result<()> {
-    writeln!(out, "## EaCO study\n")?;
-    writeln!(out, "{EACO_PAPER} Below, the same comparison on gapbench's rebuild of the setup (8×V100 servers, the four-model job mix, Poisson arrivals): each value relative to FIFO (`x / FIFO − 1`); run time = end − first start of completed jobs; means over seeds.\n")?;
-    let mut headline = Vec::new();
-    for (panel, policies) in panels {
-        writeln!(out, "### {} ({} servers)\n", panel.title(), panel.nodes)?;
-        writeln!(out, "| policy | energy kWh | energy vs FIFO | mean run h | run vs FIFO | mean JCT h | JCT vs FIFO | mean active nodes | undos | deadline misses | unfinished | seeds |")?;
-        writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|")?;
-        let base = fifo(policies);
-        let relative = |x: f64, b: Option<f64>| match b {
-            Some(b) if b > 0.0 => format!("{:+.1} %", 100.0 * (x / b - 1.0)),
-            _ => "–".to_string(),
-        };
-        for p in policies {
-            let m = &p.mean;
-            writeln!(
-                out,
-                "| {} | {:.0} | {} | {:.2} | {} | {:.2} | {} | {:.1} | {} | {} | {} | {} |",
-                p.policy,
-                m.energy_kwh,
-                relative(m.energy_kwh, base.map(|b| b.mean.energy_kwh)),
-                m.mean_run_s / 3600.0,
-                relative(m.mean_run_s, base.map(|b| b.mean.mean_run_s)),
-                m.mean_jct_s / 3600.0,
-                relative(m.mean_jct_s, base.map(|b| b.mean.mean_jct_s)),
-                m.mean_active_nodes,
-                m.undos,
-                m.deadline_misses,
-                m.unfinished,
-                p.seeds
-            )?;
-        }
-        writeln!(out)?;
-        let eaco = policies.iter().find(|p| p.policy == "eaco-o");
-        if let (Some(e), Some(b)) = (eaco, base) {
-            let versus = |name: &str| {
-                policies
-                    .iter()
-                    .find(|p| p.policy == name || p.policy == format!("{name}-o"))
-                    .map(|p| relative(e.mean.energy_kwh, Some(p.mean.energy_kwh)))
-                    .unwrap_or_else(|| "–".to_string())
-            };
-            headline.push(format!(
-                "{}: EaCO-O energy {} vs FIFO, {} vs FIFO_packed, {} vs Gandiva; run time {}",
-                panel.title(),
-                relative(e.mean.energy_kwh, Some(b.mean.energy_kwh)),
-                versus("fifo-packed"),
-                versus("gandiva"),
-                relative(e.mean.mean_run_s, Some(b.mean.mean_run_s)),
-            ));
-        }
-    }
-    if !headline.is_empty() {
-        writeln!(out, "Next to the paper's headline:\n")?;
-        for line in headline {
-            writeln!(out, "- {line}")?;
-        }
-        writeln!(out, "\nWhy the numbers differ: the paper does not name its trace, so jobs here are a Poisson stream of the four profiled models on whole servers (`eaco_setup`); EaCO saves energy mainly by letting emptied servers sleep, so its saving depends on the sleep power (a stated share of idle power) and on how loaded the cluster is — under `always-on` only the sublinear co-location power remains; our Gandiva is the simplified one of the spec (time-and-budgets §2.5).\n")?;
-    }
-    Ok(())
 }

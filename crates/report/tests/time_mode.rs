@@ -176,13 +176,79 @@ fn the_report_tables_time_mode_and_the_eaco_study_against_fifo() {
     // eaco-o: energy 600 vs FIFO 1000 (both × 1.05): −40 %; run time 7920 vs 7200: +10 %;
     // vs FIFO_packed 600/800 − 1 = −25 %, vs Gandiva 600/700 − 1 = −14.3 %.
     assert!(
-        report.contains("| eaco-o | 630 | -40.0 % | 2.20 | +10.0 % |"),
+        report.contains("| eaco-o | 630 | -40.0 % | – | – | 2.20 | +10.0 % |"),
         "{report}"
     );
     assert!(report.contains(
         "eaco-28, always-on: EaCO-O energy -40.0 % vs FIFO, -25.0 % vs FIFO_packed, -14.3 % vs Gandiva; run time +10.0 %"
     ));
     assert!(report.contains("![replay_eaco_energy_runtime_vs_fifo]"));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `eaco_bounds.csv` rows for eaco-28: seeds 42 and 43 at σ = 1.2 (bounds 400 and 500 kWh,
+/// so 450 on average), FIFO missing deadlines on seed 43 (its own bound 440), and the same
+/// at σ = 1.05 (as source `eaco-28-d1.05`) with bounds 100 kWh higher.
+fn bounds_csv() -> String {
+    let mut out = String::from("source,nodes,idle,seed,deadline_factor,windows,bound_kwh,closed_form_kwh,lp_kwh,lp_status,slot_s,slots,columns,rows,patterns\n");
+    for (source, sigma, extra) in [("eaco-28", 1.2, 0.0), ("eaco-28-d1.05", 1.05, 100.0)] {
+        for idle in ["always-on", "sleep-when-empty"] {
+            for (seed, bound) in [(42, 400.0), (43, 500.0)] {
+                let b = bound + extra;
+                writeln!(out, "{source},28,{idle},{seed},{sigma},deadlines,{b},300,{b},optimal,3600.0,228,36434,12293,79").unwrap();
+            }
+            let b = 440.0 + extra;
+            writeln!(out, "{source},28,{idle},43,{sigma},makespan:fifo-o,{b},300,{b},optimal,32400.0,35,22420,10544,79").unwrap();
+        }
+    }
+    out
+}
+
+#[test]
+fn the_eaco_study_holds_each_policy_against_the_bound_and_draws_the_trade_off() {
+    let dir = temp_dir("bounds");
+    write_inputs(&dir);
+    // The σ = 1.05 source: the same runs under another name.
+    let runs = runs_csv();
+    let mut all = runs.clone();
+    for line in runs.lines().skip(1).filter(|l| l.starts_with("eaco-28,")) {
+        writeln!(all, "{}", line.replacen("eaco-28,", "eaco-28-d1.05,", 1)).unwrap();
+    }
+    fs::write(dir.join("replay_runs.csv"), all).unwrap();
+    fs::write(dir.join("eaco_bounds.csv"), bounds_csv()).unwrap();
+    redraw(&dir).unwrap();
+    let report = fs::read_to_string(dir.join("REPORT.md")).unwrap();
+    // eaco-o: 630 kWh against (400 + 500) / 2 = 450: +40.0 %; fifo-o: seed 43 takes its own
+    // bound, (400 + 440) / 2 = 420, marked; 1050 / 420 − 1 = +150 %.
+    assert!(
+        report.contains("| eaco-o | 630 | -40.0 % | 450 | +40.0 % |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| fifo-o | 1050 | +0.0 % | 420* | +150.0 % |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("1 h slots (228 slots, 36434 columns, 12293 rows"),
+        "{report}"
+    );
+    assert!(
+        report.contains("LP status optimal on 2 of 2 seeds"),
+        "{report}"
+    );
+    // The σ sweep: at σ = 1.05 the bound is 550 on average: 1 − 550/1050 = 47.6 % saving.
+    assert!(
+        report.contains("| 28 | always-on | 1.05 | 40.0 % | +10.0 % | 0 | 47.6 % | 7.6 | 2 |"),
+        "{report}"
+    );
+    let figure = svg(&dir, "eaco_tradeoff_sleep-when-empty");
+    for text in [
+        "EaCO setup, 28 8×V100 servers",
+        "EaCO paper (64 nodes)",
+        "energy saving vs FIFO (%)",
+    ] {
+        assert!(figure.contains(text), "trade-off figure lacks `{text}`");
+    }
     fs::remove_dir_all(&dir).unwrap();
 }
 

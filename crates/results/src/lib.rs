@@ -9,6 +9,7 @@
 pub mod best_known;
 pub mod budget;
 pub mod csv_text;
+pub mod eaco_bound;
 pub mod float_text;
 pub mod front;
 pub mod gap_row;
@@ -24,6 +25,7 @@ pub mod table;
 
 pub use best_known::{best_known, BestKnown};
 pub use budget::{budget_point_label, BudgetFrontierRow, BudgetPointRow, BudgetTimelineRow};
+pub use eaco_bound::EacoBoundRow;
 pub use front::FrontRow;
 pub use gap_row::GapRow;
 pub use instance::{index_csv, InstanceFile, INSTANCE_FORMAT, INSTANCE_FORMAT_VERSION};
@@ -48,6 +50,9 @@ pub const FRONTS_CSV: &str = "fronts.csv";
 pub const REPLAY_RUNS_CSV: &str = "replay_runs.csv";
 /// Time mode: [`ReplayTimelineRow`]s, each replay downsampled to about 200 instants.
 pub const REPLAY_TIMELINE_CSV: &str = "replay_timeline.csv";
+/// EaCO's setup: one [`EacoBoundRow`] per (source, idle policy, seed, windows): the proven
+/// lower bound on the energy of any co-allocation that meets the windows.
+pub const EACO_BOUNDS_CSV: &str = "eaco_bounds.csv";
 /// Budget studies: one [`BudgetPointRow`] per budgeted replay (policy and budget).
 pub const BUDGET_POINTS_CSV: &str = "budget_points.csv";
 /// Budget studies: the exact JCT lower envelope, [`BudgetFrontierRow`]s.

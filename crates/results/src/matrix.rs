@@ -128,6 +128,9 @@ pub struct EacoDescription {
     pub servers: Vec<usize>,
     pub jobs: usize,
     pub jobs_per_hour: f64,
+    /// Deadline factors σ swept (empty in folders written before the sweep existed).
+    #[serde(default)]
+    pub deadline_factors: Vec<f64>,
 }
 
 /// The part of `matrix.json` the report needs.

@@ -38,7 +38,10 @@ pub(crate) fn eaco_bar_figures(
 ) -> Result<Vec<(String, Figure)>> {
     let mut drawn = Vec::new();
     let mut seeds = BTreeSet::new();
-    for (panel, policies) in panels.iter().filter(|(p, _)| p.is_eaco()) {
+    for (panel, policies) in panels
+        .iter()
+        .filter(|(p, _)| p.is_eaco() && !p.is_eaco_sweep_point())
+    {
         let Some(fifo) = policies
             .iter()
             .find(|p| p.policy == "fifo" || p.policy == "fifo-o")

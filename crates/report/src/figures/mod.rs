@@ -2,11 +2,13 @@
 //! folder's CSVs support. A new family (frontiers…) is a new module here that returns
 //! `(stem, Figure)` pairs, and a variant of [`Figure`]. Time mode: `timelines` (power and
 //! active nodes over time), `energy_jct` (energy vs mean JCT), `eaco_bars` (EaCO's
-//! normalised bars), read by `replay_data`.
+//! normalised bars), `eaco_tradeoff` (EaCO's energy vs run time over σ against the bound's
+//! frontier), read by `replay_data`.
 
 pub(crate) mod allocation;
 pub(crate) mod budget;
 pub(crate) mod eaco_bars;
+pub(crate) mod eaco_tradeoff;
 pub(crate) mod energy_jct;
 pub(crate) mod fragmentation;
 pub(crate) mod gap_data;
@@ -164,6 +166,10 @@ fn plan_figures_with(results_dir: &Path, matrix: Option<&MatrixDescription>) -> 
     if let Some(runs) = &replay_runs {
         figures.extend(energy_jct::energy_jct_figures(&runs.panels, &palette)?);
         figures.extend(eaco_bars::eaco_bar_figures(&runs.panels, &palette)?);
+        figures.extend(eaco_tradeoff::eaco_tradeoff_figures(
+            results_dir,
+            &runs.panels,
+        )?);
     }
     if let Some(budgets) = &budgets {
         figures.extend(budget::budget_figures(budgets, &palette)?);

@@ -55,6 +55,12 @@ impl Panel {
     pub(crate) fn is_eaco(&self) -> bool {
         self.source.starts_with("eaco-")
     }
+
+    /// An EaCO source of a deadline-factor sweep at a σ other than the default
+    /// (`eaco-<servers>-d<σ>`): shown in the trade-off, not in the per-setup tables and bars.
+    pub(crate) fn is_eaco_sweep_point(&self) -> bool {
+        self.is_eaco() && self.source.contains("-d")
+    }
 }
 
 /// The mean over seeds of one policy's replays in a panel.
