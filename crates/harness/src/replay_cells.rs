@@ -424,6 +424,9 @@ fn run_row(key: ReplayKey, result: &ReplayResult) -> ReplayRunRow {
         carbon_kg: s.carbon_kg,
         job_carbon_kg: s.job_carbon_kg,
         stopped_early: s.stopped_early.clone().unwrap_or_default(),
+        bound_kwh: None,
+        bound_status: String::new(),
+        bound_gap: None,
     }
 }
 
@@ -448,6 +451,7 @@ fn downsample(key: &ReplayKey, result: &ReplayResult, samples: usize) -> Vec<Rep
             active_nodes: state.active_nodes,
             allocated_gpu_pct: state.allocated_gpu_pct,
             queue_length: state.queue_length,
+            bound_power_w: None,
         });
     }
     rows

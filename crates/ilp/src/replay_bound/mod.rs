@@ -32,7 +32,8 @@
 //!   `η_min = min_k η_k` and shares `m_i` summing to ≤ 1000 milli per device,
 //!   `min(1, η_k·ΣU) ≥ min(1, η_min·ΣU) ≥ Σ_i min(η_min·U_i, m_i/1000)` (if
 //!   `η_min·ΣU ≤ 1` it is `Σ η_min·U_i`, else 1 ≥ `Σ m_i/1000`). So each task adds at
-//!   least `g_i · min_M dyn_M·φ·min(η_min·U_i, m_i/1000)` over the GPU models it may use,
+//!   least `g_i · min_M dyn_M·φ·min(η_min·U_i, m_i/1000)` over the GPU models it may use
+//!   (`η_1` in place of `η_min` for a task holding whole reserved devices: it is alone),
 //!   wherever it runs, and column generation bounds the rest (CPU and GPU idle power)
 //!   with the GPUs' busy power taken out.
 //! - *Sleep-when-empty*: an empty node draws `sleep_fraction × idle`; column generation
@@ -77,8 +78,8 @@ pub enum GpuPowerBound {
     /// Any tenant puts a device at full power.
     Reservation,
     /// `dyn·min(1, η_k·ΣU)`; `eta_min` is the least co-location factor `η_k` over all
-    /// tenant counts.
-    Utilisation { eta_min: f64 },
+    /// tenant counts, `eta_alone` is `η_1`.
+    Utilisation { eta_min: f64, eta_alone: f64 },
 }
 
 /// What an empty node draws.
@@ -270,9 +271,11 @@ fn check(input: &ReplayBoundInput, options: &BoundOptions) -> Result<(), String>
             t.task.name, t.start_s, t.end_s
         ));
     }
-    if let GpuPowerBound::Utilisation { eta_min } = input.power.gpu {
-        if !(eta_min > 0.0 && eta_min <= 1.0) {
-            return Err(format!("η_min {eta_min} is not in (0, 1]"));
+    if let GpuPowerBound::Utilisation { eta_min, eta_alone } = input.power.gpu {
+        if !(eta_min > 0.0 && eta_min <= eta_alone && eta_alone.is_finite()) {
+            return Err(format!(
+                "co-location factors η_min {eta_min}, η_1 {eta_alone}: need 0 < η_min ≤ η_1"
+            ));
         }
     }
     if let IdleBound::SleepWhenEmpty { sleep_fraction } = input.power.idle {

@@ -91,22 +91,28 @@ pub(super) fn relaxed_task(task: &Task, gpu_memory_permille: u32, power: &BoundP
 }
 
 /// In utilisation mode, the dynamic GPU watts `task` (relaxed) draws wherever it runs:
-/// per device `min over allowed models (dyn_M · φ · min(η_min·U, m/1000))`; 0 in
-/// reservation mode and for CPU-only tasks.
+/// per device `min over allowed models (dyn_M · φ · min(η·U, m/1000))`, `η = η_1` for a
+/// whole reserved device (it has no other tenant), `η_min` otherwise; 0 in reservation
+/// mode and for CPU-only tasks.
 pub(super) fn dynamic_floor_watts(
     cluster: &Cluster,
     task: &Task,
     util_permille: u32,
     power: &BoundPower,
 ) -> f64 {
-    let GpuPowerBound::Utilisation { eta_min } = power.gpu else {
+    let GpuPowerBound::Utilisation { eta_min, eta_alone } = power.gpu else {
         return 0.0;
     };
     if task.gpu_count == 0 {
         return 0.0;
     }
-    let load =
-        (eta_min * f64::from(util_permille) / 1000.0).min(f64::from(task.gpu_milli) / 1000.0);
+    // A whole reserved device has no other tenant: its factor is η_1.
+    let eta = if task.gpu_milli >= 1000 && !power.oversubscribed {
+        eta_alone
+    } else {
+        eta_min
+    };
+    let load = (eta * f64::from(util_permille) / 1000.0).min(f64::from(task.gpu_milli) / 1000.0);
     let per_device = cluster
         .node_types
         .iter()

@@ -117,7 +117,10 @@ fn a_reclocking_policy_is_charged_the_lowest_clock() {
 #[test]
 fn utilisation_mode_adds_each_tasks_dynamic_floor() {
     let power = BoundPower {
-        gpu: GpuPowerBound::Utilisation { eta_min: 0.6 },
+        gpu: GpuPowerBound::Utilisation {
+            eta_min: 0.6,
+            eta_alone: 1.0,
+        },
         ..reservation(IdleBound::AlwaysOn)
     };
     let result = bound(&three_tasks(), power);

@@ -142,6 +142,15 @@ fn means(rows: &[ReplayRunRow]) -> PolicyMeans {
                 .map(|r| format!("seed {}: {}", r.key.seed, r.stopped_early))
                 .collect::<Vec<_>>()
                 .join("; "),
+            bound_kwh: mean_of(rows, |r| r.bound_kwh),
+            // The weakest status of the seeds: converged only if every seed's was.
+            bound_status: rows
+                .iter()
+                .map(|r| r.bound_status.as_str())
+                .find(|s| *s != "windows_converged")
+                .unwrap_or("windows_converged")
+                .to_string(),
+            bound_gap: mean_of(rows, |r| r.bound_gap),
         },
     }
 }
