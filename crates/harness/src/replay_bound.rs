@@ -307,3 +307,122 @@ pub fn write_bounds(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use gapbench_model::testing::openb_traces_dir;
+    use gapbench_replay::policies::time_policy;
+    use gapbench_replay::{GpuPowerMode, IdlePolicy, PowerSettings, ReplayOptions};
+
+    use super::*;
+    use crate::bench::Matrix;
+    use crate::replay::{ReplayInputs, Selection, TimedSource};
+    use crate::replay_cells::{load_replay_workloads, run_replay_cell};
+
+    /// Every policy of the paper bench's `[replay]` on the default trace at its real times,
+    /// both idle policies, seed 42: the bound is at most the replay's energy.
+    #[test]
+    fn the_bound_is_at_most_every_paper_policys_energy() {
+        let paper = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/paper.toml"),
+        )
+        .unwrap();
+        let paper: toml::Value = toml::from_str(&paper).unwrap();
+        let policies = paper["replay"]["policies"].as_array().unwrap();
+        let policies: Vec<String> = policies
+            .iter()
+            .map(|p| format!("\"{}\"", p.as_str().unwrap()))
+            .collect();
+        let text = format!(
+            "name = \"b\"\nnodes = \"openb_node_list_gpu_node.csv\"\n[replay]\ntraces = [\"default\"]\npolicies = [{}]\nseeds = [42]\nidle = [\"always-on\", \"sleep-when-empty\"]\ncarbon = \"caiso-2023\"\n[replay.bound]\ntime_limit_s = 1.5\nmax_windows = 8\n",
+            policies.join(", ")
+        );
+        let spec: crate::bench_spec::BenchSpec = toml::from_str(&text).unwrap();
+        let traces = openb_traces_dir();
+        let matrix = Matrix::resolve(spec, Some(&traces)).unwrap().0;
+        let workloads = load_replay_workloads(&matrix, Some(&traces)).unwrap();
+        let cells = matrix.replay_cells().unwrap();
+        assert_eq!(cells.len(), 2 * policies.len());
+        for cell in &cells {
+            let record = run_replay_cell(&matrix, &workloads, cell, None).unwrap();
+            let run = &record.run;
+            let bound = run.bound_kwh.expect("the spec asks for a bound");
+            assert!(
+                bound > 0.0 && bound <= run.energy_kwh * (1.0 + 1e-9),
+                "{} {}: bound {bound} kWh above the replay's {} kWh",
+                cell.policy,
+                cell.idle,
+                run.energy_kwh
+            );
+            assert!(run.bound_gap.is_some_and(|g| g >= -1e-9));
+        }
+    }
+
+    /// Reservation-mode GPU power, with the levers that need a relaxation (devices
+    /// shared beyond reservations, re-clocking) and a contended slice where starts wait:
+    /// the bound holds for the replay's own times.
+    #[test]
+    fn the_bound_holds_in_reservation_mode_and_when_tasks_wait() {
+        let traces = openb_traces_dir();
+        let selection = Selection {
+            gpus: Some(8),
+            first_jobs: Some(100),
+            max_duration_s: Some(86_400.0),
+            gpu_tasks_only: true,
+        };
+        let inputs = ReplayInputs::load(
+            TimedSource::Openb {
+                nodes: Some(traces.join("openb_node_list_gpu_node.csv")),
+                tasks: Some(traces.join("openb_pod_list_default.csv")),
+            },
+            4.0,
+            selection,
+            gapbench_model::InputRules::Reference,
+            gapbench_model::CpuPowerProfile::Reference,
+        )
+        .unwrap();
+        let workload = inputs.workload(42).unwrap();
+        let mut waited = 0;
+        for policy in ["fgd", "eaco-o", "fifo-packed-o", "zeus", "gandiva"] {
+            for idle in [IdlePolicy::AlwaysOn, IdlePolicy::SleepWhenEmpty] {
+                let options = ReplayOptions {
+                    power: PowerSettings {
+                        gpu_mode: GpuPowerMode::Reservation,
+                        idle,
+                        sleep_fraction: 0.05,
+                    },
+                    ..ReplayOptions::default()
+                };
+                let mut engine_policy = time_policy(policy, &inputs.cluster).unwrap();
+                let result = gapbench_replay::run(
+                    &inputs.cluster,
+                    &workload,
+                    engine_policy.as_mut(),
+                    &options,
+                );
+                waited += result
+                    .tasks
+                    .iter()
+                    .filter(|t| t.wait_s().is_some_and(|w| w > 0.0))
+                    .count();
+                let request = BoundRequest {
+                    cluster: &inputs.cluster,
+                    workload: &workload,
+                    result: &result,
+                    policy,
+                    power: &options.power,
+                    colocation: &options.colocation,
+                    options: bound_options(2.0, 16),
+                };
+                let bound = replay_bound(&request, None).unwrap();
+                let energy = result.ledger.cluster.total_kwh();
+                assert!(
+                    bound.energy_kwh > 0.0 && bound.energy_kwh <= energy * (1.0 + 1e-9),
+                    "{policy} {idle:?}: bound {} kWh above {energy} kWh",
+                    bound.energy_kwh
+                );
+            }
+        }
+        assert!(waited > 0, "no task waited: the slice is not contended");
+    }
+}

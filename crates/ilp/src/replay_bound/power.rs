@@ -71,7 +71,8 @@ pub(super) fn sleep_watts(cluster: &Cluster, power: &BoundPower) -> Option<Vec<f
 
 /// What a task holds at least in every run of the policy: its request, with each device's
 /// share cut to its GPU memory share when devices are oversubscribed (tenants' memory,
-/// not reservations, must fit), and one GPU when the policy chooses GPU counts.
+/// not reservations, must fit; one such device for a multi-GPU task, as partial shares of
+/// several devices are no request), and one GPU when the policy chooses GPU counts.
 pub(super) fn relaxed_task(task: &Task, gpu_memory_permille: u32, power: &BoundPower) -> Task {
     let mut relaxed = task.clone();
     if relaxed.gpu_count == 0 {
@@ -80,6 +81,10 @@ pub(super) fn relaxed_task(task: &Task, gpu_memory_permille: u32, power: &BoundP
     if power.oversubscribed {
         let share = u32::from(relaxed.gpu_milli).min(gpu_memory_permille);
         relaxed.gpu_milli = share as u16;
+        // Several partial devices are no request the checker knows: one is still held.
+        if relaxed.gpu_milli < 1000 {
+            relaxed.gpu_count = 1;
+        }
     }
     if power.chooses_gpu_count {
         relaxed.gpu_count = 1;
