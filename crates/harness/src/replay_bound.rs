@@ -82,13 +82,19 @@ impl BoundRecord {
         }
     }
 
-    /// The bound's power at `time_s` (0 outside its span).
+    /// The bound's power at `time_s` (the last window's at the span's end, where the
+    /// replay's last state is; 0 outside the span).
     pub fn watts_at(&self, time_s: f64) -> f64 {
         let i = self.windows.partition_point(|w| w.1 <= time_s);
-        self.windows
-            .get(i)
-            .filter(|w| w.0 <= time_s)
-            .map_or(0.0, |w| w.2)
+        match self.windows.get(i) {
+            Some(w) if w.0 <= time_s => w.2,
+            Some(_) => 0.0,
+            None => self
+                .windows
+                .last()
+                .filter(|w| w.1 == time_s)
+                .map_or(0.0, |w| w.2),
+        }
     }
 
     /// `(energy − bound) / bound`; `None` for a zero bound.

@@ -173,17 +173,6 @@ pub struct ReplayBound {
     pub seconds: f64,
 }
 
-impl ReplayBound {
-    /// The bound's power at `time_s` (0 outside the span).
-    pub fn watts_at(&self, time_s: f64) -> f64 {
-        let i = self.windows.partition_point(|w| w.to_s <= time_s);
-        self.windows
-            .get(i)
-            .filter(|w| w.from_s <= time_s)
-            .map_or(0.0, |w| w.watts)
-    }
-}
-
 /// Everything one bound needs, checked once.
 pub struct ReplayBoundInput<'a> {
     pub cluster: &'a Cluster,
