@@ -270,13 +270,16 @@ impl<'a> Problem<'a> {
     }
 }
 
+/// The pool, the master over it and the heuristic's `(column, nodes)` uses.
+type Started = (ColumnPool, Master, Vec<(usize, u32)>);
+
 /// The heuristic's columns, the master over them (with power's exchange rows) and the
 /// columns `carry` holds that fit: where every column generation starts.
 fn start_master(
     problem: &Problem,
     carry: &ColumnCarry,
     stats: &mut CgStats,
-) -> Result<(ColumnPool, Master, Vec<(usize, u32)>), String> {
+) -> Result<Started, String> {
     let (objective, types, shapes) = (
         problem.objective,
         problem.context.types,
