@@ -45,7 +45,7 @@ use crate::gap::{parse_objectives, GapSettings};
 use crate::io::{write_atomic, write_json};
 use crate::out_dir::OutDir;
 use crate::replay_cells::{
-    aggregate_replays, finished_replay, load_replay_workloads, replay_cell_path,
+    aggregate_replays, finished_replay, load_replay_workloads, replay_bounds_dir, replay_cell_path,
     replay_fingerprints, run_replay_cell, ReplayCell, ReplaySource,
 };
 use crate::run::{run_seed, seed_summary, RunSettings};
@@ -546,7 +546,8 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
     pool.install(|| {
         replays_todo.par_iter().try_for_each(|cell| -> Result<()> {
             let started = Instant::now();
-            let record = run_replay_cell(&matrix, &replay_workloads, cell)?;
+            let bounds = replay_bounds_dir(&out);
+            let record = run_replay_cell(&matrix, &replay_workloads, cell, Some(&bounds))?;
             let path = replay_cell_path(&out, cell);
             write_json(&path, &record)?;
             record_cell_time(&out, &path, &record.key, started)?;

@@ -118,6 +118,20 @@ pub struct ReplaySpec {
     /// replay then reports carbon, and `greenflow@F` can run. None: no carbon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carbon: Option<String>,
+    /// `[replay.bound]`: prove a lower bound on every replay's energy
+    /// (`gapbench_ilp::replay_bound`); none: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<ReplayBoundSpec>,
+}
+
+/// How hard each replay's energy bound works.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayBoundSpec {
+    /// Wall-clock limit of one bound, seconds (it holds whenever it stops).
+    pub time_limit_s: f64,
+    /// Most windows a bound cuts its replay into.
+    pub max_windows: usize,
 }
 
 /// EaCO's evaluation setup (`gapbench_replay::eaco_setup`): servers of 8×V100 and its
@@ -198,6 +212,14 @@ impl ReplaySpec {
         for idle in &self.idle {
             if !IDLE_POLICIES.contains(&idle.as_str()) {
                 bail!("[replay] idle policy `{idle}`: expected always-on or sleep-when-empty");
+            }
+        }
+        if let Some(bound) = &self.bound {
+            if !(bound.time_limit_s.is_finite() && bound.time_limit_s >= 0.0) {
+                bail!("[replay.bound] `time_limit_s` takes a non-negative number of seconds");
+            }
+            if bound.max_windows == 0 {
+                bail!("[replay.bound] `max_windows` takes a positive count");
             }
         }
         if !(0.0..=1.0).contains(&self.sleep_fraction) {

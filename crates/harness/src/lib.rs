@@ -18,6 +18,7 @@ pub mod limits;
 pub mod manifest;
 pub mod out_dir;
 pub mod replay;
+pub mod replay_bound;
 pub mod replay_cells;
 pub mod reproduce;
 pub mod run;

@@ -29,6 +29,7 @@ use crate::bench::{trace_file, Matrix};
 use crate::bench_spec::{ReplaySpec, DEFAULT_EACO_DEADLINE_FACTOR};
 use crate::io::write_atomic;
 use crate::replay::{ReplayInputs, TimedSource};
+use crate::replay_bound::{bound_options, replay_bound, BoundRecord, BoundRequest};
 use crate::workload::InputFingerprint;
 
 /// Where a replay's cluster and timed tasks come from, as resolved for a matrix.
@@ -256,8 +257,8 @@ impl Matrix {
         ));
         if let Some(spec) = &self.spec.replay {
             hasher.update(format!(
-                "{}|{:?}|{:?}|",
-                spec.sleep_fraction, spec.until_s, spec.carbon
+                "{}|{:?}|{:?}|{:?}|",
+                spec.sleep_fraction, spec.until_s, spec.carbon, spec.bound
             ));
         }
         hasher.update(serde_json::to_string(&cell.source).unwrap_or_default());
@@ -313,11 +314,19 @@ pub(crate) fn finished_replay(
     )
 }
 
-/// Runs one replay and keeps its rows.
+/// Where a bench keeps its replays' energy bounds, by the hash of their input (replays of
+/// the same tasks at the same times under the same power model share one).
+pub(crate) fn replay_bounds_dir(out: &Path) -> PathBuf {
+    out.join("replay-bounds")
+}
+
+/// Runs one replay, and its energy bound when the spec asks (read from or stored in
+/// `bounds_dir`), and keeps its rows.
 pub(crate) fn run_replay_cell(
     matrix: &Matrix,
     workloads: &ReplayWorkloads,
     cell: &ReplayCell,
+    bounds_dir: Option<&Path>,
 ) -> Result<ReplayRecord> {
     let spec = matrix
         .spec
@@ -384,10 +393,33 @@ pub(crate) fn run_replay_cell(
         arrival_scale: cell.arrival_scale,
         idle: cell.idle.clone(),
     };
+    let bound = match &spec.bound {
+        Some(bound) => {
+            let request = BoundRequest {
+                cluster: &inputs.cluster,
+                workload: &workload,
+                result: &result,
+                policy: policy_name,
+                power: &options.power,
+                colocation: &options.colocation,
+                options: bound_options(bound.time_limit_s, bound.max_windows),
+            };
+            let record = replay_bound(&request, bounds_dir).with_context(|| {
+                format!(
+                    "the energy bound of replay {} {} seed {}",
+                    cell.source.name(),
+                    cell.policy,
+                    cell.seed
+                )
+            })?;
+            Some(record)
+        }
+        None => None,
+    };
     Ok(ReplayRecord {
         key: matrix.replay_key(cell),
-        run: run_row(key.clone(), &result),
-        timeline: downsample(&key, &result, TIMELINE_SAMPLES),
+        run: run_row(key.clone(), &result, bound.as_ref()),
+        timeline: downsample(&key, &result, TIMELINE_SAMPLES, bound.as_ref()),
     })
 }
 
@@ -429,8 +461,8 @@ pub(crate) fn budgeted_share(name: &str) -> Result<(&str, Option<f64>)> {
     }
 }
 
-/// A replay's totals as a `replay_runs.csv` row.
-fn run_row(key: ReplayKey, result: &ReplayResult) -> ReplayRunRow {
+/// A replay's totals as a `replay_runs.csv` row, with its energy bound if it has one.
+fn run_row(key: ReplayKey, result: &ReplayResult, bound: Option<&BoundRecord>) -> ReplayRunRow {
     let s = result.summary();
     let runs: Vec<f64> = result
         .tasks
@@ -469,12 +501,20 @@ fn run_row(key: ReplayKey, result: &ReplayResult) -> ReplayRunRow {
         carbon_kg: s.carbon_kg,
         job_carbon_kg: s.job_carbon_kg,
         stopped_early: s.stopped_early.clone().unwrap_or_default(),
+        bound_kwh: bound.map(|b| b.energy_kwh),
+        bound_status: bound.map_or_else(String::new, |b| b.status.clone()),
+        bound_gap: bound.and_then(|b| b.gap(s.total_energy_kwh)),
     }
 }
 
 /// The state after the last event at or before each of `samples + 1` evenly spaced
 /// instants from the first arrival to the last event (times relative to the first arrival).
-fn downsample(key: &ReplayKey, result: &ReplayResult, samples: usize) -> Vec<ReplayTimelineRow> {
+fn downsample(
+    key: &ReplayKey,
+    result: &ReplayResult,
+    samples: usize,
+    bound: Option<&BoundRecord>,
+) -> Vec<ReplayTimelineRow> {
     let (start, span) = (result.start_s, (result.end_s - result.start_s).max(0.0));
     let mut rows = Vec::with_capacity(samples + 1);
     let mut next = 0;
@@ -493,6 +533,7 @@ fn downsample(key: &ReplayKey, result: &ReplayResult, samples: usize) -> Vec<Rep
             active_nodes: state.active_nodes,
             allocated_gpu_pct: state.allocated_gpu_pct,
             queue_length: state.queue_length,
+            bound_power_w: bound.map(|b| b.watts_at(t)),
         });
     }
     rows
@@ -547,7 +588,7 @@ mod tests {
             matrix.replay_key(cell)
         );
         let workloads = load_replay_workloads(&matrix, None).unwrap();
-        let record = run_replay_cell(&matrix, &workloads, cell).unwrap();
+        let record = run_replay_cell(&matrix, &workloads, cell, None).unwrap();
         assert_eq!(record.run.tasks, 6);
         assert_eq!(record.timeline.len(), TIMELINE_SAMPLES + 1);
 
@@ -590,7 +631,7 @@ mod tests {
             arrival_scale: 1.0,
             idle: "always-on".into(),
         };
-        let rows = downsample(&key, &result, 10);
+        let rows = downsample(&key, &result, 10, None);
         assert_eq!(rows.len(), 11);
         assert_eq!(rows[0].time_s, 0.0);
         assert!((rows[10].time_s - (result.end_s - result.start_s)).abs() < 1e-6);

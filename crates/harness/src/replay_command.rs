@@ -82,6 +82,15 @@ pub(crate) struct ReplayArgs {
     /// Output folder. Default: `results/replay-<policy>`.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Also prove a lower bound on the energy of any placement of the same tasks at this replay's own start and end times (column generation on windows, tasks free to move between windows): written to `bound.json`, as a `bound_power_watts` column of timeline.csv, and as the gap (E − LB)/LB in the table.
+    #[arg(long)]
+    bound: bool,
+    /// Wall-clock limit of one replay's bound, seconds (the bound holds whenever it stops).
+    #[arg(long, value_name = "SECONDS", default_value_t = gapbench::replay_bound::DEFAULT_BOUND_TIME_LIMIT_S, requires = "bound")]
+    bound_time_limit: f64,
+    /// Most windows a bound cuts the replay into (split where the replay's energy exceeds the bound most).
+    #[arg(long, value_name = "N", default_value_t = gapbench::replay_bound::DEFAULT_BOUND_WINDOWS, requires = "bound")]
+    bound_windows: usize,
     #[command(flatten, next_help_heading = "Which part of the cluster and workload")]
     selection: gapbench::replay::Selection,
     #[command(
@@ -238,7 +247,20 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         seeds.len()
     );
     let start = Instant::now();
-    let runs = run_replays(&inputs, policy, &settings, &options, &seeds)?;
+    let mut runs = run_replays(&inputs, policy, &settings, &options, &seeds)?;
+    let bounds = if args.bound {
+        if !(args.bound_time_limit.is_finite() && args.bound_time_limit >= 0.0) {
+            bail!("--bound-time-limit takes a non-negative number of seconds");
+        }
+        if args.bound_windows == 0 {
+            bail!("--bound-windows takes a positive count");
+        }
+        let bound_options =
+            gapbench::replay_bound::bound_options(args.bound_time_limit, args.bound_windows);
+        gapbench::replay_bound::bound_runs(&inputs, policy, &options, bound_options, &mut runs)?
+    } else {
+        Vec::new()
+    };
     let run_settings = serde_json::json!({
         "policy": policy,
         "source": inputs.source,
@@ -260,6 +282,7 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     });
     let summary = write_replay_outputs(&out, &inputs, &run_settings, &runs, seeds.len() > 1)?;
     print_table(&summary);
+    gapbench::replay_bound::write_bounds(&out, &runs, &bounds, seeds.len() > 1)?;
     print_fates(&summary);
     let per_run: f64 =
         runs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>() / runs.len() as f64;

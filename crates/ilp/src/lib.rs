@@ -12,7 +12,8 @@
 //!   co-allocation of training jobs that meets every deadline (closed form and a
 //!   time-indexed pattern LP);
 //! - [`column_generation`]: every objective on the full cluster by column generation, with a
-//!   Lagrangian bound and a real placement.
+//!   Lagrangian bound and a real placement;
+//! - [`replay_bound`]: a lower bound on the energy of a time-mode replay, window by window.
 //!
 //! Every solve returns a [`SolveReport`]: status, incumbent (evaluated by the model crate
 //! on a placement that passes `check_placements`), proven bound, gap and time. Every solve
@@ -37,6 +38,7 @@ pub mod min_power;
 mod model;
 pub mod pareto;
 pub mod relaxation;
+pub mod replay_bound;
 pub mod shapes;
 pub mod snapshot;
 pub mod solve;
@@ -44,7 +46,7 @@ pub mod subcluster;
 
 pub use cg::{
     column_generation, column_generation_carrying, column_generation_front,
-    column_generation_with_stats, CgStats, ColumnCarry, Rounding,
+    column_generation_with_stats, power_bound_carrying, CgStats, ColumnCarry, PowerBound, Rounding,
 };
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use max_alloc::max_alloc;

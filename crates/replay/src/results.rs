@@ -41,6 +41,10 @@ pub struct TimelineRow {
     pub active_nodes: u32,
     pub active_gpus: u32,
     pub queue_length: u32,
+    /// A proven lower bound on any placement's power then (the harness's `--bound`; the
+    /// column is absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_power_watts: Option<f64>,
 }
 
 /// One task's fate.

@@ -16,7 +16,7 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-const RUNS_HEADER: &str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses,job_energy_kwh,carbon_kg,job_carbon_kg,stopped_early";
+const RUNS_HEADER: &str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses,job_energy_kwh,carbon_kg,job_carbon_kg,stopped_early,bound_kwh,bound_status,bound_gap";
 
 /// (source, nodes, policy, energy kWh, mean run s): two seeds each, the second with +10 %
 /// energy, so the mean is 1.05 × the value.
@@ -29,14 +29,23 @@ const RUNS: [(&str, usize, &str, f64, f64); 6] = [
     ("eaco-28", 28, "eaco-o", 600.0, 7920.0),
 ];
 
+const BOUND_KWH: f64 = 45_000.0;
+
 fn runs_csv() -> String {
     let mut out = format!("{RUNS_HEADER}\n");
     for idle in ["always-on", "sleep-when-empty"] {
         for (source, nodes, policy, energy, run) in RUNS {
             for (seed, factor) in [(42, 1.0), (43, 1.1)] {
+                // The trace's replays carry an energy bound of 45 000 kWh.
+                let bound = if source == "default" {
+                    let gap = energy * factor / BOUND_KWH - 1.0;
+                    format!("{BOUND_KWH:.4},windows_converged,{gap:.6}")
+                } else {
+                    ",,".to_string()
+                };
                 writeln!(
                     out,
-                    "{source},{nodes},{policy},{seed},1.000,{idle},10,10,0,0,{:.4},1,1,1,1,1000.00,{:.2},1,1,1,0.00,{run:.2},36000.00,5.0000,0,0,{:.4},,,",
+                    "{source},{nodes},{policy},{seed},1.000,{idle},10,10,0,0,{:.4},1,1,1,1,1000.00,{:.2},1,1,1,0.00,{run:.2},36000.00,5.0000,0,0,{:.4},,,,{bound}",
                     energy * factor,
                     run + 60.0,
                     energy * factor / 4.0
@@ -49,7 +58,7 @@ fn runs_csv() -> String {
 }
 
 fn timeline_csv() -> String {
-    let mut out = String::from("source,nodes,policy,seed,arrival_scale,idle,time_s,power_w,active_nodes,allocated_gpu_pct,queue_length\n");
+    let mut out = String::from("source,nodes,policy,seed,arrival_scale,idle,time_s,power_w,active_nodes,allocated_gpu_pct,queue_length,bound_power_w\n");
     for idle in ["always-on", "sleep-when-empty"] {
         for (source, nodes, policy, energy, _) in RUNS {
             for seed in [42, 43] {
@@ -57,9 +66,14 @@ fn timeline_csv() -> String {
                     let t = 3600.0 * f64::from(k);
                     writeln!(
                         out,
-                        "{source},{nodes},{policy},{seed},1.000,{idle},{t:.1},{:.1},{},50.000,0",
+                        "{source},{nodes},{policy},{seed},1.000,{idle},{t:.1},{:.1},{},50.000,0,{}",
                         energy * (1.0 + f64::from(k % 5)),
-                        k % 7
+                        k % 7,
+                        if source == "default" {
+                            format!("{:.1}", 0.8 * energy)
+                        } else {
+                            String::new()
+                        }
                     )
                     .unwrap();
                 }
@@ -127,6 +141,7 @@ fn every_time_mode_figure_is_drawn_labelled_and_deterministic() {
         "time since the first arrival (hours)",
         "power (kW)",
         "eaco-o",
+        "energy bound",
     ] {
         assert!(power.contains(text), "power timeline lacks `{text}`");
     }
@@ -170,7 +185,12 @@ fn the_report_tables_time_mode_and_the_eaco_study_against_fifo() {
     assert!(report.contains("- time mode (replays): sources default, eaco-28"));
     assert!(report.contains("## Time mode: energy and job completion"));
     // fgd: mean energy over seeds 1.05 × 50 000.
-    assert!(report.contains("| fgd | 52500.0 |"), "{report}");
+    // Its bound 45 000 kWh; gaps 50 000/45 000 − 1 and 55 000/45 000 − 1, mean 16.67 %.
+    assert!(
+        report.contains("| fgd | 52500.0 | 45000.0 | 16.67 % |"),
+        "{report}"
+    );
+    assert!(report.contains("pwr is within 12.00 % of it"), "{report}");
     assert!(report.contains("Least energy: pwr."));
     assert!(report.contains("## EaCO study") && report.contains("−39 %"));
     // eaco-o: energy 600 vs FIFO 1000 (both × 1.05): −40 %; run time 7920 vs 7200: +10 %;

@@ -8,7 +8,7 @@ use crate::csv_text::{field, number, optional_number};
 
 /// Bump when a replay row changes meaning: it is part of every replay cell's key, so cells
 /// of an older schema are recomputed.
-pub const REPLAY_SCHEMA_VERSION: u32 = 2;
+pub const REPLAY_SCHEMA_VERSION: u32 = 3;
 
 /// Timeline samples per replay in `replay_timeline.csv` (plus the final state).
 pub const TIMELINE_SAMPLES: usize = 200;
@@ -97,14 +97,23 @@ pub struct ReplayRunRow {
     pub job_carbon_kg: Option<f64>,
     /// Why the replay stopped before every task was done (a spent budget…); empty when not.
     pub stopped_early: String,
+    /// A proven lower bound on the energy of any placement of the same tasks at this
+    /// replay's own start and end times (`gapbench_ilp::replay_bound`); empty when not
+    /// computed.
+    pub bound_kwh: Option<f64>,
+    /// What the bound's windows proved: `windows_converged` or `time_limit` (still a
+    /// bound); empty without a bound.
+    pub bound_status: String,
+    /// `(energy − bound) / bound`: the replay is at most this far above the optimum.
+    pub bound_gap: Option<f64>,
 }
 
 impl ReplayRunRow {
-    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses,job_energy_kwh,carbon_kg,job_carbon_kg,stopped_early";
+    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses,job_energy_kwh,carbon_kg,job_carbon_kg,stopped_early,bound_kwh,bound_status,bound_gap";
 
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             self.key.csv_fields(),
             self.tasks,
             self.completed,
@@ -129,7 +138,10 @@ impl ReplayRunRow {
             number(self.job_energy_kwh, 4),
             optional_number(self.carbon_kg, 4),
             optional_number(self.job_carbon_kg, 4),
-            field(&self.stopped_early)
+            field(&self.stopped_early),
+            optional_number(self.bound_kwh, 4),
+            field(&self.bound_status),
+            optional_number(self.bound_gap, 6)
         )
     }
 }
@@ -147,20 +159,24 @@ pub struct ReplayTimelineRow {
     /// Reserved GPU over capacity, % (above 100 only under oversubscription).
     pub allocated_gpu_pct: f64,
     pub queue_length: u32,
+    /// The energy bound's power then: no placement of the tasks running throughout its
+    /// window draws less (empty without a bound).
+    pub bound_power_w: Option<f64>,
 }
 
 impl ReplayTimelineRow {
-    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle,time_s,power_w,active_nodes,allocated_gpu_pct,queue_length";
+    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle,time_s,power_w,active_nodes,allocated_gpu_pct,queue_length,bound_power_w";
 
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{}",
             self.key.csv_fields(),
             number(self.time_s, 1),
             number(self.power_w, 1),
             self.active_nodes,
             number(self.allocated_gpu_pct, 3),
-            self.queue_length
+            self.queue_length,
+            optional_number(self.bound_power_w, 1)
         )
     }
 }
@@ -214,6 +230,9 @@ mod tests {
             carbon_kg: Some(300.5),
             job_carbon_kg: None,
             stopped_early: "budget exhausted at 5 s, with 1 job left".into(),
+            bound_kwh: Some(1000.125),
+            bound_status: "time_limit".into(),
+            bound_gap: Some(0.234_567),
         };
         let text = format!("{}\n{}\n", ReplayRunRow::CSV_HEADER, run.csv_line());
         let back: Vec<ReplayRunRow> = csv::Reader::from_reader(text.as_bytes())
@@ -229,6 +248,7 @@ mod tests {
             active_nodes: 7,
             allocated_gpu_pct: 87.125,
             queue_length: 2,
+            bound_power_w: Some(35_000.5),
         };
         let text = format!("{}\n{}\n", ReplayTimelineRow::CSV_HEADER, sample.csv_line());
         let back: Vec<ReplayTimelineRow> = csv::Reader::from_reader(text.as_bytes())

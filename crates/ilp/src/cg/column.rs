@@ -27,6 +27,11 @@ pub(crate) struct TypeCluster {
     pub one_node: Cluster,
     /// The cost of the empty node (power in W, Σ F in milli-GPU, 0 for allocation).
     pub empty_cost: f64,
+    /// What waking an empty node adds to every non-empty configuration beyond its cost
+    /// from the idle node: 0, or for power with sleeping empty nodes
+    /// ([`TypeCluster::asleep`]) `idle − sleep`. Pricing's search ([`NodeValue`]) measures
+    /// from the idle node, so its bound on `ρ_τ` is shifted by this.
+    pub wake_cost: f64,
     /// The node's own part of the objective by CPU level and device, for pattern pricing.
     pub value: NodeValue,
     /// For fragmentation, the weight `w` (milli-GPU per W) of power in the cost
@@ -55,8 +60,11 @@ impl TypeCluster {
             if counts[type_id] == 0 {
                 continue;
             }
-            let one_node =
+            let mut one_node =
                 Cluster::new([(node_type.label(), *node_type)], cluster.cpu_power_profile)?;
+            // The full cluster's own power model of the type (a caller may have lowered
+            // it, e.g. to the lowest clock's dynamic power).
+            one_node.power_models[0] = cluster.power_models[type_id];
             let empty = ClusterState::empty(&one_node);
             let empty_cost = node_cost(&one_node, typical, objective, watts_weight, &empty, 0);
             let power = || {
@@ -81,6 +89,7 @@ impl TypeCluster {
                 nodes: counts[type_id],
                 one_node,
                 empty_cost,
+                wake_cost: 0.0,
                 value,
                 watts_weight,
             });
@@ -92,7 +101,16 @@ impl TypeCluster {
         &self.one_node.node_types[0]
     }
 
-    /// The cost of a one-node state relative to the empty node (see [`Column::cost`]).
+    /// For power: empty nodes of this type sleep at `sleep_watts` instead of idling. The
+    /// empty node then costs `sleep_watts` and every non-empty configuration `P(c) −
+    /// sleep_watts`, i.e. `wake_cost = idle − sleep` more than its cost from the idle node.
+    pub fn asleep(&mut self, sleep_watts: f64) {
+        self.wake_cost = self.empty_cost - sleep_watts;
+        self.empty_cost = sleep_watts;
+    }
+
+    /// The cost of a one-node state relative to the empty node (see [`Column::cost`]); 0
+    /// for the empty state.
     pub fn relative_cost(
         &self,
         typical: &TypicalPods,
@@ -100,6 +118,9 @@ impl TypeCluster {
         state: &ClusterState,
         allocated_gpu_milli: u64,
     ) -> f64 {
+        if state.nodes[0].task_count == 0 {
+            return 0.0;
+        }
         node_cost(
             &self.one_node,
             typical,

@@ -138,7 +138,9 @@ pub(super) fn generate(
         let mut all_proven = true;
         for (t, result) in priced.enumerate() {
             let result = result?;
-            rho_lower[t] = result.lower_bound;
+            // The search measures from the idle node: a sleeping type's configurations
+            // cost `wake_cost` more (see `TypeCluster::asleep`).
+            rho_lower[t] = result.lower_bound + types[t].wake_cost;
             all_proven &= result.proven;
             if let Some((column, _)) = result.best {
                 if improves(t, &column) {

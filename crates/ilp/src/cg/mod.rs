@@ -45,6 +45,7 @@ use self::master::Master;
 use self::pricing::PricingContext;
 use crate::eval::{alloc_gpu_milli, frag_milli, power_watts, state_of};
 use crate::model::Demand;
+use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
 use crate::solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
 
@@ -181,55 +182,9 @@ fn solve(
     stats: &mut CgStats,
     carry: &mut ColumnCarry,
 ) -> Result<SolveReport, String> {
-    let (indices, demand) = match objective {
-        Objective::Power | Objective::Frag => (snapshot.placed_tasks(), Demand::Exactly),
-        Objective::Alloc => ((0..snapshot.tasks.len()).collect(), Demand::AtMost),
-    };
-    let shapes = snapshot.checked_shapes(options, indices)?;
-    let types = TypeCluster::of(snapshot.cluster, objective, snapshot.typical, watts_weight)?;
-    let mut problem = Problem {
-        snapshot,
-        objective,
-        options,
-        clock: *clock,
-        type_nodes: types.iter().map(|t| t.nodes).collect(),
-        shape_counts: shapes.shapes.iter().map(|s| s.count()).collect(),
-        demand,
-        sign: if objective.maximise() { -1.0 } else { 1.0 },
-        constant: types.iter().map(|t| t.nodes as f64 * t.empty_cost).sum(),
-        watts_weight: types.first().map_or(0.0, |t| t.watts_weight),
-        heuristic_value: 0.0,
-        context: PricingContext {
-            objective,
-            shapes: &shapes,
-            tasks: snapshot.tasks,
-            typical: snapshot.typical,
-            types: &types,
-            typical_probability: snapshot.typical.pods.iter().map(|p| p.probability).sum(),
-        },
-    };
-    problem.heuristic_value = problem.evaluate(&snapshot.heuristic);
-
-    let mut pool = ColumnPool::default();
-    let start = heuristic_columns(snapshot, &types, &shapes, objective, &mut pool)?;
-    stats.initial_columns = pool.len();
-    let mut master = Master::over_pool(
-        &pool,
-        &problem.type_nodes,
-        &problem.shape_counts,
-        demand,
-        options.threads,
-    )?;
-    if objective == Objective::Power {
-        for (large, small) in dominance::exchange_pairs(&shapes.shapes) {
-            master.add_exchange(large, small)?;
-        }
-    }
-    let carried = carry.columns(objective, &types, &shapes, |t, slots| {
-        problem.context.column(t, slots)
-    });
-    stats.carried_columns = carried.len();
-    add_columns(&mut pool, &mut master, carried)?;
+    let (shapes, types, demand) = inputs(snapshot, objective, watts_weight, options)?;
+    let problem = Problem::new(snapshot, objective, options, clock, &types, &shapes, demand);
+    let (mut pool, mut master, start) = start_master(&problem, carry, stats)?;
 
     let pricing_deadline = pricing_share(options.time_limit_s) * options.time_limit_s;
     let generated = generate(&problem, &mut pool, &mut master, stats, pricing_deadline)?;
@@ -261,6 +216,161 @@ fn solve(
         incumbent.used_columns.clone(),
     );
     report(&problem, incumbent, problem.sign * bound, stats.converged)
+}
+
+/// The shapes of the tasks an objective places, the node types and the demand sense.
+fn inputs(
+    snapshot: &Snapshot,
+    objective: Objective,
+    watts_weight: f64,
+    options: &SolveOptions,
+) -> Result<(Shapes, Vec<TypeCluster>, Demand), String> {
+    let (indices, demand) = match objective {
+        Objective::Power | Objective::Frag => (snapshot.placed_tasks(), Demand::Exactly),
+        Objective::Alloc => ((0..snapshot.tasks.len()).collect(), Demand::AtMost),
+    };
+    let shapes = snapshot.checked_shapes(options, indices)?;
+    let types = TypeCluster::of(snapshot.cluster, objective, snapshot.typical, watts_weight)?;
+    Ok((shapes, types, demand))
+}
+
+impl<'a> Problem<'a> {
+    fn new(
+        snapshot: &'a Snapshot<'a>,
+        objective: Objective,
+        options: &'a SolveOptions,
+        clock: &Instant,
+        types: &'a [TypeCluster],
+        shapes: &'a Shapes,
+        demand: Demand,
+    ) -> Self {
+        let mut problem = Problem {
+            snapshot,
+            objective,
+            options,
+            clock: *clock,
+            type_nodes: types.iter().map(|t| t.nodes).collect(),
+            shape_counts: shapes.shapes.iter().map(|s| s.count()).collect(),
+            demand,
+            sign: if objective.maximise() { -1.0 } else { 1.0 },
+            constant: types.iter().map(|t| t.nodes as f64 * t.empty_cost).sum(),
+            watts_weight: types.first().map_or(0.0, |t| t.watts_weight),
+            heuristic_value: 0.0,
+            context: PricingContext {
+                objective,
+                shapes,
+                tasks: snapshot.tasks,
+                typical: snapshot.typical,
+                types,
+                typical_probability: snapshot.typical.pods.iter().map(|p| p.probability).sum(),
+            },
+        };
+        problem.heuristic_value = problem.evaluate(&snapshot.heuristic);
+        problem
+    }
+}
+
+/// The pool, the master over it and the heuristic's `(column, nodes)` uses.
+type Started = (ColumnPool, Master, Vec<(usize, u32)>);
+
+/// The heuristic's columns, the master over them (with power's exchange rows) and the
+/// columns `carry` holds that fit: where every column generation starts.
+fn start_master(
+    problem: &Problem,
+    carry: &ColumnCarry,
+    stats: &mut CgStats,
+) -> Result<Started, String> {
+    let (objective, types, shapes) = (
+        problem.objective,
+        problem.context.types,
+        problem.context.shapes,
+    );
+    let mut pool = ColumnPool::default();
+    let start = heuristic_columns(problem.snapshot, types, shapes, objective, &mut pool)?;
+    stats.initial_columns = pool.len();
+    let mut master = Master::over_pool(
+        &pool,
+        &problem.type_nodes,
+        &problem.shape_counts,
+        problem.demand,
+        problem.options.threads,
+    )?;
+    if objective == Objective::Power {
+        for (large, small) in dominance::exchange_pairs(&shapes.shapes) {
+            master.add_exchange(large, small)?;
+        }
+    }
+    let carried = carry.columns(objective, types, shapes, |t, slots| {
+        problem.context.column(t, slots)
+    });
+    stats.carried_columns = carried.len();
+    add_columns(&mut pool, &mut master, carried)?;
+    Ok((pool, master, start))
+}
+
+/// A lower bound on the least power of the snapshot's placed tasks, by column generation
+/// alone (no integer phase): the best Lagrangian bound reached within the time limit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerBound {
+    /// Watts; valid whatever `converged` says (see [`bound`]).
+    pub watts: f64,
+    /// Pricing proved the master LP optimal: `watts` is the configuration LP's optimum.
+    pub converged: bool,
+    pub stats: CgStats,
+}
+
+/// [`PowerBound`] of `snapshot` under the cluster's own power models, warm-started from
+/// and leaving its LP's columns in `carry`. `sleep_watts` (one entry per node type of the
+/// cluster, by type id) makes empty nodes draw that instead of their idle power: the
+/// empty cluster then costs `Σ N_τ·sleep_τ` and every non-empty configuration `P(c) −
+/// sleep_τ` (see `TypeCluster::asleep`).
+pub fn power_bound_carrying(
+    snapshot: &Snapshot,
+    options: &SolveOptions,
+    sleep_watts: Option<&[f64]>,
+    carry: &mut ColumnCarry,
+) -> Result<PowerBound, String> {
+    let clock = Instant::now();
+    let mut stats = CgStats::default();
+    let (shapes, mut types, demand) = inputs(snapshot, Objective::Power, 0.0, options)?;
+    if let Some(sleep) = sleep_watts {
+        if sleep.len() != snapshot.cluster.node_types.len() {
+            return Err(format!(
+                "{} sleep powers for {} node types",
+                sleep.len(),
+                snapshot.cluster.node_types.len()
+            ));
+        }
+        for kind in &mut types {
+            kind.asleep(sleep[kind.type_id]);
+        }
+    }
+    let problem = Problem::new(
+        snapshot,
+        Objective::Power,
+        options,
+        &clock,
+        &types,
+        &shapes,
+        demand,
+    );
+    let (mut pool, mut master, _) = start_master(&problem, carry, &mut stats)?;
+    let generated = generate(
+        &problem,
+        &mut pool,
+        &mut master,
+        &mut stats,
+        options.time_limit_s,
+    )?;
+    let used = generated.last_lambda.iter().map(|&(c, _)| c);
+    carry.keep(Objective::Power, &types, &shapes, &pool, used);
+    // Power only grows with what a node holds, so the empty cluster's power `C₀` is a
+    // bound too (the only one when the time limit left no pricing round).
+    Ok(PowerBound {
+        watts: generated.bound.max(problem.constant),
+        converged: stats.converged,
+        stats,
+    })
 }
 
 /// The report of a solve: the incumbent, and the bound (`raw_bound`, in the objective's own

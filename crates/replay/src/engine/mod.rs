@@ -596,6 +596,7 @@ impl<'a> Replay<'a> {
             active_nodes: self.active_nodes,
             active_gpus: self.devices.busy_devices,
             queue_length: self.queue.len() as u32,
+            bound_power_watts: None,
         });
     }
 }

@@ -38,6 +38,31 @@ pwr:200,fgd:800, …)";
 /// configuration of their choice.
 pub const BUDGET_POLICIES: [&str; 4] = ["powerflow", "greenflow", "zeus", "fifo-full-clock"];
 
+/// What a policy may do that draws less power than the trace's requests at full clock on
+/// reserved devices: what a lower bound on its energy must relax (`gapbench_ilp`'s
+/// `replay_bound`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PowerLevers {
+    /// Runs devices below full clock (a job configuration's frequency).
+    pub reclocks: bool,
+    /// Shares devices beyond their reservations ([`CapacityMode::Oversubscribed`]).
+    pub oversubscribes: bool,
+    /// Chooses each training job's GPU count (at least one).
+    pub chooses_gpu_count: bool,
+}
+
+/// The [`PowerLevers`] of the policy `name` (see [`time_policy_with`]).
+pub fn power_levers(name: &str) -> PowerLevers {
+    let name = name.trim();
+    let budgeted = matches!(name, "powerflow" | "greenflow");
+    PowerLevers {
+        reclocks: budgeted || name == "zeus",
+        oversubscribes: name == "eaco-o"
+            || name.strip_suffix("-o").is_some_and(|base| base != "eaco"),
+        chooses_gpu_count: budgeted,
+    }
+}
+
 /// What the budgeted policies and their baselines are set with (the others take nothing).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PolicySettings {
@@ -168,6 +193,10 @@ mod tests {
             time_policy("greenflow", &cluster).unwrap().name(),
             "greenflow-oracle"
         );
+        assert!(power_levers("eaco-o").oversubscribes && power_levers("fifo-o").oversubscribes);
+        assert_eq!(power_levers("eaco-r"), PowerLevers::default());
+        assert!(power_levers("zeus").reclocks && !power_levers("zeus").chooses_gpu_count);
+        assert!(power_levers("powerflow").chooses_gpu_count);
         let error = time_policy("eaco", &cluster).err().unwrap();
         assert!(error.contains("eaco-r") && error.contains("fgd"), "{error}");
     }

@@ -277,12 +277,14 @@ fn timeline_figure(
             x: x.clone(),
             y: Axis::nice(0.0, top(&power), 8, "kW"),
             series: power,
+            bound: None,
         },
         TimelinePanel {
             title: "grid carbon intensity".into(),
             x,
             y: Axis::nice(0.0, top(&grid), 8, "g CO2e / kWh"),
             series: grid,
+            bound: None,
         },
     ];
     let mut legend = vec![LegendEntry::new(Swatch::Heading, "series")];

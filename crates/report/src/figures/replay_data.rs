@@ -148,6 +148,15 @@ fn means(rows: &[ReplayRunRow]) -> PolicyMeans {
                 .map(|r| format!("seed {}: {}", r.key.seed, r.stopped_early))
                 .collect::<Vec<_>>()
                 .join("; "),
+            bound_kwh: mean_of(rows, |r| r.bound_kwh),
+            // The weakest status of the seeds: converged only if every seed's was.
+            bound_status: rows
+                .iter()
+                .map(|r| r.bound_status.as_str())
+                .find(|s| *s != "windows_converged")
+                .unwrap_or("windows_converged")
+                .to_string(),
+            bound_gap: mean_of(rows, |r| r.bound_gap),
         },
     }
 }
@@ -164,6 +173,8 @@ pub(crate) struct TimelineSeries {
     pub(crate) policy: String,
     pub(crate) seed: u64,
     pub(crate) points: Vec<(f64, f64, f64)>,
+    /// The replay's energy bound as power `(hours, kW)`, when it has one.
+    pub(crate) bound_kw: Vec<(f64, f64)>,
 }
 
 /// Each panel's timelines, in file order.
@@ -206,12 +217,17 @@ pub(crate) fn read_replay_timeline(path: &Path) -> Result<Option<Timelines>> {
             r.power_w / 1000.0,
             f64::from(r.active_nodes),
         );
+        let bound = r.bound_power_w.map(|w| (point.0, w / 1000.0));
         match series.iter_mut().find(|s| s.policy == r.key.policy) {
-            Some(s) => s.points.push(point),
+            Some(s) => {
+                s.points.push(point);
+                s.bound_kw.extend(bound);
+            }
             None => series.push(TimelineSeries {
                 policy: r.key.policy.clone(),
                 seed: r.key.seed,
                 points: vec![point],
+                bound_kw: bound.into_iter().collect(),
             }),
         }
     }

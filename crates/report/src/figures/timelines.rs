@@ -30,6 +30,20 @@ pub(crate) struct TimelinePanel {
     pub(crate) x: Axis,
     pub(crate) y: Axis,
     pub(crate) series: Vec<(PolicyStyle, Vec<(f64, f64)>)>,
+    /// A lower bound drawn as a dashed black line: `(whose schedule, points)`.
+    pub(crate) bound: Option<(String, Vec<(f64, f64)>)>,
+}
+
+/// The bound a power panel shows: that of the replay with the least mean power (its
+/// samples are evenly spaced), the one whose gap says most about the bound.
+fn least_power_bound(series: &[TimelineSeries]) -> Option<&TimelineSeries> {
+    let mean = |s: &TimelineSeries| {
+        s.points.iter().map(|p| p.1).sum::<f64>() / s.points.len().max(1) as f64
+    };
+    series
+        .iter()
+        .filter(|s| !s.bound_kw.is_empty())
+        .min_by(|a, b| mean(a).total_cmp(&mean(b)))
 }
 
 /// Markers on every this many samples of a curve (shifted per policy).
@@ -43,13 +57,20 @@ type Metric = (
     fn(&(f64, f64, f64)) -> f64,
 );
 
+const POWER_STEM: &str = "replay_power_over_time";
+
+/// The legend's style of the bound's line.
+fn bound_style() -> PolicyStyle {
+    PolicyStyle {
+        name: "energy bound".into(),
+        colour: BLACK,
+        shape: Shape::Circle,
+        rank: 0,
+    }
+}
+
 const METRICS: [Metric; 2] = [
-    (
-        "replay_power_over_time",
-        "Cluster power over time",
-        "power (kW)",
-        |p| p.1,
-    ),
+    (POWER_STEM, "Cluster power over time", "power (kW)", |p| p.1),
     (
         "replay_active_nodes_over_time",
         "Active nodes over time",
@@ -69,6 +90,7 @@ pub(crate) fn timeline_figures(
     let mut figures = Vec::new();
     for (stem, what, y_desc, value) in METRICS {
         let mut drawn = Vec::new();
+        let mut bound_of: Option<String> = None;
         let mut names = BTreeSet::new();
         let mut seeds = BTreeSet::new();
         for (panel, series) in panels {
@@ -103,6 +125,14 @@ pub(crate) fn timeline_figures(
             )
             .unwrap_or((0.0, 1.0));
             let (_, hi) = padded(lo.min(0.0), hi, 0.05);
+            let bound = (stem == POWER_STEM)
+                .then(|| least_power_bound(series))
+                .flatten()
+                .map(|s| {
+                    bound_of = Some(s.policy.clone());
+                    let points = s.bound_kw.iter().map(|p| (p.0 / per_unit, p.1)).collect();
+                    (s.policy.clone(), points)
+                });
             drawn.push(TimelinePanel {
                 title: format!("{} ({} nodes)", panel.title(), panel.nodes),
                 x: Axis::nice(
@@ -113,6 +143,7 @@ pub(crate) fn timeline_figures(
                 ),
                 y: Axis::nice(0.0, hi, 8, y_desc),
                 series: curves,
+                bound,
             });
         }
         let mut legend = vec![LegendEntry::new(Swatch::Heading, "policy")];
@@ -122,6 +153,13 @@ pub(crate) fn timeline_figures(
                 .into_iter()
                 .map(|s| LegendEntry::new(Swatch::Line(s.clone()), s.name)),
         );
+        if bound_of.is_some() {
+            legend.push(LegendEntry::new(Swatch::Heading, "energy bound (dashed)"));
+            legend.push(LegendEntry::new(
+                Swatch::Line(bound_style()),
+                "least-power replay",
+            ));
+        }
         let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
         let subtitle = format!(
             "time mode: one replay per policy (seed {}), sampled at 200 instants",
@@ -186,6 +224,14 @@ impl TimelineFigure {
                     let centre = chart.backend_coord(point);
                     draw_marker(root, style.shape, centre, 4.5, style.colour, style.colour)?;
                 }
+            }
+            if let Some((_, points)) = &panel.bound {
+                chart.draw_series(DashedLineSeries::new(
+                    points.iter().copied(),
+                    6,
+                    4,
+                    BLACK.stroke_width(2),
+                ))?;
             }
         }
         Ok(())

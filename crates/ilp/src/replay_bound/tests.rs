@@ -1,0 +1,174 @@
+use gapbench_model::{CpuPowerProfile, GpuModel, NodeType};
+
+use super::*;
+
+/// Two nodes of 2 V100 (30 W idle, 300 W full) and one 16-core socket (15 W idle,
+/// 120 W working): 75 W each when idle.
+fn two_nodes() -> Cluster {
+    let node_type = NodeType {
+        gpu_model: Some(GpuModel::V100M16),
+        gpu_count: 2,
+        cpu_milli: 32_000,
+        memory_mib: 65_536,
+    };
+    Cluster::new(
+        [("a".to_string(), node_type), ("b".to_string(), node_type)],
+        CpuPowerProfile::Reference,
+    )
+    .unwrap()
+}
+
+fn task(name: &str, gpu_milli: u16, from: f64, to: f64) -> BoundTask {
+    let gpus = u8::from(gpu_milli > 0);
+    BoundTask {
+        task: Task::new(name, 2000, 1024, gpus, gpu_milli),
+        start_s: from,
+        end_s: to,
+        util_permille: 500,
+        gpu_memory_permille: 300,
+    }
+}
+
+/// A (half a GPU, 0–20 s), B (0.6 GPU, 10–30 s), C (CPU only, 0–30 s).
+fn three_tasks() -> Vec<BoundTask> {
+    vec![
+        task("A", 500, 0.0, 20.0),
+        task("B", 600, 10.0, 30.0),
+        task("C", 0, 0.0, 30.0),
+    ]
+}
+
+fn bound(tasks: &[BoundTask], power: BoundPower) -> ReplayBound {
+    let cluster = two_nodes();
+    let typical = TypicalPods::default();
+    let input = ReplayBoundInput {
+        cluster: &cluster,
+        typical: &typical,
+        tasks,
+        span_s: (0.0, 30.0),
+        power,
+        reference: &[(0.0, 2000.0)],
+    };
+    replay_energy_bound(&input, &BoundOptions::default()).unwrap()
+}
+
+fn reservation(idle: IdleBound) -> BoundPower {
+    BoundPower {
+        gpu: GpuPowerBound::Reservation,
+        idle,
+        reclocks: false,
+        oversubscribed: false,
+        chooses_gpu_count: false,
+    }
+}
+
+/// By hand: while A and C run (0–10 s) and while B and C run (20–30 s), one node holds
+/// both at 120 + 300 + 30 = 450 W and the other idles at 75 W; while all three run, A and
+/// B cannot share a device (0.5 + 0.6 > 1), so the best node draws 120 + 2·300 = 720 W
+/// (splitting wakes a second socket: 900 W). E* = 10·525 + 10·795 + 10·525 = 18,450 J,
+/// which the placement "everything on node a" reaches without moving a task.
+#[test]
+fn two_nodes_three_tasks_meet_the_hand_optimum() {
+    let result = bound(&three_tasks(), reservation(IdleBound::AlwaysOn));
+    assert_eq!(result.status, BoundStatus::Converged);
+    assert_eq!(result.windows.len(), 3);
+    let watts: Vec<f64> = result.windows.iter().map(|w| w.watts).collect();
+    // The LP's bound meets the optimum up to HiGHS's tolerances (1e-6 relative).
+    for (got, want) in watts.iter().zip([525.0, 795.0, 525.0]) {
+        assert!(*got <= want && want - got < 1e-5, "{watts:?}");
+    }
+    assert!(result.energy_j <= 18_450.0 && 18_450.0 - result.energy_j < 1e-3);
+}
+
+/// Asleep at 10 % of idle, the empty node draws 7.5 W: E* = 10·(450 + 7.5)·2 +
+/// 10·(720 + 7.5) = 16,425 J.
+#[test]
+fn a_sleeping_empty_node_costs_its_sleep_power() {
+    let power = reservation(IdleBound::SleepWhenEmpty {
+        sleep_fraction: 0.1,
+    });
+    let result = bound(&three_tasks(), power);
+    assert_eq!(result.status, BoundStatus::Converged);
+    let e = result.energy_j;
+    assert!(e <= 16_425.0 && 16_425.0 - e < 1e-3, "{result:?}");
+}
+
+/// Re-clocking policies are charged dynamic power at the lowest clock only: V100's
+/// `0.6^2.5` of 270 W, rounded down (75 W per working device).
+#[test]
+fn a_reclocking_policy_is_charged_the_lowest_clock() {
+    let power = BoundPower {
+        reclocks: true,
+        ..reservation(IdleBound::AlwaysOn)
+    };
+    let result = bound(&three_tasks(), power);
+    let dynamic = (270.0 * 0.6f64.powf(2.5)).floor();
+    let middle = 75.0 + 120.0 + 2.0 * (30.0 + dynamic);
+    assert!(
+        (result.windows[1].watts - middle).abs() < 1e-5,
+        "{result:?}"
+    );
+}
+
+/// Utilisation mode: the static part (sockets and idle GPUs) plus each GPU task's floor
+/// `270 W · min(η_min·U, m)`: with U = 0.5 and η_min = 0.6, 81 W for A and for B, less
+/// the milliwatt kept for the replay's rounding.
+#[test]
+fn utilisation_mode_adds_each_tasks_dynamic_floor() {
+    let power = BoundPower {
+        gpu: GpuPowerBound::Utilisation {
+            eta_min: 0.6,
+            eta_alone: 1.0,
+        },
+        ..reservation(IdleBound::AlwaysOn)
+    };
+    let result = bound(&three_tasks(), power);
+    let floor = 80.999;
+    let first = 75.0 + 120.0 + 60.0 + floor;
+    let middle = 75.0 + 120.0 + 60.0 + 2.0 * floor;
+    assert!((result.windows[0].watts - first).abs() < 1e-5, "{result:?}");
+    assert!(
+        (result.windows[1].watts - middle).abs() < 1e-5,
+        "{result:?}"
+    );
+}
+
+/// With no time at all, every window keeps the empty cluster's power: still a bound.
+#[test]
+fn no_time_leaves_the_empty_cluster_floor() {
+    let cluster = two_nodes();
+    let typical = TypicalPods::default();
+    let tasks = three_tasks();
+    let input = ReplayBoundInput {
+        cluster: &cluster,
+        typical: &typical,
+        tasks: &tasks,
+        span_s: (0.0, 30.0),
+        power: reservation(IdleBound::AlwaysOn),
+        reference: &[],
+    };
+    let options = BoundOptions {
+        time_limit_s: 0.0,
+        ..BoundOptions::default()
+    };
+    let result = replay_energy_bound(&input, &options).unwrap();
+    assert_eq!(result.status, BoundStatus::TimeLimit);
+    assert!((result.energy_j - 30.0 * 150.0).abs() < 1e-6);
+}
+
+#[test]
+fn a_task_that_is_no_interval_is_refused() {
+    let cluster = two_nodes();
+    let typical = TypicalPods::default();
+    let tasks = vec![task("A", 500, 5.0, f64::NAN)];
+    let input = ReplayBoundInput {
+        cluster: &cluster,
+        typical: &typical,
+        tasks: &tasks,
+        span_s: (0.0, 30.0),
+        power: reservation(IdleBound::AlwaysOn),
+        reference: &[],
+    };
+    let error = replay_energy_bound(&input, &BoundOptions::default()).unwrap_err();
+    assert!(error.contains("task A"), "{error}");
+}
