@@ -4,7 +4,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gapbench_ilp::frontier::{
-    lagrangian_frontier, BudgetKind, FrontierInstance, FrontierJob, LagrangianOptions,
+    lagrangian_frontier, BudgetKind, FrontierInstance, FrontierJob, LagrangianOptions, Slots,
 };
 use gapbench_model::training::Fidelity;
 use gapbench_replay::{derive_attributes, JobTable, TrainingTask};
@@ -39,8 +39,7 @@ fn budgeted(c: &mut Criterion) {
             })
             .collect(),
         gpus: 16,
-        slot_s,
-        horizon_slots: 24,
+        slots: Slots::uniform(slot_s, 24),
         budget: BudgetKind::Energy,
     };
     let mut group = c.benchmark_group("frontier");

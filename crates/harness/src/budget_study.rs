@@ -505,7 +505,7 @@ pub(crate) fn run_budget_cell(
             }
         }
         BudgetItem::Frontier { kind } => {
-            let instance = frontier_instance(&setup, kind, spec.slot_s).with_context(context)?;
+            let instance = frontier_instance(&setup, kind, spec.slot_s, spec.slot_s).with_context(context)?;
             let options = LagrangianOptions {
                 budget_prices: spec.frontier_prices,
                 subgradient_steps: spec.frontier_steps,

@@ -62,7 +62,7 @@ fn check(kind: FrontierKind) {
     let (cluster, workload) = small();
     let args = args(kind == FrontierKind::Carbon);
     let setup = BudgetSetup::of(cluster, workload, &args, 9).unwrap();
-    let instance = frontier_instance(&setup, kind, 600.0).unwrap();
+    let instance = frontier_instance(&setup, kind, 600.0, 600.0).unwrap();
     let frontier = lagrangian_frontier(&instance, &LagrangianOptions::default()).unwrap();
     let points = policy_points(&setup, kind, Some(&frontier), &[0.7, 0.85, 1.0]).unwrap();
     assert_eq!(points.len(), 5);

@@ -3,7 +3,7 @@
 
 use gapbench_ilp::frontier::{
     lagrangian_frontier, min_total_jct, BudgetKind, FrontierInstance, FrontierJob,
-    LagrangianOptions,
+    LagrangianOptions, Slots,
 };
 use gapbench_ilp::{SolveOptions, SolveStatus};
 use gapbench_model::training::{DvfsProfile, Fidelity, TrainingJob, WorkloadClass};
@@ -29,8 +29,7 @@ fn instance(seed: u64, jobs: usize, gpus: u32, budget: BudgetKind) -> FrontierIn
     FrontierInstance {
         jobs,
         gpus,
-        slot_s: 600.0,
-        horizon_slots: 16,
+        slots: Slots::uniform(600.0, 16),
         budget,
     }
 }

@@ -196,7 +196,7 @@ pub fn cheapest_schedule(
     prices: &Prices,
     rates: &BudgetRates,
 ) -> JobSchedule {
-    let horizon = instance.horizon_slots;
+    let horizon = instance.slots.count();
     let arrival = instance.arrival_slot(job).min(horizon);
     let mut before: Vec<Segment> = Vec::new();
     let mut waited_s = 0.0;
@@ -234,7 +234,7 @@ fn finishing_segments(
     finish: usize,
 ) -> Vec<Segment> {
     let corners = slot_hull(job, prices, rates, finish, 1.0);
-    if finish >= instance.horizon_slots {
+    if finish >= instance.slots.count() {
         let best = corners
             .iter()
             .skip(1)
@@ -281,7 +281,7 @@ fn schedule_finishing_in(
     for &(slot, work) in &taken {
         let charge = if slot == finish { 1.0 } else { 0.0 };
         let corners = slot_hull(job, prices, rates, slot, charge);
-        let times = if slot >= instance.horizon_slots {
+        let times = if slot >= instance.slots.count() {
             // After the horizon: the single best configuration, for as long as it takes.
             let (k, speed) = corners
                 .iter()
@@ -306,7 +306,7 @@ fn schedule_finishing_in(
                 schedule.jct_s += seconds;
             }
         }
-        if slot < instance.horizon_slots {
+        if slot < instance.slots.count() {
             schedule.gpu_seconds.push((slot, gpu_seconds));
         }
     }
@@ -344,8 +344,7 @@ mod tests {
         FrontierInstance {
             jobs,
             gpus: 4,
-            slot_s: 100.0,
-            horizon_slots: 10,
+            slots: crate::frontier::Slots::uniform(100.0, 10),
             budget: BudgetKind::Energy,
         }
     }

@@ -98,8 +98,9 @@ fn evaluate(
         .par_iter()
         .map(|job| cheapest_schedule(instance, job, &prices, rates))
         .collect();
-    let slot_capacity = f64::from(instance.gpus) * instance.slot_s;
-    let mut subgradient = vec![-slot_capacity; instance.horizon_slots];
+    let mut subgradient: Vec<f64> = (0..instance.slots.count())
+        .map(|t| -instance.capacity(t))
+        .collect();
     let (mut dual, mut jct_s, mut budget_used) = (0.0, 0.0, 0.0);
     // Summed in job order: the same result on any number of threads.
     for schedule in &schedules {
@@ -110,7 +111,11 @@ fn evaluate(
             subgradient[slot] += seconds;
         }
     }
-    dual -= gpu_second.iter().sum::<f64>() * slot_capacity;
+    dual -= gpu_second
+        .iter()
+        .enumerate()
+        .map(|(t, price)| price * instance.capacity(t))
+        .sum::<f64>();
     Evaluation {
         dual,
         subgradient,
@@ -164,9 +169,18 @@ pub fn lagrangian_frontier(
     instance: &FrontierInstance,
     options: &LagrangianOptions,
 ) -> Result<Frontier, String> {
+    lagrangian_sweep(instance, options).map(|(frontier, _)| frontier)
+}
+
+/// [`lagrangian_frontier`], with the best capacity prices found for each budget price
+/// (`(λ, μ)` per line, in line order): where column generation starts.
+pub(crate) fn lagrangian_sweep(
+    instance: &FrontierInstance,
+    options: &LagrangianOptions,
+) -> Result<(Frontier, Vec<(f64, Vec<f64>)>), String> {
     instance.validate()?;
     let rates = BudgetRates::of(instance);
-    let mut gpu_second = vec![0.0; instance.horizon_slots];
+    let mut gpu_second = vec![0.0; instance.slots.count()];
     let (unconstrained, (start_jct_s, start_budget)) = climb(
         instance,
         &rates,
@@ -178,6 +192,7 @@ pub fn lagrangian_frontier(
         budget_price: 0.0,
         intercept: unconstrained,
     }];
+    let mut prices = vec![(0.0, gpu_second.clone())];
     // Prices around "a second of JCT per budget unit" at the unconstrained point, from
     // 2^-4 to 2^12 times it: enough to reach the frugal end of every instance we tried.
     if start_budget > 0.0 && options.budget_prices > 0 {
@@ -197,12 +212,14 @@ pub fn lagrangian_frontier(
                 budget_price,
                 intercept: dual,
             });
+            prices.push((budget_price, gpu_second.clone()));
         }
     }
-    Ok(Frontier {
+    let frontier = Frontier {
         lines,
         jobs: instance.jobs.len(),
         least_budget: instance.least_budget(),
         unconstrained_budget: start_budget,
-    })
+    };
+    Ok((frontier, prices))
 }
