@@ -71,11 +71,6 @@ pub struct BudgetStudySpec {
     pub frontier_prices: usize,
     #[serde(default = "default_frontier_steps")]
     pub frontier_steps: usize,
-    /// Quiet stretches of the trace (trace-configuration load under half the GPUs, no fluid
-    /// queue) go in slots of up to this many seconds; none = `slot_s` everywhere. Coarser
-    /// slots relax the problem, so the bound stays valid (`gapbench_ilp::frontier::slots`).
-    #[serde(default)]
-    pub quiet_slot_s: Option<f64>,
     /// Column generation tightens the envelope at this many budgets, evenly over
     /// [0.9 × the least fraction, the largest fraction (≥ 1)] of full-clock FIFO's spend
     /// (the range the points spend in); 0 = the Lagrangian alone.
@@ -106,9 +101,18 @@ pub struct BudgetSetupSpec {
     /// Leave out jobs longer than this at their trace configuration.
     #[serde(default)]
     pub max_duration_s: Option<f64>,
-    /// Compute the Lagrangian frontier of this setup's jobs.
+    /// Compute the frontier of this setup's jobs.
     #[serde(default)]
     pub frontier: bool,
+    /// The frontier's slot length here (none = the study's `slot_s`).
+    #[serde(default)]
+    pub slot_s: Option<f64>,
+    /// Quiet stretches of the trace (trace-configuration load under half the GPUs, no fluid
+    /// queue) go in slots of up to this many seconds; none = the slot length everywhere.
+    /// Coarser slots relax the problem, so the bound stays valid
+    /// (`gapbench_ilp::frontier::slots`).
+    #[serde(default)]
+    pub quiet_slot_s: Option<f64>,
 }
 
 fn default_kinds() -> Vec<String> {
@@ -161,7 +165,6 @@ impl BudgetStudySpec {
         for (what, value) in [
             ("round_s", self.round_s),
             ("slot_s", self.slot_s),
-            ("quiet_slot_s", self.quiet_slot_s.unwrap_or(self.slot_s)),
             ("frontier_seconds", self.frontier_seconds),
         ] {
             if !(value.is_finite() && value > 0.0) {
@@ -172,14 +175,15 @@ impl BudgetStudySpec {
             bail!("[budget] needs at least one entry in `setups`");
         }
         for setup in &self.setups {
+            let positive = |v: Option<f64>| v.is_none_or(|d| d.is_finite() && d > 0.0);
             if setup.gpus == Some(0)
                 || !(setup.arrival_scale.is_finite() && setup.arrival_scale > 0.0)
-                || setup
-                    .max_duration_s
-                    .is_some_and(|d| !(d.is_finite() && d > 0.0))
+                || !positive(setup.max_duration_s)
+                || !positive(setup.slot_s)
+                || !positive(setup.quiet_slot_s)
             {
                 bail!(
-                    "[budget] setup `{}`: `gpus`, `arrival_scale` and `max_duration_s` must be positive",
+                    "[budget] setup `{}`: `gpus`, `arrival_scale`, `max_duration_s`, `slot_s` and `quiet_slot_s` must be positive",
                     setup.name
                 );
             }
@@ -581,13 +585,15 @@ pub(crate) fn run_budget_cell(
         }
         BudgetItem::Frontier { kind } => {
             let started = std::time::Instant::now();
-            let instance = frontier_instance(
-                &setup,
-                kind,
-                spec.slot_s,
-                spec.quiet_slot_s.unwrap_or(spec.slot_s),
-            )
-            .with_context(context)?;
+            let setup_spec = spec
+                .setups
+                .iter()
+                .find(|s| s.name == cell.setup)
+                .context("a frontier cell of a known setup")?;
+            let slot_s = setup_spec.slot_s.unwrap_or(spec.slot_s);
+            let quiet_slot_s = setup_spec.quiet_slot_s.unwrap_or(slot_s);
+            let instance =
+                frontier_instance(&setup, kind, slot_s, quiet_slot_s).with_context(context)?;
             let warm_start = LagrangianOptions {
                 budget_prices: spec.frontier_prices,
                 subgradient_steps: spec.frontier_steps,

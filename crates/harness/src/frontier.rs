@@ -76,6 +76,11 @@ pub struct FrontierArgs {
     /// Tighten the envelope by column generation at each budget (and, with --policies, at each policy's own spend), warm-started from the Lagrangian.
     #[arg(long)]
     pub colgen: bool,
+    /// Budget prices and subgradient steps per price of the Lagrangian (with --colgen: of its warm start).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub frontier_prices: usize,
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub frontier_steps: usize,
     /// Wall-clock limit of --colgen, seconds: the bound stays valid when it stops early.
     #[arg(long, value_name = "SECONDS", default_value_t = 300.0, value_parser = crate::flag_values::positive)]
     pub colgen_time_limit: f64,
@@ -468,7 +473,12 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
             bail!("--colgen tightens the envelope at chosen budgets: give --budgets or --policies");
         }
         let options = ColumnGenerationOptions {
+            warm_start: LagrangianOptions {
+                budget_prices: args.frontier_prices,
+                subgradient_steps: args.frontier_steps,
+            },
             time_limit_s: args.colgen_time_limit,
+            progress: true,
             ..ColumnGenerationOptions::default()
         };
         let result = column_generation_frontier(&instance, &targets, &options)
@@ -490,7 +500,11 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
         colgen_rows = result.budgets;
         result.frontier
     } else {
-        lagrangian_frontier(&instance, &LagrangianOptions::default()).map_err(anyhow::Error::msg)?
+        let options = LagrangianOptions {
+            budget_prices: args.frontier_prices,
+            subgradient_steps: args.frontier_steps,
+        };
+        lagrangian_frontier(&instance, &options).map_err(anyhow::Error::msg)?
     };
     println!(
         "envelope in {:.2} s: least budget {:.3} {unit}, flat beyond {:.3} {unit}",

@@ -86,6 +86,8 @@ fn energy_envelope_never_exceeds_the_mip_optimum() {
         "energy: bound/optimum worst {worst:.3}, mean {mean:.3} over {} budgets",
         ratios.len()
     );
+    // README and ARCHITECTURE state "within 3 %" (measured: worst 0.975, mean 0.993).
+    assert!(worst >= 0.97, "energy envelope {worst:.3} of the MIP optimum: {ratios:?}");
 }
 
 #[test]
@@ -106,6 +108,8 @@ fn carbon_envelope_never_exceeds_the_mip_optimum() {
         "carbon: bound/optimum worst {worst:.3} over {} budgets",
         ratios.len()
     );
+    // README and ARCHITECTURE state "within 3 %" (measured: worst 0.972).
+    assert!(worst >= 0.97, "carbon envelope {worst:.3} of the MIP optimum: {ratios:?}");
 }
 
 /// Below the least budget no schedule exists: the envelope says so, and so does the MIP.

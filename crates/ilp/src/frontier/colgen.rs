@@ -45,6 +45,8 @@ pub struct ColumnGenerationOptions {
     pub time_limit_s: f64,
     /// HiGHS threads for the master (pricing uses rayon's pool).
     pub threads: Option<u32>,
+    /// One line per round on stderr.
+    pub progress: bool,
 }
 
 impl Default for ColumnGenerationOptions {
@@ -58,6 +60,7 @@ impl Default for ColumnGenerationOptions {
             tolerance: 0.005,
             time_limit_s: 300.0,
             threads: Some(1),
+            progress: false,
         }
     }
 }
@@ -98,7 +101,16 @@ pub fn column_generation_frontier(
     if !(options.tolerance >= 0.0 && options.time_limit_s > 0.0) {
         return Err("column generation needs a tolerance ≥ 0 and a positive time limit".into());
     }
-    let (mut frontier, warm) = lagrangian_sweep(instance, &options.warm_start)?;
+    // The warm start may use half the time.
+    let warm_deadline = clock + std::time::Duration::from_secs_f64(options.time_limit_s / 2.0);
+    let (mut frontier, warm) = lagrangian_sweep(instance, &options.warm_start, Some(warm_deadline))?;
+    if options.progress {
+        eprintln!(
+            "frontier: Lagrangian warm start in {:.1} s ({} slots)",
+            clock.elapsed().as_secs_f64(),
+            instance.slots.count()
+        );
+    }
     let rates = BudgetRates::of(instance);
     let capacity: Vec<f64> = (0..instance.slots.count())
         .map(|t| instance.capacity(t))
@@ -171,6 +183,16 @@ pub fn column_generation_frontier(
                 intercept: priced - held,
             });
             let bound = frontier.total_jct_bound(budget).unwrap_or(0.0);
+            if options.progress {
+                eprintln!(
+                    "frontier: budget {budget:.4}, round {}: master {:.0} s, bound {:.0} s, {} columns, {:.1} s",
+                    result.rounds,
+                    duals.total_jct_s,
+                    bound,
+                    master.columns,
+                    clock.elapsed().as_secs_f64()
+                );
+            }
             if duals.total_jct_s - bound <= options.tolerance * duals.total_jct_s {
                 result.converged = true;
                 break;

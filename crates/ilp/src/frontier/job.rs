@@ -340,9 +340,64 @@ fn ranked_fill(
     Some(cost + take_ranked(capacity_from, cost_from, left))
 }
 
+/// The earlier slots' segments ranked by cost, over slots `[arrival, upto)`, those of
+/// `[arrival, active)` counted in the sums.
+struct RankedSlots {
+    ranked: Vec<Segment>,
+    sums: RankSums,
+    /// Per slot from `arrival`: the ranks of its segments.
+    ranks_of_slot: Vec<Vec<usize>>,
+    arrival: usize,
+    upto: usize,
+}
+
+impl RankedSlots {
+    fn build(
+        instance: &FrontierInstance,
+        job: &FrontierJob,
+        prices: &Prices,
+        rates: &BudgetRates,
+        (arrival, upto, active): (usize, usize, usize),
+    ) -> RankedSlots {
+        let mut all: Vec<Segment> = Vec::new();
+        for slot in arrival..upto {
+            let corners = slot_hull(job, prices, rates, slot, 0.0);
+            all.extend(segments(&corners, instance.available_s(job, slot), slot));
+        }
+        let mut order: Vec<usize> = (0..all.len()).collect();
+        order.sort_unstable_by(|&a, &b| {
+            (all[a].cost_per_iteration, all[a].slot)
+                .partial_cmp(&(all[b].cost_per_iteration, all[b].slot))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let mut ranks_of_slot = vec![Vec::new(); upto - arrival];
+        for (rank, &index) in order.iter().enumerate() {
+            ranks_of_slot[all[index].slot - arrival].push(rank);
+        }
+        let mut ranked = RankedSlots {
+            ranked: order.iter().map(|&i| all[i]).collect(),
+            sums: RankSums::new(all.len()),
+            ranks_of_slot,
+            arrival,
+            upto,
+        };
+        for slot in arrival..active {
+            ranked.activate(slot);
+        }
+        ranked
+    }
+
+    fn activate(&mut self, slot: usize) {
+        for &rank in &self.ranks_of_slot[slot - self.arrival] {
+            self.sums.add(rank, &self.ranked[rank]);
+        }
+    }
+}
+
 /// The finishing-slot search of [`cheapest_schedule`] from slot `from` on, the segments of
-/// slots `[arrival, from)` already counted in `waited_s`: every slot's segments up to the
-/// horizon ranked once by cost, activated as the finishing slot moves past them.
+/// slots `[arrival, from)` already counted in `waited_s`: the earlier slots' segments
+/// ranked once by cost (over a window of slots that doubles when the search reaches its
+/// end), activated as the finishing slot moves past them.
 #[allow(clippy::too_many_arguments)] // the search's state, handed over mid-way
 fn long_search(
     instance: &FrontierInstance,
@@ -355,47 +410,27 @@ fn long_search(
     mut best: Option<(f64, usize)>,
 ) -> Option<(f64, usize)> {
     let horizon = instance.slots.count();
-    let mut all: Vec<Segment> = Vec::new();
-    let mut first_of_slot = Vec::with_capacity(horizon - arrival + 1);
-    for slot in arrival..horizon {
-        first_of_slot.push(all.len());
-        let corners = slot_hull(job, prices, rates, slot, 0.0);
-        all.extend(segments(&corners, instance.available_s(job, slot), slot));
-    }
-    first_of_slot.push(all.len());
-    let mut order: Vec<usize> = (0..all.len()).collect();
-    order.sort_by(|&a, &b| {
-        (all[a].cost_per_iteration, all[a].slot)
-            .partial_cmp(&(all[b].cost_per_iteration, all[b].slot))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    let mut rank_of = vec![0; all.len()];
-    for (rank, &index) in order.iter().enumerate() {
-        rank_of[index] = rank;
-    }
-    let ranked: Vec<Segment> = order.iter().map(|&i| all[i]).collect();
-    let mut sums = RankSums::new(all.len());
-    let activate = |sums: &mut RankSums, slot: usize| {
-        for index in first_of_slot[slot - arrival]..first_of_slot[slot - arrival + 1] {
-            sums.add(rank_of[index], &all[index]);
-        }
-    };
-    for slot in arrival..from {
-        activate(&mut sums, slot);
-    }
+    let window = |active: usize| (active + (active - arrival).max(64)).min(horizon);
+    let mut ranked =
+        RankedSlots::build(instance, job, prices, rates, (arrival, window(from), from));
     for finish in from..=horizon {
         if best.is_some_and(|(cost, _)| waited_s >= cost) {
             break;
         }
         let finishing = finishing_segments(instance, job, prices, rates, finish);
-        if let Some(cost) = ranked_fill(&sums, &ranked, &finishing, job.iterations) {
+        if let Some(cost) = ranked_fill(&ranked.sums, &ranked.ranked, &finishing, job.iterations)
+        {
             let cost = waited_s + cost;
             if best.is_none_or(|(b, _)| cost < b) {
                 best = Some((cost, finish));
             }
         }
         if finish < horizon {
-            activate(&mut sums, finish);
+            if finish >= ranked.upto {
+                let triple = (arrival, window(finish + 1), finish);
+                ranked = RankedSlots::build(instance, job, prices, rates, triple);
+            }
+            ranked.activate(finish);
             waited_s += instance.available_s(job, finish);
         }
     }

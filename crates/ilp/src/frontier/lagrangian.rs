@@ -11,6 +11,8 @@
 //! `g_t = Σ_j gpu_s_jt − G·Δ`, `θ` halved after five steps without progress) raise `D`;
 //! `μ` is warm-started from the previous `λ`.
 
+use std::time::Instant;
+
 use rayon::prelude::*;
 
 use super::job::{cheapest_schedule, BudgetRates, JobSchedule, Prices};
@@ -133,12 +135,16 @@ fn climb(
     budget_price: f64,
     gpu_second: &mut [f64],
     steps: usize,
+    deadline: Option<Instant>,
 ) -> (f64, (f64, f64)) {
     let mut current = evaluate(instance, rates, budget_price, gpu_second);
     let start = (current.jct_s, current.budget_used);
     let (mut best, mut best_prices) = (current.dual, gpu_second.to_vec());
     let (mut step_scale, mut stalled) = (1.0, 0);
     for _ in 0..steps {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break; // every line so far stays valid
+        }
         let norm: f64 = current.subgradient.iter().map(|g| g * g).sum();
         if norm <= 1e-18 {
             break; // prices already balance every slot
@@ -169,14 +175,16 @@ pub fn lagrangian_frontier(
     instance: &FrontierInstance,
     options: &LagrangianOptions,
 ) -> Result<Frontier, String> {
-    lagrangian_sweep(instance, options).map(|(frontier, _)| frontier)
+    lagrangian_sweep(instance, options, None).map(|(frontier, _)| frontier)
 }
 
 /// [`lagrangian_frontier`], with the best capacity prices found for each budget price
-/// (`(λ, μ)` per line, in line order): where column generation starts.
+/// (`(λ, μ)` per line, in line order): where column generation starts. Past `deadline`
+/// each budget price gets one evaluation, no more steps.
 pub(crate) fn lagrangian_sweep(
     instance: &FrontierInstance,
     options: &LagrangianOptions,
+    deadline: Option<Instant>,
 ) -> Result<(Frontier, Vec<(f64, Vec<f64>)>), String> {
     instance.validate()?;
     let rates = BudgetRates::of(instance);
@@ -187,6 +195,7 @@ pub(crate) fn lagrangian_sweep(
         0.0,
         &mut gpu_second,
         options.subgradient_steps,
+        deadline,
     );
     let mut lines = vec![FrontierLine {
         budget_price: 0.0,
@@ -207,6 +216,7 @@ pub(crate) fn lagrangian_sweep(
                 budget_price,
                 &mut gpu_second,
                 options.subgradient_steps,
+                deadline,
             );
             lines.push(FrontierLine {
                 budget_price,
