@@ -18,6 +18,7 @@ use gapbench_ilp::frontier::{
     column_generation_frontier, lagrangian_frontier, min_total_jct, BudgetKind,
     ColumnGenerationOptions, Frontier, FrontierInstance, FrontierJob, LagrangianOptions, Slots,
 };
+use gapbench_ilp::frontier::slots::busy_base_slots;
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
 use gapbench_replay::jobs::{first_arrival_s, trace_end_s};
@@ -172,7 +173,7 @@ impl BudgetSetup {
 }
 
 /// The frontier problem of a budgeted replay's jobs, in slots of `slot_s` where the trace
-/// is busy and up to `quiet_slot_s` where it is quiet ([`busy_base_slots`]; a coarser slot
+/// is busy and up to `quiet_slot_s` where it is quiet (`busy_base_slots`; a coarser slot
 /// is a relaxation, so the bound stays valid: `gapbench_ilp::frontier::slots`).
 pub fn frontier_instance(
     setup: &BudgetSetup,
@@ -222,52 +223,18 @@ pub fn frontier_instance(
     let gpus = u32::try_from(gpu_milli)
         .map_err(|_| anyhow::anyhow!("too many GPUs for the frontier's milli-GPU units"))?;
     let horizon_s = base_slots * slot_s;
-    let busy = busy_base_slots(jobs, origin_s, slot_s, base_slots as usize, gpu_milli as f64);
+    let held = jobs.iter().map(|job| {
+        let from = job.arrival_s - origin_s;
+        let milli = f64::from(job.options[job.trace_option].gpu_milli);
+        (from, from + job.trace_duration_s(), milli)
+    });
+    let busy = busy_base_slots(held, slot_s, base_slots as usize, gpu_milli as f64);
     Ok(FrontierInstance {
         jobs: frontier_jobs,
         gpus,
         slots: Slots::adaptive(slot_s, quiet_slot_s.max(slot_s), horizon_s, &busy),
         budget,
     })
-}
-
-/// Share of the GPUs above which a base slot counts as busy.
-const BUSY_LOAD_SHARE: f64 = 0.5;
-
-/// Which base slots of `slot_s` are busy: where the jobs, each run at its trace
-/// configuration from its arrival, would hold more than half the GPUs on average, or where
-/// a fluid queue of the GPU-seconds beyond capacity is not empty. Only where the slots go
-/// fine depends on it, never the bound's validity.
-fn busy_base_slots(
-    jobs: &[gapbench_replay::TrainingTask],
-    origin_s: f64,
-    slot_s: f64,
-    count: usize,
-    gpu_milli: f64,
-) -> Vec<bool> {
-    let mut held = vec![0.0; count]; // milli-GPU-seconds held per base slot
-    for job in jobs {
-        let milli = f64::from(job.options[job.trace_option].gpu_milli);
-        let (from, to) = (
-            job.arrival_s - origin_s,
-            job.arrival_s - origin_s + job.trace_duration_s(),
-        );
-        let first = (from / slot_s).floor() as usize;
-        let last = ((to / slot_s).ceil() as usize).min(count);
-        for (k, slot_held) in held.iter_mut().enumerate().take(last).skip(first) {
-            let start = k as f64 * slot_s;
-            let overlap = (to.min(start + slot_s) - from.max(start)).max(0.0);
-            *slot_held += milli * overlap;
-        }
-    }
-    let capacity = gpu_milli * slot_s;
-    let mut backlog = 0.0;
-    held.iter()
-        .map(|&h| {
-            backlog = (backlog + h - capacity).max(0.0);
-            h > BUSY_LOAD_SHARE * capacity || backlog > 0.0
-        })
-        .collect()
 }
 
 /// One budgeted replay's point, against the frontier when there is one.

@@ -108,6 +108,40 @@ impl Slots {
     }
 }
 
+/// Share of the GPUs above which a base slot counts as busy.
+const BUSY_LOAD_SHARE: f64 = 0.5;
+
+/// Which of `count` base slots of `slot_s` are busy, given what each job would hold if it
+/// ran from its arrival at its trace configuration (`(from_s, to_s, gpus)` per job, in
+/// the instance's GPU units) on `gpus` GPUs: where that load passes half the GPUs on
+/// average, or where a fluid queue of the GPU-seconds beyond capacity is not empty. Only
+/// where [`Slots::adaptive`] keeps fine slots depends on it, never the bound's validity.
+pub fn busy_base_slots(
+    held: impl IntoIterator<Item = (f64, f64, f64)>,
+    slot_s: f64,
+    count: usize,
+    gpus: f64,
+) -> Vec<bool> {
+    let mut load = vec![0.0; count]; // GPU-seconds held per base slot
+    for (from, to, held_gpus) in held {
+        let first = (from / slot_s).floor().max(0.0) as usize;
+        let last = ((to / slot_s).ceil().max(0.0) as usize).min(count);
+        for (k, slot_load) in load.iter_mut().enumerate().take(last).skip(first) {
+            let start = k as f64 * slot_s;
+            let overlap = (to.min(start + slot_s) - from.max(start)).max(0.0);
+            *slot_load += held_gpus * overlap;
+        }
+    }
+    let capacity = gpus * slot_s;
+    let mut backlog = 0.0;
+    load.iter()
+        .map(|&l| {
+            backlog = (backlog + l - capacity).max(0.0);
+            l > BUSY_LOAD_SHARE * capacity || backlog > 0.0
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +160,19 @@ mod tests {
         assert_eq!(slots.length_s(3), 300.0);
         assert_eq!(slots.start_s(0), 0.0);
         assert!(Slots::from_ends(vec![10.0, 10.0]).is_err());
+    }
+
+    #[test]
+    fn load_over_half_or_a_queue_marks_busy() {
+        // 4 GPUs, base 10 s: 3 GPUs over [0, 10) (busy), 1 over [10, 20) (quiet), 6 over
+        // [20, 30) (busy, a queue of 20 GPU-s), then nothing: the queue drains within
+        // [30, 40), quiet.
+        let busy = busy_base_slots(
+            [(0.0, 10.0, 3.0), (10.0, 20.0, 1.0), (20.0, 30.0, 6.0)],
+            10.0,
+            5,
+            4.0,
+        );
+        assert_eq!(busy, vec![true, false, true, false, false]);
     }
 }
