@@ -71,9 +71,9 @@ pub struct BudgetStudySpec {
     pub frontier_prices: usize,
     #[serde(default = "default_frontier_steps")]
     pub frontier_steps: usize,
-    /// Column generation tightens the envelope at this many budgets, evenly over
-    /// [0.9 × the least fraction, the largest fraction (≥ 1)] of full-clock FIFO's spend
-    /// (the range the points spend in); 0 = the Lagrangian alone.
+    /// Column generation tightens the envelope at this many budgets, evenly from 0.9 × the
+    /// least fraction of full-clock FIFO's spend to FIFO's spend (the range the points spend
+    /// in); 0 = the Lagrangian alone.
     #[serde(default = "default_frontier_budgets")]
     pub frontier_budgets: usize,
     /// Master solves per budget, at most, and the wall-clock limit of one frontier cell
@@ -608,7 +608,12 @@ pub(crate) fn run_budget_cell(
                     .run("fifo-full-clock", Budget::Unlimited)
                     .with_context(context)?;
                 let base = PolicyPoint::of(String::new(), None, None, Ok(fifo)).spend(kind);
-                let targets = target_budgets(&spec.fractions, base, spec.frontier_budgets);
+                let targets = target_budgets(
+                    &spec.fractions,
+                    base,
+                    instance.least_budget(),
+                    spec.frontier_budgets,
+                );
                 let options = ColumnGenerationOptions {
                     warm_start,
                     rounds_per_budget: spec.frontier_rounds,
@@ -647,13 +652,16 @@ pub(crate) fn run_budget_cell(
     })
 }
 
-/// `count` budgets evenly over [0.9 × the least fraction, max(1, the largest fraction)] of
-/// `base` (full-clock FIFO's spend): where the study's points spend.
-fn target_budgets(fractions: &[f64], base: f64, count: usize) -> Vec<f64> {
-    let low = 0.9 * fractions.iter().copied().fold(1.0, f64::min);
-    let high = fractions.iter().copied().fold(1.0, f64::max);
+/// `count` budgets evenly from 0.9 × the least fraction of `base` (full-clock FIFO's
+/// spend; no lower than just above `least`, the least any schedule needs) to `base`: where
+/// the study's points spend (a budgeted replay spends at most its budget, and in practice
+/// not much more than FIFO; above the largest budget the bound stays valid, only less
+/// tight).
+fn target_budgets(fractions: &[f64], base: f64, least: f64, count: usize) -> Vec<f64> {
+    let low = (0.9 * fractions.iter().copied().fold(1.0, f64::min) * base).max(least * 1.005);
+    let high = base.max(low);
     (0..count)
-        .map(|k| base * (low + (high - low) * k as f64 / (count.max(2) - 1) as f64))
+        .map(|k| low + (high - low) * k as f64 / (count.max(2) - 1) as f64)
         .collect()
 }
 
