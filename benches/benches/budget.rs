@@ -62,7 +62,10 @@ fn trace_scale(c: &mut Criterion) {
     let attributes = derive_attributes(&workload.tasks, 42, &Default::default());
     let table = JobTable::new(&cluster, &workload, &attributes, 42, Fidelity::ElasticGpus);
     let jobs = table.jobs();
-    let origin = jobs.iter().map(|j| j.arrival_s).fold(f64::INFINITY, f64::min);
+    let origin = jobs
+        .iter()
+        .map(|j| j.arrival_s)
+        .fold(f64::INFINITY, f64::min);
     let (gpus, base_s) = (64_000u32, 900.0);
     let held: Vec<(f64, f64, f64)> = jobs
         .iter()

@@ -319,7 +319,10 @@ impl StoredFrontier {
             return ("lagrangian".into(), None);
         }
         let above = tightened.partition_point(|&(b, _)| b < spent);
-        let limit = match (above.checked_sub(1).map(|k| tightened[k]), tightened.get(above)) {
+        let limit = match (
+            above.checked_sub(1).map(|k| tightened[k]),
+            tightened.get(above),
+        ) {
             (_, Some(&(b, lp))) if b == spent => Some(lp),
             (Some((b1, lp1)), Some(&(b2, lp2))) => {
                 let share = (spent - b1) / (b2 - b1);

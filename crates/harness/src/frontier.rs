@@ -14,11 +14,11 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
+use gapbench_ilp::frontier::slots::busy_base_slots;
 use gapbench_ilp::frontier::{
     column_generation_frontier, lagrangian_frontier, min_total_jct, BudgetKind,
     ColumnGenerationOptions, Frontier, FrontierInstance, FrontierJob, LagrangianOptions, Slots,
 };
-use gapbench_ilp::frontier::slots::busy_base_slots;
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
 use gapbench_replay::jobs::{first_arrival_s, trace_end_s};
@@ -458,8 +458,16 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
             println!(
                 "  budget {:.3} {unit}: bound {} h, master LP {} h, {} rounds, {}",
                 b.budget,
-                optional_number(b.total_jct_bound_s.map(|t| t / 3600.0 / instance.jobs.len() as f64), 3),
-                optional_number(b.master_total_jct_s.map(|t| t / 3600.0 / instance.jobs.len() as f64), 3),
+                optional_number(
+                    b.total_jct_bound_s
+                        .map(|t| t / 3600.0 / instance.jobs.len() as f64),
+                    3
+                ),
+                optional_number(
+                    b.master_total_jct_s
+                        .map(|t| t / 3600.0 / instance.jobs.len() as f64),
+                    3
+                ),
                 b.rounds,
                 colgen_status(b)
             );
@@ -540,7 +548,8 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
     }
     write_atomic(&args.out.join("frontier.csv"), csv.as_bytes())?;
     if args.colgen {
-        let mut text = String::from("budget,unit,mean_jct_bound_s,master_mean_jct_s,rounds,status\n");
+        let mut text =
+            String::from("budget,unit,mean_jct_bound_s,master_mean_jct_s,rounds,status\n");
         for b in &colgen_rows {
             text.push_str(&format!(
                 "{},{unit},{},{},{},{}\n",

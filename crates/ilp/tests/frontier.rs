@@ -87,7 +87,10 @@ fn energy_envelope_never_exceeds_the_mip_optimum() {
         ratios.len()
     );
     // README and ARCHITECTURE state "within 3 %" (measured: worst 0.975, mean 0.993).
-    assert!(worst >= 0.97, "energy envelope {worst:.3} of the MIP optimum: {ratios:?}");
+    assert!(
+        worst >= 0.97,
+        "energy envelope {worst:.3} of the MIP optimum: {ratios:?}"
+    );
 }
 
 #[test]
@@ -109,7 +112,10 @@ fn carbon_envelope_never_exceeds_the_mip_optimum() {
         ratios.len()
     );
     // README and ARCHITECTURE state "within 3 %" (measured: worst 0.972).
-    assert!(worst >= 0.97, "carbon envelope {worst:.3} of the MIP optimum: {ratios:?}");
+    assert!(
+        worst >= 0.97,
+        "carbon envelope {worst:.3} of the MIP optimum: {ratios:?}"
+    );
 }
 
 /// Below the least budget no schedule exists: the envelope says so, and so does the MIP.

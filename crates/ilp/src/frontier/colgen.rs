@@ -103,7 +103,8 @@ pub fn column_generation_frontier(
     }
     // The warm start may use half the time.
     let warm_deadline = clock + std::time::Duration::from_secs_f64(options.time_limit_s / 2.0);
-    let (mut frontier, warm) = lagrangian_sweep(instance, &options.warm_start, Some(warm_deadline))?;
+    let (mut frontier, warm) =
+        lagrangian_sweep(instance, &options.warm_start, Some(warm_deadline))?;
     if options.progress {
         eprintln!(
             "frontier: Lagrangian warm start in {:.1} s ({} slots)",
@@ -213,7 +214,10 @@ pub fn column_generation_frontier(
     }
     Ok(ColumnGenerationFrontier {
         frontier,
-        budgets: results.into_iter().map(|r| r.expect("every budget")).collect(),
+        budgets: results
+            .into_iter()
+            .map(|r| r.expect("every budget"))
+            .collect(),
         columns: master.columns,
         seconds: clock.elapsed().as_secs_f64(),
     })

@@ -222,7 +222,9 @@ fn cheapest_finish(
         if before.len() > linear_segments {
             // A long job (or a long wait): the same search with the earlier slots'
             // segments in a Fenwick tree, O(log n) per finishing slot.
-            best = long_search(instance, job, prices, rates, arrival, finish, waited_s, best);
+            best = long_search(
+                instance, job, prices, rates, arrival, finish, waited_s, best,
+            );
             break;
         }
         let finishing = finishing_segments(instance, job, prices, rates, finish);
@@ -418,8 +420,7 @@ fn long_search(
             break;
         }
         let finishing = finishing_segments(instance, job, prices, rates, finish);
-        if let Some(cost) = ranked_fill(&ranked.sums, &ranked.ranked, &finishing, job.iterations)
-        {
+        if let Some(cost) = ranked_fill(&ranked.sums, &ranked.ranked, &finishing, job.iterations) {
             let cost = waited_s + cost;
             if best.is_none_or(|(b, _)| cost < b) {
                 best = Some((cost, finish));
@@ -698,7 +699,10 @@ mod tests {
             let ranked = cheapest_finish(&inst, &job, &prices, &rates, 0);
             let cost = |(a, f)| schedule_finishing_in(&inst, &job, &prices, &rates, a, f).cost;
             let (c1, c2) = (cost(linear), cost(ranked));
-            assert!((c1 - c2).abs() <= 1e-9 * c1.abs().max(1.0), "case {case}: {c1} vs {c2}");
+            assert!(
+                (c1 - c2).abs() <= 1e-9 * c1.abs().max(1.0),
+                "case {case}: {c1} vs {c2}"
+            );
         }
     }
 
@@ -734,7 +738,10 @@ mod tests {
         assert_eq!(slots.len(), schedule.gpu_seconds.len(), "{schedule:?}");
         for &(slot, gpu_s) in &schedule.gpu_seconds {
             // At most 4 GPUs for the whole slot.
-            assert!(gpu_s <= 4.0 * inst.available_s(&job, slot) + 1e-9, "{schedule:?}");
+            assert!(
+                gpu_s <= 4.0 * inst.available_s(&job, slot) + 1e-9,
+                "{schedule:?}"
+            );
         }
     }
 

@@ -149,7 +149,9 @@ mod tests {
     #[test]
     fn quiet_runs_merge_and_busy_slots_stay_fine() {
         // Base 100 s over 1000 s; base slots 3 and 4 busy; quiet slots merge by up to 3.
-        let busy = [false, false, false, true, true, false, false, false, false, false];
+        let busy = [
+            false, false, false, true, true, false, false, false, false, false,
+        ];
         let slots = Slots::adaptive(100.0, 300.0, 1000.0, &busy);
         let ends: Vec<f64> = (0..slots.count()).map(|t| slots.end_s(t)).collect();
         assert_eq!(ends, vec![300.0, 400.0, 500.0, 800.0, 1000.0]);
