@@ -176,12 +176,13 @@ impl BudgetStudySpec {
         }
         for setup in &self.setups {
             let positive = |v: Option<f64>| v.is_none_or(|d| d.is_finite() && d > 0.0);
-            if setup.gpus == Some(0)
-                || !(setup.arrival_scale.is_finite() && setup.arrival_scale > 0.0)
-                || !positive(setup.max_duration_s)
-                || !positive(setup.slot_s)
-                || !positive(setup.quiet_slot_s)
-            {
+            let valid = setup.gpus != Some(0)
+                && setup.arrival_scale.is_finite()
+                && setup.arrival_scale > 0.0
+                && positive(setup.max_duration_s)
+                && positive(setup.slot_s)
+                && positive(setup.quiet_slot_s);
+            if !valid {
                 bail!(
                     "[budget] setup `{}`: `gpus`, `arrival_scale`, `max_duration_s`, `slot_s` and `quiet_slot_s` must be positive",
                     setup.name
@@ -315,7 +316,9 @@ impl StoredFrontier {
             .iter()
             .filter_map(|(b, lp, _)| lp.map(|lp| (*b, lp / self.jobs.max(1) as f64)))
             .collect();
-        if self.tightened.is_empty() {
+        if tightened.is_empty() {
+            // No master LP solved: the lines are the Lagrangian warm start's (and any
+            // pricing round's), valid but with no limit to measure them against.
             return ("lagrangian".into(), None);
         }
         let above = tightened.partition_point(|&(b, _)| b < spent);

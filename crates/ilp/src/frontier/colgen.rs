@@ -101,8 +101,8 @@ pub fn column_generation_frontier(
     if !(options.tolerance >= 0.0 && options.time_limit_s > 0.0) {
         return Err("column generation needs a tolerance ≥ 0 and a positive time limit".into());
     }
-    // The warm start may use half the time.
-    let warm_deadline = clock + std::time::Duration::from_secs_f64(options.time_limit_s / 2.0);
+    // The warm start may use a third of the time.
+    let warm_deadline = clock + std::time::Duration::from_secs_f64(options.time_limit_s / 3.0);
     let (mut frontier, warm) =
         lagrangian_sweep(instance, &options.warm_start, Some(warm_deadline))?;
     if options.progress {
@@ -160,7 +160,13 @@ pub fn column_generation_frontier(
         let deadline = clock.elapsed().as_secs_f64() + left / (order.len() - done) as f64;
         master.set_budget(budget);
         while result.rounds < options.rounds_per_budget {
-            let left = deadline - clock.elapsed().as_secs_f64();
+            // A budget's first solve may use all the time left (the first, cold one is the
+            // longest); later rounds keep to its share.
+            let left = if result.rounds == 0 {
+                options.time_limit_s - clock.elapsed().as_secs_f64()
+            } else {
+                deadline - clock.elapsed().as_secs_f64()
+            };
             if left <= 0.0 {
                 result.timed_out = true;
                 break;

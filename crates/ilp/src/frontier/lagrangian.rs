@@ -178,6 +178,9 @@ pub fn lagrangian_frontier(
     lagrangian_sweep(instance, options, None).map(|(frontier, _)| frontier)
 }
 
+/// A budget price `λ` and the capacity prices `μ_t` found for it.
+pub(crate) type PricePair = (f64, Vec<f64>);
+
 /// [`lagrangian_frontier`], with the best capacity prices found for each budget price
 /// (`(λ, μ)` per line, in line order): where column generation starts. Past `deadline`
 /// each budget price gets one evaluation, no more steps.
@@ -185,7 +188,7 @@ pub(crate) fn lagrangian_sweep(
     instance: &FrontierInstance,
     options: &LagrangianOptions,
     deadline: Option<Instant>,
-) -> Result<(Frontier, Vec<(f64, Vec<f64>)>), String> {
+) -> Result<(Frontier, Vec<PricePair>), String> {
     instance.validate()?;
     let rates = BudgetRates::of(instance);
     let mut gpu_second = vec![0.0; instance.slots.count()];
