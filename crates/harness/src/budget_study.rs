@@ -300,7 +300,6 @@ pub(crate) struct StoredFrontier {
     /// Per tightened budget: `(budget, master LP total JCT s, status)`, by budget.
     tightened: Vec<(f64, Option<f64>, String)>,
     slots: usize,
-    seconds: f64,
 }
 
 /// Column generation's tolerance: within it, a point's bound counts as converged.
@@ -590,7 +589,6 @@ pub(crate) fn run_budget_cell(
             }
         }
         BudgetItem::Frontier { kind } => {
-            let started = std::time::Instant::now();
             let setup_spec = spec
                 .setups
                 .iter()
@@ -651,7 +649,6 @@ pub(crate) fn run_budget_cell(
                         .collect(),
                     tightened,
                     slots: instance.slots.count(),
-                    seconds: started.elapsed().as_secs_f64(),
                 }),
             }
         }
