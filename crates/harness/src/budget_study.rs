@@ -14,7 +14,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use gapbench_ilp::frontier::{lagrangian_frontier, Frontier, FrontierLine, LagrangianOptions};
+use gapbench_ilp::frontier::{
+    column_generation_frontier, lagrangian_frontier, ColumnGenerationOptions, Frontier,
+    FrontierLine, LagrangianOptions,
+};
 use gapbench_model::{CpuPowerProfile, InputRules};
 use gapbench_replay::jobs::first_arrival_s;
 use gapbench_replay::{Budget, QueueDiscipline};
@@ -29,7 +32,8 @@ use sha2::{Digest, Sha256};
 use crate::bench::Matrix;
 use crate::budget::BudgetArgs;
 use crate::frontier::{
-    budget_of, budgeted_policy, frontier_instance, BudgetSetup, FrontierKind, PolicyPoint,
+    budget_of, budgeted_policy, colgen_status, frontier_instance, BudgetSetup, FrontierKind,
+    PolicyPoint,
 };
 use crate::io::write_atomic;
 use crate::replay::{ReplayInputs, Selection, TimedSource};
@@ -67,6 +71,17 @@ pub struct BudgetStudySpec {
     pub frontier_prices: usize,
     #[serde(default = "default_frontier_steps")]
     pub frontier_steps: usize,
+    /// Column generation tightens the envelope at this many budgets, evenly from 0.9 × the
+    /// least fraction of full-clock FIFO's spend to FIFO's spend (the range the points spend
+    /// in); 0 = the Lagrangian alone.
+    #[serde(default = "default_frontier_budgets")]
+    pub frontier_budgets: usize,
+    /// Master solves per budget, at most, and the wall-clock limit of one frontier cell
+    /// (seconds): the bound stays valid when either stops it; its status says which.
+    #[serde(default = "default_frontier_rounds")]
+    pub frontier_rounds: usize,
+    #[serde(default = "default_frontier_seconds")]
+    pub frontier_seconds: f64,
     pub setups: Vec<BudgetSetupSpec>,
 }
 
@@ -86,9 +101,18 @@ pub struct BudgetSetupSpec {
     /// Leave out jobs longer than this at their trace configuration.
     #[serde(default)]
     pub max_duration_s: Option<f64>,
-    /// Compute the Lagrangian frontier of this setup's jobs.
+    /// Compute the frontier of this setup's jobs.
     #[serde(default)]
     pub frontier: bool,
+    /// The frontier's slot length here (none = the study's `slot_s`).
+    #[serde(default)]
+    pub slot_s: Option<f64>,
+    /// Quiet stretches of the trace (trace-configuration load under half the GPUs, no fluid
+    /// queue) go in slots of up to this many seconds; none = the slot length everywhere.
+    /// Coarser slots relax the problem, so the bound stays valid
+    /// (`gapbench_ilp::frontier::slots`).
+    #[serde(default)]
+    pub quiet_slot_s: Option<f64>,
 }
 
 fn default_kinds() -> Vec<String> {
@@ -108,6 +132,17 @@ fn default_frontier_prices() -> usize {
 }
 fn default_frontier_steps() -> usize {
     40
+}
+fn default_frontier_budgets() -> usize {
+    // Column generation stops on the clock; a study asks for it (`frontier_budgets`), so a
+    // spec that does not stays deterministic (the Lagrangian alone).
+    0
+}
+fn default_frontier_rounds() -> usize {
+    40
+}
+fn default_frontier_seconds() -> f64 {
+    120.0
 }
 fn default_arrival_scale() -> f64 {
     1.0
@@ -129,7 +164,11 @@ impl BudgetStudySpec {
         for kind in &self.kinds {
             kind_of(kind)?;
         }
-        for (what, value) in [("round_s", self.round_s), ("slot_s", self.slot_s)] {
+        for (what, value) in [
+            ("round_s", self.round_s),
+            ("slot_s", self.slot_s),
+            ("frontier_seconds", self.frontier_seconds),
+        ] {
             if !(value.is_finite() && value > 0.0) {
                 bail!("[budget] `{what}` takes a positive number of seconds");
             }
@@ -138,14 +177,16 @@ impl BudgetStudySpec {
             bail!("[budget] needs at least one entry in `setups`");
         }
         for setup in &self.setups {
-            if setup.gpus == Some(0)
-                || !(setup.arrival_scale.is_finite() && setup.arrival_scale > 0.0)
-                || setup
-                    .max_duration_s
-                    .is_some_and(|d| !(d.is_finite() && d > 0.0))
-            {
+            let positive = |v: Option<f64>| v.is_none_or(|d| d.is_finite() && d > 0.0);
+            let valid = setup.gpus != Some(0)
+                && setup.arrival_scale.is_finite()
+                && setup.arrival_scale > 0.0
+                && positive(setup.max_duration_s)
+                && positive(setup.slot_s)
+                && positive(setup.quiet_slot_s);
+            if !valid {
                 bail!(
-                    "[budget] setup `{}`: `gpus`, `arrival_scale` and `max_duration_s` must be positive",
+                    "[budget] setup `{}`: `gpus`, `arrival_scale`, `max_duration_s`, `slot_s` and `quiet_slot_s` must be positive",
                     setup.name
                 );
             }
@@ -249,7 +290,8 @@ pub(crate) struct StoredPoint {
     timeline: Vec<(f64, f64, f64, u32)>,
 }
 
-/// A frontier as stored: its valid inequalities.
+/// A frontier as stored: its valid inequalities, and what column generation reached at
+/// the budgets it tightened.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct StoredFrontier {
     jobs: usize,
@@ -257,9 +299,53 @@ pub(crate) struct StoredFrontier {
     unconstrained_budget: f64,
     /// `(budget price, intercept)` of each line.
     lines: Vec<(f64, f64)>,
+    /// Per tightened budget: `(budget, master LP total JCT s, status)`, by budget.
+    tightened: Vec<(f64, Option<f64>, String)>,
+    slots: usize,
 }
 
+/// Column generation's tolerance: within it, a point's bound counts as converged.
+const CONVERGED_WITHIN: f64 = 0.005;
+
 impl StoredFrontier {
+    /// The status of the bound `bound_mean_s` at `spent` and the most any bound of this
+    /// relaxation could be there (mean JCT, s): the master LP values at the tightened
+    /// budgets around `spent`, interpolated (the LP's value is convex in the budget).
+    fn status_at(&self, spent: f64, bound_mean_s: f64) -> (String, Option<f64>) {
+        let tightened: Vec<(f64, f64)> = self
+            .tightened
+            .iter()
+            .filter_map(|(b, lp, _)| lp.map(|lp| (*b, lp / self.jobs.max(1) as f64)))
+            .collect();
+        if tightened.is_empty() {
+            // No master LP solved: the lines are the Lagrangian warm start's (and any
+            // pricing round's), valid but with no limit to measure them against.
+            return ("lagrangian".into(), None);
+        }
+        let above = tightened.partition_point(|&(b, _)| b < spent);
+        let limit = match (
+            above.checked_sub(1).map(|k| tightened[k]),
+            tightened.get(above),
+        ) {
+            (_, Some(&(b, lp))) if b == spent => Some(lp),
+            (Some((b1, lp1)), Some(&(b2, lp2))) => {
+                let share = (spent - b1) / (b2 - b1);
+                Some(lp1 + (lp2 - lp1) * share)
+            }
+            // Above every tightened budget the LP's value can only be lower (it never
+            // rises with the budget): the largest budget's value still caps it.
+            (Some((_, lp)), None) => Some(lp),
+            _ => None,
+        };
+        match limit {
+            None => ("outside".into(), None),
+            Some(limit) if limit - bound_mean_s <= CONVERGED_WITHIN * limit => {
+                ("converged".into(), Some(limit))
+            }
+            Some(limit) => ("open".into(), Some(limit)),
+        }
+    }
+
     fn frontier(&self) -> Frontier {
         Frontier {
             lines: self
@@ -286,7 +372,7 @@ pub(crate) struct BudgetRecord {
 }
 
 /// Bump when a budget cell's record changes meaning.
-const BUDGET_CELL_KIND: &str = "gapbench-budget-cell-v2";
+const BUDGET_CELL_KIND: &str = "gapbench-budget-cell-v3";
 
 /// The loaded inputs of each budget setup, by name.
 pub(crate) type BudgetInputs = BTreeMap<String, ReplayInputs>;
@@ -505,12 +591,52 @@ pub(crate) fn run_budget_cell(
             }
         }
         BudgetItem::Frontier { kind } => {
-            let instance = frontier_instance(&setup, kind, spec.slot_s).with_context(context)?;
-            let options = LagrangianOptions {
+            let setup_spec = spec
+                .setups
+                .iter()
+                .find(|s| s.name == cell.setup)
+                .context("a frontier cell of a known setup")?;
+            let slot_s = setup_spec.slot_s.unwrap_or(spec.slot_s);
+            let quiet_slot_s = setup_spec.quiet_slot_s.unwrap_or(slot_s);
+            let instance =
+                frontier_instance(&setup, kind, slot_s, quiet_slot_s).with_context(context)?;
+            let warm_start = LagrangianOptions {
                 budget_prices: spec.frontier_prices,
                 subgradient_steps: spec.frontier_steps,
             };
-            let frontier = lagrangian_frontier(&instance, &options).map_err(anyhow::Error::msg)?;
+            let (frontier, tightened) = if spec.frontier_budgets == 0 {
+                let frontier =
+                    lagrangian_frontier(&instance, &warm_start).map_err(anyhow::Error::msg)?;
+                (frontier, Vec::new())
+            } else {
+                // The points spend around FIFO's spend: tighten there.
+                let fifo = setup
+                    .run("fifo-full-clock", Budget::Unlimited)
+                    .with_context(context)?;
+                let base = PolicyPoint::of(String::new(), None, None, Ok(fifo)).spend(kind);
+                let targets = target_budgets(
+                    &spec.fractions,
+                    base,
+                    instance.least_budget(),
+                    spec.frontier_budgets,
+                );
+                let options = ColumnGenerationOptions {
+                    warm_start,
+                    rounds_per_budget: spec.frontier_rounds,
+                    time_limit_s: spec.frontier_seconds,
+                    ..ColumnGenerationOptions::default()
+                };
+                let result = column_generation_frontier(&instance, &targets, &options)
+                    .map_err(anyhow::Error::msg)
+                    .with_context(context)?;
+                let mut tightened: Vec<(f64, Option<f64>, String)> = result
+                    .budgets
+                    .iter()
+                    .map(|b| (b.budget, b.master_total_jct_s, colgen_status(b).to_string()))
+                    .collect();
+                tightened.sort_by(|a, b| a.0.total_cmp(&b.0));
+                (result.frontier, tightened)
+            };
             BudgetRecord {
                 key,
                 point: None,
@@ -523,10 +649,25 @@ pub(crate) fn run_budget_cell(
                         .iter()
                         .map(|l| (l.budget_price, l.intercept))
                         .collect(),
+                    tightened,
+                    slots: instance.slots.count(),
                 }),
             }
         }
     })
+}
+
+/// `count` budgets evenly from 0.9 × the least fraction of `base` (full-clock FIFO's
+/// spend; no lower than just above `least`, the least any schedule needs) to `base`: where
+/// the study's points spend (a budgeted replay spends at most its budget, and in practice
+/// not much more than FIFO; above the largest budget the bound stays valid, only less
+/// tight).
+fn target_budgets(fractions: &[f64], base: f64, least: f64, count: usize) -> Vec<f64> {
+    let low = (0.9 * fractions.iter().copied().fold(1.0, f64::min) * base).max(least * 1.005);
+    let high = base.max(low);
+    (0..count)
+        .map(|k| low + (high - low) * k as f64 / (count.max(2) - 1) as f64)
+        .collect()
 }
 
 fn finite(value: f64) -> Option<f64> {
@@ -628,10 +769,11 @@ pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]
         let fifo_jct = fifo.mean_jct_s.unwrap_or(f64::NAN);
         for kind_text in &spec.kinds {
             let kind = kind_of(kind_text)?;
-            let frontier = match find(BudgetItem::Frontier { kind }) {
-                Some(cell) => record(cell)?.frontier.map(|f| f.frontier()),
+            let stored = match find(BudgetItem::Frontier { kind }) {
+                Some(cell) => record(cell)?.frontier,
                 None => None,
             };
+            let frontier = stored.as_ref().map(StoredFrontier::frontier);
             let mut kind_points = vec![fifo.clone(), zeus.clone()];
             for &fraction in &spec.fractions {
                 let cell =
@@ -648,6 +790,10 @@ pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]
                     .as_ref()
                     .zip(spend(p))
                     .and_then(|(f, s)| f.mean_jct_bound(s));
+                let status = match (&stored, spend(p), bound) {
+                    (Some(stored), Some(spent), Some(bound)) => stored.status_at(spent, bound),
+                    _ => (String::new(), None),
+                };
                 if p.policy == "fifo-full-clock" || p.fraction == Some(1.0) {
                     timeline.extend(p.timeline.iter().map(|&(t, kw, g, waiting)| {
                         BudgetTimelineRow {
@@ -681,6 +827,8 @@ pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]
                         .zip(p.mean_jct_s)
                         .map(|(b, jct)| (jct - b) / b)
                         .filter(|g| g.is_finite()),
+                    bound_status: status.0,
+                    bound_lp_mean_jct_s: status.1,
                     error: p.error.clone(),
                 });
             }

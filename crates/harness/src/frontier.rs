@@ -14,9 +14,10 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
+use gapbench_ilp::frontier::slots::busy_base_slots;
 use gapbench_ilp::frontier::{
-    lagrangian_frontier, min_total_jct, BudgetKind, Frontier, FrontierInstance, FrontierJob,
-    LagrangianOptions,
+    column_generation_frontier, lagrangian_frontier, min_total_jct, BudgetKind,
+    ColumnGenerationOptions, Frontier, FrontierInstance, FrontierJob, LagrangianOptions, Slots,
 };
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
@@ -69,6 +70,21 @@ pub struct FrontierArgs {
     /// Slot length of the frontier problem, seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300.0, value_parser = crate::flag_values::positive)]
     pub slot: f64,
+    /// Merge runs of quiet base slots (where the trace-configuration load stays under half
+    /// the GPUs and nothing would queue) into slots of up to this many seconds. Default: --slot (a uniform grid).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::flag_values::positive)]
+    pub quiet_slot: Option<f64>,
+    /// Tighten the envelope by column generation at each budget (and, with --policies, at each policy's own spend), warm-started from the Lagrangian.
+    #[arg(long)]
+    pub colgen: bool,
+    /// Budget prices and subgradient steps per price of the Lagrangian (with --colgen: of its warm start).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub frontier_prices: usize,
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub frontier_steps: usize,
+    /// Wall-clock limit of --colgen, seconds: the bound stays valid when it stops early.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0, value_parser = crate::flag_values::positive)]
+    pub colgen_time_limit: f64,
     /// Also solve the time-indexed MIP at each budget (HiGHS), when the instance is small enough.
     #[arg(long)]
     pub mip: bool,
@@ -156,11 +172,14 @@ impl BudgetSetup {
     }
 }
 
-/// The frontier problem of a budgeted replay's jobs.
+/// The frontier problem of a budgeted replay's jobs, in slots of `slot_s` where the trace
+/// is busy and up to `quiet_slot_s` where it is quiet (`busy_base_slots`; a coarser slot
+/// is a relaxation, so the bound stays valid: `gapbench_ilp::frontier::slots`).
 pub fn frontier_instance(
     setup: &BudgetSetup,
     kind: FrontierKind,
     slot_s: f64,
+    quiet_slot_s: f64,
 ) -> Result<FrontierInstance> {
     let jobs = setup.jobs.jobs();
     // The problem's clock starts at the first arrival (slots before it would be empty).
@@ -193,20 +212,27 @@ pub fn frontier_instance(
         },
     };
     let span_s = trace_end_s(jobs) - origin_s;
-    let slots = (span_s / slot_s).ceil() + 1.0;
+    let base_slots = (span_s / slot_s).ceil() + 1.0;
     crate::limits::ensure_fits(
-        &format!("--slot {slot_s} cuts the {span_s:.0} s horizon into {slots:.3e} slots"),
-        slots,
+        &format!("--slot {slot_s} cuts the {span_s:.0} s horizon into {base_slots:.3e} slots"),
+        base_slots,
         crate::limits::FRONTIER_SLOT_BYTES,
         "slots",
     )?;
-    let gpus = u32::try_from(setup.cluster.gpu_count() * 1000)
+    let gpu_milli = setup.cluster.gpu_count() * 1000;
+    let gpus = u32::try_from(gpu_milli)
         .map_err(|_| anyhow::anyhow!("too many GPUs for the frontier's milli-GPU units"))?;
+    let horizon_s = base_slots * slot_s;
+    let held = jobs.iter().map(|job| {
+        let from = job.arrival_s - origin_s;
+        let milli = f64::from(job.options[job.trace_option].gpu_milli);
+        (from, from + job.trace_duration_s(), milli)
+    });
+    let busy = busy_base_slots(held, slot_s, base_slots as usize, gpu_milli as f64);
     Ok(FrontierInstance {
         jobs: frontier_jobs,
         gpus,
-        slot_s,
-        horizon_slots: slots as usize,
+        slots: Slots::adaptive(slot_s, quiet_slot_s.max(slot_s), horizon_s, &busy),
         budget,
     })
 }
@@ -291,6 +317,21 @@ impl PolicyPoint {
     }
 }
 
+/// What column generation reached at a budget: `converged` (the bound is within the
+/// tolerance of the master LP), `time limit` or `stopped` (out of rounds or of improving
+/// columns: the bound valid, the LP not reached), `infeasible` (below the least budget).
+pub fn colgen_status(bound: &gapbench_ilp::frontier::BudgetBound) -> &'static str {
+    if bound.total_jct_bound_s.is_none() {
+        "infeasible"
+    } else if bound.converged {
+        "converged"
+    } else if bound.timed_out {
+        "time limit"
+    } else {
+        "stopped"
+    }
+}
+
 /// The budgeted policy of a frontier kind: PowerFlow-style for energy, GreenFlow-style for
 /// carbon.
 pub fn budgeted_policy(kind: FrontierKind) -> &'static str {
@@ -359,21 +400,87 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
         CpuPowerProfile::Reference,
     )?;
     let setup = BudgetSetup::new(&inputs, &args.budget, args.seed)?;
-    let instance = frontier_instance(&setup, args.kind, args.slot)?;
+    let instance = frontier_instance(
+        &setup,
+        args.kind,
+        args.slot,
+        args.quiet_slot.unwrap_or(args.slot),
+    )?;
     let unit = match args.kind {
         FrontierKind::Energy => "kWh",
         FrontierKind::Carbon => "kg",
     };
     println!(
-        "gapbench frontier: {} jobs on {} GPUs, {} slots of {} s, budget in {unit}",
+        "gapbench frontier: {} jobs on {} GPUs, {} slots of {} to {} s, budget in {unit}",
         instance.jobs.len(),
         instance.gpus / 1000,
-        instance.horizon_slots,
-        instance.slot_s
+        instance.slots.count(),
+        args.slot,
+        instance.slots.longest_s()
     );
     let clock = std::time::Instant::now();
-    let frontier = lagrangian_frontier(&instance, &LagrangianOptions::default())
-        .map_err(anyhow::Error::msg)?;
+    let fractions = [0.7, 0.85, 1.0];
+    // With --colgen the policies run first: their own spends are budgets to tighten at.
+    let mut points = if args.policies && args.colgen {
+        Some(policy_points(&setup, args.kind, None, &fractions)?)
+    } else {
+        None
+    };
+    let mut colgen_rows = Vec::new();
+    let frontier = if args.colgen {
+        let mut targets = args.budgets.clone();
+        targets.extend(
+            points
+                .iter()
+                .flatten()
+                .filter(|p| p.error.is_none())
+                .map(|p| p.spend(args.kind)),
+        );
+        if targets.is_empty() {
+            bail!("--colgen tightens the envelope at chosen budgets: give --budgets or --policies");
+        }
+        let options = ColumnGenerationOptions {
+            warm_start: LagrangianOptions {
+                budget_prices: args.frontier_prices,
+                subgradient_steps: args.frontier_steps,
+            },
+            time_limit_s: args.colgen_time_limit,
+            progress: true,
+            ..ColumnGenerationOptions::default()
+        };
+        let result = column_generation_frontier(&instance, &targets, &options)
+            .map_err(anyhow::Error::msg)?;
+        println!(
+            "column generation in {:.2} s: {} columns",
+            result.seconds, result.columns
+        );
+        for b in &result.budgets {
+            println!(
+                "  budget {:.3} {unit}: bound {} h, master LP {} h, {} rounds, {}",
+                b.budget,
+                optional_number(
+                    b.total_jct_bound_s
+                        .map(|t| t / 3600.0 / instance.jobs.len() as f64),
+                    3
+                ),
+                optional_number(
+                    b.master_total_jct_s
+                        .map(|t| t / 3600.0 / instance.jobs.len() as f64),
+                    3
+                ),
+                b.rounds,
+                colgen_status(b)
+            );
+        }
+        colgen_rows = result.budgets;
+        result.frontier
+    } else {
+        let options = LagrangianOptions {
+            budget_prices: args.frontier_prices,
+            subgradient_steps: args.frontier_steps,
+        };
+        lagrangian_frontier(&instance, &options).map_err(anyhow::Error::msg)?
+    };
     println!(
         "envelope in {:.2} s: least budget {:.3} {unit}, flat beyond {:.3} {unit}",
         clock.elapsed().as_secs_f64(),
@@ -440,8 +547,31 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
         ));
     }
     write_atomic(&args.out.join("frontier.csv"), csv.as_bytes())?;
+    if args.colgen {
+        let mut text =
+            String::from("budget,unit,mean_jct_bound_s,master_mean_jct_s,rounds,status\n");
+        for b in &colgen_rows {
+            text.push_str(&format!(
+                "{},{unit},{},{},{},{}\n",
+                number(b.budget, 6),
+                optional_number(b.total_jct_bound_s.map(|t| t / jobs), 3),
+                optional_number(b.master_total_jct_s.map(|t| t / jobs), 3),
+                b.rounds,
+                colgen_status(b)
+            ));
+        }
+        write_atomic(&args.out.join("colgen.csv"), text.as_bytes())?;
+    }
     if args.policies {
-        let points = policy_points(&setup, args.kind, Some(&frontier), &[0.7, 0.85, 1.0])?;
+        let points = match points.take() {
+            Some(mut points) => {
+                for point in points.iter_mut().filter(|p| p.error.is_none()) {
+                    point.measure(&frontier, args.kind);
+                }
+                points
+            }
+            None => policy_points(&setup, args.kind, Some(&frontier), &fractions)?,
+        };
         let mut text = String::from(
             "policy,budget,job_energy_kwh,carbon_kg,cluster_energy_kwh,mean_jct_s,bound_mean_jct_s,gap,error\n",
         );
@@ -485,6 +615,8 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
         "selection": args.selection,
         "arrival_scale": args.arrival_scale,
         "mip": mip_allowed,
+        "quiet_slot_s": args.quiet_slot,
+        "colgen": args.colgen.then_some(args.colgen_time_limit),
     });
     write_json(
         &args.out.join("manifest.json"),

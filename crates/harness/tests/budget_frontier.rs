@@ -62,7 +62,7 @@ fn check(kind: FrontierKind) {
     let (cluster, workload) = small();
     let args = args(kind == FrontierKind::Carbon);
     let setup = BudgetSetup::of(cluster, workload, &args, 9).unwrap();
-    let instance = frontier_instance(&setup, kind, 600.0).unwrap();
+    let instance = frontier_instance(&setup, kind, 600.0, 600.0).unwrap();
     let frontier = lagrangian_frontier(&instance, &LagrangianOptions::default()).unwrap();
     let points = policy_points(&setup, kind, Some(&frontier), &[0.7, 0.85, 1.0]).unwrap();
     assert_eq!(points.len(), 5);
@@ -159,6 +159,64 @@ setups = [{ name = "slice", gpus = 8, arrival_scale = 4, first_jobs = 40, max_du
             .all(|w| w[1].budget > w[0].budget
                 && w[1].mean_jct_bound_s <= w[0].mean_jct_bound_s + 1e-6));
     }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// `trace-64gpu-x3` of `workloads/paper.toml` (the whole trace's GPU jobs on 64 GPUs at 3×
+/// arrivals), sliced to its first 600 GPU jobs for test time, with the same frontier as
+/// the bench's: column generation over quiet-merged slots, warm-started from the
+/// Lagrangian. Every point of every policy lies on or above it, and every point has a
+/// bound status; where column generation reports an LP limit the bound lies below it.
+#[test]
+fn the_trace_scale_setup_keeps_every_point_above_its_column_generation_frontier() {
+    use gapbench::budget_study::{run_budget_study, BudgetStudySpec};
+    use gapbench_results::table::read_rows;
+    use gapbench_results::BudgetPointRow;
+    let dir = gapbench_model::testing::openb_traces_dir();
+    let spec: BudgetStudySpec = toml::from_str(
+        r#"
+trace = "default"
+seeds = [42]
+fractions = [0.95, 1.0, 1.2]
+queue = "backfill"
+frontier_prices = 3
+frontier_steps = 10
+frontier_budgets = 3
+frontier_rounds = 8
+frontier_seconds = 40
+setups = [{ name = "trace-64gpu-x3-first600", gpus = 64, arrival_scale = 3, first_jobs = 600, frontier = true, slot_s = 900, quiet_slot_s = 21600 }]
+"#,
+    )
+    .unwrap();
+    spec.validate().unwrap();
+    let out = std::env::temp_dir().join(format!("gapbench-budget-trace-{}", std::process::id()));
+    let files = (
+        dir.join("openb_node_list_gpu_node.csv"),
+        dir.join("openb_pod_list_default.csv"),
+    );
+    run_budget_study(&spec, Some(files), &out).unwrap();
+    let points = read_rows::<BudgetPointRow>(&out.join("budget_points.csv"), &[])
+        .unwrap()
+        .unwrap();
+    let mut measured = 0;
+    for row in &points.rows {
+        let p = &row.value;
+        let Some(jct) = p.mean_jct_s else {
+            assert!(p.error.contains("budget"), "{p:?}");
+            continue;
+        };
+        let bound = p.bound_mean_jct_s.expect("a frontier was asked for");
+        assert!(bound > 0.0 && jct >= bound * (1.0 - 1e-9), "{p:?}");
+        assert!(
+            ["converged", "open", "outside"].contains(&p.bound_status.as_str()),
+            "{p:?}"
+        );
+        if let Some(limit) = p.bound_lp_mean_jct_s {
+            assert!(bound <= limit * (1.0 + 1e-6), "{p:?}");
+        }
+        measured += 1;
+    }
+    assert!(measured >= 8, "{measured} points");
     std::fs::remove_dir_all(&out).unwrap();
 }
 

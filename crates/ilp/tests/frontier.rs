@@ -3,7 +3,7 @@
 
 use gapbench_ilp::frontier::{
     lagrangian_frontier, min_total_jct, BudgetKind, FrontierInstance, FrontierJob,
-    LagrangianOptions,
+    LagrangianOptions, Slots,
 };
 use gapbench_ilp::{SolveOptions, SolveStatus};
 use gapbench_model::training::{DvfsProfile, Fidelity, TrainingJob, WorkloadClass};
@@ -29,8 +29,7 @@ fn instance(seed: u64, jobs: usize, gpus: u32, budget: BudgetKind) -> FrontierIn
     FrontierInstance {
         jobs,
         gpus,
-        slot_s: 600.0,
-        horizon_slots: 16,
+        slots: Slots::uniform(600.0, 16),
         budget,
     }
 }
@@ -87,6 +86,11 @@ fn energy_envelope_never_exceeds_the_mip_optimum() {
         "energy: bound/optimum worst {worst:.3}, mean {mean:.3} over {} budgets",
         ratios.len()
     );
+    // README and ARCHITECTURE state "within 3 %" (measured: worst 0.975, mean 0.993).
+    assert!(
+        worst >= 0.97,
+        "energy envelope {worst:.3} of the MIP optimum: {ratios:?}"
+    );
 }
 
 #[test]
@@ -106,6 +110,11 @@ fn carbon_envelope_never_exceeds_the_mip_optimum() {
     eprintln!(
         "carbon: bound/optimum worst {worst:.3} over {} budgets",
         ratios.len()
+    );
+    // README and ARCHITECTURE state "within 3 %" (measured: worst 0.972).
+    assert!(
+        worst >= 0.97,
+        "carbon envelope {worst:.3} of the MIP optimum: {ratios:?}"
     );
 }
 

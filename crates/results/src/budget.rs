@@ -34,10 +34,23 @@ pub struct BudgetPointRow {
     pub fifo_mean_jct_s: f64,
     /// FIFO's mean JCT over this one's (the papers' "×" improvement).
     pub jct_speedup_vs_fifo: Option<f64>,
-    /// The Lagrangian lower bound on mean JCT at this point's own spend.
+    /// The frontier's proven lower bound on mean JCT at this point's own spend (every
+    /// schedule of the same jobs within that spend has at least this mean JCT).
     pub bound_mean_jct_s: Option<f64>,
     /// (JCT − bound) / bound.
     pub gap: Option<f64>,
+    /// How the bound was reached: `lagrangian` (subgradient lines only), `converged` (column
+    /// generation brought it within tolerance of its LP's optimum), `open` (column generation
+    /// stopped first: the relaxation's optimum lies in [bound, `bound_lp_mean_jct_s`]),
+    /// `outside` (a spend outside the budgets column generation tightened); empty without
+    /// a frontier.
+    #[serde(default)]
+    pub bound_status: String,
+    /// With column generation: no bound from this relaxation can exceed this (the master
+    /// LP values, interpolated between tightened budgets: the LP's value is convex in the
+    /// budget).
+    #[serde(default)]
+    pub bound_lp_mean_jct_s: Option<f64>,
     /// Why the replay has no point (a budget too small, …); empty otherwise.
     pub error: String,
 }
@@ -109,6 +122,8 @@ mod tests {
             jct_speedup_vs_fifo: Some(2.0),
             bound_mean_jct_s: Some(3000.0),
             gap: Some(0.2),
+            bound_status: "converged".into(),
+            bound_lp_mean_jct_s: Some(3010.0),
             error: String::new(),
         };
         let dir = std::env::temp_dir().join(format!("gapbench-budget-rows-{}", std::process::id()));

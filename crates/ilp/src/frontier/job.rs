@@ -196,7 +196,20 @@ pub fn cheapest_schedule(
     prices: &Prices,
     rates: &BudgetRates,
 ) -> JobSchedule {
-    let horizon = instance.horizon_slots;
+    let (arrival, finish) = cheapest_finish(instance, job, prices, rates, LINEAR_SEGMENTS);
+    schedule_finishing_in(instance, job, prices, rates, arrival, finish)
+}
+
+/// The arrival slot and the finishing slot of the cheapest schedule, sorted lists up to
+/// `linear_segments` earlier segments, then [`long_search`].
+fn cheapest_finish(
+    instance: &FrontierInstance,
+    job: &FrontierJob,
+    prices: &Prices,
+    rates: &BudgetRates,
+    linear_segments: usize,
+) -> (usize, usize) {
+    let horizon = instance.slots.count();
     let arrival = instance.arrival_slot(job).min(horizon);
     let mut before: Vec<Segment> = Vec::new();
     let mut waited_s = 0.0;
@@ -205,6 +218,14 @@ pub fn cheapest_schedule(
     for finish in arrival..=horizon {
         if best.is_some_and(|(cost, _)| waited_s >= cost) {
             break; // the earlier slots' time alone already costs more
+        }
+        if before.len() > linear_segments {
+            // A long job (or a long wait): the same search with the earlier slots'
+            // segments in a Fenwick tree, O(log n) per finishing slot.
+            best = long_search(
+                instance, job, prices, rates, arrival, finish, waited_s, best,
+            );
+            break;
         }
         let finishing = finishing_segments(instance, job, prices, rates, finish);
         if let Some(cost) = fill(job.iterations, &before, &finishing, &mut taken) {
@@ -221,7 +242,200 @@ pub fn cheapest_schedule(
         }
     }
     let (_, finish) = best.expect("the slot after the horizon always finishes the job");
-    schedule_finishing_in(instance, job, prices, rates, arrival, finish)
+    (arrival, finish)
+}
+
+/// Segments of earlier slots beyond which the finishing-slot search switches from sorted
+/// lists (linear per finishing slot) to [`long_search`].
+const LINEAR_SEGMENTS: usize = 256;
+
+/// Sums of capacity and cost of the segments at or below each rank (a Fenwick tree).
+struct RankSums {
+    capacity: Vec<f64>,
+    cost: Vec<f64>,
+}
+
+impl RankSums {
+    fn new(n: usize) -> RankSums {
+        RankSums {
+            capacity: vec![0.0; n + 1],
+            cost: vec![0.0; n + 1],
+        }
+    }
+
+    /// Adds a segment at 0-based `rank`.
+    fn add(&mut self, rank: usize, segment: &Segment) {
+        let mut i = rank + 1;
+        while i < self.capacity.len() {
+            self.capacity[i] += segment.capacity;
+            self.cost[i] += segment.capacity * segment.cost_per_iteration;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// (capacity, cost) of the segments of the first `count` ranks.
+    fn prefix(&self, count: usize) -> (f64, f64) {
+        let (mut i, mut capacity, mut cost) = (count, 0.0, 0.0);
+        while i > 0 {
+            capacity += self.capacity[i];
+            cost += self.cost[i];
+            i -= i & i.wrapping_neg();
+        }
+        (capacity, cost)
+    }
+
+    /// The fewest first ranks whose capacity reaches `target` (all ranks when none does).
+    fn ranks_reaching(&self, target: f64) -> usize {
+        let n = self.capacity.len() - 1;
+        let (mut position, mut left) = (0, target);
+        let mut step = n.next_power_of_two();
+        while step > 0 {
+            let next = position + step;
+            if next <= n && self.capacity[next] < left {
+                position = next;
+                left -= self.capacity[next];
+            }
+            step >>= 1;
+        }
+        (position + 1).min(n)
+    }
+}
+
+/// The cheapest way to do `work` iterations from the active ranked segments and the
+/// finishing slot's `finishing` ones (cheapest first, earlier slots first on ties, as
+/// [`fill`]); `None` when their capacity is short.
+fn ranked_fill(
+    sums: &RankSums,
+    ranked: &[Segment],
+    finishing: &[Segment],
+    work: f64,
+) -> Option<f64> {
+    let (mut left, mut cost) = (work, 0.0);
+    let (mut capacity_from, mut cost_from) = (0.0, 0.0);
+    let take_ranked = |capacity_from: f64, cost_from: f64, left: f64| {
+        let target = capacity_from + left;
+        let ranks = sums.ranks_reaching(target);
+        let (capacity_before, cost_before) = sums.prefix(ranks - 1);
+        cost_before - cost_from
+            + (target - capacity_before).max(0.0) * ranked[ranks - 1].cost_per_iteration
+    };
+    for segment in finishing {
+        let upto = ranked.partition_point(|s| s.cost_per_iteration <= segment.cost_per_iteration);
+        let (capacity_to, cost_to) = sums.prefix(upto);
+        if capacity_to - capacity_from >= left {
+            return Some(cost + take_ranked(capacity_from, cost_from, left));
+        }
+        left -= capacity_to - capacity_from;
+        cost += cost_to - cost_from;
+        (capacity_from, cost_from) = (capacity_to, cost_to);
+        let amount = segment.capacity.min(left);
+        cost += amount * segment.cost_per_iteration;
+        left -= amount;
+        if left <= 1e-12 * work {
+            return Some(cost);
+        }
+    }
+    let (capacity_all, _) = sums.prefix(ranked.len());
+    if capacity_all - capacity_from < left * (1.0 - 1e-12) {
+        return None;
+    }
+    Some(cost + take_ranked(capacity_from, cost_from, left))
+}
+
+/// The earlier slots' segments ranked by cost, over slots `[arrival, upto)`, those of
+/// `[arrival, active)` counted in the sums.
+struct RankedSlots {
+    ranked: Vec<Segment>,
+    sums: RankSums,
+    /// Per slot from `arrival`: the ranks of its segments.
+    ranks_of_slot: Vec<Vec<usize>>,
+    arrival: usize,
+    upto: usize,
+}
+
+impl RankedSlots {
+    fn build(
+        instance: &FrontierInstance,
+        job: &FrontierJob,
+        prices: &Prices,
+        rates: &BudgetRates,
+        (arrival, upto, active): (usize, usize, usize),
+    ) -> RankedSlots {
+        let mut all: Vec<Segment> = Vec::new();
+        for slot in arrival..upto {
+            let corners = slot_hull(job, prices, rates, slot, 0.0);
+            all.extend(segments(&corners, instance.available_s(job, slot), slot));
+        }
+        let mut order: Vec<usize> = (0..all.len()).collect();
+        order.sort_unstable_by(|&a, &b| {
+            (all[a].cost_per_iteration, all[a].slot)
+                .partial_cmp(&(all[b].cost_per_iteration, all[b].slot))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let mut ranks_of_slot = vec![Vec::new(); upto - arrival];
+        for (rank, &index) in order.iter().enumerate() {
+            ranks_of_slot[all[index].slot - arrival].push(rank);
+        }
+        let mut ranked = RankedSlots {
+            ranked: order.iter().map(|&i| all[i]).collect(),
+            sums: RankSums::new(all.len()),
+            ranks_of_slot,
+            arrival,
+            upto,
+        };
+        for slot in arrival..active {
+            ranked.activate(slot);
+        }
+        ranked
+    }
+
+    fn activate(&mut self, slot: usize) {
+        for &rank in &self.ranks_of_slot[slot - self.arrival] {
+            self.sums.add(rank, &self.ranked[rank]);
+        }
+    }
+}
+
+/// The finishing-slot search of [`cheapest_schedule`] from slot `from` on, the segments of
+/// slots `[arrival, from)` already counted in `waited_s`: the earlier slots' segments
+/// ranked once by cost (over a window of slots that doubles when the search reaches its
+/// end), activated as the finishing slot moves past them.
+#[allow(clippy::too_many_arguments)] // the search's state, handed over mid-way
+fn long_search(
+    instance: &FrontierInstance,
+    job: &FrontierJob,
+    prices: &Prices,
+    rates: &BudgetRates,
+    arrival: usize,
+    from: usize,
+    mut waited_s: f64,
+    mut best: Option<(f64, usize)>,
+) -> Option<(f64, usize)> {
+    let horizon = instance.slots.count();
+    let window = |active: usize| (active + (active - arrival).max(64)).min(horizon);
+    let mut ranked =
+        RankedSlots::build(instance, job, prices, rates, (arrival, window(from), from));
+    for finish in from..=horizon {
+        if best.is_some_and(|(cost, _)| waited_s >= cost) {
+            break;
+        }
+        let finishing = finishing_segments(instance, job, prices, rates, finish);
+        if let Some(cost) = ranked_fill(&ranked.sums, &ranked.ranked, &finishing, job.iterations) {
+            let cost = waited_s + cost;
+            if best.is_none_or(|(b, _)| cost < b) {
+                best = Some((cost, finish));
+            }
+        }
+        if finish < horizon {
+            if finish >= ranked.upto {
+                let triple = (arrival, window(finish + 1), finish);
+                ranked = RankedSlots::build(instance, job, prices, rates, triple);
+            }
+            ranked.activate(finish);
+            waited_s += instance.available_s(job, finish);
+        }
+    }
+    best
 }
 
 /// The finishing slot's segments (after the horizon: one unlimited segment at the best
@@ -234,7 +448,7 @@ fn finishing_segments(
     finish: usize,
 ) -> Vec<Segment> {
     let corners = slot_hull(job, prices, rates, finish, 1.0);
-    if finish >= instance.horizon_slots {
+    if finish >= instance.slots.count() {
         let best = corners
             .iter()
             .skip(1)
@@ -261,15 +475,27 @@ fn schedule_finishing_in(
     let mut before = Vec::new();
     for slot in arrival..finish {
         let corners = slot_hull(job, prices, rates, slot, 0.0);
-        merge_sorted(
-            &mut before,
-            segments(&corners, instance.available_s(job, slot), slot),
-        );
+        before.extend(segments(&corners, instance.available_s(job, slot), slot));
     }
+    before.sort_by(|a, b| {
+        (a.cost_per_iteration, a.slot)
+            .partial_cmp(&(b.cost_per_iteration, b.slot))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
     let finishing = finishing_segments(instance, job, prices, rates, finish);
     let mut taken = Vec::new();
     fill(job.iterations, &before, &finishing, &mut taken)
         .expect("this finishing slot was feasible");
+    // A slot's segments may be taken apart (other slots' cheaper ones between them): one
+    // total per slot, run as the hull's mix at that slot's average speed.
+    taken.sort_by_key(|&(slot, _)| slot);
+    taken.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 += later.1;
+        }
+        same
+    });
     let mut schedule = JobSchedule {
         cost: 0.0,
         jct_s: (arrival..finish)
@@ -281,7 +507,7 @@ fn schedule_finishing_in(
     for &(slot, work) in &taken {
         let charge = if slot == finish { 1.0 } else { 0.0 };
         let corners = slot_hull(job, prices, rates, slot, charge);
-        let times = if slot >= instance.horizon_slots {
+        let times = if slot >= instance.slots.count() {
             // After the horizon: the single best configuration, for as long as it takes.
             let (k, speed) = corners
                 .iter()
@@ -306,7 +532,7 @@ fn schedule_finishing_in(
                 schedule.jct_s += seconds;
             }
         }
-        if slot < instance.horizon_slots {
+        if slot < instance.slots.count() {
             schedule.gpu_seconds.push((slot, gpu_seconds));
         }
     }
@@ -344,8 +570,7 @@ mod tests {
         FrontierInstance {
             jobs,
             gpus: 4,
-            slot_s: 100.0,
-            horizon_slots: 10,
+            slots: crate::frontier::Slots::uniform(100.0, 10),
             budget: BudgetKind::Energy,
         }
     }
@@ -428,6 +653,96 @@ mod tests {
         let schedule = cheapest_schedule(&inst, &job, &congested, &rates);
         assert!((schedule.jct_s - 150.0).abs() < 1e-9, "{schedule:?}");
         assert_eq!(schedule.gpu_seconds, vec![(1, 100.0)]);
+    }
+
+    /// The ranked search for long jobs finds the same cheapest finishing slot and cost as the
+    /// sorted lists, on random prices over many slots.
+    #[test]
+    fn the_long_search_agrees_with_the_sorted_lists() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for case in 0..20 {
+            let job = FrontierJob {
+                arrival_s: rng.random_range(0.0..500.0),
+                iterations: rng.random_range(100.0..20000.0),
+                configs: vec![
+                    JobConfig {
+                        gpus: 1,
+                        iterations_per_s: 1.0,
+                        watts: 100.0,
+                    },
+                    JobConfig {
+                        gpus: 2,
+                        iterations_per_s: 1.7,
+                        watts: 230.0,
+                    },
+                    JobConfig {
+                        gpus: 4,
+                        iterations_per_s: 2.9,
+                        watts: 520.0,
+                    },
+                ],
+            };
+            let inst = FrontierInstance {
+                jobs: vec![job.clone()],
+                gpus: 8,
+                slots: crate::frontier::Slots::uniform(100.0, 300),
+                budget: BudgetKind::Energy,
+            };
+            let mu: Vec<f64> = (0..300).map(|_| rng.random_range(0.0..0.6)).collect();
+            let prices = Prices {
+                budget: rng.random_range(0.0..5e4),
+                gpu_second: &mu,
+            };
+            let rates = BudgetRates::of(&inst);
+            let linear = cheapest_finish(&inst, &job, &prices, &rates, usize::MAX);
+            let ranked = cheapest_finish(&inst, &job, &prices, &rates, 0);
+            let cost = |(a, f)| schedule_finishing_in(&inst, &job, &prices, &rates, a, f).cost;
+            let (c1, c2) = (cost(linear), cost(ranked));
+            assert!(
+                (c1 - c2).abs() <= 1e-9 * c1.abs().max(1.0),
+                "case {case}: {c1} vs {c2}"
+            );
+        }
+    }
+
+    /// A slot whose segments are taken apart still runs at most its length, and costs what
+    /// the hull says for its total.
+    #[test]
+    fn a_slot_taken_in_pieces_runs_at_most_its_length() {
+        let job = FrontierJob {
+            arrival_s: 0.0,
+            iterations: 5000.0,
+            configs: vec![
+                JobConfig {
+                    gpus: 1,
+                    iterations_per_s: 1.0,
+                    watts: 100.0,
+                },
+                JobConfig {
+                    gpus: 4,
+                    iterations_per_s: 3.0,
+                    watts: 600.0,
+                },
+            ],
+        };
+        let inst = instance(vec![job.clone()]);
+        let mu: Vec<f64> = (0..10).map(|t| 0.05 * (t % 3) as f64).collect();
+        let prices = Prices {
+            budget: 2e4,
+            gpu_second: &mu,
+        };
+        let schedule = cheapest_schedule(&inst, &job, &prices, &BudgetRates::of(&inst));
+        let mut slots: Vec<usize> = schedule.gpu_seconds.iter().map(|&(t, _)| t).collect();
+        slots.dedup();
+        assert_eq!(slots.len(), schedule.gpu_seconds.len(), "{schedule:?}");
+        for &(slot, gpu_s) in &schedule.gpu_seconds {
+            // At most 4 GPUs for the whole slot.
+            assert!(
+                gpu_s <= 4.0 * inst.available_s(&job, slot) + 1e-9,
+                "{schedule:?}"
+            );
+        }
     }
 
     /// A job that cannot finish within the horizon finishes after it, uncapacitated.

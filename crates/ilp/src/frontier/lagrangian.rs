@@ -11,6 +11,8 @@
 //! `g_t = Σ_j gpu_s_jt − G·Δ`, `θ` halved after five steps without progress) raise `D`;
 //! `μ` is warm-started from the previous `λ`.
 
+use std::time::Instant;
+
 use rayon::prelude::*;
 
 use super::job::{cheapest_schedule, BudgetRates, JobSchedule, Prices};
@@ -98,8 +100,9 @@ fn evaluate(
         .par_iter()
         .map(|job| cheapest_schedule(instance, job, &prices, rates))
         .collect();
-    let slot_capacity = f64::from(instance.gpus) * instance.slot_s;
-    let mut subgradient = vec![-slot_capacity; instance.horizon_slots];
+    let mut subgradient: Vec<f64> = (0..instance.slots.count())
+        .map(|t| -instance.capacity(t))
+        .collect();
     let (mut dual, mut jct_s, mut budget_used) = (0.0, 0.0, 0.0);
     // Summed in job order: the same result on any number of threads.
     for schedule in &schedules {
@@ -110,7 +113,11 @@ fn evaluate(
             subgradient[slot] += seconds;
         }
     }
-    dual -= gpu_second.iter().sum::<f64>() * slot_capacity;
+    dual -= gpu_second
+        .iter()
+        .enumerate()
+        .map(|(t, price)| price * instance.capacity(t))
+        .sum::<f64>();
     Evaluation {
         dual,
         subgradient,
@@ -128,12 +135,16 @@ fn climb(
     budget_price: f64,
     gpu_second: &mut [f64],
     steps: usize,
+    deadline: Option<Instant>,
 ) -> (f64, (f64, f64)) {
     let mut current = evaluate(instance, rates, budget_price, gpu_second);
     let start = (current.jct_s, current.budget_used);
     let (mut best, mut best_prices) = (current.dual, gpu_second.to_vec());
     let (mut step_scale, mut stalled) = (1.0, 0);
     for _ in 0..steps {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break; // every line so far stays valid
+        }
         let norm: f64 = current.subgradient.iter().map(|g| g * g).sum();
         if norm <= 1e-18 {
             break; // prices already balance every slot
@@ -164,20 +175,36 @@ pub fn lagrangian_frontier(
     instance: &FrontierInstance,
     options: &LagrangianOptions,
 ) -> Result<Frontier, String> {
+    lagrangian_sweep(instance, options, None).map(|(frontier, _)| frontier)
+}
+
+/// A budget price `λ` and the capacity prices `μ_t` found for it.
+pub(crate) type PricePair = (f64, Vec<f64>);
+
+/// [`lagrangian_frontier`], with the best capacity prices found for each budget price
+/// (`(λ, μ)` per line, in line order): where column generation starts. Past `deadline`
+/// each budget price gets one evaluation, no more steps.
+pub(crate) fn lagrangian_sweep(
+    instance: &FrontierInstance,
+    options: &LagrangianOptions,
+    deadline: Option<Instant>,
+) -> Result<(Frontier, Vec<PricePair>), String> {
     instance.validate()?;
     let rates = BudgetRates::of(instance);
-    let mut gpu_second = vec![0.0; instance.horizon_slots];
+    let mut gpu_second = vec![0.0; instance.slots.count()];
     let (unconstrained, (start_jct_s, start_budget)) = climb(
         instance,
         &rates,
         0.0,
         &mut gpu_second,
         options.subgradient_steps,
+        deadline,
     );
     let mut lines = vec![FrontierLine {
         budget_price: 0.0,
         intercept: unconstrained,
     }];
+    let mut prices = vec![(0.0, gpu_second.clone())];
     // Prices around "a second of JCT per budget unit" at the unconstrained point, from
     // 2^-4 to 2^12 times it: enough to reach the frugal end of every instance we tried.
     if start_budget > 0.0 && options.budget_prices > 0 {
@@ -192,17 +219,20 @@ pub fn lagrangian_frontier(
                 budget_price,
                 &mut gpu_second,
                 options.subgradient_steps,
+                deadline,
             );
             lines.push(FrontierLine {
                 budget_price,
                 intercept: dual,
             });
+            prices.push((budget_price, gpu_second.clone()));
         }
     }
-    Ok(Frontier {
+    let frontier = Frontier {
         lines,
         jobs: instance.jobs.len(),
         least_budget: instance.least_budget(),
         unconstrained_budget: start_budget,
-    })
+    };
+    Ok((frontier, prices))
 }

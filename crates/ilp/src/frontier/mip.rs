@@ -43,7 +43,7 @@ pub fn min_total_jct(
 ) -> Result<MipFrontierPoint, String> {
     instance.validate()?;
     options.validate()?;
-    let horizon = instance.horizon_slots;
+    let horizon = instance.slots.count();
     if let Some(j) = instance
         .jobs
         .iter()
@@ -85,9 +85,8 @@ pub fn min_total_jct(
         }
         rows.push(done.geq(job.iterations));
     }
-    let slot_capacity = f64::from(instance.gpus) * instance.slot_s;
-    for used in gpu_seconds {
-        rows.push(used.leq(slot_capacity));
+    for (slot, used) in gpu_seconds.into_iter().enumerate() {
+        rows.push(used.leq(instance.capacity(slot)));
     }
     rows.push(budget_used.leq(budget));
     let mut problem = vars.minimise(objective).using(good_lp::highs);

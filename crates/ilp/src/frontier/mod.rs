@@ -3,13 +3,13 @@
 //! allocators are measured against (time-and-budgets §6.2 c, d).
 //!
 //! The problem, for jobs `j` with arrival `a_j`, work `W_j` (iterations) and configurations
-//! `c` (GPU count `n_c`, speed `v_c` iterations/s, power `P_c` watts), on `G` GPUs cut into
-//! slots of `Δ` seconds: choose how long each job runs in each configuration in each slot,
+//! `c` (GPU count `n_c`, speed `v_c` iterations/s, power `P_c` watts), on `G` GPUs, time cut
+//! into slots `t` of length `Δ_t`: choose how long each job runs in each configuration in each slot,
 //! `s[j,c,t] ≥ 0` with `Σ_c s[j,c,t] ≤ avail[j,t]` (the part of slot `t` after `a_j`), so that
 //! ```text
 //! minimise   Σ_j JCT_j
 //! subject to Σ_{t,c} v_c · s[j,c,t] ≥ W_j                      (work)
-//!            Σ_{j,c} n_c · s[j,c,t] ≤ G · Δ            ∀ t     (GPU-seconds per slot)
+//!            Σ_{j,c} n_c · s[j,c,t] ≤ G · Δ_t          ∀ t     (GPU-seconds per slot)
 //!            Σ_{j,c,t} r[c,t] · s[j,c,t] ≤ B                   (budget)
 //! ```
 //! with `r[c,t] = P_c / 3.6e6` kWh per second for an energy budget, times the slot's
@@ -22,6 +22,11 @@
 //!   slots, for every possible finishing slot), and every `(λ, μ)` gives a line
 //!   `Σ JCT ≥ D(λ, μ) − λ·B` valid for every budget `B`. Subgradient steps on `μ` for a sweep
 //!   of `λ` give the whole lower envelope at once.
+//! - [`colgen`] reaches the best such bound at chosen budgets by column generation over
+//!   whole per-job schedules (master LP in `master`, pricing by the same per-job problem),
+//!   warm-started from the Lagrangian: the bound at trace scale (thousands of jobs).
+//! - [`slots`] cuts time into slots of any lengths: coarse where the trace is quiet, a
+//!   relaxation of the fine grid (the argument is in its doc), so still a valid bound.
 //! - [`mip`] states the same problem as a time-indexed MIP (binary "unfinished by the end of
 //!   slot `t`" per job and slot) and solves it with HiGHS on small instances, to show how
 //!   tight the Lagrangian envelope is.
@@ -29,15 +34,22 @@
 //! Energy counts what jobs draw while running (GPU and host share); the idle power of
 //! unused GPUs is not part of the budget, and online points must be measured the same way.
 
+pub mod colgen;
 pub mod job;
 pub mod lagrangian;
+mod master;
 pub mod mip;
+pub mod slots;
 
 use gapbench_model::training::{Fidelity, TrainingJob};
 use gapbench_model::CarbonSeries;
 
+pub use colgen::{
+    column_generation_frontier, BudgetBound, ColumnGenerationFrontier, ColumnGenerationOptions,
+};
 pub use lagrangian::{lagrangian_frontier, Frontier, FrontierLine, LagrangianOptions};
 pub use mip::{min_total_jct, MipFrontierPoint};
+pub use slots::Slots;
 
 /// One way to run a job.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,18 +105,18 @@ pub enum BudgetKind {
 pub struct FrontierInstance {
     pub jobs: Vec<FrontierJob>,
     pub gpus: u32,
-    pub slot_s: f64,
-    /// Slots with a capacity; after them capacity is unlimited (a relaxation that keeps
-    /// every job finishable, so the bound never depends on a guessed horizon being enough).
-    pub horizon_slots: usize,
+    /// Slots with a capacity ([`Slots`]: any lengths); after them capacity is unlimited (a
+    /// relaxation that keeps every job finishable, so the bound never depends on a guessed
+    /// horizon being enough).
+    pub slots: Slots,
     pub budget: BudgetKind,
 }
 
 impl FrontierInstance {
     /// Errors on an instance the bound cannot be computed for, naming the job.
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.slot_s.is_finite() && self.slot_s > 0.0) {
-            return Err(format!("slot length {} s must be positive", self.slot_s));
+        if self.slots.is_empty() {
+            return Err("the horizon has no slot".into());
         }
         if self.gpus == 0 {
             return Err("the GPU pool is empty".into());
@@ -147,12 +159,12 @@ impl FrontierInstance {
     pub fn budget_per_watt_second(&self) -> (Vec<f64>, f64) {
         const KWH_PER_JOULE: f64 = 1.0 / 3.6e6;
         match &self.budget {
-            BudgetKind::Energy => (vec![KWH_PER_JOULE; self.horizon_slots], KWH_PER_JOULE),
+            BudgetKind::Energy => (vec![KWH_PER_JOULE; self.slots.count()], KWH_PER_JOULE),
             BudgetKind::Carbon(series) => {
-                let per_slot = (0..self.horizon_slots)
+                let per_slot = (0..self.slots.count())
                     .map(|t| {
-                        let from = t as f64 * self.slot_s;
-                        KWH_PER_JOULE * lowest_intensity(series, from, from + self.slot_s) / 1000.0
+                        let (from, to) = (self.slots.start_s(t), self.slots.end_s(t));
+                        KWH_PER_JOULE * lowest_intensity(series, from, to) / 1000.0
                     })
                     .collect();
                 let lowest = series
@@ -165,16 +177,20 @@ impl FrontierInstance {
         }
     }
 
-    /// Seconds of slot `t` that job `j` can use (0 before its arrival).
+    /// Seconds of slot `t` (of the horizon) that job `j` can use (0 before its arrival).
     pub fn available_s(&self, job: &FrontierJob, slot: usize) -> f64 {
-        let start = slot as f64 * self.slot_s;
-        let end = start + self.slot_s;
-        (end - job.arrival_s.max(start)).clamp(0.0, self.slot_s)
+        let (start, end) = (self.slots.start_s(slot), self.slots.end_s(slot));
+        (end - job.arrival_s.max(start)).clamp(0.0, end - start)
     }
 
-    /// The slot a job arrives in.
+    /// The slot a job arrives in ([`Slots::count`] after the horizon).
     pub fn arrival_slot(&self, job: &FrontierJob) -> usize {
-        (job.arrival_s / self.slot_s).floor() as usize
+        self.slots.slot_of(job.arrival_s)
+    }
+
+    /// GPU-seconds slot `t` holds: `G · |t|`.
+    pub fn capacity(&self, slot: usize) -> f64 {
+        f64::from(self.gpus) * self.slots.length_s(slot)
     }
 
     /// The least budget any schedule needs: every job's work at its most frugal

@@ -131,9 +131,9 @@ fn jct_figure(
         }
         let colour = FRONT_COLOURS[i];
         let label = if seeds.len() > 1 {
-            format!("exact frontier (Lagrangian bound), seed {seed}")
+            format!("proven frontier (lower bound), seed {seed}")
         } else {
-            "exact frontier (Lagrangian bound)".to_string()
+            "proven frontier (lower bound)".to_string()
         };
         legend.push(LegendEntry::new(Swatch::Front(colour, true), label));
         fronts.push(FrontSeries {

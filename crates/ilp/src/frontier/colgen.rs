@@ -1,0 +1,309 @@
+//! Column generation over whole per-job schedules (time-and-budgets §6.2 c.3): the
+//! configuration LP of the frontier problem, whose optimum is the best bound any `(λ, μ)`
+//! of [`super::lagrangian`] can give, reached by LP re-solves rather than subgradient steps.
+//!
+//! The master ([`super::master`]) picks a convex combination of known schedules per job
+//! (one convexity row per job) within every slot's GPU-seconds (one row per slot) and the
+//! budget (one row). Its duals are prices `(π_j, μ_t, λ)`; pricing is the same exact per-job
+//! problem the Lagrangian solves ([`super::job::cheapest_schedule`]) at `(λ, μ)`, and a
+//! schedule cheaper than `π_j` is a new column. Every round's prices also give the
+//! Lagrangian (Farley) bound
+//! ```text
+//! Σ JCT ≥ Σ_j min_schedule_j [JCT + λ·budget + Σ_t μ_t·gpu_s_t] − Σ_t μ_t·cap_t − λ·B
+//! ```
+//! valid for every budget `B`, whenever the loop stops, so each round adds a line to the
+//! same envelope the Lagrangian builds ([`Frontier`]). The master LP value is never below
+//! the best bound; their distance says how far the bound is from the LP's own optimum
+//! (`converged` when within the tolerance).
+//!
+//! Warm start: every job's schedule after the horizon at its most frugal configuration
+//! (uses no slot, so the master is feasible for every budget at or above the least one),
+//! and the cheapest schedules at each `(λ, μ)` of a short Lagrangian sweep.
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::job::{cheapest_schedule, BudgetRates, JobSchedule, Prices};
+use super::lagrangian::{lagrangian_sweep, Frontier, FrontierLine, LagrangianOptions};
+use super::master::{ScheduleColumn, ScheduleMaster};
+use super::{FrontierInstance, FrontierJob};
+
+/// How hard to work on the envelope.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ColumnGenerationOptions {
+    /// The Lagrangian sweep whose schedules start the master.
+    pub warm_start: LagrangianOptions,
+    /// Master solves (each followed by pricing every job) per budget, at most.
+    pub rounds_per_budget: usize,
+    /// Stop a budget once `(master LP − bound) ≤ tolerance · master LP`.
+    pub tolerance: f64,
+    /// Wall-clock limit on the whole frontier, seconds: the bound stays valid when it
+    /// cuts a budget short (its status then says so).
+    pub time_limit_s: f64,
+    /// HiGHS threads for the master (pricing uses rayon's pool).
+    pub threads: Option<u32>,
+    /// One line per round on stderr.
+    pub progress: bool,
+}
+
+impl Default for ColumnGenerationOptions {
+    fn default() -> Self {
+        ColumnGenerationOptions {
+            warm_start: LagrangianOptions {
+                budget_prices: 8,
+                subgradient_steps: 10,
+            },
+            rounds_per_budget: 40,
+            tolerance: 0.005,
+            time_limit_s: 300.0,
+            threads: Some(1),
+            progress: false,
+        }
+    }
+}
+
+/// What column generation proved at one budget.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetBound {
+    pub budget: f64,
+    /// The envelope at this budget (every line, of every budget): a lower bound on total
+    /// JCT. `None` below the least budget (no schedule exists).
+    pub total_jct_bound_s: Option<f64>,
+    /// The last restricted master LP value: the bound cannot pass it.
+    pub master_total_jct_s: Option<f64>,
+    pub rounds: usize,
+    /// The bound is within the tolerance of the master LP.
+    pub converged: bool,
+    /// The time limit cut this budget short.
+    pub timed_out: bool,
+}
+
+/// The envelope, and what each budget's column generation reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnGenerationFrontier {
+    pub frontier: Frontier,
+    pub budgets: Vec<BudgetBound>,
+    pub columns: usize,
+    pub seconds: f64,
+}
+
+/// The JCT–budget envelope of `instance`, tightened by column generation at each of
+/// `budgets` (any order; kWh or kg as the instance's budget).
+pub fn column_generation_frontier(
+    instance: &FrontierInstance,
+    budgets: &[f64],
+    options: &ColumnGenerationOptions,
+) -> Result<ColumnGenerationFrontier, String> {
+    let clock = Instant::now();
+    if !(options.tolerance >= 0.0 && options.time_limit_s > 0.0) {
+        return Err("column generation needs a tolerance ≥ 0 and a positive time limit".into());
+    }
+    // The warm start may use a third of the time.
+    let warm_deadline = clock + std::time::Duration::from_secs_f64(options.time_limit_s / 3.0);
+    let (mut frontier, warm) =
+        lagrangian_sweep(instance, &options.warm_start, Some(warm_deadline))?;
+    if options.progress {
+        eprintln!(
+            "frontier: Lagrangian warm start in {:.1} s ({} slots)",
+            clock.elapsed().as_secs_f64(),
+            instance.slots.count()
+        );
+    }
+    let rates = BudgetRates::of(instance);
+    let capacity: Vec<f64> = (0..instance.slots.count())
+        .map(|t| instance.capacity(t))
+        .collect();
+    let budget_scale = frontier
+        .unconstrained_budget
+        .max(frontier.least_budget)
+        .max(1e-12);
+    let mut master = ScheduleMaster::new(
+        instance.jobs.len(),
+        &capacity,
+        budget_scale,
+        options.threads,
+    )?;
+    let mut pool = ColumnSet::default();
+    for (j, job) in instance.jobs.iter().enumerate() {
+        pool.add(&mut master, after_horizon(instance, &rates, j, job))?;
+    }
+    for (budget_price, gpu_second) in &warm {
+        for (j, schedule) in price(instance, &rates, *budget_price, gpu_second)
+            .into_iter()
+            .enumerate()
+        {
+            pool.add(&mut master, column_of(j, schedule))?;
+        }
+    }
+    let mut order: Vec<usize> = (0..budgets.len()).collect();
+    order.sort_by(|&a, &b| budgets[b].total_cmp(&budgets[a]));
+    let mut results: Vec<Option<BudgetBound>> = vec![None; budgets.len()];
+    for (done, &k) in order.iter().enumerate() {
+        let budget = budgets[k];
+        let mut result = BudgetBound {
+            budget,
+            total_jct_bound_s: None,
+            master_total_jct_s: None,
+            rounds: 0,
+            converged: false,
+            timed_out: false,
+        };
+        if !(budget.is_finite() && budget >= frontier.least_budget) {
+            results[k] = Some(result);
+            continue;
+        }
+        // This budget's share of the time left.
+        let left = options.time_limit_s - clock.elapsed().as_secs_f64();
+        let deadline = clock.elapsed().as_secs_f64() + left / (order.len() - done) as f64;
+        master.set_budget(budget);
+        while result.rounds < options.rounds_per_budget {
+            // A budget's first solve may use all the time left (the first, cold one is the
+            // longest); later rounds keep to its share.
+            let left = if result.rounds == 0 {
+                options.time_limit_s - clock.elapsed().as_secs_f64()
+            } else {
+                deadline - clock.elapsed().as_secs_f64()
+            };
+            if left <= 0.0 {
+                result.timed_out = true;
+                break;
+            }
+            let Some(duals) = master.solve(left)? else {
+                result.timed_out = true;
+                break;
+            };
+            result.rounds += 1;
+            result.master_total_jct_s = Some(duals.total_jct_s);
+            let schedules = price(instance, &rates, duals.budget, &duals.gpu_second);
+            let priced: f64 = schedules.iter().map(|s| s.cost).sum();
+            let held: f64 = duals
+                .gpu_second
+                .iter()
+                .zip(&capacity)
+                .map(|(mu, cap)| mu * cap)
+                .sum();
+            frontier.lines.push(FrontierLine {
+                budget_price: duals.budget,
+                intercept: priced - held,
+            });
+            let bound = frontier.total_jct_bound(budget).unwrap_or(0.0);
+            if options.progress {
+                eprintln!(
+                    "frontier: budget {budget:.4}, round {}: master {:.0} s, bound {:.0} s, {} columns, {:.1} s",
+                    result.rounds,
+                    duals.total_jct_s,
+                    bound,
+                    master.columns,
+                    clock.elapsed().as_secs_f64()
+                );
+            }
+            if duals.total_jct_s - bound <= options.tolerance * duals.total_jct_s {
+                result.converged = true;
+                break;
+            }
+            let mut added = 0;
+            for (j, schedule) in schedules.into_iter().enumerate() {
+                let reduced = schedule.cost - duals.job[j];
+                if reduced < -1e-9 * (1.0 + duals.job[j].abs()) {
+                    added += usize::from(pool.add(&mut master, column_of(j, schedule))?);
+                }
+            }
+            if added == 0 {
+                break; // nothing new to price in: the LP is as low as these columns go
+            }
+        }
+        result.total_jct_bound_s = frontier.total_jct_bound(budget);
+        results[k] = Some(result);
+    }
+    Ok(ColumnGenerationFrontier {
+        frontier,
+        budgets: results
+            .into_iter()
+            .map(|r| r.expect("every budget"))
+            .collect(),
+        columns: master.columns,
+        seconds: clock.elapsed().as_secs_f64(),
+    })
+}
+
+/// The cheapest schedule of every job at `(λ, μ)`, in job order.
+fn price(
+    instance: &FrontierInstance,
+    rates: &BudgetRates,
+    budget_price: f64,
+    gpu_second: &[f64],
+) -> Vec<JobSchedule> {
+    let prices = Prices {
+        budget: budget_price,
+        gpu_second,
+    };
+    instance
+        .jobs
+        .par_iter()
+        .map(|job| cheapest_schedule(instance, job, &prices, rates))
+        .collect()
+}
+
+fn column_of(job: usize, schedule: JobSchedule) -> ScheduleColumn {
+    ScheduleColumn {
+        job,
+        jct_s: schedule.jct_s,
+        budget_used: schedule.budget_used,
+        gpu_seconds: schedule.gpu_seconds,
+    }
+}
+
+/// Job `j` waiting out the horizon, then running its most frugal configuration (no slot
+/// capacity used).
+fn after_horizon(
+    instance: &FrontierInstance,
+    rates: &BudgetRates,
+    j: usize,
+    job: &FrontierJob,
+) -> ScheduleColumn {
+    let waited_s = (instance.slots.horizon_s() - job.arrival_s).max(0.0);
+    let rate = rates.after_horizon;
+    let (run_s, budget_used) = job
+        .configs
+        .iter()
+        .map(|c| {
+            let run_s = job.iterations / c.iterations_per_s;
+            (run_s, run_s * c.watts * rate)
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)))
+        .expect("a validated job has a configuration");
+    ScheduleColumn {
+        job: j,
+        jct_s: waited_s + run_s,
+        budget_used,
+        gpu_seconds: Vec::new(),
+    }
+}
+
+/// The columns in the master, to add none twice.
+#[derive(Default)]
+struct ColumnSet {
+    seen: HashSet<u64>,
+}
+
+impl ColumnSet {
+    /// Adds `column` unless an identical one is in; true when added.
+    fn add(&mut self, master: &mut ScheduleMaster, column: ScheduleColumn) -> Result<bool, String> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        column.job.hash(&mut hasher);
+        column.jct_s.to_bits().hash(&mut hasher);
+        column.budget_used.to_bits().hash(&mut hasher);
+        for &(slot, seconds) in &column.gpu_seconds {
+            slot.hash(&mut hasher);
+            seconds.to_bits().hash(&mut hasher);
+        }
+        if !self.seen.insert(hasher.finish()) {
+            return Ok(false);
+        }
+        master.add(&column)?;
+        Ok(true)
+    }
+}

@@ -1,0 +1,145 @@
+//! The restricted master LP of [`super::colgen`], kept in one HiGHS instance so each
+//! re-solve starts from the previous basis (as `cg::master` does for placements):
+//!
+//! ```text
+//! min  Σ_k jct_k·x_k / 3600                                   (hours, for scaling)
+//! s.t. Σ_{k of job j} x_k = 1                       ∀ j        (convexity, dual π_j)
+//!      Σ_k gpu_s[k,t]·x_k / cap_t ≤ 1               ∀ t        (GPU-seconds, dual −μ_t·cap_t)
+//!      Σ_k budget_k·x_k / B_ref − y ≤ 0                        (budget, dual −λ·B_ref)
+//!      x ≥ 0,  0 ≤ y ≤ B / B_ref
+//! ```
+//! The budget enters as the bound of the column `y`, so moving to another budget changes a
+//! bound, not the matrix, and keeps the basis. Rows are scaled to order 1; the duals are
+//! returned unscaled (seconds per GPU-second, seconds per budget unit).
+
+use highs::{Col, ColProblem, HighsModelStatus, Model, Row, Sense};
+
+/// A column of the master: one whole schedule of one job.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ScheduleColumn {
+    pub job: usize,
+    pub jct_s: f64,
+    pub budget_used: f64,
+    /// `(slot, GPU-seconds)`, slots of the horizon only.
+    pub gpu_seconds: Vec<(usize, f64)>,
+}
+
+pub(crate) struct ScheduleMaster {
+    model: Option<Model>,
+    convexity: Vec<Row>,
+    capacity: Vec<Row>,
+    capacity_scale: Vec<f64>,
+    budget_row: Row,
+    budget_scale: f64,
+    spend: Col,
+    pub columns: usize,
+}
+
+/// The master's optimum: its value and unscaled duals.
+pub(crate) struct MasterDuals {
+    pub total_jct_s: f64,
+    /// π_j, seconds.
+    pub job: Vec<f64>,
+    /// μ_t ≥ 0, seconds per GPU-second.
+    pub gpu_second: Vec<f64>,
+    /// λ ≥ 0, seconds per budget unit.
+    pub budget: f64,
+}
+
+const HOURS: f64 = 1.0 / 3600.0;
+
+impl ScheduleMaster {
+    /// Rows for `jobs` jobs and slots of `capacity` GPU-seconds; budgets scaled by
+    /// `budget_scale` (a typical budget).
+    pub fn new(
+        jobs: usize,
+        capacity: &[f64],
+        budget_scale: f64,
+        threads: Option<u32>,
+    ) -> Result<Self, String> {
+        let mut problem = ColProblem::default();
+        let convexity: Vec<Row> = (0..jobs).map(|_| problem.add_row(1.0..=1.0)).collect();
+        let capacity_rows: Vec<Row> = capacity.iter().map(|_| problem.add_row(..=1.0)).collect();
+        let budget_row = problem.add_row(..=0.0);
+        let mut model = problem
+            .try_optimise(Sense::Minimise)
+            .map_err(|e| format!("HiGHS rejected the frontier master: {e:?}"))?;
+        let spend = model
+            .try_add_column(0.0, 0.0..=0.0, [(budget_row, -1.0)])
+            .map_err(|e| format!("HiGHS refused the spend column: {e:?}"))?;
+        model.make_quiet();
+        if let Some(threads) = threads {
+            model
+                .try_set_option("threads", threads as i32)
+                .map_err(|e| format!("HiGHS option threads: {e:?}"))?;
+        }
+        Ok(ScheduleMaster {
+            model: Some(model),
+            convexity,
+            capacity: capacity_rows,
+            capacity_scale: capacity.iter().map(|c| 1.0 / c).collect(),
+            budget_row,
+            budget_scale: 1.0 / budget_scale,
+            spend,
+            columns: 0,
+        })
+    }
+
+    /// Sets the budget `B` (the bound of the spend column).
+    pub fn set_budget(&mut self, budget: f64) {
+        let model = self.model.as_mut().expect("master present between solves");
+        model.change_column_bounds(self.spend, 0.0..=budget * self.budget_scale);
+    }
+
+    pub fn add(&mut self, column: &ScheduleColumn) -> Result<(), String> {
+        let model = self.model.as_mut().expect("master present between solves");
+        let mut factors = Vec::with_capacity(column.gpu_seconds.len() + 2);
+        factors.push((self.convexity[column.job], 1.0));
+        for &(slot, seconds) in &column.gpu_seconds {
+            let scaled = seconds * self.capacity_scale[slot];
+            if scaled > 1e-12 {
+                factors.push((self.capacity[slot], scaled));
+            }
+        }
+        let budget = column.budget_used * self.budget_scale;
+        if budget > 0.0 {
+            factors.push((self.budget_row, budget));
+        }
+        model
+            .try_add_column(column.jct_s * HOURS, 0.0.., factors)
+            .map_err(|e| format!("HiGHS refused a schedule column: {e:?}"))?;
+        self.columns += 1;
+        Ok(())
+    }
+
+    /// Solves from the current basis within `time_limit_s`; `None` when time ran out.
+    pub fn solve(&mut self, time_limit_s: f64) -> Result<Option<MasterDuals>, String> {
+        let mut model = self.model.take().expect("master present between solves");
+        model
+            .try_set_option("time_limit", time_limit_s.max(0.01))
+            .map_err(|e| format!("HiGHS option time_limit: {e:?}"))?;
+        let solved = model
+            .try_solve()
+            .map_err(|e| format!("HiGHS failed on the frontier master: {e:?}"))?;
+        let result = match solved.status() {
+            HighsModelStatus::ReachedTimeLimit => Ok(None),
+            HighsModelStatus::Optimal => {
+                let solution = solved.get_solution();
+                let duals = solution.dual_rows();
+                let jobs = self.convexity.len();
+                let slots = self.capacity.len();
+                Ok(Some(MasterDuals {
+                    total_jct_s: solved.objective_value() / HOURS,
+                    job: duals[..jobs].iter().map(|d| d / HOURS).collect(),
+                    gpu_second: (0..slots)
+                        .map(|t| (-duals[jobs + t]).max(0.0) * self.capacity_scale[t] / HOURS)
+                        .collect(),
+                    budget: (-duals[jobs + slots]).max(0.0) * self.budget_scale / HOURS,
+                }))
+            }
+            other => Err(format!("the frontier master ended with status {other:?}")),
+        };
+        self.model = Some(Model::from(solved));
+        result
+    }
+}
