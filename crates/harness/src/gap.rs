@@ -639,7 +639,10 @@ mod tests {
         // Half full: nobody failed a task, the placements differ, the instance is one.
         let (fgd, fgd_alloc, fgd_shapes, fgd_placement) = facts("fgd", 50.0);
         let (pwr, pwr_alloc, pwr_shapes, pwr_placement) = facts("pwr", 50.0);
-        assert!(fgd_placement.iter().chain(&pwr_placement).all(Option::is_some));
+        assert!(fgd_placement
+            .iter()
+            .chain(&pwr_placement)
+            .all(Option::is_some));
         assert_ne!(fgd_placement, pwr_placement);
         assert_eq!(fgd_shapes, pwr_shapes);
         assert_eq!(fgd, pwr);
@@ -651,7 +654,10 @@ mod tests {
         let (random, random_alloc, random_shapes, _) = facts("random", 130.0);
         assert_eq!(fgd_alloc, random_alloc);
         assert_eq!(fgd == random, fgd_shapes == random_shapes);
-        assert_ne!(fgd_alloc, pwr_alloc, "another checkpoint is another instance");
+        assert_ne!(
+            fgd_alloc, pwr_alloc,
+            "another checkpoint is another instance"
+        );
     }
 
     #[test]
