@@ -701,7 +701,7 @@ mod tests {
             gap_low_pct: low,
             gap_high_pct: high,
             solve_s: 1.25,
-            instance: String::new(),
+            instance: "00c0ffee12345678".into(),
         }
     }
 
@@ -712,7 +712,7 @@ mod tests {
         assert_eq!(lines.next(), Some(GapRow::CSV_HEADER));
         assert_eq!(
             lines.next(),
-            Some("80.0,power,\"pwr:200,fgd:800\",42,8,45,7175,6950,6900,time_limit,3.2374,3.9855,1.250")
+            Some("80.0,power,\"pwr:200,fgd:800\",42,8,45,7175,6950,6900,time_limit,3.2374,3.9855,1.250,00c0ffee12345678")
         );
     }
 

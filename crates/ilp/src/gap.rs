@@ -11,6 +11,7 @@
 //! fragmentation optimum of 0) gives 0 when the heuristic is also 0 and +∞ otherwise.
 
 use crate::solve::{Objective, SolveReport};
+use gapbench_results::best_known::relative_gap_pct;
 
 /// The interval `[low_pct, high_pct]` the true gap lies in; `high_pct` is `None` when the
 /// solve proved no bound.
@@ -32,17 +33,7 @@ pub fn gap_interval(
         match report.objective {
             Objective::Alloc if gpu_capacity_milli == 0 => 0.0,
             Objective::Alloc => 100.0 * (reference - heuristic) / gpu_capacity_milli as f64,
-            Objective::Power | Objective::Frag => {
-                if reference == 0.0 {
-                    if heuristic == 0.0 {
-                        0.0
-                    } else {
-                        f64::INFINITY
-                    }
-                } else {
-                    100.0 * (heuristic - reference) / reference
-                }
-            }
+            Objective::Power | Objective::Frag => relative_gap_pct(heuristic, reference),
         }
     };
     Some(GapInterval {

@@ -85,8 +85,9 @@ fn poolable(row: &GapRow) -> bool {
         && (row.incumbent.is_some() || row.bound.is_some())
 }
 
-/// `100 · (heuristic − reference) / reference`; `+∞` against 0 unless the heuristic is 0 too.
-fn relative_gap_pct(heuristic: f64, reference: f64) -> f64 {
+/// The gap of a minimisation in percent, `100 · (heuristic − reference) / reference`; `+∞`
+/// against 0 unless the heuristic is 0 too. The one rule of every power and fragmentation gap.
+pub fn relative_gap_pct(heuristic: f64, reference: f64) -> f64 {
     if reference == 0.0 {
         if heuristic == 0.0 {
             0.0
