@@ -23,5 +23,6 @@ pub mod replay_cells;
 pub mod reproduce;
 pub mod run;
 pub mod status;
+mod stored_frontier;
 pub mod summary;
 pub mod workload;
