@@ -95,12 +95,7 @@ impl Matrix {
         for input in self.inputs.get(trace).into_iter().flatten() {
             hasher.update(&input.sha256);
         }
-        hasher
-            .finalize()
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::workload::hex(&hasher.finalize()[..8])
     }
 }
 

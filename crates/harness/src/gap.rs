@@ -423,8 +423,7 @@ pub fn instance_key(snapshot: &Snapshot, objective: Objective) -> String {
         .collect();
     tasks.sort();
     hasher.update(tasks.join("\n"));
-    let digest = hasher.finalize();
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    crate::workload::hex(&hasher.finalize()[..8])
 }
 
 /// What every row of one checkpoint's front shares.

@@ -195,12 +195,7 @@ pub fn bound_key(
             t.gpu_memory_permille
         ));
     }
-    hasher
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::workload::hex(&hasher.finalize()[..8])
 }
 
 /// The bound of one replay, read from `cache` (a folder of bounds by key) when there,

@@ -270,12 +270,7 @@ impl Matrix {
         {
             hasher.update(&input.sha256);
         }
-        hasher
-            .finalize()
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::workload::hex(&hasher.finalize()[..8])
     }
 }
 
