@@ -29,7 +29,6 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -44,6 +43,7 @@ pub use crate::cells::{Cell, GapCell};
 use crate::gap::{parse_objectives, GapSettings};
 use crate::io::{write_atomic, write_json};
 use crate::out_dir::OutDir;
+use crate::progress::Progress;
 use crate::replay_cells::{
     aggregate_replays, finished_replay, load_replay_workloads, replay_bounds_dir, replay_cell_path,
     replay_fingerprints, run_replay_cell, ReplayCell, ReplaySource,
@@ -626,21 +626,10 @@ pub(crate) fn in_shard<T>(
         .collect()
 }
 
-/// A progress bar over `len` items called `what`, with an ETA; hidden unless `visible`.
-pub(crate) fn progress_bar(visible: bool, len: usize, what: &str) -> ProgressBar {
-    let progress = if visible {
-        ProgressBar::new(len as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    progress.set_style(
-        ProgressStyle::with_template(&format!(
-            "{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {what}, ETA {{eta}}"
-        ))
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    progress
+/// Progress over `len` items called `what` (a bar, or log lines off a terminal); hidden
+/// unless `visible`.
+pub(crate) fn progress_bar(visible: bool, len: usize, what: &str) -> Progress {
+    Progress::new(visible, len, what)
 }
 
 /// Joins the cells of shard folders into `out` (checking they ran the same matrix), then
