@@ -19,9 +19,9 @@ use std::path::Path;
 use anyhow::{bail, Result};
 use gapbench_ilp::{
     column_generation_carrying, column_generation_front, gap_interval, heuristic_value, max_alloc,
-    min_frag_from, min_power, pareto_front_from, relaxed_max_alloc, relaxed_min_power,
-    sample_sub_cluster, ColumnCarry, Objective, ParetoPoint, Snapshot, SolveOptions, SolveReport,
-    SolveStatus, SweepEvent,
+    min_frag_by_both, min_frag_from, min_power, pareto_front_from, relaxed_max_alloc,
+    relaxed_min_power, sample_sub_cluster, ColumnCarry, Objective, ParetoPoint, Snapshot,
+    SolveOptions, SolveReport, SolveStatus, SweepEvent,
 };
 use gapbench_model::{prepare, Cluster};
 use gapbench_online::{run_arrival_sweep, SweepResult};
@@ -356,7 +356,7 @@ fn end_points(
     let least_frag = wants(Objective::Frag).then(|| {
         if exact {
             let others: Vec<&[_]> = least_power.iter().map(|r| r.placement.as_slice()).collect();
-            min_frag_from(snapshot, &others, options)
+            min_frag_by_both(snapshot, &others, options, carry)
         } else {
             column_generation_carrying(snapshot, Objective::Frag, options, carry).0
         }

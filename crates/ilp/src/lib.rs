@@ -50,7 +50,7 @@ pub use cg::{
 };
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use max_alloc::max_alloc;
-pub use min_frag::{min_frag, min_frag_from};
+pub use min_frag::{min_frag, min_frag_by_both, min_frag_from};
 pub use min_power::min_power;
 pub use pareto::{pareto_front, pareto_front_from, ParetoPoint};
 pub use relaxation::{relaxed_max_alloc, relaxed_min_power};

@@ -111,6 +111,49 @@ impl SolveReport {
     }
 }
 
+impl SolveReport {
+    /// Two solves of one minimisation (power, fragmentation) as one: the better placement,
+    /// the higher proven bound, `optimal` when they meet (`results::best_known::meets`),
+    /// otherwise the status of the solve whose bound is kept; their times add up.
+    pub fn pooled_min(self, other: SolveReport) -> SolveReport {
+        let seconds = self.solve_seconds + other.solve_seconds;
+        let better_bound = match (self.bound, other.bound) {
+            (Some(a), Some(b)) if b > a => Some(&other),
+            (None, Some(_)) => Some(&other),
+            (Some(_), _) => Some(&self),
+            (None, None) => None,
+        };
+        let (bound, bound_status) = match better_bound {
+            Some(report) => (report.bound, report.status.clone()),
+            None => (None, self.status.clone()),
+        };
+        let keep_self = match (self.incumbent, other.incumbent) {
+            (Some(a), Some(b)) => a <= b,
+            (a, _) => a.is_some(),
+        };
+        let best = if keep_self { self } else { other };
+        let status = match (best.incumbent, bound) {
+            (Some(incumbent), Some(bound))
+                if gapbench_results::best_known::meets(incumbent, bound) =>
+            {
+                SolveStatus::Optimal
+            }
+            (Some(_), Some(_)) => bound_status,
+            _ => best.status.clone(),
+        };
+        SolveReport {
+            status,
+            bound,
+            mip_gap: best
+                .incumbent
+                .zip(bound)
+                .map(|(incumbent, bound)| relative_gap(incumbent, bound)),
+            solve_seconds: seconds,
+            ..best
+        }
+    }
+}
+
 /// What HiGHS said, before interpretation.
 #[derive(Debug, Clone)]
 pub(crate) enum RawStatus {
@@ -331,5 +374,53 @@ pub fn relative_gap(incumbent: f64, bound: f64) -> f64 {
         f64::INFINITY
     } else {
         difference / incumbent.abs()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(status: SolveStatus, incumbent: Option<f64>, bound: Option<f64>) -> SolveReport {
+        SolveReport {
+            objective: Objective::Frag,
+            status,
+            incumbent,
+            bound,
+            mip_gap: None,
+            solve_seconds: 1.0,
+            placement: Vec::new(),
+            secondary_power_watts: None,
+        }
+    }
+
+    #[test]
+    fn pooling_keeps_the_better_placement_and_the_higher_bound_with_its_status() {
+        let by_columns = report(SolveStatus::LpBound, Some(110.0), Some(100.0));
+        let per_node = report(SolveStatus::TimeLimitWithIncumbent, Some(105.0), Some(60.0));
+        let pooled = per_node.pooled_min(by_columns);
+        assert_eq!(pooled.incumbent, Some(105.0));
+        assert_eq!(pooled.bound, Some(100.0));
+        assert_eq!(pooled.status, SolveStatus::LpBound);
+        assert!((pooled.mip_gap.unwrap() - 5.0 / 105.0).abs() < 1e-12);
+        assert_eq!(pooled.solve_seconds, 2.0);
+    }
+
+    #[test]
+    fn pooled_solves_that_meet_are_optimal_and_a_failed_one_adds_only_its_time() {
+        let a = report(SolveStatus::LpBound, Some(100.0), Some(90.0));
+        let b = report(
+            SolveStatus::TimeLimitWithIncumbent,
+            Some(120.0),
+            Some(100.0),
+        );
+        assert_eq!(a.clone().pooled_min(b).status, SolveStatus::Optimal);
+        let failed = report(SolveStatus::Error("HiGHS failed".into()), None, None);
+        let pooled = failed.pooled_min(a.clone());
+        assert_eq!(
+            (pooled.incumbent, pooled.bound, pooled.status.clone()),
+            (a.incumbent, a.bound, a.status)
+        );
+        assert_eq!(pooled.solve_seconds, 2.0);
     }
 }

@@ -64,7 +64,7 @@ pub fn best_known<'a>(rows: impl IntoIterator<Item = &'a GapRow>) -> Vec<BestKno
             known.incumbent = incumbent.is_finite().then_some(incumbent);
             known.bound = best_bound.map(|(b, _)| b);
             known.status = match best_bound {
-                Some((b, _)) if incumbent <= b + 1e-9 * b.abs().max(1.0) => SolveStatus::Optimal,
+                Some((b, _)) if meets(incumbent, b) => SolveStatus::Optimal,
                 Some((_, from)) => rows[from].status.clone(),
                 None => known.status.clone(),
             };
@@ -83,6 +83,12 @@ fn poolable(row: &GapRow) -> bool {
     matches!(row.objective, Objective::Power | Objective::Frag)
         && !row.instance.is_empty()
         && (row.incumbent.is_some() || row.bound.is_some())
+}
+
+/// Whether a minimisation's placement of value `incumbent` meets the proven lower `bound`
+/// (to a relative 1e-9): then it is optimal.
+pub fn meets(incumbent: f64, bound: f64) -> bool {
+    incumbent <= bound + 1e-9 * bound.abs().max(1.0)
 }
 
 /// The gap of a minimisation in percent, `100 · (heuristic − reference) / reference`; `+∞`
