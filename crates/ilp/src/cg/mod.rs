@@ -13,6 +13,7 @@
 //! heuristic.
 
 mod bound;
+mod branch;
 mod carry;
 mod column;
 mod dive;
@@ -31,6 +32,8 @@ use std::time::Instant;
 
 /// The least time left after the integer phase for which column generation resumes.
 const RESUMED_PRICING_MIN_S: f64 = 0.5;
+/// The least time left after a converged column generation for which branching starts.
+const BRANCH_MIN_S: f64 = 0.2;
 
 use gapbench_model::Placement;
 
@@ -72,6 +75,9 @@ pub struct CgStats {
     pub greedy_seconds: f64,
     pub exact_seconds: f64,
     pub integer_seconds: f64,
+    /// Branch and price after a converged LP ([`branch`]): tree nodes solved, and time.
+    pub branch_nodes: usize,
+    pub branch_seconds: f64,
     /// The best rounding of the LP (`None`: every repair failed).
     pub rounding: Option<Rounding>,
     /// The objective's value of the integer master's solution, if it returned one.
@@ -190,7 +196,7 @@ fn solve(
     let generated = generate(&problem, &mut pool, &mut master, stats, pricing_deadline)?;
     let mut bound = generated.bound;
     let pool_before_incumbent = pool.len();
-    let incumbent = find_incumbent(
+    let mut incumbent = find_incumbent(
         &problem,
         &mut pool,
         start,
@@ -207,6 +213,18 @@ fn solve(
         let resumed = generate(&problem, &mut pool, &mut master, stats, finish_s)?;
         bound = bound.max(resumed.bound);
         stats.lagrangian_bound = bound;
+    }
+    // The LP bound is proven and an integer gap is left: branch on what time is left.
+    if stats.converged && finish_s - clock.elapsed().as_secs_f64() >= BRANCH_MIN_S {
+        let tree = branch::branch_and_price(
+            &problem,
+            &mut pool,
+            &mut incumbent,
+            bound,
+            finish_s,
+            stats,
+        )?;
+        bound = bound.max(tree);
     }
     carry.keep(
         objective,
