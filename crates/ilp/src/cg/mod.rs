@@ -6,7 +6,8 @@
 //! master most, exactly (the per-node model on one node); the Lagrangian bound ([`bound`])
 //! is valid at every iteration; the integer master over the generated columns
 //! ([`integer`]) gives a real placement, checked by `check_placements`, reported through
-//! the same [`SolveReport`] as every other solve.
+//! the same [`SolveReport`] as every other solve. When the LP bound is proven and an
+//! integer gap is left, branch and price ([`branch`]) spends the time that is left on it.
 //!
 //! The column pool starts from the heuristic's own node configurations, so the master is
 //! feasible from the first iteration and the integer master is never worse than the
@@ -394,8 +395,9 @@ pub fn power_bound_carrying(
 /// The report of a solve: the incumbent, and the bound (`raw_bound`, in the objective's own
 /// sense) capped by what needs no solve and rounded for integral objectives. The status
 /// says what was proven: `optimal` (they meet), `gap_limit` (within the requested
-/// `mip_rel_gap`), `lp_bound` (column generation `converged`: the bound is the LP's
-/// optimum, the integer gap is left) or `time_limit` (the bound could still rise).
+/// `mip_rel_gap`), `lp_bound` (column generation `converged` and branching ([`branch`])
+/// did not close the rest: the bound is the LP's optimum, or the tree's where it rose
+/// higher, and the integer gap is left) or `time_limit` (the bound could still rise).
 fn report(
     problem: &Problem,
     best: Incumbent,
