@@ -9,9 +9,8 @@ mod support;
 
 use gapbench_ilp::{
     check_assignment, column_generation, column_generation_carrying, column_generation_with_stats,
-    heuristic_value, max_alloc,
-    min_frag, min_power, sample_sub_cluster, ColumnCarry, Objective, Snapshot, SolveOptions,
-    SolveReport, SolveStatus,
+    heuristic_value, max_alloc, min_frag, min_power, sample_sub_cluster, ColumnCarry, Objective,
+    Snapshot, SolveOptions, SolveReport, SolveStatus,
 };
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::{load_nodes_csv, load_tasks_csv};

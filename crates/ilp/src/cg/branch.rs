@@ -177,9 +177,7 @@ pub(super) fn branch_and_price(
         open_bound = open_bound.min(node.bound);
     }
     stats.branch_seconds += clock.elapsed().as_secs_f64();
-    Ok(open_bound
-        .min(problem.sign * best.value)
-        .max(root_bound))
+    Ok(open_bound.min(problem.sign * best.value).max(root_bound))
 }
 
 /// Whether a node of bound `bound` (minimisation inside) needs no search: it holds
@@ -197,8 +195,7 @@ fn closed(problem: &Problem, bound: f64, incumbent: f64, open_bound: &mut f64) -
     if rounded >= inside - tolerance {
         return true;
     }
-    let within_gap =
-        relative_gap(incumbent, problem.sign * rounded) <= problem.options.mip_rel_gap;
+    let within_gap = relative_gap(incumbent, problem.sign * rounded) <= problem.options.mip_rel_gap;
     if within_gap {
         *open_bound = open_bound.min(bound);
     }
@@ -281,11 +278,11 @@ fn most_fractional(
             tasks[column.type_index][s] += l * f64::from(n);
         }
     }
-    let candidates = (0..types)
-        .map(|t| (Aggregate::Nodes(t), nodes[t]))
-        .chain((0..types).flat_map(|t| (0..shapes).map(move |s| (t, s))).map(|(t, s)| {
-            (Aggregate::Tasks(t, s), tasks[t][s])
-        }));
+    let candidates = (0..types).map(|t| (Aggregate::Nodes(t), nodes[t])).chain(
+        (0..types)
+            .flat_map(|t| (0..shapes).map(move |s| (t, s)))
+            .map(|(t, s)| (Aggregate::Tasks(t, s), tasks[t][s])),
+    );
     let mut chosen: Option<(Aggregate, f64, f64)> = None;
     for (aggregate, value) in candidates {
         let fraction = value - value.floor();
@@ -461,7 +458,9 @@ impl NodeMaster<'_> {
                 }))
             }
             HighsModelStatus::ReachedTimeLimit => Ok(None),
-            other => Err(format!("a branch node's master LP ended with status {other:?}")),
+            other => Err(format!(
+                "a branch node's master LP ended with status {other:?}"
+            )),
         };
         self.model = Some(Model::from(solved));
         result

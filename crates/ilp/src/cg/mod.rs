@@ -217,14 +217,8 @@ fn solve(
     }
     // The LP bound is proven and an integer gap is left: branch on what time is left.
     if stats.converged && finish_s - clock.elapsed().as_secs_f64() >= BRANCH_MIN_S {
-        let tree = branch::branch_and_price(
-            &problem,
-            &mut pool,
-            &mut incumbent,
-            bound,
-            finish_s,
-            stats,
-        )?;
+        let tree =
+            branch::branch_and_price(&problem, &mut pool, &mut incumbent, bound, finish_s, stats)?;
         bound = bound.max(tree);
     }
     carry.keep(

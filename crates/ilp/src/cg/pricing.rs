@@ -135,7 +135,14 @@ impl PricingContext<'_> {
                 deadline,
             )
         } else {
-            pattern_pricing::best_configuration(kind, value, self.shapes, profit, incumbent, deadline)
+            pattern_pricing::best_configuration(
+                kind,
+                value,
+                self.shapes,
+                profit,
+                incumbent,
+                deadline,
+            )
         };
         let best = self.priced_column(type_index, searched.slots, prices)?;
         Ok(Priced {
