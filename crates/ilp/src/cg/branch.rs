@@ -428,7 +428,7 @@ struct NodeDuals {
 }
 
 impl NodeMaster<'_> {
-    /// `None` when the time ran out first.
+    /// `None` when the time ran out first, or HiGHS ended without an optimum.
     fn solve(&mut self, deadline: Instant) -> Result<Option<NodeDuals>, String> {
         let left = deadline
             .saturating_duration_since(Instant::now())
@@ -457,10 +457,10 @@ impl NodeMaster<'_> {
                     branches: rows[types + shapes..].to_vec(),
                 }))
             }
-            HighsModelStatus::ReachedTimeLimit => Ok(None),
-            other => Err(format!(
-                "a branch node's master LP ended with status {other:?}"
-            )),
+            // Out of time, or a status HiGHS leaves `Unknown` on a re-solve: the node stays
+            // open at its parent's bound, so the tree's bound stays honest and the solve
+            // keeps its incumbent and root bound.
+            _ => Ok(None),
         };
         self.model = Some(Model::from(solved));
         result
