@@ -3,10 +3,14 @@
 //! starting from the columns the previous one used), with the figures of each solve
 //! (columns, iterations, time).
 //!
-//! `cargo run --release -p gapbench-ilp --example cg_full_cluster -- [POLICY] [CHECKPOINTS] [OBJECTIVES] [THREADS] [SECONDS]`
+//! `cargo run --release -p gapbench-ilp --example cg_full_cluster -- [POLICY] [CHECKPOINTS] [OBJECTIVES] [THREADS] [SECONDS] [SAMPLE_NODES]`
 //! e.g. `-- fgd 50,80,100,130 power,alloc,frag 2 60` (the defaults but the policy).
+//! `SAMPLE_NODES` solves a sub-cluster of that many nodes drawn with seed 42 instead (the
+//! paper bench's sub-cluster gap study: `-- fgd 50,80,100,130 power,alloc,frag 1 15 8`).
 
-use gapbench_ilp::{column_generation_carrying, gap_interval, heuristic_value, ColumnCarry};
+use gapbench_ilp::{
+    column_generation_carrying, gap_interval, heuristic_value, sample_sub_cluster, ColumnCarry,
+};
 use gapbench_ilp::{Objective, Snapshot, SolveOptions, SweepEvent};
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::{load_nodes_csv, load_tasks_csv};
@@ -38,6 +42,15 @@ fn main() -> Result<(), String> {
         CpuPowerProfile::Reference,
     )
     .map_err(|e| e.to_string())?;
+    let cluster = match args.get(5) {
+        Some(nodes) => {
+            let nodes: usize = nodes
+                .parse()
+                .map_err(|_| format!("bad sample size `{nodes}`"))?;
+            sample_sub_cluster(&cluster, nodes, 42)?.0
+        }
+        None => cluster,
+    };
     let tasks = load_tasks_csv(&dir.join("openb_pod_list_default.csv"), InputRules::Strict)
         .map_err(|e| e.to_string())?
         .tasks;
@@ -68,7 +81,7 @@ fn main() -> Result<(), String> {
         time_limit_s,
         ..SolveOptions::default()
     };
-    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,carried_columns,iterations,converged,rounding_keep,rounding_dived,rounded,integer_master,pricing_s,master_s,greedy_s,exact_s,integer_s,total_s");
+    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,carried_columns,iterations,converged,rounding_keep,rounding_dived,rounded,integer_master,pricing_s,master_s,greedy_s,exact_s,integer_s,branch_nodes,branch_s,total_s");
     // Each checkpoint starts from the configurations the previous one used.
     let mut carry = ColumnCarry::new();
     for &checkpoint in &checkpoints {
@@ -79,7 +92,7 @@ fn main() -> Result<(), String> {
             let heuristic = heuristic_value(&snapshot, objective);
             let gap = gap_interval(&report, heuristic, cluster.gpu_capacity_milli());
             println!(
-                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{},{:?},{:?},{:?},{:?},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
+                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{},{:?},{:?},{:?},{:?},{:.2},{:.2},{:.2},{:.2},{:.2},{},{:.2},{:.2}",
                 objective.name(),
                 snapshot.tasks.len(),
                 report.incumbent,
@@ -103,6 +116,8 @@ fn main() -> Result<(), String> {
                 stats.greedy_seconds,
                 stats.exact_seconds,
                 stats.integer_seconds,
+                stats.branch_nodes,
+                stats.branch_seconds,
                 report.solve_seconds
             );
         }

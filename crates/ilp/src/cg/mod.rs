@@ -6,13 +6,15 @@
 //! master most, exactly (the per-node model on one node); the Lagrangian bound ([`bound`])
 //! is valid at every iteration; the integer master over the generated columns
 //! ([`integer`]) gives a real placement, checked by `check_placements`, reported through
-//! the same [`SolveReport`] as every other solve.
+//! the same [`SolveReport`] as every other solve. When the LP bound is proven and an
+//! integer gap is left, branch and price ([`branch`]) spends the time that is left on it.
 //!
 //! The column pool starts from the heuristic's own node configurations, so the master is
 //! feasible from the first iteration and the integer master is never worse than the
 //! heuristic.
 
 mod bound;
+mod branch;
 mod carry;
 mod column;
 mod dive;
@@ -31,6 +33,8 @@ use std::time::Instant;
 
 /// The least time left after the integer phase for which column generation resumes.
 const RESUMED_PRICING_MIN_S: f64 = 0.5;
+/// The least time left after a converged column generation for which branching starts.
+const BRANCH_MIN_S: f64 = 0.2;
 
 use gapbench_model::Placement;
 
@@ -72,6 +76,9 @@ pub struct CgStats {
     pub greedy_seconds: f64,
     pub exact_seconds: f64,
     pub integer_seconds: f64,
+    /// Branch and price after a converged LP ([`branch`]): tree nodes solved, and time.
+    pub branch_nodes: usize,
+    pub branch_seconds: f64,
     /// The best rounding of the LP (`None`: every repair failed).
     pub rounding: Option<Rounding>,
     /// The objective's value of the integer master's solution, if it returned one.
@@ -190,7 +197,7 @@ fn solve(
     let generated = generate(&problem, &mut pool, &mut master, stats, pricing_deadline)?;
     let mut bound = generated.bound;
     let pool_before_incumbent = pool.len();
-    let incumbent = find_incumbent(
+    let mut incumbent = find_incumbent(
         &problem,
         &mut pool,
         start,
@@ -207,6 +214,12 @@ fn solve(
         let resumed = generate(&problem, &mut pool, &mut master, stats, finish_s)?;
         bound = bound.max(resumed.bound);
         stats.lagrangian_bound = bound;
+    }
+    // The LP bound is proven and an integer gap is left: branch on what time is left.
+    if stats.converged && finish_s - clock.elapsed().as_secs_f64() >= BRANCH_MIN_S {
+        let tree =
+            branch::branch_and_price(&problem, &mut pool, &mut incumbent, bound, finish_s, stats)?;
+        bound = bound.max(tree);
     }
     carry.keep(
         objective,
@@ -376,8 +389,9 @@ pub fn power_bound_carrying(
 /// The report of a solve: the incumbent, and the bound (`raw_bound`, in the objective's own
 /// sense) capped by what needs no solve and rounded for integral objectives. The status
 /// says what was proven: `optimal` (they meet), `gap_limit` (within the requested
-/// `mip_rel_gap`), `lp_bound` (column generation `converged`: the bound is the LP's
-/// optimum, the integer gap is left) or `time_limit` (the bound could still rise).
+/// `mip_rel_gap`), `lp_bound` (column generation `converged` and branching ([`branch`])
+/// did not close the rest: the bound is the LP's optimum, or the tree's where it rose
+/// higher, and the integer gap is left) or `time_limit` (the bound could still rise).
 fn report(
     problem: &Problem,
     best: Incumbent,

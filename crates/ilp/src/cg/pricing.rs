@@ -95,18 +95,55 @@ impl PricingContext<'_> {
         start: Option<&Column>,
         deadline: Instant,
     ) -> Result<Priced, String> {
+        self.price_among(type_index, prices, start, deadline, false)
+    }
+
+    /// [`Self::price`] over the non-empty configurations only: `lower_bound` bounds
+    /// `min_{c ≠ ∅}` and may be positive (see
+    /// [`pattern_pricing::best_non_empty_configuration`]).
+    pub fn price_non_empty(
+        &self,
+        type_index: usize,
+        prices: &[f64],
+        start: Option<&Column>,
+        deadline: Instant,
+    ) -> Result<Priced, String> {
+        self.price_among(type_index, prices, start, deadline, true)
+    }
+
+    fn price_among(
+        &self,
+        type_index: usize,
+        prices: &[f64],
+        start: Option<&Column>,
+        deadline: Instant,
+        non_empty: bool,
+    ) -> Result<Priced, String> {
         let incumbent = start
             .filter(|c| c.type_index == type_index)
             .map(|c| (c.slots.clone(), c.cost - c.priced(prices)));
         let kind = &self.types[type_index];
-        let searched = pattern_pricing::best_configuration(
-            kind,
-            &kind.value,
-            self.shapes,
-            |s| self.profit(s, prices),
-            incumbent,
-            Some(deadline),
-        );
+        let profit = |s: usize| self.profit(s, prices);
+        let (value, deadline) = (&kind.value, Some(deadline));
+        let searched = if non_empty {
+            pattern_pricing::best_non_empty_configuration(
+                kind,
+                value,
+                self.shapes,
+                profit,
+                incumbent,
+                deadline,
+            )
+        } else {
+            pattern_pricing::best_configuration(
+                kind,
+                value,
+                self.shapes,
+                profit,
+                incumbent,
+                deadline,
+            )
+        };
         let best = self.priced_column(type_index, searched.slots, prices)?;
         Ok(Priced {
             lower_bound: searched.lower_bound,

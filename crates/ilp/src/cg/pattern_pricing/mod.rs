@@ -62,6 +62,36 @@ pub(crate) fn best_configuration(
     incumbent: Option<(Vec<(usize, DeviceSet)>, f64)>,
     deadline: Option<Instant>,
 ) -> Searched {
+    search_configurations(kind, value, shapes, profit, incumbent, deadline, false)
+}
+
+/// [`best_configuration`] over the non-empty configurations only (branching rows on a
+/// type's node count charge every non-empty configuration, so the empty node is no
+/// longer the fallback; see [`crate::cg`]'s branching). The lower bound is then on
+/// `min_{c ≠ ∅} V(empty) − Φ(c)` and may be positive. Shapes of non-positive profit,
+/// which [`best_configuration`] leaves out (a task never raises `V`, so they cannot beat
+/// the configuration without them), are searched too: the best non-empty configuration
+/// may need one when no shape has a positive profit.
+pub(crate) fn best_non_empty_configuration(
+    kind: &TypeCluster,
+    value: &NodeValue,
+    shapes: &Shapes,
+    profit: impl Fn(usize) -> f64,
+    incumbent: Option<(Vec<(usize, DeviceSet)>, f64)>,
+    deadline: Option<Instant>,
+) -> Searched {
+    search_configurations(kind, value, shapes, profit, incumbent, deadline, true)
+}
+
+fn search_configurations(
+    kind: &TypeCluster,
+    value: &NodeValue,
+    shapes: &Shapes,
+    profit: impl Fn(usize) -> f64,
+    incumbent: Option<(Vec<(usize, DeviceSet)>, f64)>,
+    deadline: Option<Instant>,
+    non_empty: bool,
+) -> Searched {
     let node_type = *kind.node_type();
     let devices = u32::from(node_type.gpu_count);
     let items: Vec<Item> = shapes
@@ -71,7 +101,7 @@ pub(crate) fn best_configuration(
         .filter_map(|(s, shape)| {
             let most = shape.max_per_node(&node_type);
             let p = profit(s);
-            (most > 0 && p > 0.0).then(|| Item {
+            (most > 0 && (p > 0.0 || non_empty)).then(|| Item {
                 shape: s,
                 profit: p,
                 cpu_milli: u64::from(shape.cpu_milli),
@@ -100,9 +130,11 @@ pub(crate) fn best_configuration(
         .fold(empty.abs().max(1.0), f64::max);
     let tolerance = 1e-9 * scale;
     let (mut best_slots, mut best_phi) = match incumbent {
-        Some((slots, reduced)) if reduced < 0.0 => (slots, empty - reduced),
+        Some((slots, reduced)) if reduced < 0.0 || non_empty => (slots, empty - reduced),
+        _ if non_empty => (Vec::new(), f64::NEG_INFINITY),
         _ => (Vec::new(), empty),
     };
+
     let relaxation = Relaxation::new(&items, value, cpu_milli, node_type.memory_mib);
     // Subproblems: every level, and, where a device at work costs a fixed amount, every
     // number of devices at work; their dynamic program's bounds, largest first.
@@ -193,6 +225,7 @@ pub(crate) fn best_configuration(
             budget,
             deadline,
         );
+        search.non_empty = non_empty;
         search.run();
         budget = search.budget;
         if search.exhausted {
@@ -204,9 +237,14 @@ pub(crate) fn best_configuration(
         }
     }
     let upper = best_phi.max(unresolved);
+    let lower_bound = (empty - upper).min(empty - best_phi - tolerance);
     Searched {
         slots: best_slots,
-        lower_bound: (empty - upper).min(empty - best_phi - tolerance).min(0.0),
+        lower_bound: if non_empty {
+            lower_bound
+        } else {
+            lower_bound.min(0.0)
+        },
         proven: unresolved == f64::NEG_INFINITY,
     }
 }
@@ -266,6 +304,8 @@ struct Search<'a> {
     budget: u64,
     deadline: Option<Instant>,
     exhausted: bool,
+    /// The empty configuration is not a candidate.
+    non_empty: bool,
 }
 
 impl<'a> Search<'a> {
@@ -355,6 +395,7 @@ impl<'a> Search<'a> {
             budget,
             deadline,
             exhausted: false,
+            non_empty: false,
         }
     }
 
@@ -562,6 +603,9 @@ impl<'a> Search<'a> {
     /// Values the current state exactly (devices without a pattern free) and keeps it if
     /// it is the best so far.
     fn consider(&mut self) {
+        if self.non_empty && self.chosen.is_empty() && self.used.iter().all(|&n| n == 0) {
+            return;
+        }
         let loads = self.chosen.iter().map(|&i| self.patterns[i].load_milli);
         let free_devices = self.devices_left + self.fixed_free;
         let multi_devices = self.value.devices - free_devices - self.chosen.len() as u32;
