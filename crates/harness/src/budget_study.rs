@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use gapbench_ilp::frontier::{
-    column_generation_frontier, lagrangian_frontier, ColumnGenerationOptions, LagrangianOptions,
+    ascent_frontier, column_generation_frontier, lagrangian_frontier, AscentOptions,
+    ColumnGenerationOptions, LagrangianOptions,
 };
 use gapbench_model::{CpuPowerProfile, InputRules};
 use gapbench_replay::jobs::first_arrival_s;
@@ -113,6 +114,13 @@ pub struct BudgetSetupSpec {
     /// (`gapbench_ilp::frontier::slots`).
     #[serde(default)]
     pub quiet_slot_s: Option<f64>,
+    /// The frontier by dual ascent (`gapbench_ilp::frontier::ascent`) instead of the
+    /// Lagrangian sweep and column generation: this many steps at each point's own spend
+    /// (the cell replays the points' policies to know them) after `frontier_steps` at the
+    /// unconstrained end. Counted in steps, so deterministic; no LP, so the bound's status is
+    /// `lagrangian`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ascent_steps: Option<usize>,
 }
 
 fn default_kinds() -> Vec<String> {
@@ -526,7 +534,18 @@ pub(crate) fn run_budget_cell(
                 budget_prices: spec.frontier_prices,
                 subgradient_steps: spec.frontier_steps,
             };
-            let (frontier, tightened) = if spec.frontier_budgets == 0 {
+            let (frontier, tightened) = if let Some(steps) = setup_spec.ascent_steps {
+                let targets = point_spends(&setup, spec, kind).with_context(context)?;
+                let options = AscentOptions {
+                    unconstrained_steps: spec.frontier_steps,
+                    steps_per_budget: steps,
+                    progress: false,
+                };
+                let result = ascent_frontier(&instance, &targets, &options)
+                    .map_err(anyhow::Error::msg)
+                    .with_context(context)?;
+                (result.frontier, Vec::new())
+            } else if spec.frontier_budgets == 0 {
                 let frontier =
                     lagrangian_frontier(&instance, &warm_start).map_err(anyhow::Error::msg)?;
                 (frontier, Vec::new())
@@ -577,6 +596,30 @@ pub(crate) fn run_budget_cell(
             }
         }
     })
+}
+
+/// What the points of a (setup, seed, kind) spend: full-clock FIFO, Zeus and the budgeted
+/// policy at each fraction of FIFO's spend, replayed as their own cells replay them (the
+/// same deterministic runs), sorted, near-equal spends (within 0.1 %) once. Failed replays
+/// have no point and are left out.
+fn point_spends(
+    setup: &BudgetSetup,
+    spec: &BudgetStudySpec,
+    kind: FrontierKind,
+) -> Result<Vec<f64>> {
+    let fifo = setup.run("fifo-full-clock", Budget::Unlimited)?;
+    let base = PolicyPoint::of(String::new(), None, None, Ok(fifo)).spend(kind);
+    let mut spends = vec![base];
+    let zeus = setup.run("zeus", Budget::Unlimited);
+    spends.push(PolicyPoint::of(String::new(), None, None, zeus).spend(kind));
+    for &fraction in &spec.fractions {
+        let result = setup.run(budgeted_policy(kind), budget_of(kind, fraction * base));
+        spends.push(PolicyPoint::of(String::new(), None, None, result).spend(kind));
+    }
+    spends.retain(|s| s.is_finite());
+    spends.sort_by(f64::total_cmp);
+    spends.dedup_by(|later, kept| *later <= *kept * 1.001);
+    Ok(spends)
 }
 
 fn finite(value: f64) -> Option<f64> {

@@ -220,6 +220,55 @@ setups = [{ name = "trace-64gpu-x3-first600", gpus = 64, arrival_scale = 3, firs
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// `trace-64gpu-x3` as `workloads/paper.toml` computes its frontier (dual ascent at every
+/// point's own spend, 15-minute slots where busy, up to 6 h where quiet, the paper's
+/// fractions and steps), sliced to its first 600 GPU jobs for test time: every point of
+/// every policy lies on or above the frontier, energy and carbon, and the bound at a
+/// point's own spend is what the aggregate reports.
+#[test]
+fn the_trace_scale_setup_keeps_every_point_above_its_dual_ascent_frontier() {
+    use gapbench::budget_study::{run_budget_study, BudgetStudySpec};
+    use gapbench_results::table::read_rows;
+    use gapbench_results::BudgetPointRow;
+    let dir = gapbench_model::testing::openb_traces_dir();
+    let spec: BudgetStudySpec = toml::from_str(
+        r#"
+trace = "default"
+seeds = [42]
+fractions = [0.95, 1.0, 1.1, 1.2]
+queue = "backfill"
+frontier_steps = 20
+setups = [{ name = "trace-64gpu-x3-first600", gpus = 64, arrival_scale = 3, first_jobs = 600, frontier = true, slot_s = 900, quiet_slot_s = 21600, ascent_steps = 25 }]
+"#,
+    )
+    .unwrap();
+    spec.validate().unwrap();
+    let out = std::env::temp_dir().join(format!("gapbench-budget-ascent-{}", std::process::id()));
+    let files = (
+        dir.join("openb_node_list_gpu_node.csv"),
+        dir.join("openb_pod_list_default.csv"),
+    );
+    run_budget_study(&spec, Some(files), &out).unwrap();
+    let points = read_rows::<BudgetPointRow>(&out.join("budget_points.csv"), &[])
+        .unwrap()
+        .unwrap();
+    let mut measured = 0;
+    for row in &points.rows {
+        let p = &row.value;
+        let Some(jct) = p.mean_jct_s else {
+            assert!(p.error.contains("budget"), "{p:?}");
+            continue;
+        };
+        let bound = p.bound_mean_jct_s.expect("a frontier was asked for");
+        assert!(bound > 0.0 && jct >= bound * (1.0 - 1e-9), "{p:?}");
+        assert_eq!(p.bound_status, "lagrangian", "{p:?}");
+        assert!(p.gap.is_some_and(|g| g >= -1e-9), "{p:?}");
+        measured += 1;
+    }
+    assert!(measured >= 10, "{measured} points");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 #[test]
 fn every_energy_point_lies_on_or_above_the_jct_energy_frontier() {
     check(FrontierKind::Energy);

@@ -2,8 +2,8 @@
 //! envelope never exceeds a proven optimum, and how close it comes is measured.
 
 use gapbench_ilp::frontier::{
-    lagrangian_frontier, min_total_jct, BudgetKind, FrontierInstance, FrontierJob,
-    LagrangianOptions, Slots,
+    ascent_frontier, lagrangian_frontier, min_total_jct, AscentOptions, BudgetKind,
+    FrontierInstance, FrontierJob, LagrangianOptions, Slots,
 };
 use gapbench_ilp::{SolveOptions, SolveStatus};
 use gapbench_model::training::{DvfsProfile, Fidelity, TrainingJob, WorkloadClass};
@@ -137,3 +137,61 @@ fn a_budget_below_the_least_is_infeasible_for_both() {
         .collect();
     assert!(bounds.windows(2).all(|w| w[1] <= w[0] + 1e-9), "{bounds:?}");
 }
+
+/// The dual ascent's bound at each budget it aims at (the budgeted study's trace-scale
+/// frontier) never exceeds the MIP optimum there, energy and carbon, and comes close to it.
+#[test]
+fn the_dual_ascent_never_exceeds_the_mip_optimum() {
+    let grid = SyntheticGrid::CAISO_LIKE.generate("caiso-like", 48, 3);
+    let cases = (0..3)
+        .map(|seed| instance(seed, 6, 8, BudgetKind::Energy))
+        .chain((10..13).map(|seed| instance(seed, 8, 8, BudgetKind::Carbon(grid.clone()))));
+    let mut ratios = Vec::new();
+    for instance in cases {
+        let unconstrained = lagrangian_frontier(
+            &instance,
+            &LagrangianOptions {
+                budget_prices: 0,
+                subgradient_steps: 0,
+            },
+        )
+        .unwrap()
+        .unconstrained_budget;
+        let budgets: Vec<f64> = [0.8, 0.9, 1.0, 1.3]
+            .iter()
+            .map(|f| f * unconstrained)
+            .collect();
+        let ascent = ascent_frontier(&instance, &budgets, &AscentOptions::default()).unwrap();
+        for &(budget, bound) in &ascent.budgets {
+            let mip = min_total_jct(&instance, budget, &options()).unwrap();
+            match mip.status {
+                SolveStatus::Optimal => {
+                    let optimum = mip.total_jct_s.unwrap();
+                    let bound = bound.expect("a feasible budget has a bound");
+                    assert!(
+                        bound <= optimum * (1.0 + 1e-6) + 1e-6,
+                        "budget {budget}: ascent {bound} above the MIP optimum {optimum}"
+                    );
+                    ratios.push(bound / optimum);
+                }
+                SolveStatus::TimeLimitWithIncumbent => {
+                    let incumbent = mip.total_jct_s.unwrap();
+                    assert!(bound.expect("feasible") <= incumbent * (1.0 + 1e-6));
+                }
+                SolveStatus::Infeasible => assert!(bound.is_none()),
+                other => panic!("budget {budget}: MIP ended {other:?}"),
+            }
+        }
+    }
+    assert!(ratios.len() >= 12, "{ratios:?}");
+    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    eprintln!(
+        "ascent: bound/optimum worst {worst:.3}, mean {mean:.3} over {} budgets",
+        ratios.len()
+    );
+    assert!(worst >= ASCENT_WITHIN, "worst {worst:.3}: {ratios:?}");
+}
+
+/// What README states for the dual ascent against the MIP (measured: see the test's output).
+const ASCENT_WITHIN: f64 = 0.90;
