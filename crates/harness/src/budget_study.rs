@@ -115,9 +115,9 @@ pub struct BudgetSetupSpec {
     #[serde(default)]
     pub quiet_slot_s: Option<f64>,
     /// The frontier by dual ascent (`gapbench_ilp::frontier::ascent`) instead of the
-    /// Lagrangian sweep and column generation: this many steps at each point's own spend
-    /// (the cell replays the points' policies to know them) after `frontier_steps` at the
-    /// unconstrained end. Counted in steps, so deterministic; no LP, so the bound's status is
+    /// Lagrangian sweep and column generation: this many steps at the unconstrained end, then
+    /// as many at each point's own spend (the cell replays the points' policies to know
+    /// them). Counted in steps, so deterministic; no LP, so the bound's status is
     /// `lagrangian`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ascent_steps: Option<usize>,
@@ -537,7 +537,7 @@ pub(crate) fn run_budget_cell(
             let (frontier, tightened) = if let Some(steps) = setup_spec.ascent_steps {
                 let targets = point_spends(&setup, spec, kind).with_context(context)?;
                 let options = AscentOptions {
-                    unconstrained_steps: spec.frontier_steps,
+                    unconstrained_steps: steps,
                     steps_per_budget: steps,
                     progress: false,
                 };

@@ -42,50 +42,76 @@ fn options() -> SolveOptions {
     }
 }
 
-/// On instances the MIP proves optimal, the envelope is at or below the optimum at every
-/// budget, from tight to generous, and within a measured distance of it.
-fn check_against_mip(instance: &FrontierInstance) -> Vec<f64> {
+/// On instances the MIP proves optimal, the envelope — the Lagrangian sweep's, and the dual
+/// ascent's aimed at each budget (the trace-scale study's frontier) — is at or below the
+/// optimum at every budget, from tight to generous, and within a measured distance of it.
+/// Returns bound/optimum of the sweep and of the ascent.
+fn check_against_mip(instance: &FrontierInstance) -> (Vec<f64>, Vec<f64>) {
     let frontier = lagrangian_frontier(instance, &LagrangianOptions::default()).unwrap();
-    let mut ratios = Vec::new();
-    for fraction in [0.8, 0.9, 1.0, 1.3] {
-        let budget = frontier.unconstrained_budget * fraction;
+    let budgets: Vec<f64> = [0.8, 0.9, 1.0, 1.3]
+        .iter()
+        .map(|fraction| frontier.unconstrained_budget * fraction)
+        .collect();
+    let ascent = ascent_frontier(instance, &budgets, &AscentOptions::default()).unwrap();
+    let (mut ratios, mut ascent_ratios) = (Vec::new(), Vec::new());
+    for (&budget, &(_, ascent_bound)) in budgets.iter().zip(&ascent.budgets) {
         let mip = min_total_jct(instance, budget, &options()).unwrap();
         let bound = frontier.total_jct_bound(budget);
         match mip.status {
             SolveStatus::Optimal => {
                 let optimum = mip.total_jct_s.unwrap();
-                let bound = bound.expect("a feasible budget has a bound");
-                assert!(
-                    bound <= optimum * (1.0 + 1e-6) + 1e-6,
-                    "budget {budget}: Lagrangian {bound} above the MIP optimum {optimum}"
-                );
-                ratios.push(bound / optimum);
+                for (what, bound, ratios) in [
+                    ("Lagrangian", bound, &mut ratios),
+                    ("ascent", ascent_bound, &mut ascent_ratios),
+                ] {
+                    let bound = bound.expect("a feasible budget has a bound");
+                    assert!(
+                        bound <= optimum * (1.0 + 1e-6) + 1e-6,
+                        "budget {budget}: {what} {bound} above the MIP optimum {optimum}"
+                    );
+                    ratios.push(bound / optimum);
+                }
             }
             // Not proven within the time limit: the bound still may not pass the incumbent.
             SolveStatus::TimeLimitWithIncumbent => {
                 let incumbent = mip.total_jct_s.unwrap();
                 assert!(bound.expect("feasible") <= incumbent * (1.0 + 1e-6));
+                assert!(ascent_bound.expect("feasible") <= incumbent * (1.0 + 1e-6));
             }
-            SolveStatus::Infeasible => {}
+            SolveStatus::Infeasible => assert!(ascent_bound.is_none()),
             other => panic!("budget {budget}: MIP ended {other:?}"),
         }
     }
-    ratios
+    (ratios, ascent_ratios)
 }
+
+/// The worst and mean of `ratios`, printed.
+fn worst_and_mean(what: &str, ratios: &[f64]) -> f64 {
+    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let mean = ratios.iter().sum::<f64>() / ratios.len().max(1) as f64;
+    eprintln!(
+        "{what}: bound/optimum worst {worst:.3}, mean {mean:.3} over {} budgets",
+        ratios.len()
+    );
+    worst
+}
+
+/// README states the dual ascent within 2 % of the MIP optimum at the budgets it aims at
+/// (measured: worst 0.985, mean 0.998 over 19 budgets, energy and carbon).
+const ASCENT_WITHIN: f64 = 0.98;
 
 #[test]
 fn energy_envelope_never_exceeds_the_mip_optimum() {
-    let mut ratios = Vec::new();
+    let (mut ratios, mut ascent) = (Vec::new(), Vec::new());
     for seed in 0..3 {
-        ratios.extend(check_against_mip(&instance(seed, 6, 8, BudgetKind::Energy)));
+        let (sweep, aimed) = check_against_mip(&instance(seed, 6, 8, BudgetKind::Energy));
+        ratios.extend(sweep);
+        ascent.extend(aimed);
     }
     assert!(ratios.len() >= 6, "{ratios:?}");
-    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
-    eprintln!(
-        "energy: bound/optimum worst {worst:.3}, mean {mean:.3} over {} budgets",
-        ratios.len()
-    );
+    let worst = worst_and_mean("energy", &ratios);
+    let ascent_worst = worst_and_mean("energy, dual ascent", &ascent);
+    assert!(ascent_worst >= ASCENT_WITHIN, "dual ascent: {ascent:?}");
     // README and ARCHITECTURE state "within 3 %" (measured: worst 0.975, mean 0.993).
     assert!(
         worst >= 0.97,
@@ -96,21 +122,17 @@ fn energy_envelope_never_exceeds_the_mip_optimum() {
 #[test]
 fn carbon_envelope_never_exceeds_the_mip_optimum() {
     let grid = SyntheticGrid::CAISO_LIKE.generate("caiso-like", 48, 3);
-    let mut ratios = Vec::new();
+    let (mut ratios, mut ascent) = (Vec::new(), Vec::new());
     for seed in 10..13 {
-        ratios.extend(check_against_mip(&instance(
-            seed,
-            8,
-            8,
-            BudgetKind::Carbon(grid.clone()),
-        )));
+        let (sweep, aimed) =
+            check_against_mip(&instance(seed, 8, 8, BudgetKind::Carbon(grid.clone())));
+        ratios.extend(sweep);
+        ascent.extend(aimed);
     }
     assert!(!ratios.is_empty());
-    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-    eprintln!(
-        "carbon: bound/optimum worst {worst:.3} over {} budgets",
-        ratios.len()
-    );
+    let worst = worst_and_mean("carbon", &ratios);
+    let ascent_worst = worst_and_mean("carbon, dual ascent", &ascent);
+    assert!(ascent_worst >= ASCENT_WITHIN, "dual ascent: {ascent:?}");
     // README and ARCHITECTURE state "within 3 %" (measured: worst 0.972).
     assert!(
         worst >= 0.97,
@@ -137,61 +159,3 @@ fn a_budget_below_the_least_is_infeasible_for_both() {
         .collect();
     assert!(bounds.windows(2).all(|w| w[1] <= w[0] + 1e-9), "{bounds:?}");
 }
-
-/// The dual ascent's bound at each budget it aims at (the budgeted study's trace-scale
-/// frontier) never exceeds the MIP optimum there, energy and carbon, and comes close to it.
-#[test]
-fn the_dual_ascent_never_exceeds_the_mip_optimum() {
-    let grid = SyntheticGrid::CAISO_LIKE.generate("caiso-like", 48, 3);
-    let cases = (0..3)
-        .map(|seed| instance(seed, 6, 8, BudgetKind::Energy))
-        .chain((10..13).map(|seed| instance(seed, 8, 8, BudgetKind::Carbon(grid.clone()))));
-    let mut ratios = Vec::new();
-    for instance in cases {
-        let unconstrained = lagrangian_frontier(
-            &instance,
-            &LagrangianOptions {
-                budget_prices: 0,
-                subgradient_steps: 0,
-            },
-        )
-        .unwrap()
-        .unconstrained_budget;
-        let budgets: Vec<f64> = [0.8, 0.9, 1.0, 1.3]
-            .iter()
-            .map(|f| f * unconstrained)
-            .collect();
-        let ascent = ascent_frontier(&instance, &budgets, &AscentOptions::default()).unwrap();
-        for &(budget, bound) in &ascent.budgets {
-            let mip = min_total_jct(&instance, budget, &options()).unwrap();
-            match mip.status {
-                SolveStatus::Optimal => {
-                    let optimum = mip.total_jct_s.unwrap();
-                    let bound = bound.expect("a feasible budget has a bound");
-                    assert!(
-                        bound <= optimum * (1.0 + 1e-6) + 1e-6,
-                        "budget {budget}: ascent {bound} above the MIP optimum {optimum}"
-                    );
-                    ratios.push(bound / optimum);
-                }
-                SolveStatus::TimeLimitWithIncumbent => {
-                    let incumbent = mip.total_jct_s.unwrap();
-                    assert!(bound.expect("feasible") <= incumbent * (1.0 + 1e-6));
-                }
-                SolveStatus::Infeasible => assert!(bound.is_none()),
-                other => panic!("budget {budget}: MIP ended {other:?}"),
-            }
-        }
-    }
-    assert!(ratios.len() >= 12, "{ratios:?}");
-    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
-    eprintln!(
-        "ascent: bound/optimum worst {worst:.3}, mean {mean:.3} over {} budgets",
-        ratios.len()
-    );
-    assert!(worst >= ASCENT_WITHIN, "worst {worst:.3}: {ratios:?}");
-}
-
-/// What README states for the dual ascent against the MIP (measured: see the test's output).
-const ASCENT_WITHIN: f64 = 0.90;

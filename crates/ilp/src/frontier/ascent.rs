@@ -22,10 +22,8 @@
 //! never in seconds, and summed in job order: the same instance gives the same lines on any
 //! machine and any number of threads.
 
-use rayon::prelude::*;
-
-use super::job::{cheapest_schedule, BudgetRates, JobSchedule, Prices};
-use super::lagrangian::{Frontier, FrontierLine};
+use super::job::BudgetRates;
+use super::lagrangian::{evaluate, Evaluation, Frontier, FrontierLine};
 use super::FrontierInstance;
 
 /// How many pricing passes to spend.
@@ -69,54 +67,6 @@ const FIRST_AIM: f64 = 0.02;
 /// First log-step of the budget price.
 const LAMBDA_FIRST_STEP: f64 = 0.5;
 
-/// The priced schedules' totals at one `(λ, μ)`.
-#[derive(Clone)]
-struct Evaluation {
-    /// `D(λ, μ)`.
-    dual: f64,
-    budget_used: f64,
-    /// GPU-seconds used per slot.
-    used: Vec<f64>,
-}
-
-fn evaluate(
-    instance: &FrontierInstance,
-    rates: &BudgetRates,
-    budget_price: f64,
-    gpu_second: &[f64],
-    capacity: &[f64],
-) -> Evaluation {
-    let prices = Prices {
-        budget: budget_price,
-        gpu_second,
-    };
-    let schedules: Vec<JobSchedule> = instance
-        .jobs
-        .par_iter()
-        .map(|job| cheapest_schedule(instance, job, &prices, rates))
-        .collect();
-    let mut used = vec![0.0; capacity.len()];
-    let (mut dual, mut budget_used) = (0.0, 0.0);
-    // Summed in job order: the same result on any number of threads.
-    for schedule in &schedules {
-        dual += schedule.cost;
-        budget_used += schedule.budget_used;
-        for &(slot, seconds) in &schedule.gpu_seconds {
-            used[slot] += seconds;
-        }
-    }
-    dual -= gpu_second
-        .iter()
-        .zip(capacity)
-        .map(|(price, cap)| price * cap)
-        .sum::<f64>();
-    Evaluation {
-        dual,
-        budget_used,
-        used,
-    }
-}
-
 /// The ascent's state: prices, direction and step control.
 struct Ascent<'a> {
     instance: &'a FrontierInstance,
@@ -148,7 +98,7 @@ impl Ascent<'_> {
         for step in 0..steps {
             // Scaled, projected subgradient of the slots.
             for t in 0..slots {
-                let over = (current.used[t] - self.capacity[t]) / self.capacity[t];
+                let over = current.subgradient[t] / self.capacity[t];
                 let g = if self.gpu_second[t] <= 0.0 && over < 0.0 {
                     0.0
                 } else {
@@ -228,7 +178,6 @@ impl Ascent<'_> {
             &self.rates,
             self.budget_price,
             &self.gpu_second,
-            &self.capacity,
         );
         self.evaluations += 1;
         self.lines.push(FrontierLine {
