@@ -8,13 +8,17 @@
 //! it by steps instead of LP solves costs one pricing pass per step and no LP at all, which
 //! is what a 6,000-job, 2,300-slot instance can afford. The steps:
 //!
-//! - in scaled coordinates `λ̃ = λ·B` and `μ̃_t = μ_t·cap_t` (seconds of JCT for the whole
-//!   budget or slot), so a 15-minute slot and a 6-hour one, and the budget, move alike:
-//!   the scaled subgradient is the relative over-use `(S − B)/B`, `(U_t − cap_t)/cap_t`;
-//! - projected: a price at 0 whose constraint is slack does not count in the step length;
+//! - slot prices in scaled coordinates `μ̃_t = μ_t·cap_t` (seconds of JCT for the whole
+//!   slot), so a 15-minute slot and a 6-hour one move alike: the scaled subgradient is the
+//!   relative over-use `(U_t − cap_t)/cap_t`;
+//! - projected: a price at 0 whose slot is slack does not count in the step length;
 //! - deflected (Volume-style): direction `d = 0.7·g + 0.3·d_prev`;
 //! - Polyak length `θ·δ·|L_best| / ‖d‖²` (aiming `δ` above the best value so far), `θ`
-//!   halved after `STALL` steps without progress.
+//!   halved after `STALL` steps without progress (and the prices reset to the best found);
+//! - the budget price by its own controller: `λ ← λ·e^{±h}` towards spending `B` (`λ`
+//!   starts at the unconstrained JCT per unit of budget when the budget first binds), `h`
+//!   halved at every reversal — `λ` must range over orders of magnitude, which a common
+//!   step length cannot serve.
 //!
 //! Budgets are taken from the loosest to the tightest, each warm-started from the prices the
 //! previous one ended with. Every evaluation adds a line `Σ JCT ≥ D(λ, μ) − λ·B'`, valid for
@@ -97,25 +101,30 @@ impl Ascent<'_> {
         let (mut h, mut last_sign) = (LAMBDA_FIRST_STEP, 0.0);
         for step in 0..steps {
             // Scaled, projected subgradient of the slots.
-            for t in 0..slots {
-                let over = current.subgradient[t] / self.capacity[t];
-                let g = if self.gpu_second[t] <= 0.0 && over < 0.0 {
+            let slot_state = current
+                .subgradient
+                .iter()
+                .zip(&self.capacity)
+                .zip(&self.gpu_second);
+            for (d, ((over_s, cap), price)) in direction.iter_mut().zip(slot_state) {
+                let over = over_s / cap;
+                let g = if *price <= 0.0 && over < 0.0 {
                     0.0
                 } else {
                     over
                 };
-                direction[t] = if step == 0 {
+                *d = if step == 0 {
                     g
                 } else {
-                    DEFLECTION * g + (1.0 - DEFLECTION) * direction[t]
+                    DEFLECTION * g + (1.0 - DEFLECTION) * *d
                 };
             }
             let norm: f64 = direction.iter().map(|d| d * d).sum();
             if norm > 1e-18 {
                 let length = theta * FIRST_AIM * best.abs().max(1.0) / norm;
-                for t in 0..slots {
-                    let scaled = self.gpu_second[t] * self.capacity[t] + length * direction[t];
-                    self.gpu_second[t] = scaled.max(0.0) / self.capacity[t];
+                let slot_state = self.gpu_second.iter_mut().zip(&self.capacity);
+                for ((price, cap), d) in slot_state.zip(&direction) {
+                    *price = (*price * cap + length * d).max(0.0) / cap;
                 }
             }
             if let Some(b) = budget {
