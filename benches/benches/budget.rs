@@ -3,14 +3,16 @@
 //! and one trace-scale frontier by column generation (every GPU job of the default trace at
 //! 3× arrivals on 64 GPUs, as paper.toml's `trace-64gpu-x3`: 15-minute slots where busy,
 //! up to 6 h where quiet; a fixed amount of work — a 2-price warm start of 5 steps each,
-//! then 3 rounds at each of 2 budgets — so the time is comparable across commits).
+//! then 3 rounds at each of 2 budgets — so the time is comparable across commits), and
+//! the same instance's frontier by dual ascent as the budget study computes it (10 steps at
+//! the unconstrained end, then 10 at each of 2 budgets: 31 pricing passes).
 //! The budgeted replays themselves are timed with every other policy in `replay`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gapbench_ilp::frontier::slots::busy_base_slots;
 use gapbench_ilp::frontier::{
-    column_generation_frontier, lagrangian_frontier, BudgetKind, ColumnGenerationOptions,
-    FrontierInstance, FrontierJob, LagrangianOptions, Slots,
+    ascent_frontier, column_generation_frontier, lagrangian_frontier, AscentOptions, BudgetKind,
+    ColumnGenerationOptions, FrontierInstance, FrontierJob, LagrangianOptions, Slots,
 };
 use gapbench_model::training::Fidelity;
 use gapbench_replay::{derive_attributes, JobTable, TrainingTask};
@@ -115,6 +117,16 @@ fn trace_scale(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("column_generation_trace_64gpu_x3", |b| {
         b.iter(|| column_generation_frontier(&instance, &budgets, &options).expect("valid"))
+    });
+    // Where the study's points spend: just above the least budget, up to FIFO's spend.
+    let ascent_budgets = [least * 1.02, least * 1.08];
+    let ascent = AscentOptions {
+        unconstrained_steps: 10,
+        steps_per_budget: 10,
+        progress: false,
+    };
+    group.bench_function("ascent_trace_64gpu_x3", |b| {
+        b.iter(|| ascent_frontier(&instance, &ascent_budgets, &ascent).expect("valid"))
     });
     group.finish();
 }

@@ -14,9 +14,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use gapbench_ilp::frontier::{
-    column_generation_frontier, lagrangian_frontier, ColumnGenerationOptions, LagrangianOptions,
-};
 use gapbench_model::{CpuPowerProfile, InputRules};
 use gapbench_replay::jobs::first_arrival_s;
 use gapbench_replay::{Budget, QueueDiscipline};
@@ -30,13 +27,10 @@ use sha2::{Digest, Sha256};
 
 use crate::bench::Matrix;
 use crate::budget::BudgetArgs;
-use crate::frontier::{
-    budget_of, budgeted_policy, colgen_status, frontier_instance, BudgetSetup, FrontierKind,
-    PolicyPoint,
-};
+use crate::frontier::{budget_of, budgeted_policy, BudgetSetup, FrontierKind, PolicyPoint};
 use crate::io::write_atomic;
 use crate::replay::{ReplayInputs, Selection, TimedSource};
-use crate::stored_frontier::{target_budgets, StoredFrontier};
+use crate::stored_frontier::StoredFrontier;
 use crate::workload::InputFingerprint;
 
 /// `[budget]`: budgeted replays and their exact frontiers.
@@ -113,6 +107,13 @@ pub struct BudgetSetupSpec {
     /// (`gapbench_ilp::frontier::slots`).
     #[serde(default)]
     pub quiet_slot_s: Option<f64>,
+    /// The frontier by dual ascent (`gapbench_ilp::frontier::ascent`) instead of the
+    /// Lagrangian sweep and column generation: this many steps at the unconstrained end, then
+    /// as many at each point's own spend (the cell replays the points' policies to know
+    /// them). Counted in steps, so deterministic; no LP, so the bound's status is
+    /// `lagrangian`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ascent_steps: Option<usize>,
 }
 
 fn default_kinds() -> Vec<String> {
@@ -512,70 +513,14 @@ pub(crate) fn run_budget_cell(
                 frontier: None,
             }
         }
-        BudgetItem::Frontier { kind } => {
-            let setup_spec = spec
-                .setups
-                .iter()
-                .find(|s| s.name == cell.setup)
-                .context("a frontier cell of a known setup")?;
-            let slot_s = setup_spec.slot_s.unwrap_or(spec.slot_s);
-            let quiet_slot_s = setup_spec.quiet_slot_s.unwrap_or(slot_s);
-            let instance =
-                frontier_instance(&setup, kind, slot_s, quiet_slot_s).with_context(context)?;
-            let warm_start = LagrangianOptions {
-                budget_prices: spec.frontier_prices,
-                subgradient_steps: spec.frontier_steps,
-            };
-            let (frontier, tightened) = if spec.frontier_budgets == 0 {
-                let frontier =
-                    lagrangian_frontier(&instance, &warm_start).map_err(anyhow::Error::msg)?;
-                (frontier, Vec::new())
-            } else {
-                // The points spend around FIFO's spend: tighten there.
-                let fifo = setup
-                    .run("fifo-full-clock", Budget::Unlimited)
-                    .with_context(context)?;
-                let base = PolicyPoint::of(String::new(), None, None, Ok(fifo)).spend(kind);
-                let targets = target_budgets(
-                    &spec.fractions,
-                    base,
-                    instance.least_budget(),
-                    spec.frontier_budgets,
-                );
-                let options = ColumnGenerationOptions {
-                    warm_start,
-                    rounds_per_budget: spec.frontier_rounds,
-                    time_limit_s: spec.frontier_seconds,
-                    ..ColumnGenerationOptions::default()
-                };
-                let result = column_generation_frontier(&instance, &targets, &options)
-                    .map_err(anyhow::Error::msg)
-                    .with_context(context)?;
-                let mut tightened: Vec<(f64, Option<f64>, String)> = result
-                    .budgets
-                    .iter()
-                    .map(|b| (b.budget, b.master_total_jct_s, colgen_status(b).to_string()))
-                    .collect();
-                tightened.sort_by(|a, b| a.0.total_cmp(&b.0));
-                (result.frontier, tightened)
-            };
-            BudgetRecord {
-                key,
-                point: None,
-                frontier: Some(StoredFrontier {
-                    jobs: frontier.jobs,
-                    least_budget: frontier.least_budget,
-                    unconstrained_budget: frontier.unconstrained_budget,
-                    lines: frontier
-                        .lines
-                        .iter()
-                        .map(|l| (l.budget_price, l.intercept))
-                        .collect(),
-                    tightened,
-                    slots: instance.slots.count(),
-                }),
-            }
-        }
+        BudgetItem::Frontier { kind } => BudgetRecord {
+            key,
+            point: None,
+            frontier: Some(
+                crate::stored_frontier::compute(&setup, spec, &cell.setup, kind)
+                    .with_context(context)?,
+            ),
+        },
     })
 }
 

@@ -16,8 +16,9 @@ use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use gapbench_ilp::frontier::slots::busy_base_slots;
 use gapbench_ilp::frontier::{
-    column_generation_frontier, lagrangian_frontier, min_total_jct, BudgetKind,
-    ColumnGenerationOptions, Frontier, FrontierInstance, FrontierJob, LagrangianOptions, Slots,
+    ascent_frontier, column_generation_frontier, lagrangian_frontier, min_total_jct, AscentOptions,
+    BudgetKind, ColumnGenerationOptions, Frontier, FrontierInstance, FrontierJob,
+    LagrangianOptions, Slots,
 };
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
@@ -77,6 +78,11 @@ pub struct FrontierArgs {
     /// Tighten the envelope by column generation at each budget (and, with --policies, at each policy's own spend), warm-started from the Lagrangian.
     #[arg(long)]
     pub colgen: bool,
+    /// Push the Lagrangian envelope up at each of --budgets (and, with --policies, at each
+    /// policy's own spend) by this many deterministic dual-ascent steps on the budget and
+    /// capacity prices together, after --frontier-steps at the unconstrained end (no LP).
+    #[arg(long, value_name = "STEPS", conflicts_with = "colgen")]
+    pub ascent: Option<usize>,
     /// Budget prices and subgradient steps per price of the Lagrangian (with --colgen: of its warm start).
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub frontier_prices: usize,
@@ -421,24 +427,44 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
     let clock = std::time::Instant::now();
     let fractions = [0.7, 0.85, 1.0];
     // With --colgen the policies run first: their own spends are budgets to tighten at.
-    let mut points = if args.policies && args.colgen {
+    let targeted = args.colgen || args.ascent.is_some();
+    let mut points = if args.policies && targeted {
         Some(policy_points(&setup, args.kind, None, &fractions)?)
     } else {
         None
     };
     let mut colgen_rows = Vec::new();
-    let frontier = if args.colgen {
-        let mut targets = args.budgets.clone();
-        targets.extend(
-            points
-                .iter()
-                .flatten()
-                .filter(|p| p.error.is_none())
-                .map(|p| p.spend(args.kind)),
+    let mut targets = args.budgets.clone();
+    targets.extend(
+        points
+            .iter()
+            .flatten()
+            .filter(|p| p.error.is_none())
+            .map(|p| p.spend(args.kind)),
+    );
+    if targeted && targets.is_empty() {
+        bail!("--colgen and --ascent tighten the envelope at chosen budgets: give --budgets or --policies");
+    }
+    let frontier = if let Some(steps) = args.ascent {
+        let options = AscentOptions {
+            unconstrained_steps: args.frontier_steps,
+            steps_per_budget: steps,
+            progress: true,
+        };
+        let result = ascent_frontier(&instance, &targets, &options).map_err(anyhow::Error::msg)?;
+        println!(
+            "dual ascent in {:.2} s: {} pricing passes",
+            clock.elapsed().as_secs_f64(),
+            result.evaluations
         );
-        if targets.is_empty() {
-            bail!("--colgen tightens the envelope at chosen budgets: give --budgets or --policies");
+        for &(budget, bound) in &result.budgets {
+            println!(
+                "  budget {budget:.3} {unit}: bound {} h",
+                optional_number(bound.map(|t| t / 3600.0 / instance.jobs.len() as f64), 3)
+            );
         }
+        result.frontier
+    } else if args.colgen {
         let options = ColumnGenerationOptions {
             warm_start: LagrangianOptions {
                 budget_prices: args.frontier_prices,
@@ -617,6 +643,7 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
         "mip": mip_allowed,
         "quiet_slot_s": args.quiet_slot,
         "colgen": args.colgen.then_some(args.colgen_time_limit),
+        "ascent_steps": args.ascent,
     });
     write_json(
         &args.out.join("manifest.json"),

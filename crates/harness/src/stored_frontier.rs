@@ -1,9 +1,20 @@
-//! A budget study's frontier as a cell stores it: the Lagrangian lines and what column
-//! generation reached at the budgets it tightened, the status of a point's bound against
-//! them, and where to tighten.
+//! A budget study's frontier as a cell stores it: how a cell computes it, the Lagrangian
+//! lines and what column generation reached at the budgets it tightened, the status of a
+//! point's bound against them, and where to tighten.
 
-use gapbench_ilp::frontier::{Frontier, FrontierLine};
+use anyhow::{Context, Result};
+use gapbench_ilp::frontier::{
+    ascent_frontier, column_generation_frontier, lagrangian_frontier, AscentOptions,
+    ColumnGenerationOptions, Frontier, FrontierLine, LagrangianOptions,
+};
+use gapbench_replay::Budget;
 use serde::{Deserialize, Serialize};
+
+use crate::budget_study::BudgetStudySpec;
+use crate::frontier::{
+    budget_of, budgeted_policy, colgen_status, frontier_instance, BudgetSetup, FrontierKind,
+    PolicyPoint,
+};
 
 /// A frontier as stored: its valid inequalities, and what column generation reached at
 /// the budgets it tightened.
@@ -89,4 +100,101 @@ pub(crate) fn target_budgets(fractions: &[f64], base: f64, least: f64, count: us
     (0..count)
         .map(|k| low + (high - low) * k as f64 / (count.max(2) - 1) as f64)
         .collect()
+}
+
+/// The frontier of `setup`'s jobs as the `[budget]` study's setup `setup_name` asks for it:
+/// the Lagrangian sweep, the dual ascent at the points' own spends (`ascent_steps`), or the
+/// sweep tightened by column generation (`frontier_budgets`).
+pub(crate) fn compute(
+    setup: &BudgetSetup,
+    spec: &BudgetStudySpec,
+    setup_name: &str,
+    kind: FrontierKind,
+) -> Result<StoredFrontier> {
+    let setup_spec = spec
+        .setups
+        .iter()
+        .find(|s| s.name == setup_name)
+        .context("a frontier cell of a known setup")?;
+    let slot_s = setup_spec.slot_s.unwrap_or(spec.slot_s);
+    let quiet_slot_s = setup_spec.quiet_slot_s.unwrap_or(slot_s);
+    let instance = frontier_instance(setup, kind, slot_s, quiet_slot_s)?;
+    let warm_start = LagrangianOptions {
+        budget_prices: spec.frontier_prices,
+        subgradient_steps: spec.frontier_steps,
+    };
+    let (frontier, tightened) = if let Some(steps) = setup_spec.ascent_steps {
+        let targets = point_spends(setup, spec, kind)?;
+        let options = AscentOptions {
+            unconstrained_steps: steps,
+            steps_per_budget: steps,
+            progress: false,
+        };
+        let result = ascent_frontier(&instance, &targets, &options).map_err(anyhow::Error::msg)?;
+        (result.frontier, Vec::new())
+    } else if spec.frontier_budgets == 0 {
+        let frontier = lagrangian_frontier(&instance, &warm_start).map_err(anyhow::Error::msg)?;
+        (frontier, Vec::new())
+    } else {
+        // The points spend around FIFO's spend: tighten there.
+        let fifo = setup.run("fifo-full-clock", Budget::Unlimited)?;
+        let base = PolicyPoint::of(String::new(), None, None, Ok(fifo)).spend(kind);
+        let targets = target_budgets(
+            &spec.fractions,
+            base,
+            instance.least_budget(),
+            spec.frontier_budgets,
+        );
+        let options = ColumnGenerationOptions {
+            warm_start,
+            rounds_per_budget: spec.frontier_rounds,
+            time_limit_s: spec.frontier_seconds,
+            ..ColumnGenerationOptions::default()
+        };
+        let result = column_generation_frontier(&instance, &targets, &options)
+            .map_err(anyhow::Error::msg)?;
+        let mut tightened: Vec<(f64, Option<f64>, String)> = result
+            .budgets
+            .iter()
+            .map(|b| (b.budget, b.master_total_jct_s, colgen_status(b).to_string()))
+            .collect();
+        tightened.sort_by(|a, b| a.0.total_cmp(&b.0));
+        (result.frontier, tightened)
+    };
+    Ok(StoredFrontier {
+        jobs: frontier.jobs,
+        least_budget: frontier.least_budget,
+        unconstrained_budget: frontier.unconstrained_budget,
+        lines: frontier
+            .lines
+            .iter()
+            .map(|l| (l.budget_price, l.intercept))
+            .collect(),
+        tightened,
+        slots: instance.slots.count(),
+    })
+}
+
+/// What the points of a (setup, seed, kind) spend: full-clock FIFO, Zeus and the budgeted
+/// policy at each fraction of FIFO's spend, replayed as their own cells replay them (the
+/// same deterministic runs), sorted, near-equal spends (within 0.1 %) once. Failed replays
+/// have no point and are left out.
+fn point_spends(
+    setup: &BudgetSetup,
+    spec: &BudgetStudySpec,
+    kind: FrontierKind,
+) -> Result<Vec<f64>> {
+    let fifo = setup.run("fifo-full-clock", Budget::Unlimited)?;
+    let base = PolicyPoint::of(String::new(), None, None, Ok(fifo)).spend(kind);
+    let mut spends = vec![base];
+    let zeus = setup.run("zeus", Budget::Unlimited);
+    spends.push(PolicyPoint::of(String::new(), None, None, zeus).spend(kind));
+    for &fraction in &spec.fractions {
+        let result = setup.run(budgeted_policy(kind), budget_of(kind, fraction * base));
+        spends.push(PolicyPoint::of(String::new(), None, None, result).spend(kind));
+    }
+    spends.retain(|s| s.is_finite());
+    spends.sort_by(f64::total_cmp);
+    spends.dedup_by(|later, kept| *later <= *kept * 1.001);
+    Ok(spends)
 }

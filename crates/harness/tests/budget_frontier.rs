@@ -162,6 +162,41 @@ setups = [{ name = "slice", gpus = 8, arrival_scale = 4, first_jobs = 40, max_du
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// Runs a budget study (`spec`, TOML) on the real default trace in a fresh folder named
+/// after `name`; returns the points that have a mean JCT (a replay without one failed for
+/// its budget and says so), each checked on or above its bound with a gap.
+fn trace_study_points(spec: &str, name: &str) -> Vec<gapbench_results::BudgetPointRow> {
+    use gapbench::budget_study::{run_budget_study, BudgetStudySpec};
+    use gapbench_results::table::read_rows;
+    use gapbench_results::BudgetPointRow;
+    let dir = gapbench_model::testing::openb_traces_dir();
+    let spec: BudgetStudySpec = toml::from_str(spec).unwrap();
+    spec.validate().unwrap();
+    let out = std::env::temp_dir().join(format!("gapbench-{name}-{}", std::process::id()));
+    let files = (
+        dir.join("openb_node_list_gpu_node.csv"),
+        dir.join("openb_pod_list_default.csv"),
+    );
+    run_budget_study(&spec, Some(files), &out).unwrap();
+    let points = read_rows::<BudgetPointRow>(&out.join("budget_points.csv"), &[])
+        .unwrap()
+        .unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+    let mut measured = Vec::new();
+    for row in points.rows {
+        let p = row.value;
+        let Some(jct) = p.mean_jct_s else {
+            assert!(p.error.contains("budget"), "{p:?}");
+            continue;
+        };
+        let bound = p.bound_mean_jct_s.expect("a frontier was asked for");
+        assert!(bound > 0.0 && jct >= bound * (1.0 - 1e-9), "{p:?}");
+        assert!(p.gap.is_some_and(|g| g >= -1e-9), "{p:?}");
+        measured.push(p);
+    }
+    measured
+}
+
 /// `trace-64gpu-x3` of `workloads/paper.toml` (the whole trace's GPU jobs on 64 GPUs at 3×
 /// arrivals), sliced to its first 600 GPU jobs for test time, with the same frontier as
 /// the bench's: column generation over quiet-merged slots, warm-started from the
@@ -169,11 +204,7 @@ setups = [{ name = "slice", gpus = 8, arrival_scale = 4, first_jobs = 40, max_du
 /// bound status; where column generation reports an LP limit the bound lies below it.
 #[test]
 fn the_trace_scale_setup_keeps_every_point_above_its_column_generation_frontier() {
-    use gapbench::budget_study::{run_budget_study, BudgetStudySpec};
-    use gapbench_results::table::read_rows;
-    use gapbench_results::BudgetPointRow;
-    let dir = gapbench_model::testing::openb_traces_dir();
-    let spec: BudgetStudySpec = toml::from_str(
+    let points = trace_study_points(
         r#"
 trace = "default"
 seeds = [42]
@@ -186,38 +217,38 @@ frontier_rounds = 8
 frontier_seconds = 40
 setups = [{ name = "trace-64gpu-x3-first600", gpus = 64, arrival_scale = 3, first_jobs = 600, frontier = true, slot_s = 900, quiet_slot_s = 21600 }]
 "#,
-    )
-    .unwrap();
-    spec.validate().unwrap();
-    let out = std::env::temp_dir().join(format!("gapbench-budget-trace-{}", std::process::id()));
-    let files = (
-        dir.join("openb_node_list_gpu_node.csv"),
-        dir.join("openb_pod_list_default.csv"),
+        "budget-colgen",
     );
-    run_budget_study(&spec, Some(files), &out).unwrap();
-    let points = read_rows::<BudgetPointRow>(&out.join("budget_points.csv"), &[])
-        .unwrap()
-        .unwrap();
-    let mut measured = 0;
-    for row in &points.rows {
-        let p = &row.value;
-        let Some(jct) = p.mean_jct_s else {
-            assert!(p.error.contains("budget"), "{p:?}");
-            continue;
-        };
-        let bound = p.bound_mean_jct_s.expect("a frontier was asked for");
-        assert!(bound > 0.0 && jct >= bound * (1.0 - 1e-9), "{p:?}");
+    for p in &points {
         assert!(
             ["converged", "open", "outside"].contains(&p.bound_status.as_str()),
             "{p:?}"
         );
-        if let Some(limit) = p.bound_lp_mean_jct_s {
+        if let (Some(bound), Some(limit)) = (p.bound_mean_jct_s, p.bound_lp_mean_jct_s) {
             assert!(bound <= limit * (1.0 + 1e-6), "{p:?}");
         }
-        measured += 1;
     }
-    assert!(measured >= 8, "{measured} points");
-    std::fs::remove_dir_all(&out).unwrap();
+    assert!(points.len() >= 8, "{} points", points.len());
+}
+
+/// `trace-64gpu-x3` as `workloads/paper.toml` computes its frontier (dual ascent at every
+/// point's own spend, 15-minute slots where busy, up to 6 h where quiet, the paper's
+/// fractions and steps), sliced to its first 600 GPU jobs for test time: every point of
+/// every policy, energy and carbon, lies on or above the frontier, with a gap.
+#[test]
+fn the_trace_scale_setup_keeps_every_point_above_its_dual_ascent_frontier() {
+    let points = trace_study_points(
+        r#"
+trace = "default"
+seeds = [42]
+fractions = [0.95, 1.0, 1.1, 1.2]
+queue = "backfill"
+setups = [{ name = "trace-64gpu-x3-first600", gpus = 64, arrival_scale = 3, first_jobs = 600, frontier = true, slot_s = 900, quiet_slot_s = 21600, ascent_steps = 15 }]
+"#,
+        "budget-ascent",
+    );
+    assert!(points.iter().all(|p| p.bound_status == "lagrangian"));
+    assert!(points.len() >= 10, "{} points", points.len());
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! envelope never exceeds a proven optimum, and how close it comes is measured.
 
 use gapbench_ilp::frontier::{
-    lagrangian_frontier, min_total_jct, BudgetKind, FrontierInstance, FrontierJob,
-    LagrangianOptions, Slots,
+    ascent_frontier, lagrangian_frontier, min_total_jct, AscentOptions, BudgetKind,
+    FrontierInstance, FrontierJob, LagrangianOptions, Slots,
 };
 use gapbench_ilp::{SolveOptions, SolveStatus};
 use gapbench_model::training::{DvfsProfile, Fidelity, TrainingJob, WorkloadClass};
@@ -42,50 +42,77 @@ fn options() -> SolveOptions {
     }
 }
 
-/// On instances the MIP proves optimal, the envelope is at or below the optimum at every
-/// budget, from tight to generous, and within a measured distance of it.
-fn check_against_mip(instance: &FrontierInstance) -> Vec<f64> {
+/// On instances the MIP proves optimal, the envelope — the Lagrangian sweep's, and the dual
+/// ascent's aimed at each budget (the trace-scale study's frontier) — is at or below the
+/// optimum at every budget, from tight to generous, and within a measured distance of it.
+/// Returns bound/optimum of the sweep and of the ascent.
+fn check_against_mip(instance: &FrontierInstance) -> (Vec<f64>, Vec<f64>) {
     let frontier = lagrangian_frontier(instance, &LagrangianOptions::default()).unwrap();
-    let mut ratios = Vec::new();
-    for fraction in [0.8, 0.9, 1.0, 1.3] {
-        let budget = frontier.unconstrained_budget * fraction;
+    let budgets: Vec<f64> = [0.8, 0.9, 1.0, 1.3]
+        .iter()
+        .map(|fraction| frontier.unconstrained_budget * fraction)
+        .collect();
+    let ascent = ascent_frontier(instance, &budgets, &AscentOptions::default()).unwrap();
+    let (mut ratios, mut ascent_ratios) = (Vec::new(), Vec::new());
+    for (&budget, &(_, ascent_bound)) in budgets.iter().zip(&ascent.budgets) {
         let mip = min_total_jct(instance, budget, &options()).unwrap();
         let bound = frontier.total_jct_bound(budget);
         match mip.status {
             SolveStatus::Optimal => {
                 let optimum = mip.total_jct_s.unwrap();
-                let bound = bound.expect("a feasible budget has a bound");
-                assert!(
-                    bound <= optimum * (1.0 + 1e-6) + 1e-6,
-                    "budget {budget}: Lagrangian {bound} above the MIP optimum {optimum}"
-                );
-                ratios.push(bound / optimum);
+                for (what, bound, ratios) in [
+                    ("Lagrangian", bound, &mut ratios),
+                    ("ascent", ascent_bound, &mut ascent_ratios),
+                ] {
+                    let bound = bound.expect("a feasible budget has a bound");
+                    assert!(
+                        bound <= optimum * (1.0 + 1e-6) + 1e-6,
+                        "budget {budget}: {what} {bound} above the MIP optimum {optimum}"
+                    );
+                    ratios.push(bound / optimum);
+                }
             }
             // Not proven within the time limit: the bound still may not pass the incumbent.
             SolveStatus::TimeLimitWithIncumbent => {
                 let incumbent = mip.total_jct_s.unwrap();
                 assert!(bound.expect("feasible") <= incumbent * (1.0 + 1e-6));
+                assert!(ascent_bound.expect("feasible") <= incumbent * (1.0 + 1e-6));
             }
-            SolveStatus::Infeasible => {}
+            SolveStatus::Infeasible => assert!(ascent_bound.is_none()),
             other => panic!("budget {budget}: MIP ended {other:?}"),
         }
     }
-    ratios
+    (ratios, ascent_ratios)
 }
+
+/// The worst and mean of `ratios`, printed.
+fn worst_and_mean(what: &str, ratios: &[f64]) -> f64 {
+    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let mean = ratios.iter().sum::<f64>() / ratios.len().max(1) as f64;
+    eprintln!(
+        "{what}: bound/optimum worst {worst:.3}, mean {mean:.3} over {} budgets",
+        ratios.len()
+    );
+    worst
+}
+
+/// README states the dual ascent within 2 % of the MIP optimum at the budgets it aims at
+/// (measured worst: 0.985 over 19 budgets proven optimal in one run, 0.996 over 13 in
+/// another; which MIPs are proven within their time limit varies with the machine's load).
+const ASCENT_WITHIN: f64 = 0.98;
 
 #[test]
 fn energy_envelope_never_exceeds_the_mip_optimum() {
-    let mut ratios = Vec::new();
+    let (mut ratios, mut ascent) = (Vec::new(), Vec::new());
     for seed in 0..3 {
-        ratios.extend(check_against_mip(&instance(seed, 6, 8, BudgetKind::Energy)));
+        let (sweep, aimed) = check_against_mip(&instance(seed, 6, 8, BudgetKind::Energy));
+        ratios.extend(sweep);
+        ascent.extend(aimed);
     }
     assert!(ratios.len() >= 6, "{ratios:?}");
-    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
-    eprintln!(
-        "energy: bound/optimum worst {worst:.3}, mean {mean:.3} over {} budgets",
-        ratios.len()
-    );
+    let worst = worst_and_mean("energy", &ratios);
+    let ascent_worst = worst_and_mean("energy, dual ascent", &ascent);
+    assert!(ascent_worst >= ASCENT_WITHIN, "dual ascent: {ascent:?}");
     // README and ARCHITECTURE state "within 3 %" (measured: worst 0.975, mean 0.993).
     assert!(
         worst >= 0.97,
@@ -96,21 +123,17 @@ fn energy_envelope_never_exceeds_the_mip_optimum() {
 #[test]
 fn carbon_envelope_never_exceeds_the_mip_optimum() {
     let grid = SyntheticGrid::CAISO_LIKE.generate("caiso-like", 48, 3);
-    let mut ratios = Vec::new();
+    let (mut ratios, mut ascent) = (Vec::new(), Vec::new());
     for seed in 10..13 {
-        ratios.extend(check_against_mip(&instance(
-            seed,
-            8,
-            8,
-            BudgetKind::Carbon(grid.clone()),
-        )));
+        let (sweep, aimed) =
+            check_against_mip(&instance(seed, 8, 8, BudgetKind::Carbon(grid.clone())));
+        ratios.extend(sweep);
+        ascent.extend(aimed);
     }
     assert!(!ratios.is_empty());
-    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-    eprintln!(
-        "carbon: bound/optimum worst {worst:.3} over {} budgets",
-        ratios.len()
-    );
+    let worst = worst_and_mean("carbon", &ratios);
+    let ascent_worst = worst_and_mean("carbon, dual ascent", &ascent);
+    assert!(ascent_worst >= ASCENT_WITHIN, "dual ascent: {ascent:?}");
     // README and ARCHITECTURE state "within 3 %" (measured: worst 0.972).
     assert!(
         worst >= 0.97,

@@ -29,14 +29,18 @@ pub struct Prices<'a> {
 pub struct BudgetRates {
     pub per_slot: Vec<f64>,
     pub after_horizon: f64,
+    /// The lowest rate of any slot, or after the horizon.
+    pub lowest: f64,
 }
 
 impl BudgetRates {
     pub fn of(instance: &FrontierInstance) -> BudgetRates {
         let (per_slot, after_horizon) = instance.budget_per_watt_second();
+        let lowest = per_slot.iter().copied().fold(after_horizon, f64::min);
         BudgetRates {
             per_slot,
             after_horizon,
+            lowest,
         }
     }
 
@@ -211,19 +215,26 @@ fn cheapest_finish(
 ) -> (usize, usize) {
     let horizon = instance.slots.count();
     let arrival = instance.arrival_slot(job).min(horizon);
+    let floor = budget_floor(job, prices, rates);
     let mut before: Vec<Segment> = Vec::new();
     let mut waited_s = 0.0;
     let mut best: Option<(f64, usize)> = None;
     let mut taken = Vec::new();
     for finish in arrival..=horizon {
-        if best.is_some_and(|(cost, _)| waited_s >= cost) {
-            break; // the earlier slots' time alone already costs more
+        if best.is_some_and(|(cost, _)| waited_s + floor >= cost) {
+            break; // the earlier slots' time and the least budget cost already cost more
         }
         if before.len() > linear_segments {
             // A long job (or a long wait): the same search with the earlier slots'
             // segments in a Fenwick tree, O(log n) per finishing slot.
             best = long_search(
-                instance, job, prices, rates, arrival, finish, waited_s, best,
+                instance,
+                job,
+                prices,
+                rates,
+                (arrival, finish),
+                (waited_s, floor),
+                best,
             );
             break;
         }
@@ -243,6 +254,22 @@ fn cheapest_finish(
     }
     let (_, finish) = best.expect("the slot after the horizon always finishes the job");
     (arrival, finish)
+}
+
+/// A lower bound on what any schedule of `job` pays for its budget: its work at its most
+/// frugal configuration (least watt-seconds per iteration) at the lowest rate, times `λ`
+/// (capacity prices and time only add to it). With the time of the slots before a
+/// finishing slot it bounds every schedule finishing there or later, so the search stops
+/// once that passes the best cost found (the result is the same; with a large `λ` the
+/// search would otherwise run to the horizon). Shaded by 1e-9 against rounding.
+fn budget_floor(job: &FrontierJob, prices: &Prices, rates: &BudgetRates) -> f64 {
+    let least_watt_s_per_iteration = job
+        .configs
+        .iter()
+        .map(|c| c.watts / c.iterations_per_s)
+        .fold(f64::INFINITY, f64::min);
+    (prices.budget * rates.lowest * job.iterations * least_watt_s_per_iteration).max(0.0)
+        * (1.0 - 1e-9)
 }
 
 /// Segments of earlier slots beyond which the finishing-slot search switches from sorted
@@ -400,15 +427,13 @@ impl RankedSlots {
 /// slots `[arrival, from)` already counted in `waited_s`: the earlier slots' segments
 /// ranked once by cost (over a window of slots that doubles when the search reaches its
 /// end), activated as the finishing slot moves past them.
-#[allow(clippy::too_many_arguments)] // the search's state, handed over mid-way
 fn long_search(
     instance: &FrontierInstance,
     job: &FrontierJob,
     prices: &Prices,
     rates: &BudgetRates,
-    arrival: usize,
-    from: usize,
-    mut waited_s: f64,
+    (arrival, from): (usize, usize),
+    (mut waited_s, floor): (f64, f64),
     mut best: Option<(f64, usize)>,
 ) -> Option<(f64, usize)> {
     let horizon = instance.slots.count();
@@ -416,7 +441,7 @@ fn long_search(
     let mut ranked =
         RankedSlots::build(instance, job, prices, rates, (arrival, window(from), from));
     for finish in from..=horizon {
-        if best.is_some_and(|(cost, _)| waited_s >= cost) {
+        if best.is_some_and(|(cost, _)| waited_s + floor >= cost) {
             break;
         }
         let finishing = finishing_segments(instance, job, prices, rates, finish);

@@ -77,15 +77,18 @@ impl Frontier {
     }
 }
 
-/// One evaluation of the dual function.
-struct Evaluation {
-    dual: f64,
-    subgradient: Vec<f64>,
-    jct_s: f64,
-    budget_used: f64,
+/// One evaluation of the dual function: `D(λ, μ)`, the slots' over-use `Σ_j gpu_s_jt − cap_t`
+/// (a subgradient), and the priced schedules' JCT and budget.
+#[derive(Clone)]
+pub(super) struct Evaluation {
+    pub dual: f64,
+    pub subgradient: Vec<f64>,
+    pub jct_s: f64,
+    pub budget_used: f64,
 }
 
-fn evaluate(
+/// Prices every job at `(λ, μ)` (in parallel, summed in job order).
+pub(super) fn evaluate(
     instance: &FrontierInstance,
     rates: &BudgetRates,
     budget_price: f64,

@@ -34,6 +34,7 @@
 //! Energy counts what jobs draw while running (GPU and host share); the idle power of
 //! unused GPUs is not part of the budget, and online points must be measured the same way.
 
+pub mod ascent;
 pub mod colgen;
 pub mod job;
 pub mod lagrangian;
@@ -44,6 +45,7 @@ pub mod slots;
 use gapbench_model::training::{Fidelity, TrainingJob};
 use gapbench_model::CarbonSeries;
 
+pub use ascent::{ascent_frontier, AscentFrontier, AscentOptions};
 pub use colgen::{
     column_generation_frontier, BudgetBound, ColumnGenerationFrontier, ColumnGenerationOptions,
 };
