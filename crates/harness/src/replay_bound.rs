@@ -415,6 +415,35 @@ pub fn print_mip_check(seed: u64, check: &MipCheck) {
     );
 }
 
+/// The bound request of one seed's replay.
+fn seed_request<'a>(
+    inputs: &'a crate::replay::ReplayInputs,
+    workload: &'a TimedWorkload,
+    result: &'a ReplayResult,
+    policy: &'a str,
+    options: &'a gapbench_replay::ReplayOptions,
+    bound_options: BoundOptions,
+) -> BoundRequest<'a> {
+    BoundRequest {
+        cluster: &inputs.cluster,
+        workload,
+        result,
+        policy,
+        power: &options.power,
+        colocation: &options.colocation,
+        options: bound_options,
+    }
+}
+
+/// Where a seed's outputs go: `out/seed-N/` when `per_seed_folders`, else `out`.
+fn seed_folder(out: &Path, seed: u64, per_seed_folders: bool) -> std::path::PathBuf {
+    if per_seed_folders {
+        out.join(format!("seed-{seed}"))
+    } else {
+        out.to_path_buf()
+    }
+}
+
 /// The bound of every seed's replay of `policy` (in the runs' order, seeds in parallel),
 /// each written into its replay's timeline as `bound_power_watts`.
 pub fn bound_runs(
@@ -427,15 +456,14 @@ pub fn bound_runs(
     runs.par_iter_mut()
         .map(|run| -> Result<BoundRecord> {
             let workload = inputs.workload(run.seed)?;
-            let request = BoundRequest {
-                cluster: &inputs.cluster,
-                workload: &workload,
-                result: &run.result,
+            let request = seed_request(
+                inputs,
+                &workload,
+                &run.result,
                 policy,
-                power: &options.power,
-                colocation: &options.colocation,
-                options: bound_options,
-            };
+                options,
+                bound_options,
+            );
             let record = replay_bound(&request, None)
                 .with_context(|| format!("the energy bound of seed {}", run.seed))?;
             for row in &mut run.result.timeline {
@@ -460,23 +488,18 @@ pub fn check_runs(
 ) -> Result<()> {
     for run in runs {
         let workload = inputs.workload(run.seed)?;
-        let request = BoundRequest {
-            cluster: &inputs.cluster,
-            workload: &workload,
-            result: &run.result,
+        let request = seed_request(
+            inputs,
+            &workload,
+            &run.result,
             policy,
-            power: &options.power,
-            colocation: &options.colocation,
-            options: bound_options,
-        };
+            options,
+            bound_options,
+        );
         let check = check_against_mip(&request, bound_options.window_time_limit_s)
             .with_context(|| format!("the MIP check of seed {}", run.seed))?;
         print_mip_check(run.seed, &check);
-        let folder = if per_seed_folders {
-            out.join(format!("seed-{}", run.seed))
-        } else {
-            out.to_path_buf()
-        };
+        let folder = seed_folder(out, run.seed, per_seed_folders);
         crate::io::write_json(&folder.join("bound_check_mip.json"), &check)?;
     }
     Ok(())
@@ -501,11 +524,7 @@ pub fn write_bounds(
         "seed", "energy kWh", "bound kWh", "gap", "status", "windows", "left out", "seconds"
     );
     for (run, bound) in runs.iter().zip(bounds) {
-        let folder = if per_seed_folders {
-            out.join(format!("seed-{}", run.seed))
-        } else {
-            out.to_path_buf()
-        };
+        let folder = seed_folder(out, run.seed, per_seed_folders);
         crate::io::write_json(&folder.join("bound.json"), bound)?;
         let energy = run.result.ledger.cluster.total_kwh();
         let gap = bound
