@@ -187,6 +187,13 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     for warning in inputs.warnings() {
         eprintln!("warning: {warning}");
     }
+    let most_nodes = gapbench::replay_bound::MAX_MIP_CHECK_NODES;
+    if args.bound_check_mip && inputs.cluster.len() > most_nodes {
+        bail!(
+            "--bound-check-mip takes at most {most_nodes} nodes (this cluster has {}): take a slice with --gpus",
+            inputs.cluster.len()
+        );
+    }
     // Only the planners run rounds (check_policy refused --round for the others).
     let planner = matches!(policy, "powerflow" | "greenflow");
     let round = planner.then_some(args.budget.round_s());
