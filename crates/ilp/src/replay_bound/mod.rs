@@ -158,9 +158,8 @@ pub struct BoundWindow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BoundStatus {
     /// Every window's configuration LP was solved to optimality (or its bound met a
-    /// placement), and the span was cut into
-    /// `max_windows` windows (or every window left has no start or end inside): the bound
-    /// depends on its input alone.
+    /// placement), and the span was cut into `max_windows` windows (or no window left has
+    /// a start or end inside): the bound depends on its input alone.
     Converged,
     /// The time limit stopped a window's column generation, or stopped splitting before
     /// `max_windows`: the bound still holds (Lagrangian or fallback), but may differ
