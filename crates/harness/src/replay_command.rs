@@ -91,6 +91,9 @@ pub(crate) struct ReplayArgs {
     /// Most windows a bound cuts the replay into (split where the replay's energy exceeds the bound most).
     #[arg(long, value_name = "N", default_value_t = gapbench::replay_bound::DEFAULT_BOUND_WINDOWS, requires = "bound")]
     bound_windows: usize,
+    /// Also solve each window of the bound exactly with the per-node MIP (same power model, same tasks, each MIP limited like one window's column generation) and print column generation's bound, the MIP's and the replay's own energy per window and in total: the bound's own tightness. Small clusters only (at most 16 nodes; take a slice with --gpus). Written to `bound_check_mip.json`.
+    #[arg(long, requires = "bound")]
+    bound_check_mip: bool,
     #[command(flatten, next_help_heading = "Which part of the cluster and workload")]
     selection: gapbench::replay::Selection,
     #[command(
@@ -183,6 +186,13 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     )?;
     for warning in inputs.warnings() {
         eprintln!("warning: {warning}");
+    }
+    let most_nodes = gapbench::replay_bound::MAX_MIP_CHECK_NODES;
+    if args.bound_check_mip && inputs.cluster.len() > most_nodes {
+        bail!(
+            "--bound-check-mip takes at most {most_nodes} nodes (this cluster has {}): take a slice with --gpus",
+            inputs.cluster.len()
+        );
     }
     // Only the planners run rounds (check_policy refused --round for the others).
     let planner = matches!(policy, "powerflow" | "greenflow");
@@ -283,6 +293,19 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     let summary = write_replay_outputs(&out, &inputs, &run_settings, &runs, seeds.len() > 1)?;
     print_table(&summary);
     gapbench::replay_bound::write_bounds(&out, &runs, &bounds, seeds.len() > 1)?;
+    if args.bound_check_mip {
+        let bound_options =
+            gapbench::replay_bound::bound_options(args.bound_time_limit, args.bound_windows);
+        gapbench::replay_bound::check_runs(
+            &inputs,
+            policy,
+            &options,
+            bound_options,
+            &runs,
+            &out,
+            seeds.len() > 1,
+        )?;
+    }
     print_fates(&summary);
     let per_run: f64 =
         runs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>() / runs.len() as f64;

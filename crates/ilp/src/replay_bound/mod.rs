@@ -16,7 +16,10 @@
 //!
 //! **Choosing windows.** A few windows first (cut at quantiles of the start/end times),
 //! then the window where the replay's own energy exceeds its bound the most is cut at its
-//! median start/end time, until `max_windows` or the time limit. A sub-window's task set
+//! median start/end time, until `max_windows`. The wall-clock limits (the whole bound's and
+//! each window's column generation's) are a safety net: when neither is hit (status
+//! `windows_converged`) the bound is a function of its input alone, the same on every run;
+//! a hit is the status `time_limit` (still a valid bound). A sub-window's task set
 //! contains its parent's, so it keeps the parent's bound as a floor. Consecutive solves
 //! share columns ([`ColumnCarry`]). A window's tasks are placed first fit so column
 //! generation starts feasible; tasks that fit nowhere by first fit are left out of its
@@ -43,9 +46,14 @@
 //! - *Policies that choose GPU counts* (PowerFlow/GreenFlow-style): a job holds at least
 //!   one GPU of its request's per-device share ([`BoundPower::chooses_gpu_count`]).
 //!
+//! **Its own tightness** ([`window_mip`]): the per-node MIP of one window's very problem
+//! (same lowered power model, tasks and floors), practical on a few nodes, proves the exact
+//! windowed bound that column generation's Lagrangian bound approaches from below.
+//!
 //! Tasks undone or moved while running are the caller's to leave out (their
 //! `[start, end)` is not one stay on one request); leaving tasks out keeps the bound valid.
 
+mod exact;
 mod pack;
 mod power;
 
@@ -56,6 +64,8 @@ use gapbench_model::{Cluster, Task, TypicalPods};
 use crate::cg::{power_bound_carrying, ColumnCarry};
 use crate::snapshot::Snapshot;
 use crate::solve::SolveOptions;
+
+pub use exact::{window_mip, WindowMip};
 
 /// One task of the replay as the bound sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,7 +146,8 @@ pub struct BoundWindow {
     /// Tasks running throughout it, and of those the ones column generation placed.
     pub tasks: usize,
     pub packed: usize,
-    /// Its column generation converged (its LP bound is exact for these tasks).
+    /// Its column generation converged (its LP bound is exact for these tasks), or its
+    /// bound meets the first-fit placement's power (then it is the optimum).
     pub converged: bool,
     /// Its column generation ran (otherwise its bound is its parent's, or the empty
     /// cluster's power plus the tasks' dynamic floors).
@@ -146,10 +157,13 @@ pub struct BoundWindow {
 /// What was proven.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BoundStatus {
-    /// Every window's configuration LP was solved to optimality.
+    /// Every window's configuration LP was solved to optimality (or its bound met a
+    /// placement), and the span was cut into `max_windows` windows (or no window left has
+    /// a start or end inside): the bound depends on its input alone.
     Converged,
-    /// Some window's column generation stopped at its time limit, or never ran: its
-    /// Lagrangian or fallback bound still holds.
+    /// The time limit stopped a window's column generation, or stopped splitting before
+    /// `max_windows`: the bound still holds (Lagrangian or fallback), but may differ
+    /// between runs.
     TimeLimit,
 }
 
@@ -218,10 +232,18 @@ pub fn replay_energy_bound(
     for w in &mut windows {
         solver.solve(w)?;
     }
-    while windows.len() < options.max_windows && solver.time_left() > 0.0 {
+    // Splitting stops at `max_windows` (or when no window can be cut): the budget that
+    // makes the bound a function of its input. The time limit is a safety net only, and
+    // its hit is the status.
+    let mut out_of_time = false;
+    while windows.len() < options.max_windows {
         let Some((i, cut)) = worst_splittable(input, &windows) else {
             break;
         };
+        if solver.time_left() <= 0.0 {
+            out_of_time = true;
+            break;
+        }
         let parent = windows[i].clone();
         let mut left = solver.floor_window(parent.from_s, cut, Some(parent.watts));
         let mut right = solver.floor_window(cut, parent.to_s, Some(parent.watts));
@@ -230,7 +252,7 @@ pub fn replay_energy_bound(
         windows.splice(i..=i, [left, right]);
     }
     let energy_j = windows.iter().map(|w| (w.to_s - w.from_s) * w.watts).sum();
-    let status = if windows.iter().all(|w| w.solved && w.converged) {
+    let status = if !out_of_time && windows.iter().all(|w| w.solved && w.converged) {
         BoundStatus::Converged
     } else {
         BoundStatus::TimeLimit
@@ -351,8 +373,9 @@ fn worst_splittable(input: &ReplayBoundInput, windows: &[BoundWindow]) -> Option
     best.map(|(i, cut, _)| (i, cut))
 }
 
-/// Energy of the step function `steps` over `[from, to)`, joules.
-fn reference_energy(steps: &[(f64, f64)], from: f64, to: f64) -> f64 {
+/// Energy of the step function `steps` (`(time_s, watts)`, each from its time on) over
+/// `[from, to)`, joules: a replay's own energy in a window.
+pub fn reference_energy(steps: &[(f64, f64)], from: f64, to: f64) -> f64 {
     let mut energy = 0.0;
     for (k, &(t, watts)) in steps.iter().enumerate() {
         let next = steps.get(k + 1).map_or(f64::INFINITY, |s| s.0);
@@ -381,26 +404,11 @@ impl WindowSolver<'_> {
         self.options.time_limit_s - self.clock.elapsed().as_secs_f64()
     }
 
-    /// The tasks running throughout `[from, to)` (indices into the input), relaxed.
-    fn tasks_throughout(&self, from: f64, to: f64) -> Vec<(usize, Task)> {
-        self.input
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.start_s <= from && t.end_s >= to && t.start_s < t.end_s)
-            .map(|(i, t)| {
-                let relaxed =
-                    power::relaxed_task(&t.task, t.gpu_memory_permille, &self.input.power);
-                (i, relaxed)
-            })
-            .collect()
-    }
-
     /// A window's bound before column generation: the empty cluster's power plus its
     /// tasks' dynamic floors, or `parent_watts` if higher.
     fn floor_window(&self, from: f64, to: f64, parent_watts: Option<f64>) -> BoundWindow {
-        let tasks = self.tasks_throughout(from, to);
-        let watts = self.empty_watts + self.dynamic_floor(&tasks);
+        let tasks = tasks_throughout(self.input, from, to);
+        let watts = self.empty_watts + dynamic_floor(self.input, &tasks);
         BoundWindow {
             from_s: from,
             to_s: to,
@@ -412,20 +420,6 @@ impl WindowSolver<'_> {
         }
     }
 
-    fn dynamic_floor(&self, tasks: &[(usize, Task)]) -> f64 {
-        tasks
-            .iter()
-            .map(|(i, relaxed)| {
-                power::dynamic_floor_watts(
-                    self.input.cluster,
-                    relaxed,
-                    self.input.tasks[*i].util_permille,
-                    &self.input.power,
-                )
-            })
-            .sum()
-    }
-
     /// Column generation on the window's tasks, if time is left; keeps the higher bound.
     fn solve(&mut self, window: &mut BoundWindow) -> Result<(), String> {
         let left = self.time_left();
@@ -434,30 +428,97 @@ impl WindowSolver<'_> {
             window.converged = window.solved;
             return Ok(());
         }
-        let tasks = self.tasks_throughout(window.from_s, window.to_s);
-        let dynamic = self.dynamic_floor(&tasks);
-        let relaxed: Vec<Task> = tasks.into_iter().map(|(_, t)| t).collect();
-        let placement = pack::first_fit(self.lowered, &relaxed);
-        let packed = placement.iter().filter(|p| p.is_some()).count();
+        let problem = WindowProblem::of(self.input, self.lowered, window.from_s, window.to_s);
+        let packed = problem.packed();
         let static_watts = if packed == 0 {
             window.converged = true;
             self.empty_watts
         } else {
-            let snapshot =
-                Snapshot::new(self.lowered, self.input.typical, &relaxed, placement, 0.0)?;
+            let first_fit_watts = power::placement_watts(
+                self.lowered,
+                self.sleep,
+                &problem.tasks,
+                &problem.placement,
+            );
+            let snapshot = Snapshot::new(
+                self.lowered,
+                self.input.typical,
+                &problem.tasks,
+                problem.placement,
+                0.0,
+            )?;
             let options = SolveOptions {
                 time_limit_s: self.options.window_time_limit_s.min(left),
                 threads: Some(1),
                 ..SolveOptions::default()
             };
             let bound = power_bound_carrying(&snapshot, &options, self.sleep, &mut self.carry)?;
-            window.converged = bound.converged;
+            // Column generation also stops when its bound meets the first-fit placement:
+            // then the bound is the window's optimum, more than the LP's.
+            let meets_placement = bound.watts >= first_fit_watts * (1.0 - 1e-9) - 1e-6;
+            window.converged = bound.converged || meets_placement;
             bound.watts
         };
         window.packed = packed;
         window.solved = true;
-        window.watts = window.watts.max(static_watts + dynamic);
+        window.watts = window.watts.max(static_watts + problem.dynamic_watts);
         Ok(())
+    }
+}
+
+/// The tasks running throughout `[from, to)` (indices into the input), relaxed.
+fn tasks_throughout(input: &ReplayBoundInput, from: f64, to: f64) -> Vec<(usize, Task)> {
+    input
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.start_s <= from && t.end_s >= to && t.start_s < t.end_s)
+        .map(|(i, t)| {
+            let relaxed = power::relaxed_task(&t.task, t.gpu_memory_permille, &input.power);
+            (i, relaxed)
+        })
+        .collect()
+}
+
+/// The tasks' placement-independent dynamic watts (utilisation mode).
+fn dynamic_floor(input: &ReplayBoundInput, tasks: &[(usize, Task)]) -> f64 {
+    tasks
+        .iter()
+        .map(|(i, relaxed)| {
+            power::dynamic_floor_watts(
+                input.cluster,
+                relaxed,
+                input.tasks[*i].util_permille,
+                &input.power,
+            )
+        })
+        .sum()
+}
+
+/// One window's snapshot problem, as column generation and the exact check
+/// ([`exact::window_mip`]) both take it: the relaxed tasks running throughout, placed
+/// first fit on the lowered cluster, and their dynamic floors.
+struct WindowProblem {
+    tasks: Vec<Task>,
+    placement: Vec<Option<gapbench_model::Placement>>,
+    dynamic_watts: f64,
+}
+
+impl WindowProblem {
+    fn of(input: &ReplayBoundInput, lowered: &Cluster, from: f64, to: f64) -> Self {
+        let tasks = tasks_throughout(input, from, to);
+        let dynamic_watts = dynamic_floor(input, &tasks);
+        let tasks: Vec<Task> = tasks.into_iter().map(|(_, t)| t).collect();
+        let placement = pack::first_fit(lowered, &tasks);
+        WindowProblem {
+            tasks,
+            placement,
+            dynamic_watts,
+        }
+    }
+
+    fn packed(&self) -> usize {
+        self.placement.iter().filter(|p| p.is_some()).count()
     }
 }
 

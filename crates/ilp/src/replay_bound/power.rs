@@ -4,7 +4,7 @@
 //! request relaxed to what every run of the policy holds at least.
 
 use gapbench_model::training::{DvfsProfile, FREQUENCY_LEVELS};
-use gapbench_model::{Cluster, GpuModel, Task};
+use gapbench_model::{Cluster, GpuModel, Placement, Task};
 
 use super::{BoundPower, GpuPowerBound, IdleBound};
 
@@ -140,4 +140,28 @@ pub(super) fn dynamic_floor_watts(
     // milliwatt less per device keeps the sum of tenants' terms below it.
     let per_device = ((per_device * 1000.0 - 0.5).floor() / 1000.0).max(0.0);
     f64::from(task.gpu_count) * per_device
+}
+
+/// The power of `placement` of `tasks` on the lowered `cluster`, empty nodes asleep at
+/// `sleep` (per node type) when given: what column generation's bound must meet to prove
+/// the placement optimal.
+pub(super) fn placement_watts(
+    cluster: &Cluster,
+    sleep: Option<&[f64]>,
+    tasks: &[Task],
+    placement: &[Option<Placement>],
+) -> f64 {
+    let state = crate::eval::state_of(cluster, tasks, placement);
+    (0..cluster.len())
+        .map(|n| {
+            let node = &state.nodes[n];
+            match sleep {
+                Some(sleep) if node.task_count == 0 => sleep[usize::from(cluster.nodes[n].type_id)],
+                _ => cluster
+                    .power_model(n as u32)
+                    .node_power(node.cpu_left_milli, node.free_gpu_milli())
+                    .total_watts() as f64,
+            }
+        })
+        .sum()
 }

@@ -172,3 +172,43 @@ fn a_task_that_is_no_interval_is_refused() {
     let error = replay_energy_bound(&input, &BoundOptions::default()).unwrap_err();
     assert!(error.contains("task A"), "{error}");
 }
+
+/// The per-node MIP of each window proves the hand optima: always-on 525, 795, 525 W;
+/// asleep at 10 % of idle 457.5, 727.5, 457.5 W (the empty node at 7.5 W).
+#[test]
+fn the_window_mip_proves_the_hand_optima() {
+    let cluster = two_nodes();
+    let typical = TypicalPods::default();
+    let tasks = three_tasks();
+    let cases = [
+        (IdleBound::AlwaysOn, [525.0, 795.0, 525.0]),
+        (
+            IdleBound::SleepWhenEmpty {
+                sleep_fraction: 0.1,
+            },
+            [457.5, 727.5, 457.5],
+        ),
+    ];
+    for (idle, want) in cases {
+        let input = ReplayBoundInput {
+            cluster: &cluster,
+            typical: &typical,
+            tasks: &tasks,
+            span_s: (0.0, 30.0),
+            power: reservation(idle),
+            reference: &[(0.0, 2000.0)],
+        };
+        for ((from, to), want) in [(0.0, 10.0), (10.0, 20.0), (20.0, 30.0)]
+            .into_iter()
+            .zip(want)
+        {
+            let mip = window_mip(&input, from, to, &SolveOptions::default()).unwrap();
+            assert!(mip.optimal, "{idle:?} {from}..{to}: {mip:?}");
+            assert!((mip.bound_watts - want).abs() < 1e-6, "{idle:?}: {mip:?}");
+            assert_eq!(
+                (mip.tasks, mip.packed),
+                (2 + usize::from(from == 10.0), mip.tasks)
+            );
+        }
+    }
+}
