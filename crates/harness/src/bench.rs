@@ -233,19 +233,21 @@ impl Matrix {
         let Some(gaps) = &self.spec.gaps else {
             bail!("gap cell without a [gaps] study");
         };
-        let (sample_nodes, time_limit_s, pareto_points, front_time_limit_s) =
+        let (sample_nodes, time_limit_s, pareto_points, front_time_limit_s, mip_gap) =
             match (&gaps.full_cluster, cell.full_cluster) {
                 (Some(full), true) => (
                     None,
                     full.time_limit_s,
                     full.pareto_points,
                     full.front_time_limit_s,
+                    full.mip_gap.or(gaps.mip_gap),
                 ),
                 _ => (
                     Some(gaps.sample_nodes),
                     gaps.time_limit_s,
                     gaps.pareto_points,
                     None,
+                    gaps.mip_gap,
                 ),
             };
         Ok(GapSettings {
@@ -253,7 +255,7 @@ impl Matrix {
             objectives: parse_objectives(&gaps.objectives)?,
             sample_nodes,
             time_limit_s,
-            mip_rel_gap: gaps.mip_gap.unwrap_or(0.0),
+            mip_rel_gap: mip_gap.unwrap_or(0.0),
             threads: Some(threads as u32),
             pareto_points,
             front_time_limit_s,

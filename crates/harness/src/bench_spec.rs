@@ -81,6 +81,11 @@ pub struct FullClusterGapSpec {
     /// The time limit of each weighted solve of the front (default: `time_limit_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub front_time_limit_s: Option<f64>,
+    /// Stop a solve once within this relative gap (status `gap_limit`; default: `[gaps]`'s
+    /// `mip_gap`, else 0): at 0 a converged column generation branches for the rest of its
+    /// time, which on 1,213 nodes rarely raises the bound (measured: none of FGD's 8 at 10 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mip_gap: Option<f64>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -354,6 +359,9 @@ impl BenchSpec {
                     bail!(
                         "gaps.full_cluster.front_time_limit_s must be a positive number of seconds"
                     );
+                }
+                if full.mip_gap.is_some_and(|g| !(g.is_finite() && g >= 0.0)) {
+                    bail!("gaps.full_cluster.mip_gap must be a relative gap of 0 or more");
                 }
                 if full.pareto_points == 1 {
                     bail!("gaps.full_cluster.pareto_points must be 0 (no front) or at least 2");
