@@ -45,9 +45,9 @@ enum Command {
     /// with its status and proven bound.
     ///
     /// Statuses: `optimal` (incumbent = proven bound); `gap_limit` (within the requested
-    /// --mip-gap); `lp_bound` (column generation converged: the bound is the configuration
-    /// LP's proven optimum, more time does not raise it, and the integer gap between it and
-    /// the incumbent is left open); `time_limit` (the clock stopped the solve; the bound
+    /// --mip-gap); `lp_bound` (column generation converged: the bound is at least the
+    /// configuration LP's proven optimum, and branching in the time left did not close the
+    /// integer gap between it and the incumbent); `time_limit` (the clock stopped the solve; the bound
     /// could still rise); `relaxation_bound` (a by-node-type relaxation bounds the
     /// heuristic's own placement). Every gap is an interval [vs incumbent, vs bound].
     Gap(GapArgs),

@@ -226,7 +226,7 @@ pub fn status_meaning(status: &SolveStatus) -> &'static str {
         SolveStatus::Optimal => "value is optimal: value = bound",
         SolveStatus::GapLimit => "stopped at the requested relative gap: the optimum lies between bound and value",
         SolveStatus::TimeLimitWithIncumbent => "the time limit stopped the solve: the optimum lies between bound and value; more time could move either",
-        SolveStatus::LpBound => "the bound is the configuration LP's proven optimum (more time does not raise it); the integer gap between it and value is open",
+        SolveStatus::LpBound => "the bound is at least the configuration LP's proven optimum; branching in the time left did not close the integer gap between it and value",
         SolveStatus::Infeasible => "no placement satisfies the rules",
         SolveStatus::RelaxationBound => "bound from a by-node-type relaxation; value is the heuristic's own placement",
         SolveStatus::Unsupported(_) => "not solved (see the status text)",

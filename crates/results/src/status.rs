@@ -11,9 +11,9 @@ pub enum SolveStatus {
     GapLimit,
     /// The time limit was reached; the optimum lies between bound and incumbent.
     TimeLimitWithIncumbent,
-    /// Column generation converged: the bound is the configuration LP's optimum, proven,
-    /// and no more time raises it; the integer gap between it and the incumbent is not
-    /// closed (that would take branching). The optimum lies between bound and incumbent.
+    /// Column generation converged: the bound is at least the configuration LP's proven
+    /// optimum, and branch-and-price in the time left (`ilp::cg::branch`) did not close the
+    /// integer gap between it and the incumbent. The optimum lies between bound and incumbent.
     LpBound,
     /// No placement satisfies the constraints.
     Infeasible,
