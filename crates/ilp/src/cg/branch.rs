@@ -436,13 +436,8 @@ impl NodeMaster<'_> {
         if left <= 0.0 {
             return Ok(None);
         }
-        let mut model = self.model.take().expect("master present between solves");
-        model
-            .try_set_option("time_limit", left.max(0.01))
-            .map_err(|e| format!("HiGHS option time_limit: {e:?}"))?;
-        let solved = model
-            .try_solve()
-            .map_err(|e| format!("HiGHS failed on a branch node's master: {e:?}"))?;
+        let model = self.model.take().expect("master present between solves");
+        let solved = super::master::solve_within(model, left, "a branch node's master")?;
         let status = solved.status();
         let result = match status {
             HighsModelStatus::Optimal => {

@@ -216,13 +216,8 @@ impl Master {
         time_limit_s: f64,
         infeasible_is_none: bool,
     ) -> Result<Option<MasterSolution>, String> {
-        let mut model = self.model.take().expect("master present between solves");
-        model
-            .try_set_option("time_limit", time_limit_s.max(0.01))
-            .map_err(|e| format!("HiGHS option time_limit: {e:?}"))?;
-        let solved = model
-            .try_solve()
-            .map_err(|e| format!("HiGHS failed on the master LP: {e:?}"))?;
+        let model = self.model.take().expect("master present between solves");
+        let solved = solve_within(model, time_limit_s, "the master LP")?;
         let status = solved.status();
         let solution = solved.get_solution();
         let result = match status {
@@ -256,4 +251,19 @@ impl Master {
         self.model = Some(Model::from(solved));
         result
     }
+}
+
+/// Solves a master `model` (this module's, or a branch node's) within `time_limit_s`
+/// (at least 10 ms); `what` names it in errors.
+pub(super) fn solve_within(
+    mut model: Model,
+    time_limit_s: f64,
+    what: &str,
+) -> Result<highs::SolvedModel, String> {
+    model
+        .try_set_option("time_limit", time_limit_s.max(0.01))
+        .map_err(|e| format!("HiGHS option time_limit: {e:?}"))?;
+    model
+        .try_solve()
+        .map_err(|e| format!("HiGHS failed on {what}: {e:?}"))
 }

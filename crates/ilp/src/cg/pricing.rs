@@ -100,7 +100,7 @@ impl PricingContext<'_> {
 
     /// [`Self::price`] over the non-empty configurations only: `lower_bound` bounds
     /// `min_{c ≠ ∅}` and may be positive (see
-    /// [`pattern_pricing::best_non_empty_configuration`]).
+    /// [`pattern_pricing::best_configuration`]).
     pub fn price_non_empty(
         &self,
         type_index: usize,
@@ -123,27 +123,15 @@ impl PricingContext<'_> {
             .filter(|c| c.type_index == type_index)
             .map(|c| (c.slots.clone(), c.cost - c.priced(prices)));
         let kind = &self.types[type_index];
-        let profit = |s: usize| self.profit(s, prices);
-        let (value, deadline) = (&kind.value, Some(deadline));
-        let searched = if non_empty {
-            pattern_pricing::best_non_empty_configuration(
-                kind,
-                value,
-                self.shapes,
-                profit,
-                incumbent,
-                deadline,
-            )
-        } else {
-            pattern_pricing::best_configuration(
-                kind,
-                value,
-                self.shapes,
-                profit,
-                incumbent,
-                deadline,
-            )
-        };
+        let searched = pattern_pricing::best_configuration(
+            kind,
+            &kind.value,
+            self.shapes,
+            |s| self.profit(s, prices),
+            incumbent,
+            Some(deadline),
+            non_empty,
+        );
         let best = self.priced_column(type_index, searched.slots, prices)?;
         Ok(Priced {
             lower_bound: searched.lower_bound,

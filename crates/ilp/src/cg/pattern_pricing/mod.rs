@@ -54,36 +54,14 @@ pub(crate) struct Searched {
 /// The exact best configuration of `kind` under per-shape profits `profit(s)`, the node
 /// valued by `value` (only positive profits can help: a task never raises `V`).
 /// `incumbent` is a known configuration's value `V(empty) − Φ`, if any.
+///
+/// With `non_empty`, over the non-empty configurations only (branching rows on a type's
+/// node count charge every non-empty configuration, so the empty node is no longer the
+/// fallback; see [`crate::cg`]'s branching). The lower bound is then on
+/// `min_{c ≠ ∅} V(empty) − Φ(c)` and may be positive, and shapes of non-positive profit are
+/// searched too: the best non-empty configuration may need one when no shape has a
+/// positive profit.
 pub(crate) fn best_configuration(
-    kind: &TypeCluster,
-    value: &NodeValue,
-    shapes: &Shapes,
-    profit: impl Fn(usize) -> f64,
-    incumbent: Option<(Vec<(usize, DeviceSet)>, f64)>,
-    deadline: Option<Instant>,
-) -> Searched {
-    search_configurations(kind, value, shapes, profit, incumbent, deadline, false)
-}
-
-/// [`best_configuration`] over the non-empty configurations only (branching rows on a
-/// type's node count charge every non-empty configuration, so the empty node is no
-/// longer the fallback; see [`crate::cg`]'s branching). The lower bound is then on
-/// `min_{c ≠ ∅} V(empty) − Φ(c)` and may be positive. Shapes of non-positive profit,
-/// which [`best_configuration`] leaves out (a task never raises `V`, so they cannot beat
-/// the configuration without them), are searched too: the best non-empty configuration
-/// may need one when no shape has a positive profit.
-pub(crate) fn best_non_empty_configuration(
-    kind: &TypeCluster,
-    value: &NodeValue,
-    shapes: &Shapes,
-    profit: impl Fn(usize) -> f64,
-    incumbent: Option<(Vec<(usize, DeviceSet)>, f64)>,
-    deadline: Option<Instant>,
-) -> Searched {
-    search_configurations(kind, value, shapes, profit, incumbent, deadline, true)
-}
-
-fn search_configurations(
     kind: &TypeCluster,
     value: &NodeValue,
     shapes: &Shapes,

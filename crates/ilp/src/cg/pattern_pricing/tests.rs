@@ -145,7 +145,7 @@ proptest! {
             Objective::Alloc => prices[s] + milli(s),
             Objective::Power => prices[s],
         };
-        let searched = best_configuration(&types[0], &types[0].value, &shapes, profit, None, None);
+        let searched = best_configuration(&types[0], &types[0].value, &shapes, profit, None, None, false);
         let optimum = brute_force(&types[0], objective, &typical, &tasks, &prices, &shapes);
         prop_assert!(searched.lower_bound <= optimum + 1e-6, "bound {} > optimum {optimum}", searched.lower_bound);
         let slots = &searched.slots;
@@ -180,7 +180,15 @@ fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
     let value = NodeValue::fragmentation(types[0].node_type(), &typical);
     // F(empty) = 0; with the share, F = 0 as well (500 left, the pod fits): any positive
     // price makes the share worth placing, at reduced cost −price.
-    let searched = best_configuration(&types[0], &value, &shapes, |_| 10.0 + 500.0, None, None);
+    let searched = best_configuration(
+        &types[0],
+        &value,
+        &shapes,
+        |_| 10.0 + 500.0,
+        None,
+        None,
+        false,
+    );
     assert!(searched.proven);
     assert_eq!(searched.slots.len(), 1);
     assert!(
@@ -191,7 +199,15 @@ fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
     // 12 vCPU tasks leave 4 vCPU: the pod no longer fits, 500 milli become fragment.
     let tasks = tasks_of(&[(12000, 1, 500)], "t");
     let shapes = Shapes::group(&tasks, 0..1).unwrap();
-    let searched = best_configuration(&types[0], &value, &shapes, |_| 10.0 + 500.0, None, None);
+    let searched = best_configuration(
+        &types[0],
+        &value,
+        &shapes,
+        |_| 10.0 + 500.0,
+        None,
+        None,
+        false,
+    );
     assert!(searched.proven);
     assert!(
         searched.slots.is_empty(),
