@@ -462,7 +462,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .copied()
         .filter(|cell| finished(&out, &matrix, cell).is_none())
         .collect();
-    let progress = progress_bar(options.progress, todo.len(), "runs");
+    let progress = Progress::new(options.progress, todo.len(), "runs");
     let start = Instant::now();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.unwrap_or(0))
@@ -504,7 +504,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .collect();
     let gap_start = Instant::now();
     {
-        let progress = progress_bar(
+        let progress = Progress::new(
             options.progress && !gaps_todo.is_empty(),
             gaps_todo.len(),
             "gap studies",
@@ -540,7 +540,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .filter(|cell| finished_replay(&out, &matrix, cell).is_none())
         .collect();
     let replay_start = Instant::now();
-    let progress = progress_bar(
+    let progress = Progress::new(
         options.progress && !replays_todo.is_empty(),
         replays_todo.len(),
         "replays",
@@ -626,12 +626,6 @@ pub(crate) fn in_shard<T>(
         .filter(|(i, _)| shard.is_none_or(|(index, count)| (first_number + i) % count == index))
         .map(|(_, item)| item)
         .collect()
-}
-
-/// Progress over `len` items called `what` (a bar, or log lines off a terminal); hidden
-/// unless `visible`.
-pub(crate) fn progress_bar(visible: bool, len: usize, what: &str) -> Progress {
-    Progress::new(visible, len, what)
 }
 
 /// Joins the cells of shard folders into `out` (checking they ran the same matrix), then

@@ -571,7 +571,7 @@ pub(crate) fn run_budget_cells(
         .filter(|cell| finished_budget(out, matrix, cell).is_none())
         .collect();
     let start = std::time::Instant::now();
-    let bar = crate::bench::progress_bar(
+    let bar = crate::progress::Progress::new(
         progress && !todo.is_empty(),
         todo.len(),
         "budget replays and frontiers",

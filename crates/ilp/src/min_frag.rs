@@ -51,6 +51,10 @@ pub fn min_frag_from(
     frag_with_power_cap(snapshot, None, start, options)
 }
 
+/// The least time left after column generation for which [`min_frag_by_both`] runs the
+/// per-node MIP.
+const PER_NODE_MIN_S: f64 = 0.5;
+
 /// The least fragmentation on a cluster small enough for the per-node model, by both
 /// methods: column generation first (exact pricing of the fragment; on 8-node sub-clusters
 /// of the default trace its configuration-LP bound is far above what the per-node MIP proves
@@ -67,10 +71,15 @@ pub fn min_frag_by_both(
     if by_columns.status == SolveStatus::Optimal {
         return by_columns;
     }
+    let rest_s = options.time_limit_s - by_columns.solve_seconds;
+    if rest_s < PER_NODE_MIN_S {
+        // Branching took the time: building the per-node model would be all it did.
+        return by_columns;
+    }
     let mut starts: Vec<&[Option<gapbench_model::Placement>]> = others.to_vec();
     starts.push(&by_columns.placement);
     let rest = SolveOptions {
-        time_limit_s: (options.time_limit_s - by_columns.solve_seconds).max(0.0),
+        time_limit_s: rest_s,
         ..options.clone()
     };
     min_frag_from(snapshot, &starts, &rest).pooled_min(by_columns)
