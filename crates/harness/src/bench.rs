@@ -246,7 +246,7 @@ impl Matrix {
                     Some(gaps.sample_nodes),
                     gaps.time_limit_s,
                     gaps.pareto_points,
-                    None,
+                    gaps.front_time_limit_s,
                     gaps.mip_gap,
                 ),
             };

@@ -59,6 +59,10 @@ pub struct GapStudySpec {
     /// ε-constraint points of the power–fragmentation front (0: no front).
     #[serde(default)]
     pub pareto_points: usize,
+    /// The time limit of each interior solve of the front (default: `time_limit_s`; the
+    /// end points are the objectives' own solves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub front_time_limit_s: Option<f64>,
     /// The same checkpoints and objectives on the whole cluster, by column generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_cluster: Option<FullClusterGapSpec>,
@@ -346,6 +350,12 @@ impl BenchSpec {
             if gaps.mip_gap.is_some_and(|g| !(g.is_finite() && g >= 0.0)) {
                 bail!("gaps.mip_gap must be a relative gap of 0 or more");
             }
+            if gaps
+                .front_time_limit_s
+                .is_some_and(|t| !(t.is_finite() && t > 0.0))
+            {
+                bail!("gaps.front_time_limit_s must be a positive number of seconds");
+            }
             if let Some(full) = &gaps.full_cluster {
                 parse_policies(&full.policies)?;
                 full.seeds.expand()?;
@@ -516,6 +526,10 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
             (
                 format!("{GAPS}checkpoints = [50]\ntime_limit_s = nan\n"),
                 "gaps.time_limit_s must be a positive number",
+            ),
+            (
+                format!("{GAPS}checkpoints = [50]\nfront_time_limit_s = 0\n"),
+                "gaps.front_time_limit_s must be a positive number",
             ),
             (
                 format!("{GAPS}checkpoints = [50]\nmip_gap = -0.1\n"),

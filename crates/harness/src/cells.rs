@@ -203,6 +203,7 @@ mod tests {
                     time_limit_s: 10.0,
                     mip_gap: None,
                     pareto_points: 0,
+                    front_time_limit_s: None,
                     full_cluster: None,
                 }),
                 replay: None,

@@ -50,8 +50,9 @@ pub struct GapSettings {
     pub threads: Option<u32>,
     /// Points of the power–fragmentation front per checkpoint (0: none).
     pub pareto_points: usize,
-    /// The time limit of each weighted solve of a column-generation front (default:
-    /// `time_limit_s`; the end points are the objectives' own solves).
+    /// The time limit of each interior solve of the front (ε-constraint MIPs per node,
+    /// weighted solves by column generation; default: `time_limit_s`; the end points are
+    /// the objectives' own solves).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub front_time_limit_s: Option<f64>,
     /// Largest cluster solved with the exact per-node model; larger ones get relaxation bounds.
@@ -66,7 +67,7 @@ fn objective_names<S: serde::Serializer>(
 }
 
 impl GapSettings {
-    /// The options of a column-generation front's weighted solves.
+    /// The options of a front's interior solves.
     pub fn front_options(&self) -> SolveOptions {
         SolveOptions {
             time_limit_s: self.front_time_limit_s.unwrap_or(self.time_limit_s),
@@ -311,7 +312,7 @@ pub fn gap_study_observed(
                     least_power,
                     least_frag,
                     settings.pareto_points,
-                    &options,
+                    &settings.front_options(),
                 )
             } else {
                 column_generation_front(

@@ -104,8 +104,8 @@ struct GapArgs {
     /// generation, weighted sums whose proven lines bound the front).
     #[arg(long, value_name = "K", default_value_t = 5)]
     pareto_points: usize,
-    /// Time limit of each weighted solve of a column-generation front, in seconds (default:
-    /// --time-limit).
+    /// Time limit of each interior solve of the front (the end points are the objectives'
+    /// own solves), in seconds (default: --time-limit).
     #[arg(long, value_name = "SECONDS")]
     front_time_limit: Option<f64>,
     /// HiGHS threads per solve (default: HiGHS's choice).

@@ -8,8 +8,9 @@
 //! stage 1's incumbent, warm-started from stage 1's placement. Stage 2 never changes the
 //! first objective's value or its proof, so the reported allocation, bound and status are
 //! stage 1's (raised if stage 2 happens to allocate more); stage 2 only picks the
-//! placement. Both stages share one time limit: stage 2 gets what stage 1 left, at most a
-//! quarter of it.
+//! placement. Both stages share one time limit: stage 2 gets what stage 1 left, at most
+//! [`STAGE_TWO_SHARE`] of it (on the paper bench's 8-node samples it never proved its
+//! optimum within a quarter of 15 s either, and ran 16 times a study).
 
 use std::time::Instant;
 
@@ -22,6 +23,9 @@ use crate::snapshot::Snapshot;
 use crate::solve::{
     interpret, relative_gap, Candidate, Objective, SolveOptions, SolveReport, SolveStatus,
 };
+
+/// The most of the time limit stage 2 (the least power at the allocation found) may use.
+const STAGE_TWO_SHARE: f64 = 0.1;
 
 /// Solves max-allocation (then min power) on all arrived tasks, warm-started from the
 /// heuristic's placement.
@@ -66,10 +70,10 @@ pub fn max_alloc(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
         return report;
     };
 
-    // Stage 2: the least power at that allocation, in the time left (at most a quarter
-    // of the limit: it never changes the first objective).
-    let remaining =
-        (options.time_limit_s - clock.elapsed().as_secs_f64()).min(0.25 * options.time_limit_s);
+    // Stage 2: the least power at that allocation, in the time left (at most a share of
+    // the limit: it never changes the first objective).
+    let remaining = (options.time_limit_s - clock.elapsed().as_secs_f64())
+        .min(STAGE_TWO_SHARE * options.time_limit_s);
     if remaining > 0.1 {
         let stage2 = SolveOptions {
             time_limit_s: remaining,

@@ -364,6 +364,9 @@ pub(crate) fn per_device(item: &Item) -> u32 {
 pub(crate) fn add_bounded(best: &mut [f64], weight: usize, value: f64, count: u32) {
     let mut left = count;
     let mut piece = 1u32;
+    // Each piece reads the table as it was before the piece (a 0/1 item): from a copy, so
+    // the loop is one pass over two slices without bounds checks or branches.
+    let mut before = Vec::with_capacity(best.len());
     while left > 0 {
         let take = piece.min(left);
         left -= take;
@@ -372,11 +375,11 @@ pub(crate) fn add_bounded(best: &mut [f64], weight: usize, value: f64, count: u3
         if w >= best.len() {
             continue;
         }
-        for u in (w..best.len()).rev() {
-            let candidate = best[u - w] + v;
-            if candidate > best[u] {
-                best[u] = candidate;
-            }
+        before.clear();
+        before.extend_from_slice(&best[..best.len() - w]);
+        for (to, &from) in best[w..].iter_mut().zip(&before) {
+            let candidate = from + v;
+            *to = if candidate > *to { candidate } else { *to };
         }
     }
 }
