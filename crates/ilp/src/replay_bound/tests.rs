@@ -212,3 +212,51 @@ fn the_window_mip_proves_the_hand_optima() {
         }
     }
 }
+
+/// A cap of no exact pricing round would leave column generation nothing to prove with:
+/// refused, like no window.
+#[test]
+fn a_cap_of_no_round_is_refused() {
+    let cluster = two_nodes();
+    let typical = TypicalPods::default();
+    let tasks = three_tasks();
+    let input = ReplayBoundInput {
+        cluster: &cluster,
+        typical: &typical,
+        tasks: &tasks,
+        span_s: (0.0, 30.0),
+        power: reservation(IdleBound::AlwaysOn),
+        reference: &[],
+    };
+    let options = BoundOptions {
+        max_pricing_rounds: Some(0),
+        ..BoundOptions::default()
+    };
+    let error = replay_energy_bound(&input, &options).unwrap_err();
+    assert!(error.contains("exact pricing round"), "{error}");
+}
+
+/// A cap that does not bind changes nothing: the hand case converges within one exact
+/// round per window, with the same windows and watts as without a cap.
+#[test]
+fn a_cap_that_does_not_bind_leaves_the_converged_bound() {
+    let cluster = two_nodes();
+    let typical = TypicalPods::default();
+    let tasks = three_tasks();
+    let input = ReplayBoundInput {
+        cluster: &cluster,
+        typical: &typical,
+        tasks: &tasks,
+        span_s: (0.0, 30.0),
+        power: reservation(IdleBound::AlwaysOn),
+        reference: &[(0.0, 2000.0)],
+    };
+    let capped = BoundOptions {
+        max_pricing_rounds: Some(1),
+        ..BoundOptions::default()
+    };
+    let capped = replay_energy_bound(&input, &capped).unwrap();
+    let free = replay_energy_bound(&input, &BoundOptions::default()).unwrap();
+    assert_eq!(capped.status, BoundStatus::Converged);
+    assert_eq!(capped.windows, free.windows);
+}
