@@ -63,6 +63,7 @@ pub(crate) struct Searched {
 /// `min_{c ≠ ∅} V(empty) − Φ(c)` and may be positive, and shapes of non-positive profit are
 /// searched too: the best non-empty configuration may need one when no shape has a
 /// positive profit.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn best_configuration(
     kind: &TypeCluster,
     value: &NodeValue,
