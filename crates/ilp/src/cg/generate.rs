@@ -135,8 +135,8 @@ pub(super) fn generate(
         let prices = smoothing.prices(&duals);
         // Each type's search gets what is left when it starts: the types share the
         // threads, so a limit fixed up front would let the round overrun the deadline.
-        // Under a round cap each search ends at its node budget instead (deterministic):
-        // only the whole deadline, a safety net, may cut it.
+        // Under a round cap each search ends at its node and scan budgets instead
+        // (deterministic): only the whole deadline, a safety net, may cut it.
         let pricing_deadline_of = |t: usize| {
             let share = match options.max_pricing_rounds {
                 Some(_) => f64::INFINITY,

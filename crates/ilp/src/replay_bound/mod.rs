@@ -18,14 +18,15 @@
 //! then the window where the replay's own energy exceeds its bound the most is cut at its
 //! median start/end time, until `max_windows`. Each window's column generation stops when
 //! it converges or after `max_pricing_rounds` exact pricing rounds (each exact pricing call
-//! then ends at its budgets of search nodes and pattern scans, not at a clock share). The wall-clock limits (the whole bound's and each
-//! window's) are a safety net: when neither is hit the bound is a function of its input
-//! alone, the same on every run (status `windows_converged`, or `round_limit` when the
-//! round cap stopped a window); a hit is the status `time_limit` (still a valid bound). A sub-window's task set
-//! contains its parent's, so it keeps the parent's bound as a floor. Consecutive solves
-//! share columns ([`ColumnCarry`]). A window's tasks are placed first fit so column
-//! generation starts feasible; tasks that fit nowhere by first fit are left out of its
-//! bound (still valid: fewer tasks never need more power).
+//! then ends at its budgets of search nodes and pattern scans, not at a clock share). The
+//! wall-clock limits (the whole bound's and each window's) are a safety net: when neither
+//! is hit the bound is a function of its input alone, the same on every run (status
+//! `windows_converged`, or `round_limit` when the round cap stopped a window); a hit is the
+//! status `time_limit` (still a valid bound). A sub-window's task set contains its
+//! parent's, so it keeps the parent's bound as a floor. Consecutive solves share columns
+//! ([`ColumnCarry`]). A window's tasks are placed first fit so column generation starts
+//! feasible; tasks that fit nowhere by first fit are left out of its bound (still valid:
+//! fewer tasks never need more power).
 //!
 //! **The power model** is the replay's (`gapbench_replay::energy::node_power`), lowered
 //! where it must be for the bound to hold for the policy:

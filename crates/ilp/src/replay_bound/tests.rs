@@ -39,6 +39,15 @@ fn three_tasks() -> Vec<BoundTask> {
 }
 
 fn bound(tasks: &[BoundTask], power: BoundPower) -> ReplayBound {
+    bound_within(tasks, power, &BoundOptions::default()).unwrap()
+}
+
+/// The bound of `tasks` on two nodes over 0–30 s under `options`.
+fn bound_within(
+    tasks: &[BoundTask],
+    power: BoundPower,
+    options: &BoundOptions,
+) -> Result<ReplayBound, String> {
     let cluster = two_nodes();
     let typical = TypicalPods::default();
     let input = ReplayBoundInput {
@@ -49,7 +58,7 @@ fn bound(tasks: &[BoundTask], power: BoundPower) -> ReplayBound {
         power,
         reference: &[(0.0, 2000.0)],
     };
-    replay_energy_bound(&input, &BoundOptions::default()).unwrap()
+    replay_energy_bound(&input, options)
 }
 
 fn reservation(idle: IdleBound) -> BoundPower {
@@ -217,22 +226,12 @@ fn the_window_mip_proves_the_hand_optima() {
 /// refused, like no window.
 #[test]
 fn a_cap_of_no_round_is_refused() {
-    let cluster = two_nodes();
-    let typical = TypicalPods::default();
-    let tasks = three_tasks();
-    let input = ReplayBoundInput {
-        cluster: &cluster,
-        typical: &typical,
-        tasks: &tasks,
-        span_s: (0.0, 30.0),
-        power: reservation(IdleBound::AlwaysOn),
-        reference: &[],
-    };
     let options = BoundOptions {
         max_pricing_rounds: Some(0),
         ..BoundOptions::default()
     };
-    let error = replay_energy_bound(&input, &options).unwrap_err();
+    let power = reservation(IdleBound::AlwaysOn);
+    let error = bound_within(&three_tasks(), power, &options).unwrap_err();
     assert!(error.contains("exact pricing round"), "{error}");
 }
 
@@ -240,23 +239,13 @@ fn a_cap_of_no_round_is_refused() {
 /// round per window, with the same windows and watts as without a cap.
 #[test]
 fn a_cap_that_does_not_bind_leaves_the_converged_bound() {
-    let cluster = two_nodes();
-    let typical = TypicalPods::default();
-    let tasks = three_tasks();
-    let input = ReplayBoundInput {
-        cluster: &cluster,
-        typical: &typical,
-        tasks: &tasks,
-        span_s: (0.0, 30.0),
-        power: reservation(IdleBound::AlwaysOn),
-        reference: &[(0.0, 2000.0)],
-    };
     let capped = BoundOptions {
         max_pricing_rounds: Some(1),
         ..BoundOptions::default()
     };
-    let capped = replay_energy_bound(&input, &capped).unwrap();
-    let free = replay_energy_bound(&input, &BoundOptions::default()).unwrap();
+    let power = reservation(IdleBound::AlwaysOn);
+    let capped = bound_within(&three_tasks(), power, &capped).unwrap();
+    let free = bound(&three_tasks(), power);
     assert_eq!(capped.status, BoundStatus::Converged);
     assert_eq!(capped.windows, free.windows);
 }
