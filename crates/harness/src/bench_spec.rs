@@ -141,6 +141,11 @@ pub struct ReplayBoundSpec {
     pub time_limit_s: f64,
     /// Most windows a bound cuts its replay into.
     pub max_windows: usize,
+    /// Most exact pricing rounds of each window's column generation: a window that does not
+    /// converge stops there, at the same place on every run (status `round_limit`). None:
+    /// only the clock stops it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pricing_rounds: Option<usize>,
 }
 
 /// EaCO's evaluation setup (`gapbench_replay::eaco_setup`): servers of 8×V100 and its
@@ -229,6 +234,9 @@ impl ReplaySpec {
             }
             if bound.max_windows == 0 {
                 bail!("[replay.bound] `max_windows` takes a positive count");
+            }
+            if bound.max_pricing_rounds == Some(0) {
+                bail!("[replay.bound] `max_pricing_rounds` takes a positive count");
             }
         }
         if !(0.0..=1.0).contains(&self.sleep_fraction) {

@@ -26,15 +26,23 @@ use sha2::{Digest, Sha256};
 pub const DEFAULT_BOUND_TIME_LIMIT_S: f64 = 60.0;
 /// Default most windows of one replay's bound.
 pub const DEFAULT_BOUND_WINDOWS: usize = 48;
+/// Default most exact pricing rounds per window of one replay's bound.
+pub const DEFAULT_BOUND_PRICING_ROUNDS: usize = 60;
 
-/// The bound's options for a time limit and a window budget: column generation may take
-/// up to a sixth of the limit per window, so the first windows cannot take it all.
-pub fn bound_options(time_limit_s: f64, max_windows: usize) -> BoundOptions {
+/// The bound's options for a time limit, a window budget and a round cap per window
+/// (`None`: the clock alone): column generation may take up to a sixth of the limit per
+/// window, so the first windows cannot take it all.
+pub fn bound_options(
+    time_limit_s: f64,
+    max_windows: usize,
+    max_pricing_rounds: Option<usize>,
+) -> BoundOptions {
     BoundOptions {
         time_limit_s,
         max_windows,
         initial_windows: BoundOptions::default().initial_windows.min(max_windows),
         window_time_limit_s: time_limit_s / 6.0,
+        max_pricing_rounds,
     }
 }
 
@@ -55,7 +63,7 @@ pub struct BoundRequest<'a> {
 pub struct BoundRecord {
     pub key: String,
     pub energy_kwh: f64,
-    /// `windows_converged` or `time_limit`.
+    /// `windows_converged`, `round_limit` or `time_limit`.
     pub status: String,
     /// Tasks the bound counts, and those left out (undone or moved while running).
     pub tasks: usize,
@@ -296,7 +304,7 @@ pub struct MipCheck {
     pub replay_kwh: f64,
     pub cg_kwh: f64,
     pub mip_kwh: f64,
-    /// Column generation's status (`windows_converged` or `time_limit`).
+    /// Column generation's status (`windows_converged`, `round_limit` or `time_limit`).
     pub cg_status: String,
     /// Every window's MIP proved its optimum.
     pub mip_all_optimal: bool,
@@ -649,7 +657,7 @@ mod tests {
                     policy,
                     power: &options.power,
                     colocation: &options.colocation,
-                    options: bound_options(2.0, 16),
+                    options: bound_options(2.0, 16, None),
                 };
                 let bound = replay_bound(&request, None).unwrap();
                 let energy = result.ledger.cluster.total_kwh();
@@ -725,7 +733,7 @@ mod tests {
                     policy,
                     power: &options.power,
                     colocation: &options.colocation,
-                    options: bound_options(60.0, 16),
+                    options: bound_options(60.0, 16, None),
                 };
                 let check = check_against_mip(&request, 60.0).unwrap();
                 let case = format!("{policy} {idle:?}");

@@ -397,7 +397,11 @@ pub(crate) fn run_replay_cell(
                 policy: policy_name,
                 power: &options.power,
                 colocation: &options.colocation,
-                options: bound_options(bound.time_limit_s, bound.max_windows),
+                options: bound_options(
+                    bound.time_limit_s,
+                    bound.max_windows,
+                    bound.max_pricing_rounds,
+                ),
             };
             let record = replay_bound(&request, bounds_dir).with_context(|| {
                 format!(

@@ -91,6 +91,9 @@ pub(crate) struct ReplayArgs {
     /// Most windows a bound cuts the replay into (split where the replay's energy exceeds the bound most).
     #[arg(long, value_name = "N", default_value_t = gapbench::replay_bound::DEFAULT_BOUND_WINDOWS, requires = "bound")]
     bound_windows: usize,
+    /// Most exact pricing rounds of each window's column generation: a window that does not converge stops there, at the same place on every run (status `round_limit`; the time limit is then a safety net).
+    #[arg(long, value_name = "N", default_value_t = gapbench::replay_bound::DEFAULT_BOUND_PRICING_ROUNDS, requires = "bound")]
+    bound_pricing_rounds: usize,
     /// Also solve each window of the bound exactly with the per-node MIP (same power model, same tasks, each MIP limited like one window's column generation) and print column generation's bound, the MIP's and the replay's own energy per window and in total: the bound's own tightness. Small clusters only (at most 16 nodes; take a slice with --gpus). Written to `bound_check_mip.json`.
     #[arg(long, requires = "bound")]
     bound_check_mip: bool,
@@ -265,8 +268,14 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         if args.bound_windows == 0 {
             bail!("--bound-windows takes a positive count");
         }
-        let bound_options =
-            gapbench::replay_bound::bound_options(args.bound_time_limit, args.bound_windows);
+        if args.bound_pricing_rounds == 0 {
+            bail!("--bound-pricing-rounds takes a positive count");
+        }
+        let bound_options = gapbench::replay_bound::bound_options(
+            args.bound_time_limit,
+            args.bound_windows,
+            Some(args.bound_pricing_rounds),
+        );
         gapbench::replay_bound::bound_runs(&inputs, policy, &options, bound_options, &mut runs)?
     } else {
         Vec::new()
@@ -294,8 +303,11 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     print_table(&summary);
     gapbench::replay_bound::write_bounds(&out, &runs, &bounds, seeds.len() > 1)?;
     if args.bound_check_mip {
-        let bound_options =
-            gapbench::replay_bound::bound_options(args.bound_time_limit, args.bound_windows);
+        let bound_options = gapbench::replay_bound::bound_options(
+            args.bound_time_limit,
+            args.bound_windows,
+            Some(args.bound_pricing_rounds),
+        );
         gapbench::replay_bound::check_runs(
             &inputs,
             policy,

@@ -30,6 +30,14 @@ pub struct SolveOptions {
     pub node_symmetry: bool,
     /// Print HiGHS's log to the terminal.
     pub verbose: bool,
+    /// Column generation only: most exact pricing rounds (a master solve whose greedy
+    /// pricing found nothing, then every node type priced exactly: the rounds that move the
+    /// bound and cost the time; greedy rounds in between are at most 30 each), a cap on work
+    /// that does not depend on the clock. With it, an exact pricing call is stopped by its
+    /// budgets of search nodes and pattern scans, not by a per-call clock share, so a solve
+    /// the cap stops has the same bound on every run; `time_limit_s` is then a safety net.
+    /// `None`: only the clock stops column generation.
+    pub max_pricing_rounds: Option<usize>,
 }
 
 impl Default for SolveOptions {
@@ -41,6 +49,7 @@ impl Default for SolveOptions {
             threads: None,
             node_symmetry: true,
             verbose: false,
+            max_pricing_rounds: None,
         }
     }
 }
@@ -62,6 +71,9 @@ impl SolveOptions {
         }
         if self.threads == Some(0) {
             return Err("threads must be at least 1".into());
+        }
+        if self.max_pricing_rounds == Some(0) {
+            return Err("most exact pricing rounds must be at least 1".into());
         }
         Ok(())
     }

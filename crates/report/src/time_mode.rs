@@ -145,14 +145,15 @@ fn trace_table(out: &mut String, panel: &Panel, policies: &[PolicyMeans]) -> Res
 }
 
 /// The energy bound's cells: its mean over seeds (`*` when some seed's column generation
-/// stopped at its time limit: still a bound) and the mean gap `(E − LB)/LB`.
+/// stopped at its time limit, `†` at its round cap: still a bound) and the mean gap
+/// `(E − LB)/LB`.
 fn bound_cells(m: &gapbench_results::ReplayRunRow) -> String {
     match (m.bound_kwh, m.bound_gap) {
         (Some(bound), Some(gap)) => {
-            let limited = if m.bound_status == "windows_converged" {
-                ""
-            } else {
-                "*"
+            let limited = match m.bound_status.as_str() {
+                "windows_converged" => "",
+                "round_limit" => "†",
+                _ => "*",
             };
             format!(" {bound:.1}{limited} | {:.2} % |", 100.0 * gap)
         }
@@ -162,7 +163,7 @@ fn bound_cells(m: &gapbench_results::ReplayRunRow) -> String {
 
 /// What the bound is, and how tight it is: the least gap of any policy.
 fn bound_note(out: &mut String, policies: &[PolicyMeans]) -> Result<()> {
-    writeln!(out, "Energy bound: no placement of the same tasks at this replay's own start and end times uses less energy, even one free to move tasks between windows (`gapbench_ilp::replay_bound`: per window, the column-generation bound on the least power of the tasks running throughout it, under the replay's power model; a policy that re-clocks, shares devices beyond reservations or chooses GPU counts is bounded with those levers relaxed; tasks undone or moved while running are left out). A policy that delays or stretches tasks is bounded on its own times. Gap ≤ is `(E − bound)/bound`, mean over seeds; `*`: some window's column generation stopped at its time limit (the bound holds).")?;
+    writeln!(out, "Energy bound: no placement of the same tasks at this replay's own start and end times uses less energy, even one free to move tasks between windows (`gapbench_ilp::replay_bound`: per window, the column-generation bound on the least power of the tasks running throughout it, under the replay's power model; a policy that re-clocks, shares devices beyond reservations or chooses GPU counts is bounded with those levers relaxed; tasks undone or moved while running are left out). A policy that delays or stretches tasks is bounded on its own times. Gap ≤ is `(E − bound)/bound`, mean over seeds; `†`: some window's column generation stopped at its round cap (`round_limit`: the bound holds and is the same on every run); `*`: some window's column generation stopped at its time limit (`time_limit`: the bound holds, its last digits may differ between runs).")?;
     if let Some(tightest) = policies
         .iter()
         .filter_map(|p| Some((p, p.mean.bound_gap?)))

@@ -101,8 +101,9 @@ pub struct ReplayRunRow {
     /// replay's own start and end times (`gapbench_ilp::replay_bound`); empty when not
     /// computed.
     pub bound_kwh: Option<f64>,
-    /// What the bound's windows proved: `windows_converged` or `time_limit` (still a
-    /// bound); empty without a bound.
+    /// What the bound's windows proved: `windows_converged`, `round_limit` (a window's
+    /// column generation stopped at its round cap: still a bound, the same on every run) or
+    /// `time_limit` (still a bound, may differ between runs); empty without a bound.
     pub bound_status: String,
     /// `(energy − bound) / bound`: the replay is at most this far above the optimum.
     pub bound_gap: Option<f64>,

@@ -58,6 +58,9 @@ use crate::solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStat
 pub struct CgStats {
     /// Master solves (each followed by pricing every node type).
     pub iterations: usize,
+    /// Of `iterations`: those whose greedy pricing found nothing, so every node type was
+    /// priced exactly (what `SolveOptions::max_pricing_rounds` caps).
+    pub exact_rounds: usize,
     /// Columns generated, the heuristic's configurations included.
     pub columns: usize,
     /// The heuristic's distinct configurations (the initial pool).

@@ -95,7 +95,20 @@ impl PricingContext<'_> {
         start: Option<&Column>,
         deadline: Instant,
     ) -> Result<Priced, String> {
-        self.price_among(type_index, prices, start, deadline, false)
+        self.price_among(type_index, prices, start, deadline, None, false)
+    }
+
+    /// [`Self::price`] looking at `scans` patterns at most: the deterministic limit of a
+    /// column generation under a round cap (`SolveOptions::max_pricing_rounds`).
+    pub fn price_scanning(
+        &self,
+        type_index: usize,
+        prices: &[f64],
+        start: Option<&Column>,
+        deadline: Instant,
+        scans: u64,
+    ) -> Result<Priced, String> {
+        self.price_among(type_index, prices, start, deadline, Some(scans), false)
     }
 
     /// [`Self::price`] over the non-empty configurations only: `lower_bound` bounds
@@ -108,7 +121,7 @@ impl PricingContext<'_> {
         start: Option<&Column>,
         deadline: Instant,
     ) -> Result<Priced, String> {
-        self.price_among(type_index, prices, start, deadline, true)
+        self.price_among(type_index, prices, start, deadline, None, true)
     }
 
     fn price_among(
@@ -117,6 +130,7 @@ impl PricingContext<'_> {
         prices: &[f64],
         start: Option<&Column>,
         deadline: Instant,
+        scans: Option<u64>,
         non_empty: bool,
     ) -> Result<Priced, String> {
         let incumbent = start
@@ -130,6 +144,7 @@ impl PricingContext<'_> {
             |s| self.profit(s, prices),
             incumbent,
             Some(deadline),
+            scans,
             non_empty,
         );
         let best = self.priced_column(type_index, searched.slots, prices)?;

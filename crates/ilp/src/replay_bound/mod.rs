@@ -16,14 +16,17 @@
 //!
 //! **Choosing windows.** A few windows first (cut at quantiles of the start/end times),
 //! then the window where the replay's own energy exceeds its bound the most is cut at its
-//! median start/end time, until `max_windows`. The wall-clock limits (the whole bound's and
-//! each window's column generation's) are a safety net: when neither is hit (status
-//! `windows_converged`) the bound is a function of its input alone, the same on every run;
-//! a hit is the status `time_limit` (still a valid bound). A sub-window's task set
-//! contains its parent's, so it keeps the parent's bound as a floor. Consecutive solves
-//! share columns ([`ColumnCarry`]). A window's tasks are placed first fit so column
-//! generation starts feasible; tasks that fit nowhere by first fit are left out of its
-//! bound (still valid: fewer tasks never need more power).
+//! median start/end time, until `max_windows`. Each window's column generation stops when
+//! it converges or after `max_pricing_rounds` exact pricing rounds (each exact pricing call
+//! then ends at its budgets of search nodes and pattern scans, not at a clock share). The
+//! wall-clock limits (the whole bound's and each window's) are a safety net: when neither
+//! is hit the bound is a function of its input alone, the same on every run (status
+//! `windows_converged`, or `round_limit` when the round cap stopped a window); a hit is the
+//! status `time_limit` (still a valid bound). A sub-window's task set contains its
+//! parent's, so it keeps the parent's bound as a floor. Consecutive solves share columns
+//! ([`ColumnCarry`]). A window's tasks are placed first fit so column generation starts
+//! feasible; tasks that fit nowhere by first fit are left out of its bound (still valid:
+//! fewer tasks never need more power).
 //!
 //! **The power model** is the replay's (`gapbench_replay::energy::node_power`), lowered
 //! where it must be for the bound to hold for the policy:
@@ -123,6 +126,10 @@ pub struct BoundOptions {
     pub max_windows: usize,
     /// Column generation's limit per window, seconds.
     pub window_time_limit_s: f64,
+    /// Most exact pricing rounds of a window's column generation
+    /// (`SolveOptions::max_pricing_rounds`): the work cap that makes a window that does not
+    /// converge stop at the same place on every run. `None`: only the clock stops it.
+    pub max_pricing_rounds: Option<usize>,
 }
 
 impl Default for BoundOptions {
@@ -132,6 +139,7 @@ impl Default for BoundOptions {
             initial_windows: 8,
             max_windows: 48,
             window_time_limit_s: 10.0,
+            max_pricing_rounds: None,
         }
     }
 }
@@ -152,6 +160,9 @@ pub struct BoundWindow {
     /// Its column generation ran (otherwise its bound is its parent's, or the empty
     /// cluster's power plus the tasks' dynamic floors).
     pub solved: bool,
+    /// Its column generation did not converge and stopped at `max_pricing_rounds`, within
+    /// its time limit: the bound is its Lagrangian bound there, the same on every run.
+    pub round_limited: bool,
 }
 
 /// What was proven.
@@ -161,6 +172,10 @@ pub enum BoundStatus {
     /// placement), and the span was cut into `max_windows` windows (or no window left has
     /// a start or end inside): the bound depends on its input alone.
     Converged,
+    /// As `Converged`, but the round cap (`max_pricing_rounds`) stopped some windows' column
+    /// generation before it converged: their Lagrangian bounds still hold, and the bound
+    /// depends on its input and options alone.
+    RoundLimit,
     /// The time limit stopped a window's column generation, or stopped splitting before
     /// `max_windows`: the bound still holds (Lagrangian or fallback), but may differ
     /// between runs.
@@ -171,6 +186,7 @@ impl BoundStatus {
     pub fn label(self) -> &'static str {
         match self {
             BoundStatus::Converged => "windows_converged",
+            BoundStatus::RoundLimit => "round_limit",
             BoundStatus::TimeLimit => "time_limit",
         }
     }
@@ -252,10 +268,16 @@ pub fn replay_energy_bound(
         windows.splice(i..=i, [left, right]);
     }
     let energy_j = windows.iter().map(|w| (w.to_s - w.from_s) * w.watts).sum();
-    let status = if !out_of_time && windows.iter().all(|w| w.solved && w.converged) {
-        BoundStatus::Converged
-    } else {
+    let status = if out_of_time
+        || !windows
+            .iter()
+            .all(|w| w.solved && (w.converged || w.round_limited))
+    {
         BoundStatus::TimeLimit
+    } else if windows.iter().any(|w| w.round_limited) {
+        BoundStatus::RoundLimit
+    } else {
+        BoundStatus::Converged
     };
     Ok(ReplayBound {
         energy_j,
@@ -296,6 +318,9 @@ fn check(input: &ReplayBoundInput, options: &BoundOptions) -> Result<(), String>
     }
     if options.initial_windows == 0 || options.max_windows == 0 {
         return Err("a bound needs at least one window".into());
+    }
+    if options.max_pricing_rounds == Some(0) {
+        return Err("a window's column generation needs at least one exact pricing round".into());
     }
     if !(options.time_limit_s >= 0.0 && options.window_time_limit_s >= 0.0) {
         return Err("time limits must be non-negative seconds".into());
@@ -417,6 +442,7 @@ impl WindowSolver<'_> {
             packed: 0,
             converged: false,
             solved: false,
+            round_limited: false,
         }
     }
 
@@ -450,13 +476,23 @@ impl WindowSolver<'_> {
             let options = SolveOptions {
                 time_limit_s: self.options.window_time_limit_s.min(left),
                 threads: Some(1),
+                max_pricing_rounds: self.options.max_pricing_rounds,
                 ..SolveOptions::default()
             };
+            let window_clock = Instant::now();
             let bound = power_bound_carrying(&snapshot, &options, self.sleep, &mut self.carry)?;
             // Column generation also stops when its bound meets the first-fit placement:
             // then the bound is the window's optimum, more than the LP's.
             let meets_placement = bound.watts >= first_fit_watts * (1.0 - 1e-9) - 1e-6;
             window.converged = bound.converged || meets_placement;
+            // A window that ran to its time limit counts as stopped by the clock even if
+            // its last round also reached the cap: its last pricing may have been cut.
+            let within_time = window_clock.elapsed().as_secs_f64() < options.time_limit_s;
+            window.round_limited = !window.converged
+                && within_time
+                && options
+                    .max_pricing_rounds
+                    .is_some_and(|most| bound.stats.exact_rounds >= most);
             bound.watts
         };
         window.packed = packed;

@@ -39,6 +39,15 @@ fn three_tasks() -> Vec<BoundTask> {
 }
 
 fn bound(tasks: &[BoundTask], power: BoundPower) -> ReplayBound {
+    bound_within(tasks, power, &BoundOptions::default()).unwrap()
+}
+
+/// The bound of `tasks` on two nodes over 0–30 s under `options`.
+fn bound_within(
+    tasks: &[BoundTask],
+    power: BoundPower,
+    options: &BoundOptions,
+) -> Result<ReplayBound, String> {
     let cluster = two_nodes();
     let typical = TypicalPods::default();
     let input = ReplayBoundInput {
@@ -49,7 +58,7 @@ fn bound(tasks: &[BoundTask], power: BoundPower) -> ReplayBound {
         power,
         reference: &[(0.0, 2000.0)],
     };
-    replay_energy_bound(&input, &BoundOptions::default()).unwrap()
+    replay_energy_bound(&input, options)
 }
 
 fn reservation(idle: IdleBound) -> BoundPower {
@@ -211,4 +220,32 @@ fn the_window_mip_proves_the_hand_optima() {
             );
         }
     }
+}
+
+/// A cap of no exact pricing round would leave column generation nothing to prove with:
+/// refused, like no window.
+#[test]
+fn a_cap_of_no_round_is_refused() {
+    let options = BoundOptions {
+        max_pricing_rounds: Some(0),
+        ..BoundOptions::default()
+    };
+    let power = reservation(IdleBound::AlwaysOn);
+    let error = bound_within(&three_tasks(), power, &options).unwrap_err();
+    assert!(error.contains("exact pricing round"), "{error}");
+}
+
+/// A cap that does not bind changes nothing: the hand case converges within one exact
+/// round per window, with the same windows and watts as without a cap.
+#[test]
+fn a_cap_that_does_not_bind_leaves_the_converged_bound() {
+    let capped = BoundOptions {
+        max_pricing_rounds: Some(1),
+        ..BoundOptions::default()
+    };
+    let power = reservation(IdleBound::AlwaysOn);
+    let capped = bound_within(&three_tasks(), power, &capped).unwrap();
+    let free = bound(&three_tasks(), power);
+    assert_eq!(capped.status, BoundStatus::Converged);
+    assert_eq!(capped.windows, free.windows);
 }

@@ -149,11 +149,16 @@ fn means(rows: &[ReplayRunRow]) -> PolicyMeans {
                 .collect::<Vec<_>>()
                 .join("; "),
             bound_kwh: mean_of(rows, |r| r.bound_kwh),
-            // The weakest status of the seeds: converged only if every seed's was.
+            // The weakest status of the seeds: converged only if every seed's was, and
+            // `time_limit` (clock-dependent) over `round_limit` (deterministic).
             bound_status: rows
                 .iter()
                 .map(|r| r.bound_status.as_str())
-                .find(|s| *s != "windows_converged")
+                .max_by_key(|s| match *s {
+                    "windows_converged" => 0,
+                    "round_limit" => 1,
+                    _ => 2,
+                })
                 .unwrap_or("windows_converged")
                 .to_string(),
             bound_gap: mean_of(rows, |r| r.bound_gap),

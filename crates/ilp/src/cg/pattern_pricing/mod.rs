@@ -17,8 +17,10 @@
 //!    free), valued exactly; a subtree is cut when `constant + λ·cap + Σ chosen ℓ + R·max ℓ`
 //!    (its Lagrangian bound at the same `λ`) does not beat the incumbent.
 //!
-//! When a level runs out of patterns or search nodes, or the deadline passes, its
-//! Lagrangian bound stands in for it: the returned lower bound stays valid.
+//! When a level runs out of patterns, search nodes or pattern scans (an optional budget on
+//! the patterns the search looks at, the deterministic limit of a capped column
+//! generation), or the deadline passes, its Lagrangian bound stands in for it: the
+//! returned lower bound stays valid.
 
 mod device_dp;
 mod dual;
@@ -61,6 +63,7 @@ pub(crate) struct Searched {
 /// `min_{c ≠ ∅} V(empty) − Φ(c)` and may be positive, and shapes of non-positive profit are
 /// searched too: the best non-empty configuration may need one when no shape has a
 /// positive profit.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn best_configuration(
     kind: &TypeCluster,
     value: &NodeValue,
@@ -68,6 +71,7 @@ pub(crate) fn best_configuration(
     profit: impl Fn(usize) -> f64,
     incumbent: Option<(Vec<(usize, DeviceSet)>, f64)>,
     deadline: Option<Instant>,
+    scans: Option<u64>,
     non_empty: bool,
 ) -> Searched {
     let node_type = *kind.node_type();
@@ -152,6 +156,7 @@ pub(crate) fn best_configuration(
     });
     let mut unresolved = f64::NEG_INFINITY;
     let mut budget = NODE_BUDGET;
+    let mut scans_left = scans;
     for (level, slots, dp_bound) in subproblems {
         if dp_bound <= best_phi + tolerance {
             continue;
@@ -204,8 +209,10 @@ pub(crate) fn best_configuration(
             deadline,
         );
         search.non_empty = non_empty;
+        search.scans = scans_left;
         search.run();
         budget = search.budget;
+        scans_left = search.scans;
         if search.exhausted {
             unresolved = unresolved.max(bound);
         }
@@ -281,6 +288,8 @@ struct Search<'a> {
     tolerance: f64,
     budget: u64,
     deadline: Option<Instant>,
+    /// Patterns the search may still look at (`None`: no such limit).
+    scans: Option<u64>,
     exhausted: bool,
     /// The empty configuration is not a candidate.
     non_empty: bool,
@@ -372,6 +381,7 @@ impl<'a> Search<'a> {
             tolerance,
             budget,
             deadline,
+            scans: None,
             exhausted: false,
             non_empty: false,
         }
@@ -405,6 +415,22 @@ impl<'a> Search<'a> {
         }
         self.budget -= 1;
         true
+    }
+
+    /// One more pattern looked at; false when the scan budget ran out. A node may look at
+    /// thousands of patterns, so the node budget alone does not bound the work.
+    fn scan(&mut self) -> bool {
+        match &mut self.scans {
+            Some(0) => {
+                self.exhausted = true;
+                false
+            }
+            Some(left) => {
+                *left -= 1;
+                true
+            }
+            None => true,
+        }
     }
 
     /// How many more tasks of `item` fit beside what is chosen (devices aside).
@@ -501,6 +527,9 @@ impl<'a> Search<'a> {
         }
         let plain = self.evaluated.plain_device;
         for index in first..self.patterns.len() {
+            if !self.scan() {
+                return;
+            }
             let pattern = &self.patterns[index];
             let others = f64::from(self.devices_left - 1);
             let rest = others * self.suffix_best[index];

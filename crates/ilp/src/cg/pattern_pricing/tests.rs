@@ -132,6 +132,8 @@ proptest! {
         objective in prop::sample::select(vec![Objective::Frag, Objective::Power, Objective::Alloc]),
         // Fragmentation plus a weight on power: a point of the power–fragmentation front.
         watts_weight in prop::sample::select(vec![0.0, 0.0, 0.4, 3.0]),
+        // A scan budget (a capped column generation's) must leave the bound valid.
+        scans in prop::sample::select(vec![None, None, Some(0u64), Some(3), Some(40)]),
     ) {
         let cluster = one_node(gpus, vcpus);
         let tasks = tasks_of(&raw, "t");
@@ -145,7 +147,7 @@ proptest! {
             Objective::Alloc => prices[s] + milli(s),
             Objective::Power => prices[s],
         };
-        let searched = best_configuration(&types[0], &types[0].value, &shapes, profit, None, None, false);
+        let searched = best_configuration(&types[0], &types[0].value, &shapes, profit, None, None, scans, false);
         let optimum = brute_force(&types[0], objective, &typical, &tasks, &prices, &shapes);
         prop_assert!(searched.lower_bound <= optimum + 1e-6, "bound {} > optimum {optimum}", searched.lower_bound);
         let slots = &searched.slots;
@@ -187,6 +189,7 @@ fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
         |_| 10.0 + 500.0,
         None,
         None,
+        None,
         false,
     );
     assert!(searched.proven);
@@ -204,6 +207,7 @@ fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
         &value,
         &shapes,
         |_| 10.0 + 500.0,
+        None,
         None,
         None,
         false,
