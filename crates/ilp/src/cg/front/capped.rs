@@ -25,7 +25,7 @@
 
 use std::time::{Duration, Instant};
 
-use gapbench_model::Placement;
+use gapbench_model::{DeviceSet, Placement};
 
 use super::super::bound::{lagrangian_bound, Smoothing};
 use super::super::column::Added;
@@ -33,7 +33,7 @@ use super::super::column::{heuristic_columns, Column, ColumnPool, TypeCluster};
 use super::super::dive::Dive;
 use super::super::generate::{in_parallel, SEEDS_PER_TYPE};
 use super::super::incumbent::finish_reserve_s;
-use super::super::integer::{expand, round_and_repair, Repair};
+use super::super::integer::{expand, round_and_repair, solve_integer_master_capped, Repair};
 use super::super::master::Master;
 use super::super::pricing::PricingContext;
 use super::super::ColumnCarry;
@@ -47,11 +47,15 @@ use crate::solve::{Objective, SolveOptions};
 /// The share of the time limit column generation may use; the integer phase has the rest.
 const PRICING_SHARE: f64 = 0.6;
 /// The share of the integer phase the dive may use (the roundings follow).
-const DIVE_SHARE: f64 = 0.8;
+const DIVE_SHARE: f64 = 0.5;
 /// Dives at most per capped solve, and how far below the cap the next one aims (times the
 /// last repair's excess over the cap).
-const DIVES: usize = 4;
+const DIVES: usize = 2;
 const MARGIN_FACTOR: f64 = 2.0;
+/// The least time left for which the integer master under the cap runs, and the share of
+/// what is left it gets as HiGHS's limit.
+const INTEGER_MASTER_MIN_S: f64 = 0.5;
+const INTEGER_MASTER_SHARE: f64 = 0.8;
 /// Greedy-priced rounds in a row before the exact pricing runs anyway.
 const EXACT_EVERY: usize = 30;
 /// Time one exact pricing call may take at first (doubled when a round stalls on it), and
@@ -113,6 +117,27 @@ impl Capped<'_> {
         }
     }
 
+    /// The checked placement of `uses` (nodes per pool column), measured.
+    fn measured(
+        &self,
+        types: &[TypeCluster],
+        pool: &ColumnPool,
+        uses: &[(usize, u32)],
+    ) -> Result<Measured, String> {
+        let snapshot = self.snapshot;
+        let placement = expand(
+            snapshot.cluster,
+            types,
+            pool,
+            &self.shapes,
+            uses,
+            snapshot.tasks.len(),
+        )?;
+        check_assignment(snapshot.cluster, snapshot.tasks, &placement)
+            .map_err(|e| format!("a capped placement fails the checker: {e}"))?;
+        Ok(Measured::of(snapshot, placement))
+    }
+
     /// The node types priced at `F + watts_weight·P`.
     fn weighted(&self, watts_weight: f64) -> Result<Vec<TypeCluster>, String> {
         let snapshot = self.snapshot;
@@ -157,20 +182,7 @@ pub(super) fn solve_under_cap(
         .map(|t| t.nodes as f64 * t.empty_cost)
         .sum();
 
-    let mut pool = ColumnPool::default();
-    for seed in seeds {
-        let seeded = Snapshot {
-            heuristic: seed.to_vec(),
-            ..snapshot.clone()
-        };
-        heuristic_columns(
-            &seeded,
-            &frag_types,
-            &capped.shapes,
-            Objective::Frag,
-            &mut pool,
-        )?;
-    }
+    let (mut pool, seed_uses) = seeded_pool(&capped, &frag_types, seeds)?;
     let carried = carry.columns(Objective::Frag, &frag_types, &capped.shapes, |t, slots| {
         frag.column(t, slots)
     });
@@ -200,6 +212,14 @@ pub(super) fn solve_under_cap(
         .iter()
         .map(|m| m.power_watts)
         .fold(cap_watts, f64::min);
+    // The integer master's start: the seed of least fragmentation within the cap.
+    let start = seeds_measured
+        .iter()
+        .zip(&seed_uses)
+        .filter(|(m, _)| m.power_watts <= cap_watts)
+        .min_by(|a, b| a.0.frag_milli.total_cmp(&b.0.frag_milli))
+        .map(|(_, uses)| uses.clone());
+    let seed_columns: Vec<usize> = seed_uses.iter().flatten().map(|&(c, _)| c).collect();
     let generated = generate_capped(
         &capped,
         &frag,
@@ -214,7 +234,7 @@ pub(super) fn solve_under_cap(
         &clock,
     )?;
 
-    let placements = integer_phase(
+    let mut placements = integer_phase(
         &capped,
         &frag,
         &mut pool,
@@ -225,6 +245,27 @@ pub(super) fn solve_under_cap(
         options,
         &clock,
     )?;
+    let left = options.time_limit_s - finish_reserve_s(options.time_limit_s) - elapsed();
+    if let (Some(start), true) = (start, left >= INTEGER_MASTER_MIN_S) {
+        let allowed: Vec<usize> = seed_columns
+            .into_iter()
+            .chain(generated.last_lambda.iter().map(|&(c, _)| c))
+            .collect();
+        let under = IntegerUnderCap {
+            start: &start,
+            allowed: &allowed,
+            watts_left: cap_watts - idle_watts,
+            cap_watts,
+            time_limit_s: left * INTEGER_MASTER_SHARE,
+        };
+        placements.extend(integer_master_under_cap(
+            &capped,
+            &frag_types,
+            &pool,
+            under,
+            options,
+        )?);
+    }
     let used = generated.last_lambda.iter().map(|&(c, _)| c);
     carry.keep(Objective::Frag, &frag_types, &capped.shapes, &pool, used);
     Ok(CapSolve {
@@ -233,6 +274,73 @@ pub(super) fn solve_under_cap(
         converged: generated.converged,
         seconds: elapsed(),
     })
+}
+
+/// The pool of the seeds' configurations, and each seed's nodes per pool column.
+fn seeded_pool(
+    capped: &Capped,
+    frag_types: &[TypeCluster],
+    seeds: &[&[Option<Placement>]],
+) -> Result<(ColumnPool, Vec<Vec<(usize, u32)>>), String> {
+    let mut pool = ColumnPool::default();
+    let mut seed_uses = Vec::new();
+    for seed in seeds {
+        let seeded = Snapshot {
+            heuristic: seed.to_vec(),
+            ..capped.snapshot.clone()
+        };
+        seed_uses.push(heuristic_columns(
+            &seeded,
+            frag_types,
+            &capped.shapes,
+            Objective::Frag,
+            &mut pool,
+        )?);
+    }
+    Ok((pool, seed_uses))
+}
+
+/// An integer master under the cap: from `start` (within the cap), over the `allowed`
+/// pool columns.
+struct IntegerUnderCap<'a> {
+    start: &'a [(usize, u32)],
+    allowed: &'a [usize],
+    /// The cap less the idle cluster's watts, and the cap.
+    watts_left: f64,
+    cap_watts: f64,
+    time_limit_s: f64,
+}
+
+/// The integer master under the cap row over the seeds' and the last LP's columns: it
+/// finds placements near the least power that the dive's repairs push over the cap.
+/// `None` when HiGHS returns none or its placement is above the cap.
+fn integer_master_under_cap(
+    capped: &Capped,
+    frag_types: &[TypeCluster],
+    pool: &ColumnPool,
+    under: IntegerUnderCap,
+    options: &SolveOptions,
+) -> Result<Option<Measured>, String> {
+    let mut allowed = vec![false; pool.len()];
+    for &c in under.allowed {
+        allowed[c] = true;
+    }
+    let integer = solve_integer_master_capped(
+        pool,
+        frag_types,
+        &capped.shape_counts,
+        Demand::Exactly,
+        under.start,
+        &allowed,
+        options,
+        under.time_limit_s,
+        Some(under.watts_left),
+    )?;
+    let Some(integer) = integer else {
+        return Ok(None);
+    };
+    let measured = capped.measured(frag_types, pool, &integer.uses)?;
+    Ok((measured.power_watts <= under.cap_watts).then_some(measured))
 }
 
 /// What the bound of a capped solve is measured against.
@@ -270,8 +378,6 @@ fn generate_capped(
     let threads = options.threads.unwrap_or(1).max(1) as usize;
     let types = frag.types;
     let shape_count = capped.shape_counts.len();
-    let mut by_size: Vec<usize> = (0..types.len()).collect();
-    by_size.sort_by_key(|&t| std::cmp::Reverse(types[t].nodes));
     let most_nodes = capped.type_nodes.iter().copied().max().unwrap_or(1).max(1) as f64;
     let mut smoothing = Smoothing::new(SMOOTHING_ALPHA);
     let mut pricing_time_limit_s = PRICING_TIME_LIMIT_S;
@@ -298,24 +404,25 @@ fn generate_capped(
         out.last_weight = weight;
         let (duals, convexity) = (&lp.demand_duals, &lp.convexity_duals);
         let tolerance = 1e-9 * lp_value.abs().max(1.0);
-        let reduced =
-            |c: &Column| c.cost + weight * c.watts - c.priced(duals) - convexity[c.type_index];
+        let priced = Priced {
+            duals,
+            convexity,
+            weight,
+            tolerance,
+        };
         let mut improving: Vec<Column> = Vec::new();
         if since_exact < EXACT_EVERY {
             let weighted = capped.weighted(weight)?;
+            let deadline = *clock + Duration::from_secs_f64(deadline_s);
             let context = capped.context(&weighted);
-            for t in 0..types.len() {
-                if elapsed() > deadline_s {
-                    break;
-                }
-                let seeds = pool.best_of_type(t, duals, SEEDS_PER_TYPE);
-                for (column, _) in context.heuristic(t, duals, &seeds, &capped.shape_counts) {
-                    let column = frag.column(t, column.slots)?;
-                    if reduced(&column) < -tolerance {
-                        improving.push(column);
-                    }
-                }
-            }
+            improving = greedy_columns(
+                frag,
+                &context,
+                pool,
+                &priced,
+                &capped.shape_counts,
+                deadline,
+            );
         }
         if add_capped_columns(pool, master, improving)? > 0 {
             since_exact += 1;
@@ -331,40 +438,20 @@ fn generate_capped(
         at_master.push(weight);
         let prices = smoothing.prices(&at_master);
         let (shape_prices, priced_weight) = (&prices[..shape_count], prices[shape_count].max(0.0));
-        let weighted = capped.weighted(priced_weight)?;
-        let context = capped.context(&weighted);
         let type_deadline = |t: usize| {
             let share = SMALLEST_TYPE_SHARE.max(types[t].nodes as f64 / most_nodes);
             let left = (deadline_s - elapsed()).min(pricing_time_limit_s * share);
             Instant::now() + Duration::from_secs_f64(left.max(0.01))
         };
-        let mut priced = in_parallel(types.len(), threads, |k| {
-            let t = by_size[k];
-            (t, context.price(t, shape_prices, None, type_deadline(t)))
-        });
-        priced.sort_by_key(|(t, _)| *t);
-        let mut rho_lower = vec![0.0; types.len()];
-        let mut all_proven = true;
-        for (t, result) in priced {
-            let result = result?;
-            rho_lower[t] = result.lower_bound;
-            all_proven &= result.proven;
-            if let Some((column, _)) = result.best {
-                let column = frag.column(t, column.slots)?;
-                if reduced(&column) < -tolerance {
-                    improving.push(column);
-                }
+        let round = exact_round(capped, shape_prices, priced_weight, &type_deadline, threads)?;
+        let all_proven = round.all_proven;
+        for (t, slots) in round.best {
+            let column = frag.column(t, slots)?;
+            if priced.improves(&column) {
+                improving.push(column);
             }
         }
-        // `L_w(y)`, with `F₀ + w·P₀` the weighted types' idle cluster.
-        let constant: f64 = weighted.iter().map(|t| t.nodes as f64 * t.empty_cost).sum();
-        let weighted_bound = lagrangian_bound(
-            constant,
-            shape_prices,
-            &capped.shape_counts,
-            &capped.type_nodes,
-            &rho_lower,
-        );
+        let weighted_bound = round.weighted_bound;
         out.lines.push(Line {
             watts_weight: priced_weight,
             bound: weighted_bound,
@@ -387,6 +474,106 @@ fn generate_capped(
         }
     }
     Ok(out)
+}
+
+/// Master prices: a column's reduced cost is `F_c + weight·P_c − Σ_s y_s·a_s − μ_τ`.
+struct Priced<'a> {
+    duals: &'a [f64],
+    convexity: &'a [f64],
+    weight: f64,
+    tolerance: f64,
+}
+
+impl Priced<'_> {
+    fn improves(&self, column: &Column) -> bool {
+        column.cost + self.weight * column.watts
+            - column.priced(self.duals)
+            - self.convexity[column.type_index]
+            < -self.tolerance
+    }
+}
+
+/// The greedy pricing's columns (of `weighted`, the types at `F + weight·P`) that improve
+/// the master at `priced`, rebuilt as fragmentation columns with their watts; each holds at
+/// most `tasks_left[s]` tasks of shape `s`. Types are priced until `deadline`.
+fn greedy_columns(
+    frag: &PricingContext,
+    weighted: &PricingContext,
+    pool: &ColumnPool,
+    priced: &Priced,
+    tasks_left: &[usize],
+    deadline: Instant,
+) -> Vec<Column> {
+    let mut improving = Vec::new();
+    for t in 0..frag.types.len() {
+        if Instant::now() >= deadline {
+            break;
+        }
+        let seeds = pool.best_of_type(t, priced.duals, SEEDS_PER_TYPE);
+        for (column, _) in weighted.heuristic(t, priced.duals, &seeds, tasks_left) {
+            // Built like any column (the checker judged it already under the weighted types).
+            if let Ok(column) = frag.column(t, column.slots) {
+                if priced.improves(&column) {
+                    improving.push(column);
+                }
+            }
+        }
+    }
+    improving
+}
+
+/// One exact pricing round at shape prices `y` and weight `w`.
+struct ExactRound {
+    /// `L_w(y)`: every placement has `F + w·P ≥` it.
+    weighted_bound: f64,
+    /// The best configuration found per type, as `(type, slots)`.
+    best: Vec<(usize, Vec<(usize, DeviceSet)>)>,
+    /// Every type's search proved its best optimal.
+    all_proven: bool,
+}
+
+/// Prices every node type at `F + watts_weight·P − Σ_s y_s·a_s` (types by node count,
+/// on `threads` threads, each until `deadline(type)`) and the Lagrangian bound `L_w(y)`.
+fn exact_round(
+    capped: &Capped,
+    shape_prices: &[f64],
+    watts_weight: f64,
+    deadline: &(dyn Fn(usize) -> Instant + Sync),
+    threads: usize,
+) -> Result<ExactRound, String> {
+    let weighted = capped.weighted(watts_weight)?;
+    let context = capped.context(&weighted);
+    let mut by_size: Vec<usize> = (0..weighted.len()).collect();
+    by_size.sort_by_key(|&t| std::cmp::Reverse(weighted[t].nodes));
+    let mut priced = in_parallel(weighted.len(), threads, |k| {
+        let t = by_size[k];
+        (t, context.price(t, shape_prices, None, deadline(t)))
+    });
+    priced.sort_by_key(|(t, _)| *t);
+    let mut rho_lower = vec![0.0; weighted.len()];
+    let mut round = ExactRound {
+        weighted_bound: 0.0,
+        best: Vec::new(),
+        all_proven: true,
+    };
+    for (t, result) in priced {
+        let result = result?;
+        rho_lower[t] = result.lower_bound;
+        round.all_proven &= result.proven;
+        if let Some((column, _)) = result.best {
+            round.best.push((t, column.slots));
+        }
+    }
+    // `L_w(y)`, with `F₀ + w·P₀` the weighted types' idle cluster.
+    let constant: f64 = weighted.iter().map(|t| t.nodes as f64 * t.empty_cost).sum();
+    round.weighted_bound = lagrangian_bound(
+        constant,
+        shape_prices,
+        &capped.shape_counts,
+        &capped.type_nodes,
+        &rho_lower,
+    );
+    Ok(round)
 }
 
 /// Adds the columns no pool column dominates in both costs to the pool and the master;
@@ -425,7 +612,6 @@ fn integer_phase(
     options: &SolveOptions,
     clock: &Instant,
 ) -> Result<Vec<Measured>, String> {
-    let snapshot = capped.snapshot;
     let elapsed = || clock.elapsed().as_secs_f64();
     let finish_s = options.time_limit_s - finish_reserve_s(options.time_limit_s);
     let finish = *clock + Duration::from_secs_f64(finish_s.max(0.0));
@@ -455,26 +641,20 @@ fn integer_phase(
             // The dive prices greedily at the last LP's weight of power.
             let mut price =
                 |pool: &ColumnPool, duals: &[f64], convexity: &[f64], tasks_left: &[usize]| {
-                    let mut improving = Vec::new();
-                    for (t, &convexity_dual) in convexity.iter().enumerate() {
-                        if Instant::now() >= dive_deadline {
-                            break;
-                        }
-                        let seeds = pool.best_of_type(t, duals, SEEDS_PER_TYPE);
-                        for (column, _) in weighted_context.heuristic(t, duals, &seeds, tasks_left)
-                        {
-                            let Ok(column) = frag.column(t, column.slots) else {
-                                continue;
-                            };
-                            let reduced = column.cost + weight * column.watts
-                                - column.priced(duals)
-                                - convexity_dual;
-                            if reduced < -1e-9 {
-                                improving.push(column);
-                            }
-                        }
-                    }
-                    improving
+                    let priced = Priced {
+                        duals,
+                        convexity,
+                        weight,
+                        tolerance: 1e-9,
+                    };
+                    greedy_columns(
+                        frag,
+                        &weighted_context,
+                        pool,
+                        &priced,
+                        tasks_left,
+                        dive_deadline,
+                    )
                 };
             let start = dive.start.clone();
             to_round.push(start);
@@ -492,24 +672,7 @@ fn integer_phase(
             ) else {
                 continue;
             };
-            let placement = expand(
-                snapshot.cluster,
-                frag.types,
-                pool,
-                &capped.shapes,
-                &uses,
-                snapshot.tasks.len(),
-            )?;
-            check_assignment(snapshot.cluster, snapshot.tasks, &placement)
-                .map_err(|e| format!("a capped placement fails the checker: {e}"))?;
-            let measured = Measured::of(snapshot, placement);
-            if std::env::var_os("GAPBENCH_FRONT_DEBUG").is_some() {
-                let fractional = lambda
-                    .iter()
-                    .filter(|(_, l)| (l - l.round()).abs() > 1e-6)
-                    .count();
-                eprintln!("cap {cap_watts} margin {margin_watts}: {fractional} fractional → {} W, F {} at {:.2} s (LP: {} iterations, converged {})", measured.power_watts, measured.frag_milli, elapsed(), generated.iterations, generated.converged);
-            }
+            let measured = capped.measured(frag.types, pool, &uses)?;
             least_excess = least_excess.min(measured.power_watts - cap_watts);
             if measured.power_watts <= cap_watts {
                 placements.push(measured);
