@@ -52,6 +52,9 @@ const DIVE_SHARE: f64 = 0.5;
 /// last repair's excess over the cap).
 const DIVES: usize = 2;
 const MARGIN_FACTOR: f64 = 2.0;
+/// The heavier weight of power (milli-GPU per W) of the power-aware repairs, times the
+/// LP's (at least 1: on the whole cluster the front's chord has a slope near 1).
+const POWER_AWARE_WEIGHT_FACTOR: f64 = 8.0;
 /// The least time left for which the integer master under the cap runs, and the share of
 /// what is left it gets as HiGHS's limit.
 const INTEGER_MASTER_MIN_S: f64 = 0.5;
@@ -522,6 +525,41 @@ fn greedy_columns(
     improving
 }
 
+/// `lambda` (over `pool`) rounded, its leftovers repaired where they add the least of the
+/// cost of `types` (`F + w·P`: a heavy `w` wakes few watts), on a pool of its own (the
+/// costs are `types`'s); the placement checked and measured. `None` when the repair fails.
+fn weighted_rounding(
+    capped: &Capped,
+    types: &[TypeCluster],
+    pool: &ColumnPool,
+    lambda: &[(usize, f64)],
+    deadline: Instant,
+) -> Result<Option<Measured>, String> {
+    let context = capped.context(types);
+    let mut own = ColumnPool::default();
+    let mut mapped = Vec::new();
+    for &(c, l) in lambda {
+        let column = &pool.columns[c];
+        let weighted = context.column(column.type_index, column.slots.clone())?;
+        // A twin stands for it: the same tasks on a node of the same type.
+        let i = match own.add_unless_dominated(weighted) {
+            Added::New(i) | Added::Cheaper(i) | Added::Known(i) => i,
+        };
+        mapped.push((i, l));
+    }
+    let repaired = round_and_repair(
+        &context,
+        &mut own,
+        &mapped,
+        Demand::Exactly,
+        Repair::LeastAdded,
+        deadline,
+    );
+    repaired
+        .map(|uses| capped.measured(types, &own, &uses))
+        .transpose()
+}
+
 /// One exact pricing round at shape prices `y` and weight `w`.
 struct ExactRound {
     /// `L_w(y)`: every placement has `F + w·P ≥` it.
@@ -617,7 +655,12 @@ fn integer_phase(
     let finish = *clock + Duration::from_secs_f64(finish_s.max(0.0));
     let weight = generated.last_weight;
     let weighted = capped.weighted(weight)?;
-    let weighted_context = capped.context(&weighted);
+    // The repairs that wake few watts: at the LP's weight of power, and at a heavier one.
+    let power_aware = [
+        weighted,
+        capped.weighted(POWER_AWARE_WEIGHT_FACTOR * weight.max(1.0))?,
+    ];
+    let weighted_context = capped.context(&power_aware[0]);
     let mut placements = Vec::new();
     let mut to_round = vec![generated.last_lambda.clone()];
     let mut margin_watts = 0.0;
@@ -672,10 +715,15 @@ fn integer_phase(
             ) else {
                 continue;
             };
-            let measured = capped.measured(frag.types, pool, &uses)?;
-            least_excess = least_excess.min(measured.power_watts - cap_watts);
-            if measured.power_watts <= cap_watts {
-                placements.push(measured);
+            let mut candidates = vec![capped.measured(frag.types, pool, &uses)?];
+            for types in &power_aware {
+                candidates.extend(weighted_rounding(capped, types, pool, &lambda, finish)?);
+            }
+            for measured in candidates {
+                least_excess = least_excess.min(measured.power_watts - cap_watts);
+                if measured.power_watts <= cap_watts {
+                    placements.push(measured);
+                }
             }
         }
         if !placements.is_empty() || !least_excess.is_finite() {
