@@ -279,12 +279,15 @@ pub(super) fn solve_under_cap(
     })
 }
 
+/// A placement as nodes per pool column.
+type NodesPerColumn = Vec<(usize, u32)>;
+
 /// The pool of the seeds' configurations, and each seed's nodes per pool column.
 fn seeded_pool(
     capped: &Capped,
     frag_types: &[TypeCluster],
     seeds: &[&[Option<Placement>]],
-) -> Result<(ColumnPool, Vec<Vec<(usize, u32)>>), String> {
+) -> Result<(ColumnPool, Vec<NodesPerColumn>), String> {
     let mut pool = ColumnPool::default();
     let mut seed_uses = Vec::new();
     for seed in seeds {
