@@ -82,7 +82,7 @@ pub struct FullClusterGapSpec {
     /// none; otherwise at least 2, the two end points).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pareto_points: usize,
-    /// The time limit of each weighted solve of the front (default: `time_limit_s`).
+    /// The time limit of each ε-constraint solve of the front (default: `time_limit_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub front_time_limit_s: Option<f64>,
     /// Stop a solve once within this relative gap (status `gap_limit`; default: `[gaps]`'s

@@ -50,9 +50,9 @@ pub struct GapSettings {
     pub threads: Option<u32>,
     /// Points of the power–fragmentation front per checkpoint (0: none).
     pub pareto_points: usize,
-    /// The time limit of each interior solve of the front (ε-constraint MIPs per node,
-    /// weighted solves by column generation; default: `time_limit_s`; the end points are
-    /// the objectives' own solves).
+    /// The time limit of each ε-constraint solve of the front (MIPs per node, or column
+    /// generation under the power cap; default: `time_limit_s`; the end points are the
+    /// objectives' own solves).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub front_time_limit_s: Option<f64>,
     /// Largest cluster solved with the exact per-node model; larger ones get relaxation bounds.
@@ -67,7 +67,7 @@ fn objective_names<S: serde::Serializer>(
 }
 
 impl GapSettings {
-    /// The options of a front's interior solves.
+    /// The options of a front's ε-constraint solves.
     pub fn front_options(&self) -> SolveOptions {
         SolveOptions {
             time_limit_s: self.front_time_limit_s.unwrap_or(self.time_limit_s),
@@ -251,7 +251,7 @@ pub fn gap_study_observed(
     let mut rows = Vec::new();
     let mut pareto = Vec::new();
     // Column generation starts each checkpoint from the configurations the last one used;
-    // the front's weighted solves keep theirs apart (they would steer fragmentation's).
+    // the front's capped solves keep theirs apart (they would steer fragmentation's).
     let mut carry = ColumnCarry::new();
     let mut front_carry = ColumnCarry::new();
     for &checkpoint in &settings.checkpoints {

@@ -100,12 +100,12 @@ struct GapArgs {
     #[arg(long, value_name = "REL", default_value_t = 0.0)]
     mip_gap: f64,
     /// Points of the power–fragmentation front per checkpoint (0 = none): the two end
-    /// points and K − 2 more solves (ε-constraint MIPs per node; on clusters solved by column
-    /// generation, weighted sums whose proven lines bound the front).
+    /// points and K − 2 ε-constraint solves (MIPs per node, or on clusters solved by column
+    /// generation, column generation with the power cap as a master row).
     #[arg(long, value_name = "K", default_value_t = 5)]
     pareto_points: usize,
-    /// Time limit of each interior solve of the front (the end points are the objectives'
-    /// own solves), in seconds (default: --time-limit).
+    /// Time limit of each ε-constraint solve of the front (the end points are the
+    /// objectives' own solves), in seconds (default: --time-limit).
     #[arg(long, value_name = "SECONDS")]
     front_time_limit: Option<f64>,
     /// HiGHS threads per solve (default: HiGHS's choice).

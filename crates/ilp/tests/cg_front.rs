@@ -1,7 +1,8 @@
-//! The column-generation power–fragmentation front against the per-node ε-constraint MIP
-//! on real openb sub-clusters: every point's fragmentation bound holds under its power cap
-//! (never above the MIP's proven optimum), every point is feasible for its cap (never
-//! below that optimum), and the front is a front (power rises, fragmentation falls).
+//! The column-generation power–fragmentation front (ε-constraint solves with the cap as a
+//! master row) against the per-node ε-constraint MIP on real openb sub-clusters: every
+//! point's fragmentation bound holds under its power cap (never above the MIP's proven
+//! optimum), every point's placement is within its cap (so never below that optimum), and
+//! the front is a front (power rises, fragmentation falls).
 
 mod support;
 
@@ -24,8 +25,18 @@ fn options() -> SolveOptions {
     }
 }
 
-#[test]
-fn the_cg_front_brackets_the_epsilon_constraint_optimum_on_openb_sub_clusters() {
+/// What one sub-cluster's front was checked against: ε points, and ε points whose cap the
+/// per-node MIP solved to optimality.
+#[derive(Default)]
+struct Checked {
+    interior: usize,
+    compared: usize,
+    compared_interior: usize,
+}
+
+/// The CG front of `policy`'s snapshot at `checkpoint` % on `nodes` nodes drawn with
+/// `seed`, every point checked against the per-node ε-constraint MIP (`exact_s` each).
+fn check_front(seed: u64, nodes: usize, policy: &str, checkpoint: f64, exact_s: f64) -> Checked {
     let dir = openb_traces_dir();
     let full = load_nodes_csv(
         &dir.join("openb_node_list_gpu_node.csv"),
@@ -35,87 +46,131 @@ fn the_cg_front_brackets_the_epsilon_constraint_optimum_on_openb_sub_clusters() 
     let tasks = load_tasks_csv(&dir.join("openb_pod_list_default.csv"), InputRules::Strict)
         .unwrap()
         .tasks;
-    let (mut interior, mut compared) = (0, 0);
-    for (seed, nodes, policy) in [(4u64, 3usize, "fgd"), (5, 4, "pwr"), (6, 3, "bestfit")] {
-        let (sub, _) = sample_sub_cluster(&full, nodes, seed).unwrap();
-        let prepared = prepare(
-            &tasks,
-            &sub,
-            TaskOrder::Shuffled,
-            Some(1.3),
-            NodeOrder::Random,
-            seed,
+    let (sub, _) = sample_sub_cluster(&full, nodes, seed).unwrap();
+    let prepared = prepare(
+        &tasks,
+        &sub,
+        TaskOrder::Shuffled,
+        Some(1.3),
+        NodeOrder::Random,
+        seed,
+    );
+    let spec: PolicySpec = policy.parse().unwrap();
+    let sweep = events_of(&run_arrival_sweep(&sub, &prepared, &spec));
+    let snapshot = Snapshot::at_checkpoint(&sub, &prepared, &sweep, checkpoint).unwrap();
+    let mut carry = ColumnCarry::new();
+    let power = column_generation_carrying(&snapshot, Objective::Power, &options(), &mut carry).0;
+    let frag = column_generation_carrying(&snapshot, Objective::Frag, &options(), &mut carry).0;
+    let front = column_generation_front(
+        &snapshot,
+        &power,
+        &frag,
+        5,
+        &options(),
+        &mut ColumnCarry::new(),
+    )
+    .unwrap();
+    assert!(front.len() >= 2);
+    for pair in front.windows(2) {
+        assert!(
+            pair[0].power_watts <= pair[1].power_watts && pair[0].frag_milli >= pair[1].frag_milli,
+            "seed {seed}: not a front: {pair:?}"
         );
-        let spec: PolicySpec = policy.parse().unwrap();
-        let sweep = events_of(&run_arrival_sweep(&sub, &prepared, &spec));
-        let snapshot = Snapshot::at_checkpoint(&sub, &prepared, &sweep, 80.0).unwrap();
-        let mut carry = ColumnCarry::new();
-        let power =
-            column_generation_carrying(&snapshot, Objective::Power, &options(), &mut carry).0;
-        let frag = column_generation_carrying(&snapshot, Objective::Frag, &options(), &mut carry).0;
-        let front = column_generation_front(
-            &snapshot,
-            &power,
-            &frag,
-            5,
-            &options(),
-            &mut ColumnCarry::new(),
-        )
-        .unwrap();
-        assert!(front.len() >= 2 || power.placement == frag.placement);
-        for pair in front.windows(2) {
-            assert!(
-                pair[0].power_watts <= pair[1].power_watts
-                    && pair[0].frag_milli >= pair[1].frag_milli,
-                "seed {seed}: not a front: {pair:?}"
-            );
+    }
+    let mut checked = Checked::default();
+    for point in &front {
+        let bound = point
+            .frag_bound_milli
+            .expect("every CG front point has a bound");
+        assert!(bound <= point.frag_milli + 1e-6, "{point:?}");
+        let Some(cap) = point.power_cap_watts else {
+            continue;
+        };
+        assert!(
+            point.power_watts <= cap,
+            "seed {seed} {}: the placement draws {} W over its cap {cap} W",
+            point.label,
+            point.power_watts
+        );
+        let interior = point.label.starts_with("eps_");
+        checked.interior += usize::from(interior);
+        let exact_options = SolveOptions {
+            time_limit_s: exact_s,
+            ..options()
+        };
+        let exact = frag_with_power_cap(&snapshot, Some(cap), &power.placement, &exact_options);
+        eprintln!(
+            "seed {seed} {checkpoint} % {}: under {cap} W, CG [{bound}, {}] {}, per-node MIP {:?} {}",
+            point.label,
+            point.frag_milli,
+            point.status.label(),
+            exact.incumbent,
+            exact.status.label()
+        );
+        if !exact.status.is_optimal() {
+            continue;
         }
-        for point in &front {
-            let bound = point
-                .frag_bound_milli
-                .expect("every CG front point has a bound");
-            assert!(bound <= point.frag_milli + 1e-6, "{point:?}");
-            let Some(cap) = point.power_cap_watts else {
-                continue;
-            };
-            interior += usize::from(point.label.starts_with("eps_"));
-            let exact_options = SolveOptions {
-                time_limit_s: 20.0,
-                ..options()
-            };
-            let exact = frag_with_power_cap(&snapshot, Some(cap), &power.placement, &exact_options);
-            eprintln!(
-                "seed {seed} {}: under {cap} W, CG [{bound}, {}], per-node MIP {:?} {}",
-                point.label,
-                point.frag_milli,
-                exact.incumbent,
-                exact.status.label()
-            );
-            if !exact.status.is_optimal() {
-                continue;
-            }
-            let optimum = exact.incumbent.unwrap();
-            let tolerance = 1e-6 * optimum.abs().max(1.0);
-            assert!(
-                bound <= optimum + tolerance,
-                "seed {seed} {}: bound {bound} above the optimum {optimum} under {cap} W",
-                point.label
-            );
-            assert!(
-                optimum <= point.frag_milli + tolerance,
-                "seed {seed} {}: a placement within {cap} W has {} < optimum {optimum}",
-                point.label,
-                point.frag_milli
-            );
-            compared += 1;
-        }
+        let optimum = exact.incumbent.unwrap();
+        let tolerance = 1e-6 * optimum.abs().max(1.0);
+        assert!(
+            bound <= optimum + tolerance,
+            "seed {seed} {}: bound {bound} above the optimum {optimum} under {cap} W",
+            point.label
+        );
+        assert!(
+            optimum <= point.frag_milli + tolerance,
+            "seed {seed} {}: a placement within {cap} W has {} < optimum {optimum}",
+            point.label,
+            point.frag_milli
+        );
+        checked.compared += 1;
+        checked.compared_interior += usize::from(interior);
+    }
+    checked
+}
+
+#[test]
+fn the_cg_front_brackets_the_epsilon_constraint_optimum_on_openb_sub_clusters() {
+    let mut total = Checked::default();
+    for (seed, nodes, policy, checkpoint) in [
+        (4u64, 3usize, "fgd", 80.0),
+        (5, 4, "pwr", 80.0),
+        (6, 3, "bestfit", 80.0),
+        (7, 4, "fgd", 130.0),
+    ] {
+        let checked = check_front(seed, nodes, policy, checkpoint, 20.0);
+        total.interior += checked.interior;
+        total.compared += checked.compared;
     }
     assert!(
-        interior >= 1,
-        "no weighted point survived on any sub-cluster"
+        total.interior >= 1,
+        "no ε-constraint point on any sub-cluster"
     );
     assert!(
-        compared >= 2,
-        "only {compared} points compared with a proven optimum"
+        total.compared >= 2,
+        "only {} points compared with a proven optimum",
+        total.compared
+    );
+}
+
+/// On two-node clusters the per-node MIP proves every cap's optimum: every ε point's bound
+/// is at most that optimum, and its placement (within the cap) at least.
+#[test]
+fn every_epsilon_point_is_bounded_by_its_caps_proven_optimum_on_two_nodes() {
+    let mut compared_interior = 0;
+    for (seed, policy, checkpoint) in [
+        (11u64, "fgd", 100.0),
+        (12, "pwr", 100.0),
+        (13, "fgd", 130.0),
+        (14, "bestfit", 80.0),
+        (15, "pwr", 130.0),
+        (16, "bestfit", 130.0),
+    ] {
+        let checked = check_front(seed, 2, policy, checkpoint, 30.0);
+        compared_interior += checked.compared_interior;
+    }
+    assert!(
+        compared_interior >= 3,
+        "only {compared_interior} ε points compared with a proven optimum"
     );
 }

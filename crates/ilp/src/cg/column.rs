@@ -144,12 +144,7 @@ fn node_cost(
     allocated_gpu_milli: u64,
 ) -> f64 {
     let node = &state.nodes[0];
-    let power = || {
-        one_node
-            .power_model(0)
-            .node_power(node.cpu_left_milli, node.free_gpu_milli())
-            .total_watts() as f64
-    };
+    let power = || node_watts(one_node, state);
     match objective {
         Objective::Power => power(),
         Objective::Frag => {
@@ -168,6 +163,15 @@ fn node_cost(
     }
 }
 
+/// The power of a one-node state, by the cluster's own power model (W).
+fn node_watts(one_node: &Cluster, state: &ClusterState) -> f64 {
+    let node = &state.nodes[0];
+    one_node
+        .power_model(0)
+        .node_power(node.cpu_left_milli, node.free_gpu_milli())
+        .total_watts() as f64
+}
+
 /// A configuration: tasks (by shape) and their devices on one node of type `type_index`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Column {
@@ -180,6 +184,9 @@ pub(crate) struct Column {
     pub slots: Vec<(usize, DeviceSet)>,
     /// Cost relative to the empty node of the type: `c(config) − c(empty)`.
     pub cost: f64,
+    /// Power relative to the idle node of the type, `P(config) − P(empty)` in W, whatever
+    /// the objective: the coefficient of a power cap row ([`super::front`]).
+    pub watts: f64,
 }
 
 impl Column {
@@ -232,11 +239,14 @@ impl Column {
             allocated += u64::from(shapes.shapes[s].total_gpu_milli());
         }
         let cost = kind.relative_cost(typical, objective, &state, allocated);
+        let empty = ClusterState::empty(&kind.one_node);
+        let watts = node_watts(&kind.one_node, &state) - node_watts(&kind.one_node, &empty);
         Ok(Column {
             type_index,
             counts,
             slots,
             cost,
+            watts,
         })
     }
 
@@ -277,6 +287,29 @@ impl ColumnPool {
             Some(&i) => Added::Known(i),
             None => {
                 self.index.insert(key, self.columns.len());
+                self.columns.push(column);
+                Added::New(self.columns.len() - 1)
+            }
+        }
+    }
+
+    /// [`Self::add`] for columns judged by two costs (`cost` and `watts`, the power-capped
+    /// front): a column with the coefficients of known ones is added too unless one of
+    /// them is at most as dear in both.
+    pub fn add_unless_dominated(&mut self, column: Column) -> Added {
+        let twins = || {
+            self.columns.iter().enumerate().filter(|(_, known)| {
+                known.type_index == column.type_index && known.counts == column.counts
+            })
+        };
+        let dominating = twins().find(|(_, known)| {
+            known.cost <= column.cost + 1e-9 && known.watts <= column.watts + 1e-9
+        });
+        match dominating {
+            Some((i, _)) => Added::Known(i),
+            None if twins().next().is_none() => self.add(column),
+            None => {
+                // Not indexed: the index keeps the first column of these coefficients.
                 self.columns.push(column);
                 Added::New(self.columns.len() - 1)
             }

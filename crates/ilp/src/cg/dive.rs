@@ -64,7 +64,32 @@ impl Dive {
         threads: Option<u32>,
         time_limit_s: f64,
     ) -> Result<Option<Dive>, String> {
+        Self::new_capped(
+            pool,
+            type_nodes,
+            shape_counts,
+            demand,
+            threads,
+            time_limit_s,
+            None,
+        )
+    }
+
+    /// [`Self::new`] under a power cap row (`Σ_c watts_c·λ_c ≤ watts_left`, see
+    /// [`Master::add_power_cap`]) when given: every λ of the dive then respects it.
+    pub fn new_capped(
+        pool: &ColumnPool,
+        type_nodes: &[usize],
+        shape_counts: &[usize],
+        demand: Demand,
+        threads: Option<u32>,
+        time_limit_s: f64,
+        watts_left: Option<f64>,
+    ) -> Result<Option<Dive>, String> {
         let mut master = Master::over_pool(pool, type_nodes, shape_counts, demand, threads)?;
+        if let Some(watts_left) = watts_left {
+            master.add_power_cap(pool, watts_left)?;
+        }
         if demand == Demand::Exactly {
             let dearest = pool
                 .columns
@@ -265,6 +290,7 @@ mod tests {
             counts: counts.iter().map(|&s| (s, 1)).collect(),
             slots: Vec::new(),
             cost,
+            watts: 0.0,
         }
     }
 
@@ -322,6 +348,45 @@ mod tests {
         assert_eq!(covered, [1.0; 3]);
         assert!(nodes <= 2.0 + 1e-9);
         assert!((cost - 2.5).abs() < 1e-6, "cost {cost}");
+    }
+
+    /// The triangle with watts: pairs draw 10 W, singles 1 W. Under a cap of 5 W on three
+    /// nodes only the three singles fit (4.5, where the uncapped optimum is 2.5), and the
+    /// capped dive ends there.
+    #[test]
+    fn a_capped_dive_respects_the_power_cap() {
+        let mut pool = triangle_pool(&[(&[0, 1], 1.0), (&[1, 2], 1.0), (&[0, 2], 1.0)]);
+        for s in 0..3 {
+            pool.add(Column {
+                watts: 1.0,
+                ..column(&[s], 1.5)
+            });
+        }
+        for pair in 0..3 {
+            pool.columns[pair].watts = 10.0;
+        }
+        let dive = Dive::new_capped(
+            &pool,
+            &[3],
+            &[1, 1, 1],
+            Demand::Exactly,
+            None,
+            10.0,
+            Some(5.0),
+        )
+        .unwrap()
+        .expect("the three singles are within the cap");
+        let lambda = dive
+            .run(&mut pool, &mut |_, _, _, _| Vec::new(), deadline())
+            .unwrap();
+        let (nodes, cost, covered) = integral_solution(&pool, &lambda);
+        let watts: f64 = lambda.iter().map(|&(c, l)| l * pool.columns[c].watts).sum();
+        assert_eq!(covered, [1.0; 3]);
+        assert!(
+            nodes <= 3.0 + 1e-9 && watts <= 5.0 + 1e-9,
+            "{nodes} nodes, {watts} W"
+        );
+        assert!((cost - 4.5).abs() < 1e-6, "cost {cost}");
     }
 
     /// The same triangle without single-task columns: once a pair is fixed, the third task

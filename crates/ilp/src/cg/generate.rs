@@ -225,7 +225,11 @@ pub(super) fn add_columns(
 /// Not a rayon pool: a solve may itself run on a rayon worker (the bench's gap cells), and
 /// a worker blocked in another pool's `install` may run its own pool's jobs meanwhile — a
 /// whole other gap study — so pricing could wait behind it.
-fn in_parallel<T: Send>(n: usize, threads: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+pub(super) fn in_parallel<T: Send>(
+    n: usize,
+    threads: usize,
+    work: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
     if threads <= 1 || n <= 1 {
         return (0..n).map(work).collect();
     }

@@ -34,6 +34,33 @@ pub(crate) fn solve_integer_master(
     options: &SolveOptions,
     time_limit_s: f64,
 ) -> Result<Option<IntegerMaster>, String> {
+    solve_integer_master_capped(
+        pool,
+        types,
+        shape_counts,
+        demand,
+        start,
+        allowed,
+        options,
+        time_limit_s,
+        None,
+    )
+}
+
+/// [`solve_integer_master`] under a power cap row `Σ_c watts_c·n_c ≤ watts_left` when given
+/// (the ε-constraint front, [`super::front`]; `start` must respect it).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn solve_integer_master_capped(
+    pool: &ColumnPool,
+    types: &[TypeCluster],
+    shape_counts: &[usize],
+    demand: Demand,
+    start: &[(usize, u32)],
+    allowed: &[bool],
+    options: &SolveOptions,
+    time_limit_s: f64,
+    watts_left: Option<f64>,
+) -> Result<Option<IntegerMaster>, String> {
     if pool.len() == 0 {
         return Ok(None);
     }
@@ -42,6 +69,7 @@ pub(crate) fn solve_integer_master(
         .iter()
         .map(|t| problem.add_row(..=t.nodes as f64))
         .collect();
+    let power_cap = watts_left.map(|watts| problem.add_row(..=watts));
     let rows: Vec<_> = shape_counts
         .iter()
         .map(|&count| match demand {
@@ -52,6 +80,7 @@ pub(crate) fn solve_integer_master(
     for (column, &allowed) in pool.columns.iter().zip(allowed) {
         let mut factors = vec![(convexity[column.type_index], 1.0)];
         factors.extend(column.counts.iter().map(|&(s, n)| (rows[s], f64::from(n))));
+        factors.extend(power_cap.map(|row| (row, column.watts)));
         // A column left out stays at 0 (presolve drops it).
         let most = if allowed {
             types[column.type_index].nodes as f64

@@ -5,7 +5,10 @@
 //! - convexity, per node type `τ`: `Σ_{c of τ} λ_c ≤ N_τ` (the slack is the empty node);
 //! - demand, per shape `s`: `Σ_c a_{s,c}·λ_c = count_s` (place exactly these tasks) or
 //!   `≤ count_s` (choose which), with `a_{s,c}` the tasks of `s` in configuration `c`;
-//! - `λ ≥ 0`.
+//! - `λ ≥ 0`;
+//! - optionally a power cap ([`Master::add_power_cap`]): `Σ_c P_c·λ_c ≤ ε − P₀`, with
+//!   `P_c` a column's watts above its idle node and `P₀` the idle cluster's (the
+//!   ε-constraint front, [`super::front`]).
 //!
 //! Row duals follow HiGHS's convention for minimisation: the reduced cost of a column is
 //! `cost_c − Σ_rows a_{r,c}·dual_r`.
@@ -31,6 +34,8 @@ pub(crate) struct Master {
     model: Option<Model>,
     convexity: Vec<Row>,
     demand: Vec<Row>,
+    /// The power cap row, once added.
+    power_cap: Option<Row>,
     /// What each master column is. A pool column made cheaper is added again (the highs
     /// crate cannot change a column's cost by pool index); the dearer twin is then
     /// dominated.
@@ -49,6 +54,8 @@ pub(crate) struct MasterSolution {
     pub convexity_duals: Vec<f64>,
     /// Duals of the demand rows, per shape (free for `=`, `≤ 0` for `≤`).
     pub demand_duals: Vec<f64>,
+    /// The dual of the power cap row (`≤ 0`; 0 without one).
+    pub power_cap_dual: f64,
 }
 
 impl Master {
@@ -83,6 +90,7 @@ impl Master {
             model: Some(model),
             convexity,
             demand,
+            power_cap: None,
             kind_of: Vec::new(),
             columns: Vec::new(),
         })
@@ -114,11 +122,35 @@ impl Master {
                 .iter()
                 .map(|&(s, n)| (self.demand[s], f64::from(n))),
         );
+        if let Some(cap) = self.power_cap {
+            factors.push((cap, column.watts));
+        }
         let col = model
             .try_add_column(column.cost, 0.0.., factors)
             .map_err(|e| format!("HiGHS refused a column: {e:?}"))?;
         self.kind_of.push(MasterColumn::Pool(pool_index));
         self.columns.push(col);
+        Ok(())
+    }
+
+    /// Adds the power cap row `Σ_c watts_c·λ_c ≤ watts_left` over the pool columns so far
+    /// (`pool` is the pool the master's columns index) and every pool column added later;
+    /// exchange and artificial columns draw no power.
+    pub fn add_power_cap(&mut self, pool: &ColumnPool, watts_left: f64) -> Result<(), String> {
+        let model = self.model.as_mut().expect("master present between solves");
+        let factors: Vec<(Col, f64)> = self
+            .kind_of
+            .iter()
+            .zip(&self.columns)
+            .filter_map(|(kind, &col)| match kind {
+                MasterColumn::Pool(p) => Some((col, pool.columns[*p].watts)),
+                _ => None,
+            })
+            .collect();
+        let row = model
+            .try_add_row(..=watts_left, factors)
+            .map_err(|e| format!("HiGHS refused the power cap row: {e:?}"))?;
+        self.power_cap = Some(row);
         Ok(())
     }
 
@@ -235,6 +267,7 @@ impl Master {
                 lambda: Vec::new(),
                 convexity_duals: vec![0.0; self.convexity.len()],
                 demand_duals: vec![0.0; self.demand.len()],
+                power_cap_dual: 0.0,
             })),
             HighsModelStatus::Optimal => Ok(Some(MasterSolution {
                 value: solved.objective_value(),
@@ -245,6 +278,10 @@ impl Master {
                 demand_duals: (0..self.demand.len())
                     .map(|s| solution.dual_rows()[self.convexity.len() + s])
                     .collect(),
+                // Added after every convexity and demand row.
+                power_cap_dual: self.power_cap.map_or(0.0, |_| {
+                    solution.dual_rows()[self.convexity.len() + self.demand.len()]
+                }),
             })),
             other => Err(format!("the master LP ended with status {other:?}")),
         };
