@@ -100,8 +100,8 @@ struct GapArgs {
     #[arg(long, value_name = "REL", default_value_t = 0.0)]
     mip_gap: f64,
     /// Points of the power–fragmentation front per checkpoint (0 = none): the two end
-    /// points and K − 2 ε-constraint solves (MIPs per node, or on clusters solved by column
-    /// generation, column generation with the power cap as a master row).
+    /// points and K − 2 ε-constraint solves (column generation with the power cap as a
+    /// master row, on every cluster size).
     #[arg(long, value_name = "K", default_value_t = 5)]
     pareto_points: usize,
     /// Time limit of each ε-constraint solve of the front (the end points are the

@@ -403,7 +403,7 @@ fn pareto_figure_labels_front_and_policies() {
     for text in [
         "power (kW)",
         "fragmented GPU (GPUs)",
-        "exact Pareto front (4 points)",
+        "ε-constraint front (4 points)",
         "front point: optimal",
         "front point: time_limit (not proven least)",
         "online policy",

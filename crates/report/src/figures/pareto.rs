@@ -56,6 +56,21 @@ fn bound_staircase(mut bounds: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     steps
 }
 
+/// The least fragmentation found under each power cap, through the front's points
+/// `(power, fragmentation)` (by increasing power): a step function, flat from one point's
+/// power to the next one's and dropping there. A straight segment between two points would
+/// claim placements nobody found; an online policy below a step shows what the front missed.
+fn found_staircase(points: &[(f64, f64, FrontMarker)]) -> Vec<(f64, f64)> {
+    let mut steps = Vec::with_capacity(2 * points.len());
+    for (k, &(power, frag, _)) in points.iter().enumerate() {
+        if k > 0 {
+            steps.push((power, points[k - 1].1));
+        }
+        steps.push((power, frag));
+    }
+    steps
+}
+
 /// How a front point is marked: by what its solve proved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum FrontMarker {
@@ -206,9 +221,9 @@ fn fronts(
             n => format!("{n} points"),
         };
         let label = if seeds.len() > 1 {
-            format!("exact Pareto front, seed {seed} ({count})")
+            format!("ε-constraint front, seed {seed} ({count})")
         } else {
-            format!("exact Pareto front ({count})")
+            format!("ε-constraint front ({count})")
         };
         legend.push(LegendEntry::new(Swatch::Front(colour, true), label));
         if !bound.is_empty() {
@@ -315,8 +330,8 @@ pub(crate) fn pareto_figure(
         seed_list(&seed_set),
         what.checkpoint.label()
     );
-    let mut subtitle = "line: exact ε-constraint front (least fragmentation for each power cap); \
-                        points: online policies on the same snapshot"
+    let mut subtitle = "steps: the least fragmentation found under each power cap \
+                        (ε-constraint solves); points: online policies on the same snapshot"
         .to_string();
     if fronts.iter().any(|f| !f.bound.is_empty()) {
         subtitle.push_str("; dashed: the proven least fragmentation under each power cap");
@@ -393,7 +408,7 @@ impl ParetoFigure {
                 front.colour.stroke_width(1),
             ))?;
             chart.draw_series(LineSeries::new(
-                front.points.iter().map(|p| (p.0, p.1)),
+                found_staircase(&front.points),
                 front.colour.stroke_width(2),
             ))?;
             for &(x, y, marker) in &front.points {
@@ -491,4 +506,28 @@ impl ParetoFigure {
 pub(crate) fn mix_with_ink(colour: RGBColor) -> RGBColor {
     let mix = |c: u8| (f64::from(c) * 0.7).round() as u8;
     RGBColor(mix(colour.0), mix(colour.1), mix(colour.2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{found_staircase, FrontMarker};
+
+    #[test]
+    fn the_found_front_is_flat_until_the_next_point() {
+        let points = [
+            (8.2, 2.54, FrontMarker::Proven),
+            (8.4, 2.45, FrontMarker::TimeLimit),
+            (8.5, 2.38, FrontMarker::LpBound),
+        ];
+        assert_eq!(
+            found_staircase(&points),
+            [
+                (8.2, 2.54),
+                (8.4, 2.54),
+                (8.4, 2.45),
+                (8.5, 2.45),
+                (8.5, 2.38)
+            ]
+        );
+    }
 }
