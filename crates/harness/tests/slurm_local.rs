@@ -126,12 +126,13 @@ impl Drop for Cluster {
     }
 }
 
-/// The cell files (sweeps, gaps, replays) below a shard folder, with their modification times.
+/// The cell files (sweeps, gaps, replays, budget study) below a shard folder, with their
+/// modification times.
 fn cell_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>, SystemTime)> {
     files_under(dir)
         .into_iter()
         .filter(|(name, _)| {
-            ["cells", "gap-cells", "replay-cells"]
+            ["cells", "gap-cells", "replay-cells", "budget-cells"]
                 .iter()
                 .any(|kind| name.starts_with(kind))
         })
@@ -149,7 +150,8 @@ fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
         assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
-        std::thread::sleep(Duration::from_millis(100));
+        // Short: the kill below must land in the second or two shard 0 has left.
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -225,7 +227,9 @@ fn a_sharded_bench_on_a_real_slurm_merges_to_the_unsharded_bench() {
         .to_string();
 
     // Kill shard 0 mid-run, as an out-of-memory kill or a lost node would: it has written
-    // its first replay and is still ahead of the [budget] study, which only it runs.
+    // its first replay. Its other replays and its budget cells take it about 2 s more; the
+    // budget cells count as cells, so a kill before the last of them is mid-run too (with
+    // only the replays counted, the window was under a second and a kill missed it once).
     let shard0 = run_dir.join("shards/0");
     wait_until("shard 0's first replay", Duration::from_secs(300), || {
         std::fs::read_dir(shard0.join("cell-times/replay-cells")).is_ok()
