@@ -109,9 +109,9 @@ fn write_sweep_aggregates(
 }
 
 /// Writes `gaps.csv` (the gap columns with the trace first) and `pareto.csv` from the gap
-/// cells. The front of a (trace, checkpoint) is the first policy's: at checkpoints where no
-/// task failed every policy faced the same task set (same seed, same arrivals), and a
-/// heuristic is plotted against that front only when it placed as many tasks.
+/// cells. The front of a (trace, checkpoint) is that of the first study's first policy's
+/// instance; a study holds it with the own points of the policies that faced that instance
+/// (at checkpoints where no task failed, every policy: same seed, same arrivals).
 pub(crate) fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> {
     if matrix.spec.gaps.is_none() {
         return Ok(());
@@ -124,7 +124,9 @@ pub(crate) fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> 
         let record = finished_gap(out, matrix, cell).with_context(|| {
             format!(
                 "gap study {} {} seed {} is missing",
-                cell.trace, cell.policy, cell.seed
+                cell.trace,
+                cell.policy_list(),
+                cell.seed
             )
         })?;
         for row in &record.rows {
@@ -163,7 +165,7 @@ pub(crate) fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> 
                     point.tasks
                 });
             if point.is_heuristic() && point.tasks == front_tasks {
-                let label = cell.policy.to_string();
+                let label = point.policy.clone();
                 let own = point_of(PointKind::Policy, label, point, point.status_label());
                 writeln!(pareto, "{}", own.csv_line())?;
             }

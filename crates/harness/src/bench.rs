@@ -6,8 +6,9 @@
 //! - `cells/<trace>/<policy>/seed-<n>.json` — one finished arrival sweep each, keyed by a
 //!   hash of everything that determines it; a cell whose file exists with the same key is
 //!   skipped, so an interrupted bench resumes where it stopped;
-//! - `gap-cells/<trace>/<policy>/seed-<n>.json` — one finished exact-gap study each (a
-//!   sub-cluster sweep solved at every checkpoint), keyed the same way;
+//! - `gap-cells/<trace>/[full-cluster/]seed-<n>.json` — one finished exact-gap study each
+//!   (every policy's sweep on a sub-cluster or the whole cluster, each distinct instance
+//!   solved once at every checkpoint), keyed the same way;
 //! - `replay-cells/<source>/x<scale>/<idle>/<policy>/seed-<n>.json` — one finished
 //!   time-mode replay each (`[replay]`), keyed the same way;
 //! - `cell-times/…` — each cell's wall time, at the cell's own path, for `--status`
@@ -208,15 +209,13 @@ impl Matrix {
             let policies = parse_policies(policies)?;
             let seeds = seeds.expand()?;
             for trace in &self.gap_traces {
-                for policy in &policies {
-                    for &seed in &seeds {
-                        cells.push(GapCell {
-                            trace: trace.clone(),
-                            policy: policy.clone(),
-                            seed,
-                            full_cluster,
-                        });
-                    }
+                for &seed in &seeds {
+                    cells.push(GapCell {
+                        trace: trace.clone(),
+                        policies: policies.clone(),
+                        seed,
+                        full_cluster,
+                    });
                 }
             }
             Ok(())
@@ -512,7 +511,9 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         let run = |cell: &GapCell, threads: usize| -> Result<()> {
             let started = Instant::now();
             let settings = matrix.gap_settings(cell, threads)?;
-            let record = run_gap_cell(&matrix, &settings, &workloads[&cell.trace], cell)?;
+            let parallel = threads == 1;
+            let workload = &workloads[&cell.trace];
+            let record = run_gap_cell(&matrix, &settings, workload, cell, parallel)?;
             let path = gap_cell_path(&out, cell);
             write_json(&path, &record)?;
             record_cell_time(&out, &path, &record.key, started)?;
@@ -521,9 +522,10 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         };
         let (whole, sampled): (Vec<&GapCell>, Vec<&GapCell>) =
             gaps_todo.iter().partition(|cell| cell.full_cluster);
-        // Sub-cluster studies run side by side, one core each. Whole-cluster solves run
-        // one at a time on every core: beside another HiGHS solve they slowed down many
-        // times over (measured), which their time limits cannot absorb.
+        // Sub-cluster solves run side by side (studies, and a checkpoint's distinct
+        // instances within one), one core each. Whole-cluster solves run one at a time on
+        // every core: beside another HiGHS solve they slowed down many times over
+        // (measured), which their time limits cannot absorb.
         pool.install(|| sampled.par_iter().try_for_each(|cell| run(cell, 1)))?;
         let cores = pool.current_num_threads();
         whole.iter().try_for_each(|cell| run(cell, cores))?;

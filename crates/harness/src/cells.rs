@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::bench::Matrix;
-use crate::gap::{gap_study, GapSettings};
+use crate::gap::{gap_studies, GapSettings};
 use crate::run::{RunSettings, SeedSummary};
 use crate::workload::Workload;
 
@@ -29,12 +29,13 @@ pub struct Cell {
     pub seed: u64,
 }
 
-/// One exact-gap study of the matrix: a policy's sweep on a sampled sub-cluster (or the
-/// whole cluster), solved at every checkpoint.
+/// One exact-gap study of the matrix: the policies' sweeps on a sampled sub-cluster (or the
+/// whole cluster), each distinct instance solved once at every checkpoint
+/// ([`crate::gap::gap_studies`]).
 #[derive(Debug, Clone)]
 pub struct GapCell {
     pub trace: String,
-    pub policy: PolicySpec,
+    pub policies: Vec<PolicySpec>,
     pub seed: u64,
     /// The whole cluster (`[gaps.full_cluster]`) rather than a sampled sub-cluster.
     pub full_cluster: bool,
@@ -61,7 +62,8 @@ pub(crate) struct GapRecord {
 impl Matrix {
     /// A hash of everything that determines a sweep cell's result.
     pub(crate) fn cell_key(&self, cell: &Cell) -> String {
-        self.key(CELL_KIND, &cell.trace, &cell.policy, cell.seed, "")
+        let policy = cell.policy.to_string();
+        self.key(CELL_KIND, &cell.trace, &policy, cell.seed, "")
     }
 
     /// A hash of everything that determines a gap cell: the study settings and the gap
@@ -76,15 +78,16 @@ impl Matrix {
         self.key(
             &gap_kind(GAP_SCHEMA_VERSION),
             &cell.trace,
-            &cell.policy,
+            &cell.policy_list(),
             cell.seed,
             &study,
         )
     }
 
-    /// A short hash of a result's kind, the tool version, policy, seed, tune ratio, `extra`
-    /// settings and the trace's input hashes: two results with equal keys are the same.
-    fn key(&self, kind: &str, trace: &str, policy: &PolicySpec, seed: u64, extra: &str) -> String {
+    /// A short hash of a result's kind, the tool version, policy (or policies), seed, tune
+    /// ratio, `extra` settings and the trace's input hashes: two results with equal keys are
+    /// the same.
+    fn key(&self, kind: &str, trace: &str, policy: &str, seed: u64, extra: &str) -> String {
         let mut hasher = Sha256::new();
         hasher.update(format!(
             "{kind}|{}|{policy}|{seed}|{}|",
@@ -99,8 +102,18 @@ impl Matrix {
     }
 }
 
+/// Gap cells hold every policy of their study since the distinct instances are solved
+/// once (before: one policy a cell, `gapbench-gap-v{N}`).
 fn gap_kind(schema_version: u32) -> String {
-    format!("gapbench-gap-v{schema_version}")
+    format!("gapbench-gaps-v{schema_version}")
+}
+
+impl GapCell {
+    /// The policies, `|`-separated (a mix holds commas).
+    pub fn policy_list(&self) -> String {
+        let names: Vec<String> = self.policies.iter().map(|p| p.to_string()).collect();
+        names.join("|")
+    }
 }
 
 pub(crate) fn cell_path(out: &Path, cell: &Cell) -> PathBuf {
@@ -117,9 +130,7 @@ pub(crate) fn gap_cell_path(out: &Path, cell: &GapCell) -> PathBuf {
     } else {
         folder
     };
-    folder
-        .join(cell.policy.slug())
-        .join(format!("seed-{}.json", cell.seed))
+    folder.join(format!("seed-{}.json", cell.seed))
 }
 
 /// The finished record of `cell` in `out`, if there is one with the right key.
@@ -152,20 +163,28 @@ pub(crate) fn finished_gap(out: &Path, matrix: &Matrix, cell: &GapCell) -> Optio
     )
 }
 
-/// Runs one gap study and keeps its rows.
+/// Runs one gap study and keeps its rows; with `parallel`, a checkpoint's distinct instances
+/// are solved side by side on the current rayon pool.
 pub(crate) fn run_gap_cell(
     matrix: &Matrix,
     settings: &GapSettings,
     workload: &Workload,
     cell: &GapCell,
+    parallel: bool,
 ) -> Result<GapRecord> {
-    let run = RunSettings::new(
-        cell.policy.clone(),
-        Some(matrix.spec.tune),
-        TaskOrder::Shuffled,
-        NodeOrder::Random,
-    );
-    let (rows, fronts) = gap_study(workload, &run, settings, cell.seed, &mut |_| {})?;
+    let runs: Vec<RunSettings> = cell
+        .policies
+        .iter()
+        .map(|policy| {
+            RunSettings::new(
+                policy.clone(),
+                Some(matrix.spec.tune),
+                TaskOrder::Shuffled,
+                NodeOrder::Random,
+            )
+        })
+        .collect();
+    let (rows, fronts) = gap_studies(workload, &runs, settings, cell.seed, parallel)?;
     Ok(GapRecord {
         key: matrix.gap_key(cell),
         rows,
@@ -239,7 +258,7 @@ mod tests {
         GapCell {
             full_cluster: false,
             trace: "default".into(),
-            policy: "fgd".parse().unwrap(),
+            policies: vec!["fgd".parse().unwrap()],
             seed: 42,
         }
     }
@@ -284,7 +303,7 @@ mod tests {
             matrix.key(
                 &gap_kind(version),
                 &cell.trace,
-                &cell.policy,
+                &cell.policy_list(),
                 cell.seed,
                 &study,
             )

@@ -12,19 +12,17 @@
 //! Gaps (see `gapbench_ilp::gap`): power and fragmentation in percent of the exact value
 //! (totals: idle power and the whole Σ F(n) included), allocation in percentage points of the
 //! (sub-)cluster's GPU capacity, always as the interval `[gap_low, gap_high]` against the
-//! incumbent and the proven bound, and always next to the solve's status.
+//! incumbent and the proven bound, and always next to the solve's status. The bench studies
+//! several policies at once and solves each distinct instance once ([`study`]).
+
+mod study;
 
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use gapbench_ilp::{
-    column_generation_carrying, column_generation_front, gap_interval, heuristic_value, max_alloc,
-    min_frag_by_both, min_frag_from, min_power, relaxed_max_alloc, relaxed_min_power,
-    sample_sub_cluster, ColumnCarry, Objective, ParetoPoint, Snapshot, SolveOptions, SolveReport,
-    SolveStatus, SweepEvent,
-};
-use gapbench_model::{prepare, Cluster};
-use gapbench_online::{run_arrival_sweep, SweepResult};
+use gapbench_ilp::{sample_sub_cluster, Objective, Snapshot, SolveOptions, SweepEvent};
+use gapbench_model::Cluster;
+use gapbench_online::SweepResult;
 use gapbench_results::csv_text::number;
 pub use gapbench_results::{FrontRow, GapRow};
 use gapbench_results::{FRONTS_CSV, GAPS_CSV};
@@ -35,6 +33,8 @@ use crate::io::{write_atomic, write_json};
 use crate::manifest::Manifest;
 use crate::run::RunSettings;
 use crate::workload::Workload;
+
+pub use self::study::{gap_studies, gap_study, gap_study_observed, gap_study_with, SolvedSnapshot};
 
 /// Everything that decides a gap study besides the workload, the run settings and the seed.
 #[derive(Debug, Clone, Serialize)]
@@ -185,212 +185,6 @@ pub fn study_cluster(workload: &Workload, settings: &GapSettings, seed: u64) -> 
     }
 }
 
-/// One policy and seed: sweep, then every checkpoint × objective (and the front). Calls
-/// `on_row` as each gap row is ready, for progress output. Solves by [`GapMethod::Auto`].
-pub fn gap_study(
-    workload: &Workload,
-    run: &RunSettings,
-    settings: &GapSettings,
-    seed: u64,
-    on_row: &mut dyn FnMut(&GapRow),
-) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
-    gap_study_with(workload, run, settings, GapMethod::Auto, seed, on_row)
-}
-
-/// [`gap_study`] with an explicit solve method.
-pub fn gap_study_with(
-    workload: &Workload,
-    run: &RunSettings,
-    settings: &GapSettings,
-    method: GapMethod,
-    seed: u64,
-    on_row: &mut dyn FnMut(&GapRow),
-) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
-    gap_study_observed(workload, run, settings, method, seed, on_row, &mut |_| {
-        Ok(())
-    })
-}
-
-/// One checkpoint once every objective is solved: the snapshot and one report per
-/// objective (in `GapSettings::objectives` order), for `--export`.
-pub struct SolvedSnapshot<'a> {
-    pub snapshot: &'a Snapshot<'a>,
-    pub reports: &'a [SolveReport],
-    /// The method the reports come from (`Auto` resolved).
-    pub method: GapMethod,
-}
-
-/// [`gap_study_with`], calling `on_solved` after each checkpoint's solves; its error stops
-/// the study.
-pub fn gap_study_observed(
-    workload: &Workload,
-    run: &RunSettings,
-    settings: &GapSettings,
-    method: GapMethod,
-    seed: u64,
-    on_row: &mut dyn FnMut(&GapRow),
-    on_solved: &mut dyn FnMut(SolvedSnapshot) -> Result<()>,
-) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
-    settings.validate()?;
-    let cluster = study_cluster(workload, settings, seed)?;
-    let prepared = prepare(
-        &workload.tasks,
-        &cluster,
-        run.task_order_value,
-        run.tune_ratio,
-        run.node_order_value,
-        seed,
-    );
-    let sweep = sweep_events(&run_arrival_sweep(&cluster, &prepared, &run.policy_spec));
-    check_checkpoints_reached(&settings.checkpoints, &sweep, &cluster, run.tune_ratio)?;
-    let options = settings.solve_options();
-    let method = method.resolve(cluster.len(), settings.exact_max_nodes);
-    let exact = method == GapMethod::PerNode;
-    let capacity = cluster.gpu_capacity_milli();
-    let mut rows = Vec::new();
-    let mut pareto = Vec::new();
-    // Column generation starts each checkpoint from the configurations the last one used;
-    // the front's capped solves keep theirs apart (they would steer fragmentation's).
-    let mut carry = ColumnCarry::new();
-    let mut front_carry = ColumnCarry::new();
-    for &checkpoint in &settings.checkpoints {
-        let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint)
-            .map_err(anyhow::Error::msg)?;
-        let placed = snapshot.placed_tasks().len();
-        // The front needs both end points, exact (per node) or by column generation.
-        let by_cg = matches!(method, GapMethod::ColumnGeneration | GapMethod::Auto);
-        let front = (exact || by_cg) && settings.pareto_points >= 2;
-        let wants = |o: Objective| settings.objectives.contains(&o) || front;
-        let (least_power, least_frag) = if exact || by_cg {
-            end_points(&snapshot, exact, wants, &options, &mut carry)
-        } else {
-            (None, None)
-        };
-        let mut reports = Vec::new();
-        for &objective in &settings.objectives {
-            let report = match objective {
-                Objective::Power if exact || by_cg => least_power.clone().expect("solved above"),
-                Objective::Frag if exact || by_cg => least_frag.clone().expect("solved above"),
-                _ => solve_objective(method, objective, &snapshot, &options, &mut carry),
-            };
-            let heuristic = heuristic_value(&snapshot, objective);
-            let gap = gap_interval(&report, heuristic, capacity);
-            let row = GapRow {
-                checkpoint_pct: checkpoint,
-                objective,
-                policy: run.policy.clone(),
-                seed,
-                nodes: cluster.len(),
-                tasks: if objective == Objective::Alloc {
-                    snapshot.tasks.len()
-                } else {
-                    placed
-                },
-                heuristic_value: heuristic,
-                incumbent: report.incumbent,
-                bound: report.bound,
-                status: report.status.clone(),
-                gap_low_pct: gap.map(|g| g.low_pct),
-                gap_high_pct: gap.and_then(|g| g.high_pct),
-                solve_s: report.solve_seconds,
-                instance: instance_key(&snapshot, objective),
-            };
-            on_row(&row);
-            rows.push(row);
-            reports.push(report);
-        }
-        on_solved(SolvedSnapshot {
-            snapshot: &snapshot,
-            reports: &reports,
-            method,
-        })?;
-        if let (true, Some(least_power), Some(least_frag)) = (front, &least_power, &least_frag) {
-            // By column generation under the power cap on every cluster size: on the paper
-            // bench's 8-node samples the per-node ε-constraint MIPs never improved on the
-            // least-power placement within 5–15 s, where these solves found the least
-            // fragmentation at 420 W less in 0.03 s (FGD, 50 % arrived).
-            let computed = column_generation_front(
-                &snapshot,
-                least_power,
-                least_frag,
-                settings.pareto_points,
-                &settings.front_options(),
-                &mut front_carry,
-            );
-            let point = FrontPoint {
-                checkpoint_pct: checkpoint,
-                policy: &run.policy,
-                seed,
-                nodes: cluster.len(),
-                tasks: placed,
-            };
-            pareto.extend(point.rows(&snapshot, computed));
-        }
-    }
-    Ok((rows, pareto))
-}
-
-/// The least power and the least fragmentation, each where `wants` it: per node (`exact`)
-/// or by column generation. Power is solved first: its placement is a good warm start for
-/// fragmentation, and the front reuses both.
-fn end_points(
-    snapshot: &Snapshot,
-    exact: bool,
-    wants: impl Fn(Objective) -> bool,
-    options: &SolveOptions,
-    carry: &mut ColumnCarry,
-) -> (Option<SolveReport>, Option<SolveReport>) {
-    let least_power = wants(Objective::Power).then(|| {
-        if exact {
-            min_power(snapshot, options)
-        } else {
-            column_generation_carrying(snapshot, Objective::Power, options, carry).0
-        }
-    });
-    let least_frag = wants(Objective::Frag).then(|| {
-        if exact {
-            let others: Vec<&[_]> = least_power.iter().map(|r| r.placement.as_slice()).collect();
-            min_frag_by_both(snapshot, &others, options, carry)
-        } else {
-            column_generation_carrying(snapshot, Objective::Frag, options, carry).0
-        }
-    });
-    (least_power, least_frag)
-}
-
-/// One objective by `method` where the end points of the front are not involved:
-/// allocation exactly or by column generation, and every objective by relaxation.
-fn solve_objective(
-    method: GapMethod,
-    objective: Objective,
-    snapshot: &Snapshot,
-    options: &SolveOptions,
-    carry: &mut ColumnCarry,
-) -> SolveReport {
-    match (method, objective) {
-        (GapMethod::PerNode, Objective::Power) => min_power(snapshot, options),
-        (GapMethod::PerNode, Objective::Frag) => min_frag_from(snapshot, &[], options),
-        (GapMethod::PerNode, Objective::Alloc) => max_alloc(snapshot, options),
-        (GapMethod::ColumnGeneration | GapMethod::Auto, _) => {
-            column_generation_carrying(snapshot, objective, options, carry).0
-        }
-        (GapMethod::Relaxation, Objective::Power) => relaxed_min_power(snapshot, options),
-        (GapMethod::Relaxation, Objective::Alloc) => relaxed_max_alloc(snapshot, options),
-        (GapMethod::Relaxation, Objective::Frag) => SolveReport {
-            objective,
-            status: SolveStatus::Unsupported(
-                "no by-type relaxation of fragmentation: use --method cg".into(),
-            ),
-            incumbent: None,
-            bound: None,
-            mip_gap: None,
-            solve_seconds: 0.0,
-            placement: Vec::new(),
-            secondary_power_watts: None,
-        },
-    }
-}
-
 /// A fingerprint of the instance `objective` poses on `snapshot`: the cluster's nodes, the
 /// FGD target workload and the multiset of the tasks the solver decides about (the placed
 /// ones for power and fragmentation, every arrived one for allocation) — not which policy
@@ -420,67 +214,6 @@ pub fn instance_key(snapshot: &Snapshot, objective: Objective) -> String {
     crate::workload::hex(&hasher.finalize()[..8])
 }
 
-/// What every row of one checkpoint's front shares.
-struct FrontPoint<'a> {
-    checkpoint_pct: f64,
-    policy: &'a str,
-    seed: u64,
-    nodes: usize,
-    tasks: usize,
-}
-
-impl FrontPoint<'_> {
-    /// The heuristic's own point, then the front's points (or one row with its error).
-    fn rows(&self, snapshot: &Snapshot, front: Result<Vec<ParetoPoint>, String>) -> Vec<FrontRow> {
-        let row = |point: String, cap, power, frag, bound, status, seconds| FrontRow {
-            checkpoint_pct: self.checkpoint_pct,
-            policy: self.policy.to_string(),
-            seed: self.seed,
-            nodes: self.nodes,
-            tasks: self.tasks,
-            point,
-            power_cap_watts: cap,
-            power_watts: power,
-            frag_milli: frag,
-            frag_bound_milli: bound,
-            status,
-            solve_s: seconds,
-        };
-        let mut rows = vec![row(
-            FrontRow::HEURISTIC.into(),
-            None,
-            heuristic_value(snapshot, Objective::Power),
-            heuristic_value(snapshot, Objective::Frag),
-            None,
-            None,
-            0.0,
-        )];
-        match front {
-            Ok(front) => rows.extend(front.into_iter().map(|p| {
-                row(
-                    p.label,
-                    p.power_cap_watts,
-                    p.power_watts,
-                    p.frag_milli,
-                    p.frag_bound_milli,
-                    Some(p.status),
-                    p.solve_seconds,
-                )
-            })),
-            Err(e) => rows.push(row(
-                "front".into(),
-                None,
-                f64::NAN,
-                f64::NAN,
-                None,
-                Some(SolveStatus::Error(e)),
-                0.0,
-            )),
-        }
-        rows
-    }
-}
-
 /// The engine's records as the events a snapshot is cut from (the solver side knows no
 /// engine).
 pub fn sweep_events(sweep: &SweepResult) -> Vec<SweepEvent> {
@@ -493,30 +226,6 @@ pub fn sweep_events(sweep: &SweepResult) -> Vec<SweepEvent> {
             arrived_gpu_milli: r.arrived_gpu_milli,
         })
         .collect()
-}
-
-/// Refuses a checkpoint past the end of the sweep: its snapshot would be the sweep's end
-/// state under another label. A tuned sweep reaches its tune ratio (× 100 %) by design,
-/// though tune-up stops just short of it, so checkpoints up to the ratio count as reached.
-fn check_checkpoints_reached(
-    checkpoints: &[f64],
-    sweep: &[SweepEvent],
-    cluster: &Cluster,
-    tune_ratio: Option<f64>,
-) -> Result<()> {
-    let capacity = cluster.gpu_capacity_milli() as f64;
-    let end_pct = sweep
-        .last()
-        .map_or(0.0, |e| 100.0 * e.arrived_gpu_milli as f64 / capacity);
-    let reach_pct = end_pct.max(tune_ratio.map_or(0.0, |r| 100.0 * r));
-    if let Some(beyond) = checkpoints.iter().find(|&&c| c > reach_pct) {
-        let tune = tune_ratio.map_or("no tuning".to_string(), |r| format!("tune {r}"));
-        bail!(
-            "checkpoint {beyond} % is beyond the sweep, which ends at {end_pct:.1} % arrived GPU demand ({tune}): its snapshot would be the end state labelled {beyond} %; choose checkpoints up to {:.0}, or raise the tune ratio",
-            reach_pct.floor()
-        );
-    }
-    Ok(())
 }
 
 /// Writes `gaps.csv`, `fronts.csv` and `manifest.json` under `out`.
@@ -578,7 +287,11 @@ pub const TABLE_HEADER: &str =
 
 #[cfg(test)]
 mod tests {
+    use gapbench_model::prepare;
+    use gapbench_online::run_arrival_sweep;
+
     use super::*;
+    use gapbench_results::SolveStatus;
 
     /// The sorted shapes of the tasks `objective` decides about, computed apart from the key.
     fn decided_shapes(snapshot: &Snapshot, objective: Objective) -> Vec<(u32, u64, u8, u16)> {
