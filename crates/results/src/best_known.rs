@@ -21,7 +21,10 @@ use crate::{GapRow, Objective, SolveStatus};
 pub struct BestKnown {
     /// The row with incumbent, bound, status and gaps replaced by the best known.
     pub row: GapRow,
-    /// How many solves of the same instance the interval pools (1: the row's own).
+    /// How many solves of the same instance the interval pools (1: the row's own). Rows of
+    /// one solve count once: a gap study solves an instance once for every policy that
+    /// poses it, and those rows share its bound, status and seconds (their incumbents may
+    /// differ: each is the better of the solve's and the policy's own placement).
     pub solves: usize,
 }
 
@@ -48,6 +51,17 @@ pub fn best_known<'a>(rows: impl IntoIterator<Item = &'a GapRow>) -> Vec<BestKno
         })
         .collect();
     for members in groups.values().filter(|m| m.len() > 1) {
+        let mut distinct: Vec<(Option<u64>, u64, String)> = members
+            .iter()
+            .map(|&i| {
+                let row = rows[i];
+                let bound = row.bound.map(f64::to_bits);
+                (bound, row.solve_s.to_bits(), row.status.label())
+            })
+            .collect();
+        distinct.sort();
+        distinct.dedup();
+        let solves = distinct.len();
         let incumbent = members
             .iter()
             .filter_map(|&i| rows[i].incumbent)
@@ -71,7 +85,7 @@ pub fn best_known<'a>(rows: impl IntoIterator<Item = &'a GapRow>) -> Vec<BestKno
             let h = known.heuristic_value;
             known.gap_low_pct = known.incumbent.map(|inc| relative_gap_pct(h, inc));
             known.gap_high_pct = known.bound.map(|b| relative_gap_pct(h, b));
-            out[i].solves = members.len();
+            out[i].solves = solves;
         }
     }
     out
@@ -149,6 +163,24 @@ mod tests {
         assert!(low >= fgd.gap_low_pct.unwrap() && high <= fgd.gap_high_pct.unwrap());
         assert_eq!(known[2].solves, 1);
         assert_eq!(known[2].row, other);
+    }
+
+    #[test]
+    fn rows_of_one_solve_count_once_with_the_best_own_placement() {
+        // One solve for both policies; PWR's own placement beats the solve's incumbent.
+        let fgd = row("fgd", 1200.0, 1050.0, 990.0, "a");
+        let mut pwr = row("pwr", 1030.0, 1030.0, 990.0, "a");
+        pwr.incumbent = Some(1030.0);
+        let known = best_known([&fgd, &pwr]);
+        assert!(known.iter().all(|k| k.solves == 1));
+        assert_eq!(known[0].row.incumbent, Some(1030.0));
+        assert_eq!(known[0].row.bound, Some(990.0));
+        // A second solve of the instance (another chain, another bound) counts.
+        let mut again = row("bestfit", 1100.0, 1040.0, 995.0, "a");
+        again.solve_s = 9.5;
+        assert!(best_known([&fgd, &pwr, &again])
+            .iter()
+            .all(|k| k.solves == 2));
     }
 
     #[test]
