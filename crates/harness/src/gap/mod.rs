@@ -15,6 +15,7 @@
 //! incumbent and the proven bound, and always next to the solve's status. The bench studies
 //! several policies at once and solves each distinct instance once ([`study`]).
 
+mod rows;
 mod study;
 
 use std::path::Path;

@@ -15,7 +15,7 @@
 
 use anyhow::{bail, Result};
 use gapbench_ilp::{
-    column_generation_carrying, column_generation_front, gap_interval, heuristic_value, max_alloc,
+    column_generation_carrying, column_generation_front, heuristic_value, max_alloc,
     min_frag_by_both, min_frag_from, min_power, relaxed_max_alloc, relaxed_min_power, ColumnCarry,
     Objective, ParetoPoint, Snapshot, SolveOptions, SolveReport, SolveStatus, SweepEvent,
 };
@@ -23,6 +23,7 @@ use gapbench_model::{prepare, Cluster};
 use gapbench_online::run_arrival_sweep;
 use rayon::prelude::*;
 
+use super::rows::CheckpointOf;
 use super::{instance_key, study_cluster, sweep_events, FrontRow, GapMethod, GapRow, GapSettings};
 use crate::run::RunSettings;
 use crate::workload::Workload;
@@ -125,6 +126,54 @@ struct Chain {
     front_carry: ColumnCarry,
 }
 
+/// Every chain of a study so far, and where each policy's chains (per [`Part`]) stand.
+struct Chains {
+    chains: Vec<Chain>,
+    of: Vec<[usize; 2]>,
+}
+
+impl Chains {
+    /// Every policy at the start of one empty chain.
+    fn new(policies: usize) -> Chains {
+        Chains {
+            chains: vec![Chain::default()],
+            of: vec![[0, 0]; policies],
+        }
+    }
+
+    /// The `group`'s members continue from `chain`, what their solve left.
+    fn advance(&mut self, group: &Group, chain: Chain) {
+        for &member in &group.members {
+            self.of[member][group.part as usize] = self.chains.len();
+        }
+        self.chains.push(chain);
+    }
+}
+
+/// A front at one checkpoint, and the policies (indices into the study's runs) whose
+/// instance it is, the study's first policy first.
+struct SolvedFront<'g> {
+    members: &'g [usize],
+    front: Result<Vec<ParetoPoint>, String>,
+}
+
+impl SolvedFront<'_> {
+    /// Each member's own point, then the front's points under the first member's name.
+    fn rows<'s>(
+        self,
+        at: &dyn Fn(usize) -> CheckpointOf<'s>,
+        snapshots: &[Snapshot],
+    ) -> Vec<FrontRow> {
+        let mut rows: Vec<FrontRow> = self
+            .members
+            .iter()
+            .map(|&member| at(member).heuristic_front_row(&snapshots[member]))
+            .collect();
+        rows.extend(at(self.members[0]).front_rows(self.front));
+        rows
+    }
+}
+
 /// The tasks an instance decides about: power's and fragmentation's (with the front) are
 /// the placed ones, allocation's every arrived one — the same for every policy at a
 /// checkpoint, so allocation is solved once even where the policies placed differently.
@@ -207,66 +256,33 @@ impl Study<'_> {
             check_checkpoints_reached(&settings.checkpoints, sweep, &cluster, first.tune_ratio)?;
         }
         let method = self.method.resolve(cluster.len(), settings.exact_max_nodes);
-        let parts: Vec<Part> = [Part::Placed, Part::Arrived]
-            .into_iter()
-            .filter(|&part| settings.objectives.iter().any(|&o| Part::of(o) == part))
-            .collect();
         let mut rows: Vec<Vec<GapRow>> = vec![Vec::new(); self.runs.len()];
         let mut fronts = Vec::new();
-        let mut chains = vec![Chain::default()];
-        // Each policy's chain, per part.
-        let mut chain_of = vec![[0, 0]; self.runs.len()];
+        let mut chains = Chains::new(self.runs.len());
         for &checkpoint in &settings.checkpoints {
             let snapshots = sweeps
                 .iter()
                 .map(|sweep| Snapshot::at_checkpoint(&cluster, &prepared, sweep, checkpoint))
                 .collect::<Result<Vec<_>, String>>()
                 .map_err(anyhow::Error::msg)?;
-            let groups: Vec<Group> = parts
-                .iter()
-                .flat_map(|&part| groups(&snapshots, part, &chain_of))
-                .collect();
-            let solve = |group: &Group| {
-                let members: Vec<&Snapshot> =
-                    group.members.iter().map(|&m| &snapshots[m]).collect();
-                let chain = chains[group.chain].clone();
-                let with_front = group.part == Part::Placed && group.members[0] == 0;
-                self.solve_group(&members, group.part, method, chain, with_front)
+            let at = |member: usize| CheckpointOf {
+                checkpoint_pct: checkpoint,
+                policy: &self.runs[member].policy,
+                seed: self.seed,
+                nodes: cluster.len(),
+                placed: snapshots[member].placed_tasks().len(),
             };
-            let solved: Vec<GroupSolve> = if self.parallel {
-                groups.par_iter().map(solve).collect()
-            } else {
-                groups.iter().map(solve).collect()
-            };
-            let mut reports: Vec<Vec<(Objective, SolveReport)>> = vec![Vec::new(); self.runs.len()];
-            for (group, solve) in groups.iter().zip(solved) {
-                let part = group.part as usize;
-                for &member in &group.members {
-                    reports[member].extend(solve.reports.iter().cloned());
-                    chain_of[member][part] = chains.len();
-                }
-                if let Some(front) = solve.front {
-                    let point = self.checkpoint_of(checkpoint, 0, &snapshots[0], cluster.len());
-                    for &member in &group.members {
-                        let point = CheckpointOf {
-                            policy: &self.runs[member].policy,
-                            ..point
-                        };
-                        fronts.push(point.heuristic_front_row(&snapshots[member]));
-                    }
-                    fronts.extend(point.front_rows(front));
-                }
-                chains.push(solve.chain);
-            }
+            let reports = self.solve_checkpoint(&snapshots, method, &mut chains, &mut |front| {
+                fronts.extend(front.rows(&at, &snapshots))
+            });
             for (member, snapshot) in snapshots.iter().enumerate() {
-                let point = self.checkpoint_of(checkpoint, member, snapshot, cluster.len());
                 let mut ordered = Vec::new();
                 for &objective in &settings.objectives {
                     let (_, report) = reports[member]
                         .iter()
                         .find(|(o, _)| *o == objective)
                         .expect("every objective is solved for every policy");
-                    let row = point.gap_row(snapshot, objective, report);
+                    let row = at(member).gap_row(snapshot, objective, report);
                     on_row(&row);
                     rows[member].push(row);
                     ordered.push(report.clone());
@@ -281,21 +297,51 @@ impl Study<'_> {
         Ok((rows.into_iter().flatten().collect(), fronts))
     }
 
-    /// What the rows of policy `member` at `checkpoint` share.
-    fn checkpoint_of<'s>(
-        &'s self,
-        checkpoint_pct: f64,
-        member: usize,
-        snapshot: &Snapshot,
-        nodes: usize,
-    ) -> CheckpointOf<'s> {
-        CheckpointOf {
-            checkpoint_pct,
-            policy: &self.runs[member].policy,
-            seed: self.seed,
-            nodes,
-            placed: snapshot.placed_tasks().len(),
+    /// Solves every distinct instance the policies' `snapshots` pose (side by side where
+    /// the study is parallel), continuing and then advancing their `chains`; each policy's
+    /// reports, and the front (with the policies that posed its instance) to `on_front`.
+    fn solve_checkpoint(
+        &self,
+        snapshots: &[Snapshot],
+        method: GapMethod,
+        chains: &mut Chains,
+        on_front: &mut dyn FnMut(SolvedFront),
+    ) -> Vec<Vec<(Objective, SolveReport)>> {
+        let groups: Vec<Group> = [Part::Placed, Part::Arrived]
+            .into_iter()
+            .filter(|&part| {
+                self.settings
+                    .objectives
+                    .iter()
+                    .any(|&o| Part::of(o) == part)
+            })
+            .flat_map(|part| groups(snapshots, part, &chains.of))
+            .collect();
+        let solve = |group: &Group| {
+            let members: Vec<&Snapshot> = group.members.iter().map(|&m| &snapshots[m]).collect();
+            let chain = chains.chains[group.chain].clone();
+            let with_front = group.part == Part::Placed && group.members[0] == 0;
+            self.solve_group(&members, group.part, method, chain, with_front)
+        };
+        let solved: Vec<GroupSolve> = if self.parallel {
+            groups.par_iter().map(solve).collect()
+        } else {
+            groups.iter().map(solve).collect()
+        };
+        let mut reports: Vec<Vec<(Objective, SolveReport)>> = vec![Vec::new(); snapshots.len()];
+        for (group, solve) in groups.iter().zip(solved) {
+            for &member in &group.members {
+                reports[member].extend(solve.reports.iter().cloned());
+            }
+            if let Some(front) = solve.front {
+                on_front(SolvedFront {
+                    members: &group.members,
+                    front,
+                });
+            }
+            chains.advance(group, solve.chain);
         }
+        reports
     }
 
     /// The objectives of `part` on the instance its `members` (snapshots of one instance)
@@ -390,7 +436,7 @@ fn groups(snapshots: &[Snapshot], part: Part, chain_of: &[[usize; 2]]) -> Vec<Gr
 /// The member snapshot whose own placement is best for `objective` (the first of equals):
 /// the start of its solve. Every start gave the old per-policy solves their own chance;
 /// the best of them keeps most of it in one solve.
-fn best_start<'m, 's>(members: &'m [&'s Snapshot<'s>], objective: Objective) -> &'s Snapshot<'s> {
+fn best_start<'s>(members: &[&'s Snapshot<'s>], objective: Objective) -> &'s Snapshot<'s> {
     let value = |snapshot: &Snapshot| match objective {
         // Allocation is maximised.
         Objective::Alloc => -heuristic_value(snapshot, objective),
@@ -467,116 +513,6 @@ fn solve_objective(
     }
 }
 
-/// What every row of one policy at one checkpoint shares.
-struct CheckpointOf<'a> {
-    checkpoint_pct: f64,
-    policy: &'a str,
-    seed: u64,
-    nodes: usize,
-    /// Tasks placed (the same for every policy of the instance).
-    placed: usize,
-}
-
-impl CheckpointOf<'_> {
-    /// The policy's gap row of `objective` against `report` (a solve of its instance). The
-    /// incumbent is the better of the report's and the policy's own placement: the report
-    /// may come from another policy's start.
-    fn gap_row(&self, snapshot: &Snapshot, objective: Objective, report: &SolveReport) -> GapRow {
-        let heuristic = heuristic_value(snapshot, objective);
-        let incumbent = report.incumbent.map(|value| match objective {
-            Objective::Alloc => value.max(heuristic),
-            Objective::Power | Objective::Frag => value.min(heuristic),
-        });
-        let report = SolveReport {
-            incumbent,
-            placement: Vec::new(),
-            ..report.clone()
-        };
-        let gap = gap_interval(&report, heuristic, snapshot.cluster.gpu_capacity_milli());
-        GapRow {
-            checkpoint_pct: self.checkpoint_pct,
-            objective,
-            policy: self.policy.to_string(),
-            seed: self.seed,
-            nodes: self.nodes,
-            tasks: if objective == Objective::Alloc {
-                snapshot.tasks.len()
-            } else {
-                self.placed
-            },
-            heuristic_value: heuristic,
-            incumbent,
-            bound: report.bound,
-            status: report.status,
-            gap_low_pct: gap.map(|g| g.low_pct),
-            gap_high_pct: gap.and_then(|g| g.high_pct),
-            solve_s: report.solve_seconds,
-            instance: instance_key(snapshot, objective),
-        }
-    }
-
-    fn front_row(
-        &self,
-        point: String,
-        cap: Option<f64>,
-        (power, frag): (f64, f64),
-        bound: Option<f64>,
-        status: Option<SolveStatus>,
-        seconds: f64,
-    ) -> FrontRow {
-        FrontRow {
-            checkpoint_pct: self.checkpoint_pct,
-            policy: self.policy.to_string(),
-            seed: self.seed,
-            nodes: self.nodes,
-            tasks: self.placed,
-            point,
-            power_cap_watts: cap,
-            power_watts: power,
-            frag_milli: frag,
-            frag_bound_milli: bound,
-            status,
-            solve_s: seconds,
-        }
-    }
-
-    /// The policy's own point beside the front.
-    fn heuristic_front_row(&self, snapshot: &Snapshot) -> FrontRow {
-        let own = (
-            heuristic_value(snapshot, Objective::Power),
-            heuristic_value(snapshot, Objective::Frag),
-        );
-        self.front_row(FrontRow::HEURISTIC.into(), None, own, None, None, 0.0)
-    }
-
-    /// The front's points, or one row with its error.
-    fn front_rows(&self, front: Result<Vec<ParetoPoint>, String>) -> Vec<FrontRow> {
-        match front {
-            Ok(front) => front
-                .into_iter()
-                .map(|p| {
-                    self.front_row(
-                        p.label,
-                        p.power_cap_watts,
-                        (p.power_watts, p.frag_milli),
-                        p.frag_bound_milli,
-                        Some(p.status),
-                        p.solve_seconds,
-                    )
-                })
-                .collect(),
-            Err(e) => vec![self.front_row(
-                "front".into(),
-                None,
-                (f64::NAN, f64::NAN),
-                None,
-                Some(SolveStatus::Error(e)),
-                0.0,
-            )],
-        }
-    }
-}
-
 /// Refuses a checkpoint past the end of the sweep: its snapshot would be the sweep's end
 /// state under another label. A tuned sweep reaches its tune ratio (× 100 %) by design,
 /// though tune-up stops just short of it, so checkpoints up to the ratio count as reached.
@@ -618,34 +554,59 @@ mod tests {
         )
     }
 
-    /// Four policies on a 4-node sample of the embedded workload: each instance is solved
-    /// once, and the first policy's rows are those of its own study (where both proved the
-    /// optimum: a solve stopped by the clock may stop elsewhere).
+    /// Four policies on a 4-node sample of the embedded workload, at 50 and 130 %.
+    struct FourPolicies {
+        workload: Workload,
+        settings: GapSettings,
+        runs: Vec<RunSettings>,
+        rows: Vec<GapRow>,
+        fronts: Vec<FrontRow>,
+    }
+
+    fn four_policies() -> &'static FourPolicies {
+        static STUDY: std::sync::OnceLock<FourPolicies> = std::sync::OnceLock::new();
+        STUDY.get_or_init(|| {
+            let workload = Workload::load(
+                None,
+                None,
+                CpuPowerProfile::default(),
+                InputRules::Reference,
+            )
+            .unwrap();
+            let settings = GapSettings {
+                checkpoints: vec![50.0, 130.0],
+                objectives: vec![Objective::Power, Objective::Alloc, Objective::Frag],
+                sample_nodes: Some(4),
+                time_limit_s: 4.0,
+                mip_rel_gap: 0.0,
+                threads: Some(1),
+                pareto_points: 3,
+                front_time_limit_s: None,
+                exact_max_nodes: 8,
+            };
+            let runs: Vec<RunSettings> = ["fgd", "pwr", "bestfit", "random"]
+                .into_iter()
+                .map(run)
+                .collect();
+            let (rows, fronts) = gap_studies(&workload, &runs, &settings, 42, true).unwrap();
+            FourPolicies {
+                workload,
+                settings,
+                runs,
+                rows,
+                fronts,
+            }
+        })
+    }
+
     #[test]
     fn each_instance_is_solved_once_for_every_policy_that_poses_it() {
-        let workload = Workload::load(
-            None,
-            None,
-            CpuPowerProfile::default(),
-            InputRules::Reference,
-        )
-        .unwrap();
-        let settings = GapSettings {
-            checkpoints: vec![50.0, 130.0],
-            objectives: vec![Objective::Power, Objective::Alloc, Objective::Frag],
-            sample_nodes: Some(4),
-            time_limit_s: 4.0,
-            mip_rel_gap: 0.0,
-            threads: Some(1),
-            pareto_points: 3,
-            front_time_limit_s: None,
-            exact_max_nodes: 8,
-        };
-        let runs: Vec<RunSettings> = ["fgd", "pwr", "bestfit", "random"]
-            .into_iter()
-            .map(run)
-            .collect();
-        let (rows, fronts) = gap_studies(&workload, &runs, &settings, 42, true).unwrap();
+        let FourPolicies {
+            settings,
+            runs,
+            rows,
+            ..
+        } = four_policies();
         assert_eq!(rows.len(), 4 * 2 * 3);
         // Policy by policy, checkpoint by checkpoint, objective by objective.
         for (i, row) in rows.iter().enumerate() {
@@ -661,7 +622,7 @@ mod tests {
         }
         // One instance, one solve: equal keys share the solve's value, bound and seconds.
         let mut solves: BTreeMap<(String, String), Vec<&GapRow>> = BTreeMap::new();
-        for row in &rows {
+        for row in rows {
             let key = (
                 format!("{} {}", row.checkpoint_pct, row.objective.name()),
                 row.instance.clone(),
@@ -686,24 +647,29 @@ mod tests {
         };
         assert_eq!(at_half(Objective::Power), 1);
         assert_eq!(at_half(Objective::Frag), 1);
+    }
 
-        // The first policy follows its own chain of solves: its rows are its study's.
-        let (own, own_fronts) = gap_study(&workload, &runs[0], &settings, 42, &mut |_| {}).unwrap();
-        let values = |rows: &[GapRow]| -> Vec<_> {
-            rows.iter()
-                .map(|r| (r.instance.clone(), r.incumbent, r.bound, r.status.clone()))
-                .collect()
-        };
+    /// The first policy follows its own chain of solves: its rows are those of its own
+    /// study where both proved the optimum (a solve the clock stops may stop elsewhere), and
+    /// the front is its own, drawn once, with the point of every policy of its instance.
+    #[test]
+    fn the_first_policy_keeps_its_own_solves_and_front() {
+        let FourPolicies {
+            workload,
+            settings,
+            runs,
+            rows,
+            fronts,
+        } = four_policies();
+        let (own, own_fronts) = gap_study(workload, &runs[0], settings, 42, &mut |_| {}).unwrap();
         let proven = |rows: &[GapRow]| -> Vec<_> {
-            values(rows)
-                .into_iter()
-                .filter(|v| v.3 == SolveStatus::Optimal)
+            rows.iter()
+                .filter(|r| r.status == SolveStatus::Optimal)
+                .map(|r| (r.instance.clone(), r.incumbent, r.bound))
                 .collect()
         };
         assert_eq!(proven(&own), proven(&rows[..6]));
         assert!(proven(&own).len() >= 4, "{own:?}");
-        // The front is the first policy's, drawn once, with the own point of every policy
-        // that posed its instance.
         let front_points = |fronts: &[FrontRow]| -> Vec<_> {
             fronts
                 .iter()
@@ -711,17 +677,20 @@ mod tests {
                 .map(|p| (p.checkpoint_pct, p.point.clone(), p.policy.clone()))
                 .collect()
         };
-        assert_eq!(front_points(&fronts), front_points(&own_fronts));
+        assert_eq!(front_points(fronts), front_points(&own_fronts));
+        let instance = |policy: &str, checkpoint: f64| {
+            let row = rows
+                .iter()
+                .find(|r| r.policy == policy && r.checkpoint_pct == checkpoint);
+            row.unwrap().instance.clone()
+        };
         for point in fronts.iter().filter(|p| p.is_heuristic()) {
-            let first = rows
-                .iter()
-                .find(|r| r.policy == runs[0].policy && r.checkpoint_pct == point.checkpoint_pct)
-                .unwrap();
-            let own = rows
-                .iter()
-                .find(|r| r.policy == point.policy && r.checkpoint_pct == point.checkpoint_pct)
-                .unwrap();
-            assert_eq!(own.instance, first.instance, "{point:?}");
+            let first = instance(&runs[0].policy, point.checkpoint_pct);
+            assert_eq!(
+                instance(&point.policy, point.checkpoint_pct),
+                first,
+                "{point:?}"
+            );
         }
         let own_points_at_half = fronts
             .iter()
