@@ -324,7 +324,7 @@ fn subtitle(cells: &Cells, any_cut: bool) -> String {
         format!("mean over {}", seeds_phrase(&cells.seeds_per_bar))
     };
     let mut subtitle = format!(
-        "bars: gap proven at least ({averaged}); whiskers: up to the largest gap the bounds allow (best placement and bound of all solves of the same tasks)"
+        "bars: gap proven at least ({averaged}); whiskers: up to the largest gap the bounds allow (the best placement and bound known for the same tasks)"
     );
     if any_cut {
         subtitle.push_str(&format!(
