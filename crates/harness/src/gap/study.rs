@@ -3,10 +3,10 @@
 //! The policies of one study share the cluster, the prepared workload and the seed. At a
 //! checkpoint where several of them placed the same tasks they pose one instance (equal
 //! [`instance_key`]s), so it is solved once, from the placement of theirs that is best for
-//! the objective, and its report stands in each of their rows; each row's incumbent is the better of the
-//! report's and the policy's own placement (both solve the instance). Solving it once per
-//! policy spent four times the solve time at the paper bench's 50 % and 80 % checkpoints
-//! and pooled the repeats afterwards (`results::best_known`).
+//! the objective, and its report stands in each of their rows; each row's incumbent is the
+//! better of the report's and the policy's own placement (both solve the instance). Solving
+//! it once per policy spent four times the solve time at the paper bench's 50 % and 80 %
+//! checkpoints and pooled the repeats afterwards (`results::best_known`).
 //!
 //! Column generation hands the configurations of one checkpoint's solves on to the next
 //! ([`ColumnCarry`]): each policy follows a chain of solves, and policies are one instance
