@@ -1,21 +1,24 @@
 //! The power–fragmentation front on the whole cluster, by ε-constraint column generation.
 //!
 //! Between the least-power and the least-fragmentation solves (power `P*` and `P_F` of
-//! their placements), each interior point `k` solves `min F` subject to `P ≤ ε_k` for caps
-//! evenly spaced in `(P*, P_F)`, by column generation with the cap as a master row
-//! ([`capped`]: every column carries both its fragmentation and its watts). Each cap
-//! halves (in power) the widest step of the front found so far ([`next_cap`]): on the
-//! whole cluster fragmentation falls almost all the way within the first tenth of the
-//! power span above `P*`, where evenly spaced caps left one or two points. Each capped
-//! solve proves lines `F + w·P ≥ L` (its Lagrangian bounds at the cap row's prices `w`),
-//! valid for every placement, so every cap's bound is
+//! their placements), each interior point `k` solves `min F` subject to `P ≤ ε_k` by column
+//! generation with the cap as a master row ([`capped`]: every column carries both its
+//! fragmentation and its watts). Column generation rarely finds a placement just above
+//! `P*` (on the whole cluster at 100 % and 130 % arrived, caps up to 25 kW above it found
+//! only the least-power placement), so the front is filled by walks first: single-task
+//! moves from the least-power placement toward less fragmentation and from the
+//! least-fragmentation one toward less power ([`walk`]), and path relinking between them
+//! ([`relink`]); after each capped solve the same from its placements. The caps rise, each
+//! at the power of a placement found ([`next_cap`]), so its point is that placement or a
+//! better one. Each capped solve proves lines `F + w·P ≥ L` (its Lagrangian bounds at the
+//! cap row's prices `w`), valid for every placement, so every cap's bound is
 //!
 //! `F ≥ max(F_LB, max_k (L_k − w_k·ε))`,
 //!
-//! with `F_LB` the least-fragmentation bound. Each capped solve is seeded with every
-//! placement found so far; a point is the least fragmentation of any
-//! checked placement found within its cap (so fragmentation falls and power rises along
-//! the front), with that bound and its own status.
+//! with `F_LB` the least-fragmentation bound; a walked placement never changes a bound. A
+//! point is the least fragmentation of any checked placement found within its cap (so
+//! fragmentation falls and power rises along the front), with that bound and its own
+//! status.
 
 mod capped;
 mod moves;
@@ -139,19 +142,25 @@ pub fn column_generation_front(
                 .collect();
             let solve = solve_under_cap(snapshot, cap, &seeds, options, carry)?;
             lines.extend(solve.lines);
-            // From each placement found, walks toward less fragmentation under the cap and
-            // toward less power (into the step below it).
-            for measured in solve.placements {
-                let placement = &measured.placement;
+            // From the non-dominated placements it found, walks toward less fragmentation
+            // under the cap and toward less power, and relinking with the least-power end
+            // both ways (into the step below the cap).
+            let mut staircase = Staircase::default();
+            for (i, m) in solve.placements.iter().enumerate() {
+                staircase.offer(m.power_watts as i64, m.frag_milli, i);
+            }
+            let starts: Vec<usize> = staircase.points().iter().map(|p| p.2).collect();
+            for &i in &starts {
+                let placement = &solve.placements[i].placement;
                 let walked = [
                     walk_from(snapshot, placement, Toward::LessFrag, cap)?,
                     walk_from(snapshot, placement, Toward::LessPower, f64::INFINITY)?,
                     relink_from(snapshot, &least_power.placement, placement)?,
                     relink_from(snapshot, placement, &least_power.placement)?,
                 ];
-                found.push(Found::walked(measured));
                 found.extend(walked.into_iter().flatten().map(Found::walked));
             }
+            found.extend(solve.placements.into_iter().map(Found::walked));
             solved.push((
                 cap,
                 CapOutcome {

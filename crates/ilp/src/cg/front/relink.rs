@@ -91,16 +91,6 @@ impl Walk<'_> {
                 }
             }
         }
-        if std::env::var_os("GAPBENCH_DEBUG_WALK").is_some() {
-            let p = staircase.points();
-            eprintln!(
-                "relink: {} moves, {} points, from {:?} to {:?}",
-                log.len(),
-                p.len(),
-                p.first(),
-                p.last()
-            );
-        }
         replay(start, &log, &staircase, keep)
     }
 

@@ -253,7 +253,6 @@ impl<'a> Walk<'a> {
         max_moves: usize,
         keep: usize,
     ) -> Vec<(i64, f64, Vec<Option<Placement>>)> {
-        let clock = std::time::Instant::now();
         let start = self.placement.clone();
         let mut staircase = Staircase::default();
         staircase.offer(self.watts, self.frag_milli, 0);
@@ -265,17 +264,6 @@ impl<'a> Walk<'a> {
             self.apply(chosen);
             log.push((chosen.task, chosen.to));
             staircase.offer(self.watts, self.frag_milli, log.len());
-        }
-        if std::env::var_os("GAPBENCH_DEBUG_WALK").is_some() {
-            let p = staircase.points();
-            eprintln!(
-                "walk {toward:?} cap {cap_watts}: {} moves in {:.2} s, {} points, from {:?} to {:?}",
-                log.len(),
-                clock.elapsed().as_secs_f64(),
-                p.len(),
-                p.first(),
-                p.last()
-            );
         }
         replay(start, &log, &staircase, keep)
     }
