@@ -70,6 +70,22 @@ fn on(nodes: [u32; 4]) -> Vec<Option<Placement>> {
         .collect()
 }
 
+/// The snapshot of the hand instance, its heuristic placement `placement`.
+fn snapshot<'a>(
+    cluster: &'a Cluster,
+    typical: &'a TypicalPods,
+    tasks: &'a [Task],
+    placement: &[Option<Placement>],
+) -> Snapshot<'a> {
+    Snapshot {
+        cluster,
+        typical,
+        tasks,
+        heuristic: placement.to_vec(),
+        checkpoint_pct: 100.0,
+    }
+}
+
 fn costs(found: &[Measured]) -> Vec<(f64, f64)> {
     found
         .iter()
@@ -97,13 +113,7 @@ fn assert_valid_and_non_dominated(snapshot: &Snapshot, found: &[Measured]) {
 fn the_walk_from_the_least_power_placement_finds_the_known_front() {
     let (cluster, typical, tasks) = (cluster(), typical(), tasks());
     let least_power = on([0, 0, 1, 1]);
-    let snapshot = Snapshot {
-        cluster: &cluster,
-        typical: &typical,
-        tasks: &tasks,
-        heuristic: least_power.clone(),
-        checkpoint_pct: 100.0,
-    };
+    let snapshot = snapshot(&cluster, &typical, &tasks, &least_power);
     let found = walk_from(&snapshot, &least_power, Toward::LessFrag, f64::INFINITY).unwrap();
     assert_valid_and_non_dominated(&snapshot, &found);
     assert_eq!(
@@ -121,13 +131,7 @@ fn the_walk_from_the_least_power_placement_finds_the_known_front() {
 fn relinking_the_two_ends_passes_through_the_intermediate_point() {
     let (cluster, typical, tasks) = (cluster(), typical(), tasks());
     let (least_power, least_frag) = (on([0, 0, 1, 1]), on([0, 2, 1, 3]));
-    let snapshot = Snapshot {
-        cluster: &cluster,
-        typical: &typical,
-        tasks: &tasks,
-        heuristic: least_power.clone(),
-        checkpoint_pct: 100.0,
-    };
+    let snapshot = snapshot(&cluster, &typical, &tasks, &least_power);
     let found = relink_from(&snapshot, &least_power, &least_frag).unwrap();
     assert_valid_and_non_dominated(&snapshot, &found);
     assert!(
