@@ -109,25 +109,12 @@ pub fn column_generation_front(
     let scale = (p_at_f_star - p_star, f_at_p_star - f_star);
     let mut solved: Vec<(f64, CapOutcome)> = Vec::new();
     if scale.0 > 0.0 && scale.1 > 0.0 && caps > 0 {
-        // The walks between the ends: from the least power toward less fragmentation
-        // (never above the least-fragmentation placement's power), and back.
-        let walked = [
-            walk_from(
-                snapshot,
-                &least_power.placement,
-                Toward::LessFrag,
-                p_at_f_star,
-            )?,
-            walk_from(
-                snapshot,
-                &least_frag.placement,
-                Toward::LessPower,
-                f64::INFINITY,
-            )?,
-            relink_from(snapshot, &least_power.placement, &least_frag.placement)?,
-            relink_from(snapshot, &least_frag.placement, &least_power.placement)?,
-        ];
-        found.extend(walked.into_iter().flatten().map(Found::walked));
+        found.extend(walks_between_ends(
+            snapshot,
+            least_power,
+            least_frag,
+            p_at_f_star,
+        )?);
         for k in 0..caps {
             // The least-power end is a cap solved already (its point: within `P*`).
             let tried: Vec<f64> = std::iter::once(p_star)
@@ -142,25 +129,12 @@ pub fn column_generation_front(
                 .collect();
             let solve = solve_under_cap(snapshot, cap, &seeds, options, carry)?;
             lines.extend(solve.lines);
-            // From the non-dominated placements it found, walks toward less fragmentation
-            // under the cap and toward less power, and relinking with the least-power end
-            // both ways (into the step below the cap).
-            let mut staircase = Staircase::default();
-            for (i, m) in solve.placements.iter().enumerate() {
-                staircase.offer(m.power_watts as i64, m.frag_milli, i);
-            }
-            let starts: Vec<usize> = staircase.points().iter().map(|p| p.2).collect();
-            for &i in &starts {
-                let placement = &solve.placements[i].placement;
-                let walked = [
-                    walk_from(snapshot, placement, Toward::LessFrag, cap)?,
-                    walk_from(snapshot, placement, Toward::LessPower, f64::INFINITY)?,
-                    relink_from(snapshot, &least_power.placement, placement)?,
-                    relink_from(snapshot, placement, &least_power.placement)?,
-                ];
-                found.extend(walked.into_iter().flatten().map(Found::walked));
-            }
-            found.extend(solve.placements.into_iter().map(Found::walked));
+            found.extend(walks_from_capped(
+                snapshot,
+                &least_power.placement,
+                solve.placements,
+                cap,
+            )?);
             solved.push((
                 cap,
                 CapOutcome {
@@ -185,23 +159,7 @@ pub fn column_generation_front(
                  outcome: Option<&CapOutcome>,
                  end: &SolveReport|
      -> Result<ParetoPoint, String> {
-        let within = || {
-            found
-                .iter()
-                .filter(|f| cap_watts.is_none_or(|cap| f.measured.power_watts <= cap))
-        };
-        // The least power among the least fragmentation (to within rounding).
-        let least_frag_within = within()
-            .map(|f| f.measured.frag_milli)
-            .fold(f64::INFINITY, f64::min);
-        let best = within()
-            .filter(|f| f.measured.frag_milli <= least_frag_within + FRAG_TOLERANCE_MILLI)
-            .min_by(|a, b| {
-                let (a, b) = (&a.measured, &b.measured);
-                a.power_watts
-                    .total_cmp(&b.power_watts)
-                    .then(a.frag_milli.total_cmp(&b.frag_milli))
-            })
+        let best = best_within(&found, cap_watts)
             .ok_or_else(|| format!("{label}: no placement within {cap_watts:?} W"))?;
         let (power, frag) = (best.measured.power_watts, best.measured.frag_milli);
         let bound = cap_watts.map_or(least_frag_bound, frag_bound_at);
@@ -243,6 +201,75 @@ pub fn column_generation_front(
     }
     front.push(point("min_frag".into(), None, None, least_frag)?);
     Ok(front)
+}
+
+/// The least fragmentation found within `cap_watts` (none: any power), to within rounding
+/// ([`FRAG_TOLERANCE_MILLI`]), and of those the least power.
+fn best_within(found: &[Found], cap_watts: Option<f64>) -> Option<&Found> {
+    let within = || {
+        found
+            .iter()
+            .filter(move |f| cap_watts.is_none_or(|cap| f.measured.power_watts <= cap))
+    };
+    let least_frag = within()
+        .map(|f| f.measured.frag_milli)
+        .fold(f64::INFINITY, f64::min);
+    within()
+        .filter(|f| f.measured.frag_milli <= least_frag + FRAG_TOLERANCE_MILLI)
+        .min_by(|a, b| {
+            let (a, b) = (&a.measured, &b.measured);
+            a.power_watts
+                .total_cmp(&b.power_watts)
+                .then(a.frag_milli.total_cmp(&b.frag_milli))
+        })
+}
+
+/// The walks between the ends: from the least power toward less fragmentation (never
+/// above `p_at_f_star`, the least-fragmentation placement's power), from the least
+/// fragmentation toward less power, and relinking the two both ways.
+fn walks_between_ends(
+    snapshot: &Snapshot,
+    least_power: &SolveReport,
+    least_frag: &SolveReport,
+    p_at_f_star: f64,
+) -> Result<Vec<Found>, String> {
+    let (low, high) = (&least_power.placement, &least_frag.placement);
+    let walked = [
+        walk_from(snapshot, low, Toward::LessFrag, p_at_f_star)?,
+        walk_from(snapshot, high, Toward::LessPower, f64::INFINITY)?,
+        relink_from(snapshot, low, high)?,
+        relink_from(snapshot, high, low)?,
+    ];
+    Ok(walked.into_iter().flatten().map(Found::walked).collect())
+}
+
+/// The `placements` of a capped solve under `cap_watts`, and from those none of them
+/// dominates, walks toward less fragmentation under the cap and toward less power, and
+/// relinking with the least-power placement `least_power` both ways (into the step below
+/// the cap).
+fn walks_from_capped(
+    snapshot: &Snapshot,
+    least_power: &[Option<Placement>],
+    placements: Vec<Measured>,
+    cap_watts: f64,
+) -> Result<Vec<Found>, String> {
+    let mut staircase = Staircase::default();
+    for (i, m) in placements.iter().enumerate() {
+        staircase.offer(m.power_watts as i64, m.frag_milli, i);
+    }
+    let mut found = Vec::new();
+    for &(_, _, i) in staircase.points() {
+        let placement = &placements[i].placement;
+        let walked = [
+            walk_from(snapshot, placement, Toward::LessFrag, cap_watts)?,
+            walk_from(snapshot, placement, Toward::LessPower, f64::INFINITY)?,
+            relink_from(snapshot, least_power, placement)?,
+            relink_from(snapshot, placement, least_power)?,
+        ];
+        found.extend(walked.into_iter().flatten().map(Found::walked));
+    }
+    found.extend(placements.into_iter().map(Found::walked));
+    Ok(found)
 }
 
 /// The non-dominated `(power, fragmentation)` of the placements found, by power.
