@@ -1,27 +1,39 @@
 //! The power–fragmentation front on the whole cluster, by ε-constraint column generation.
 //!
 //! Between the least-power and the least-fragmentation solves (power `P*` and `P_F` of
-//! their placements), each interior point `k` solves `min F` subject to `P ≤ ε_k` for caps
-//! evenly spaced in `(P*, P_F)`, by column generation with the cap as a master row
-//! ([`capped`]: every column carries both its fragmentation and its watts). Each cap
-//! halves (in power) the widest step of the front found so far ([`next_cap`]): on the
-//! whole cluster fragmentation falls almost all the way within the first tenth of the
-//! power span above `P*`, where evenly spaced caps left one or two points. Each capped
-//! solve proves lines `F + w·P ≥ L` (its Lagrangian bounds at the cap row's prices `w`),
-//! valid for every placement, so every cap's bound is
+//! their placements), each interior point `k` solves `min F` subject to `P ≤ ε_k` by column
+//! generation with the cap as a master row ([`capped`]: every column carries both its
+//! fragmentation and its watts). Column generation rarely finds a placement just above
+//! `P*` (on the whole cluster at 100 % and 130 % arrived, caps up to 25 kW above it found
+//! only the least-power placement), so the front is filled by walks first: single-task
+//! moves from the least-power placement toward less fragmentation and from the
+//! least-fragmentation one toward less power ([`walk`]), and path relinking between them
+//! ([`relink`]); after each capped solve the same from its placements. The caps rise, each
+//! at the power of a placement found ([`next_cap`]), so its point is that placement or a
+//! better one. Each capped solve proves lines `F + w·P ≥ L` (its Lagrangian bounds at the
+//! cap row's prices `w`), valid for every placement, so every cap's bound is
 //!
 //! `F ≥ max(F_LB, max_k (L_k − w_k·ε))`,
 //!
-//! with `F_LB` the least-fragmentation bound. Each capped solve is seeded with every
-//! placement found so far; a point is the least fragmentation of any
-//! checked placement found within its cap (so fragmentation falls and power rises along
-//! the front), with that bound and its own status.
+//! with `F_LB` the least-fragmentation bound; a walked placement never changes a bound. A
+//! point is the least fragmentation of any checked placement found within its cap (so
+//! fragmentation falls and power rises along the front), with that bound and its own
+//! status.
 
 mod capped;
+mod moves;
+mod relink;
+mod staircase;
+mod walk;
+
+#[cfg(test)]
+mod tests;
 
 use gapbench_model::Placement;
 
 use self::capped::{solve_under_cap, Measured};
+use self::staircase::{Staircase, FRAG_TOLERANCE_MILLI};
+use self::walk::{relink_from, walk_from, Toward};
 use super::ColumnCarry;
 use crate::pareto::ParetoPoint;
 use crate::snapshot::Snapshot;
@@ -42,6 +54,16 @@ struct Found {
     measured: Measured,
     /// The solve's status for the end points' own placements.
     status: Option<SolveStatus>,
+}
+
+impl Found {
+    /// A placement of a capped solve or a walk (its point's status is its cap's).
+    fn walked(measured: Measured) -> Found {
+        Found {
+            measured,
+            status: None,
+        }
+    }
 }
 
 /// How the solve of one cap went.
@@ -86,22 +108,33 @@ pub fn column_generation_front(
     let caps = points.saturating_sub(2);
     let scale = (p_at_f_star - p_star, f_at_p_star - f_star);
     let mut solved: Vec<(f64, CapOutcome)> = Vec::new();
-    if scale.0 > 0.0 && scale.1 > 0.0 {
-        for _ in 0..caps {
-            let tried: Vec<f64> = solved.iter().map(|(cap, _)| *cap).collect();
-            let Some(cap) = next_cap(&found, &tried, scale) else {
+    if scale.0 > 0.0 && scale.1 > 0.0 && caps > 0 {
+        found.extend(walks_between_ends(
+            snapshot,
+            least_power,
+            least_frag,
+            p_at_f_star,
+        )?);
+        for k in 0..caps {
+            // The least-power end is a cap solved already (its point: within `P*`).
+            let tried: Vec<f64> = std::iter::once(p_star)
+                .chain(solved.iter().map(|(cap, _)| *cap))
+                .collect();
+            let Some(cap) = next_cap(&found, &tried, scale, caps - k) else {
                 break;
             };
-            let seeds: Vec<&[Option<Placement>]> = found
-                .iter()
+            let seeds: Vec<&[Option<Placement>]> = seeds_for(&found, cap)
+                .into_iter()
                 .map(|f| f.measured.placement.as_slice())
                 .collect();
             let solve = solve_under_cap(snapshot, cap, &seeds, options, carry)?;
             lines.extend(solve.lines);
-            found.extend(solve.placements.into_iter().map(|measured| Found {
-                measured,
-                status: None,
-            }));
+            found.extend(walks_from_capped(
+                snapshot,
+                &least_power.placement,
+                solve.placements,
+                cap,
+            )?);
             solved.push((
                 cap,
                 CapOutcome {
@@ -126,15 +159,7 @@ pub fn column_generation_front(
                  outcome: Option<&CapOutcome>,
                  end: &SolveReport|
      -> Result<ParetoPoint, String> {
-        let best = found
-            .iter()
-            .filter(|f| cap_watts.is_none_or(|cap| f.measured.power_watts <= cap))
-            .min_by(|a, b| {
-                let (a, b) = (&a.measured, &b.measured);
-                a.frag_milli
-                    .total_cmp(&b.frag_milli)
-                    .then(a.power_watts.total_cmp(&b.power_watts))
-            })
+        let best = best_within(&found, cap_watts)
             .ok_or_else(|| format!("{label}: no placement within {cap_watts:?} W"))?;
         let (power, frag) = (best.measured.power_watts, best.measured.frag_milli);
         let bound = cap_watts.map_or(least_frag_bound, frag_bound_at);
@@ -178,34 +203,191 @@ pub fn column_generation_front(
     Ok(front)
 }
 
-/// The next cap to solve: the middle (in power) of the two neighbouring points of the
-/// front found so far (non-dominated placements) whose rectangle — power span times
-/// fragmentation drop, each over the end points' (`scale`) — is largest, among those with
-/// a cap of [`GAP_SHARES`] not `tried` yet. `None` when every step was tried.
-fn next_cap(found: &[Found], tried: &[f64], scale: (f64, f64)) -> Option<f64> {
-    let mut points: Vec<(f64, f64)> = found
+/// The least fragmentation found within `cap_watts` (none: any power), to within rounding
+/// ([`FRAG_TOLERANCE_MILLI`]), and of those the least power.
+fn best_within(found: &[Found], cap_watts: Option<f64>) -> Option<&Found> {
+    let within = || {
+        found
+            .iter()
+            .filter(move |f| cap_watts.is_none_or(|cap| f.measured.power_watts <= cap))
+    };
+    let least_frag = within()
+        .map(|f| f.measured.frag_milli)
+        .fold(f64::INFINITY, f64::min);
+    within()
+        .filter(|f| f.measured.frag_milli <= least_frag + FRAG_TOLERANCE_MILLI)
+        .min_by(|a, b| {
+            let (a, b) = (&a.measured, &b.measured);
+            a.power_watts
+                .total_cmp(&b.power_watts)
+                .then(a.frag_milli.total_cmp(&b.frag_milli))
+        })
+}
+
+/// The walks between the ends: from the least power toward less fragmentation (never
+/// above `p_at_f_star`, the least-fragmentation placement's power), from the least
+/// fragmentation toward less power, and relinking the two both ways.
+fn walks_between_ends(
+    snapshot: &Snapshot,
+    least_power: &SolveReport,
+    least_frag: &SolveReport,
+    p_at_f_star: f64,
+) -> Result<Vec<Found>, String> {
+    let (low, high) = (&least_power.placement, &least_frag.placement);
+    let walked = [
+        walk_from(snapshot, low, Toward::LessFrag, p_at_f_star)?,
+        walk_from(snapshot, high, Toward::LessPower, f64::INFINITY)?,
+        relink_from(snapshot, low, high)?,
+        relink_from(snapshot, high, low)?,
+    ];
+    Ok(walked.into_iter().flatten().map(Found::walked).collect())
+}
+
+/// The `placements` of a capped solve under `cap_watts`, and from those none of them
+/// dominates, walks toward less fragmentation under the cap and toward less power, and
+/// relinking with the least-power placement `least_power` both ways (into the step below
+/// the cap).
+fn walks_from_capped(
+    snapshot: &Snapshot,
+    least_power: &[Option<Placement>],
+    placements: Vec<Measured>,
+    cap_watts: f64,
+) -> Result<Vec<Found>, String> {
+    let mut staircase = Staircase::default();
+    for (i, m) in placements.iter().enumerate() {
+        staircase.offer(m.power_watts as i64, m.frag_milli, i);
+    }
+    let mut found = Vec::new();
+    for &(_, _, i) in staircase.points() {
+        let placement = &placements[i].placement;
+        let walked = [
+            walk_from(snapshot, placement, Toward::LessFrag, cap_watts)?,
+            walk_from(snapshot, placement, Toward::LessPower, f64::INFINITY)?,
+            relink_from(snapshot, least_power, placement)?,
+            relink_from(snapshot, placement, least_power)?,
+        ];
+        found.extend(walked.into_iter().flatten().map(Found::walked));
+    }
+    found.extend(placements.into_iter().map(Found::walked));
+    Ok(found)
+}
+
+/// The non-dominated `(power, fragmentation)` of the placements found, by power.
+fn staircase_of(found: &[Found]) -> Vec<(f64, f64)> {
+    let mut staircase = Staircase::default();
+    for (i, f) in found.iter().enumerate() {
+        staircase.offer(f.measured.power_watts as i64, f.measured.frag_milli, i);
+    }
+    let points = staircase.points();
+    points
         .iter()
-        .map(|f| (f.measured.power_watts, f.measured.frag_milli))
-        .collect();
-    points.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let mut front: Vec<(f64, f64)> = Vec::new();
-    for point in points {
-        if front.last().is_none_or(|last| point.1 < last.1) {
-            front.push(point);
+        .map(|&(_, _, i)| (found[i].measured.power_watts, found[i].measured.frag_milli))
+        .collect()
+}
+
+/// The placements a capped solve at `cap_watts` starts from: the two ends (`found`'s
+/// first two), the least fragmentation found within the cap, and the least power found
+/// above it with less fragmentation.
+fn seeds_for(found: &[Found], cap_watts: f64) -> Vec<&Found> {
+    let by_frag = |a: &&Found, b: &&Found| {
+        (a.measured.frag_milli, a.measured.power_watts)
+            .partial_cmp(&(b.measured.frag_milli, b.measured.power_watts))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    let within = found
+        .iter()
+        .filter(|f| f.measured.power_watts <= cap_watts)
+        .min_by(by_frag);
+    let above = within.and_then(|best| {
+        found
+            .iter()
+            .filter(|f| {
+                f.measured.power_watts > cap_watts
+                    && f.measured.frag_milli < best.measured.frag_milli
+            })
+            .min_by(|a, b| {
+                a.measured
+                    .power_watts
+                    .total_cmp(&b.measured.power_watts)
+                    .then(a.measured.frag_milli.total_cmp(&b.measured.frag_milli))
+            })
+    });
+    let mut seeds: Vec<&Found> = found.iter().take(2).collect();
+    for f in within.into_iter().chain(above) {
+        if !seeds.iter().any(|s| std::ptr::eq(*s, f)) {
+            seeds.push(f);
         }
     }
+    seeds
+}
+
+/// The next cap to solve, `caps_left` of them (this one included) left. Caps rise: while
+/// the front found so far (non-dominated placements) has points between the highest cap
+/// `tried` (the first: the least-power end's cap, below which no cap goes) and its
+/// least-fragmentation end, the cap is the power of the one of them (its
+/// point is then that placement or a better one) nearest to the first `1/(caps_left + 1)`
+/// of the front's length from that cap on (power and fragmentation each over the end
+/// points' span, `scale`). Solved from low to high, a cap's solve rarely finds a placement
+/// that dominates a lower cap's point. Else [`cap_in_widest_step`].
+fn next_cap(found: &[Found], tried: &[f64], scale: (f64, f64), caps_left: usize) -> Option<f64> {
+    let front = staircase_of(found);
+    let last = front.len().saturating_sub(1);
+    let highest = tried.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let from = front.partition_point(|p| p.0 <= highest).saturating_sub(1);
+    let mut along = vec![0.0; front.len()];
+    for i in from + 1..front.len() {
+        let (low, high) = (front[i - 1], front[i]);
+        along[i] = along[i - 1] + (high.0 - low.0) / scale.0 + (low.1 - high.1) / scale.1;
+    }
+    let target = along[last] / (caps_left + 1) as f64;
+    let nearest = (from + 1..last)
+        .filter(|&i| front[i].0 > highest && !tried.contains(&front[i].0))
+        .min_by(|&a, &b| {
+            (along[a] - target)
+                .abs()
+                .total_cmp(&(along[b] - target).abs())
+        });
+    match nearest {
+        Some(i) => Some(front[i].0),
+        None => cap_in_widest_step(&front, tried, scale),
+    }
+}
+
+/// A cap in the step between two neighbouring points of the `front` whose rectangle —
+/// power span times fragmentation drop, each over `scale` — is largest, among the caps
+/// whose point (the least fragmentation found within it) no end point and no cap `tried`
+/// has yet, before any other: its upper point's power unless that point is the least
+/// fragmentation found, then the shares [`GAP_SHARES`] of the step; never at or below the
+/// first cap `tried` (the least-power end's). `None` when every step was tried.
+fn cap_in_widest_step(front: &[(f64, f64)], tried: &[f64], scale: (f64, f64)) -> Option<f64> {
+    let last = front.len().saturating_sub(1);
+    let floor = tried.first().copied().unwrap_or(f64::NEG_INFINITY);
+    // The index of the front point that is the least fragmentation within `cap`.
+    let point_within = |cap: f64| front.partition_point(|p| p.0 <= cap).checked_sub(1);
+    let mut reported: Vec<Option<usize>> = tried.iter().map(|&cap| point_within(cap)).collect();
+    reported.push(Some(0));
+    reported.push(Some(last));
     front
         .windows(2)
-        .filter_map(|pair| {
+        .enumerate()
+        .filter_map(|(i, pair)| {
             let (low, high) = (pair[0], pair[1]);
             let area = (high.0 - low.0) / scale.0 * (low.1 - high.1) / scale.1;
-            // The middle first; where a solve there found nothing new, a quarter further.
-            let cap = GAP_SHARES
+            let at_upper = (i + 1 < last).then_some(high.0);
+            let shares = GAP_SHARES
                 .iter()
-                .map(|share| (low.0 + share * (high.0 - low.0)).floor())
-                .find(|cap| *cap > low.0 && !tried.contains(cap))?;
-            Some((cap, area))
+                .map(|share| (low.0 + share * (high.0 - low.0)).floor());
+            let cap = at_upper
+                .into_iter()
+                .chain(shares)
+                .find(|cap| *cap > low.0.max(floor) && !tried.contains(cap))?;
+            let new_point = !reported.contains(&point_within(cap));
+            Some((cap, new_point, area))
         })
-        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.total_cmp(&a.0)))
-        .map(|(cap, _)| cap)
+        .max_by(|a, b| {
+            a.1.cmp(&b.1)
+                .then(a.2.total_cmp(&b.2))
+                .then(b.0.total_cmp(&a.0))
+        })
+        .map(|(cap, _, _)| cap)
 }
