@@ -416,25 +416,14 @@ fn generate_capped(
             weight,
             tolerance,
         };
-        let mut improving: Vec<Column> = Vec::new();
         if since_exact < EXACT_EVERY {
-            let weighted = capped.weighted(weight)?;
             let deadline = *clock + Duration::from_secs_f64(deadline_s);
-            let context = capped.context(&weighted);
-            improving = greedy_columns(
-                frag,
-                &context,
-                pool,
-                &priced,
-                &capped.shape_counts,
-                deadline,
-            );
+            let improving = greedy_round(capped, frag, pool, &priced, deadline)?;
+            if add_capped_columns(pool, master, improving)? > 0 {
+                since_exact += 1;
+                continue;
+            }
         }
-        if add_capped_columns(pool, master, improving)? > 0 {
-            since_exact += 1;
-            continue;
-        }
-        let mut improving: Vec<Column> = Vec::new();
         since_exact = 0;
         if elapsed() > deadline_s {
             break;
@@ -450,14 +439,8 @@ fn generate_capped(
             Instant::now() + Duration::from_secs_f64(left.max(0.01))
         };
         let round = exact_round(capped, shape_prices, priced_weight, &type_deadline, threads)?;
-        let all_proven = round.all_proven;
-        for (t, slots) in round.best {
-            let column = frag.column(t, slots)?;
-            if priced.improves(&column) {
-                improving.push(column);
-            }
-        }
-        let weighted_bound = round.weighted_bound;
+        let (all_proven, weighted_bound) = (round.all_proven, round.weighted_bound);
+        let improving = improving_columns(frag, &priced, round.best)?;
         out.lines.push(Line {
             watts_weight: priced_weight,
             bound: weighted_bound,
@@ -480,6 +463,43 @@ fn generate_capped(
         }
     }
     Ok(out)
+}
+
+/// The greedy pricing's improving columns at the master's `priced` weight of power.
+fn greedy_round(
+    capped: &Capped,
+    frag: &PricingContext,
+    pool: &ColumnPool,
+    priced: &Priced,
+    deadline: Instant,
+) -> Result<Vec<Column>, String> {
+    let weighted = capped.weighted(priced.weight)?;
+    let context = capped.context(&weighted);
+    Ok(greedy_columns(
+        frag,
+        &context,
+        pool,
+        priced,
+        &capped.shape_counts,
+        deadline,
+    ))
+}
+
+/// The exact round's configurations, as fragmentation columns with their watts, that
+/// improve the master at `priced`.
+fn improving_columns(
+    frag: &PricingContext,
+    priced: &Priced,
+    best: Vec<(usize, Vec<(usize, DeviceSet)>)>,
+) -> Result<Vec<Column>, String> {
+    let mut improving = Vec::new();
+    for (t, slots) in best {
+        let column = frag.column(t, slots)?;
+        if priced.improves(&column) {
+            improving.push(column);
+        }
+    }
+    Ok(improving)
 }
 
 /// Master prices: a column's reduced cost is `F_c + weight·P_c − Σ_s y_s·a_s − μ_τ`.
@@ -706,29 +726,15 @@ fn integer_phase(
             to_round.push(start);
             to_round.push(dive.run(pool, &mut price, dive_deadline)?);
         }
-        let mut least_excess = f64::INFINITY;
-        for lambda in to_round.drain(..) {
-            let Some(uses) = round_and_repair(
-                frag,
-                pool,
-                &lambda,
-                Demand::Exactly,
-                Repair::FirstFit,
-                finish,
-            ) else {
-                continue;
-            };
-            let mut candidates = vec![capped.measured(frag.types, pool, &uses)?];
-            for types in &power_aware {
-                candidates.extend(weighted_rounding(capped, types, pool, &lambda, finish)?);
-            }
-            for measured in candidates {
-                least_excess = least_excess.min(measured.power_watts - cap_watts);
-                if measured.power_watts <= cap_watts {
-                    placements.push(measured);
-                }
-            }
-        }
+        let least_excess = round_within_cap(
+            capped,
+            frag,
+            pool,
+            &power_aware,
+            to_round.drain(..),
+            (cap_watts, finish),
+            &mut placements,
+        )?;
         if !placements.is_empty() || !least_excess.is_finite() {
             break;
         }
@@ -737,4 +743,42 @@ fn integer_phase(
             .min((cap_watts - least_known_watts) / 2.0);
     }
     Ok(placements)
+}
+
+/// Rounds and repairs each of `lambdas` (first fit, and the power-aware repairs at each of
+/// `power_aware`'s weights), keeping in `placements` those within `cap_watts`; returns the
+/// least excess over the cap of any placement (∞: none), for the next dive's margin.
+fn round_within_cap(
+    capped: &Capped,
+    frag: &PricingContext,
+    pool: &mut ColumnPool,
+    power_aware: &[Vec<TypeCluster>],
+    lambdas: impl Iterator<Item = Vec<(usize, f64)>>,
+    (cap_watts, finish): (f64, Instant),
+    placements: &mut Vec<Measured>,
+) -> Result<f64, String> {
+    let mut least_excess = f64::INFINITY;
+    for lambda in lambdas {
+        let Some(uses) = round_and_repair(
+            frag,
+            pool,
+            &lambda,
+            Demand::Exactly,
+            Repair::FirstFit,
+            finish,
+        ) else {
+            continue;
+        };
+        let mut candidates = vec![capped.measured(frag.types, pool, &uses)?];
+        for types in power_aware {
+            candidates.extend(weighted_rounding(capped, types, pool, &lambda, finish)?);
+        }
+        for measured in candidates {
+            least_excess = least_excess.min(measured.power_watts - cap_watts);
+            if measured.power_watts <= cap_watts {
+                placements.push(measured);
+            }
+        }
+    }
+    Ok(least_excess)
 }
