@@ -32,12 +32,18 @@ impl CheckpointOf<'_> {
             Objective::Alloc => value.max(heuristic),
             Objective::Power | Objective::Frag => value.min(heuristic),
         });
-        let report = SolveReport {
+        // The interval against that incumbent (the placement is not needed for it).
+        let against = SolveReport {
+            objective,
+            status: report.status.clone(),
             incumbent,
+            bound: report.bound,
+            mip_gap: report.mip_gap,
+            solve_seconds: report.solve_seconds,
             placement: Vec::new(),
-            ..report.clone()
+            secondary_power_watts: report.secondary_power_watts,
         };
-        let gap = gap_interval(&report, heuristic, snapshot.cluster.gpu_capacity_milli());
+        let gap = gap_interval(&against, heuristic, snapshot.cluster.gpu_capacity_milli());
         GapRow {
             checkpoint_pct: self.checkpoint_pct,
             objective,
@@ -52,7 +58,7 @@ impl CheckpointOf<'_> {
             heuristic_value: heuristic,
             incumbent,
             bound: report.bound,
-            status: report.status,
+            status: against.status,
             gap_low_pct: gap.map(|g| g.low_pct),
             gap_high_pct: gap.and_then(|g| g.high_pct),
             solve_s: report.solve_seconds,
