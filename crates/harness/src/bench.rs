@@ -777,30 +777,3 @@ pub fn utc_date() -> String {
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn gap_cells_of(spec: &str) -> Vec<GapCell> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../workloads")
-            .join(spec);
-        let spec = BenchSpec::load(&path).unwrap();
-        let (matrix, ..) = Matrix::resolve(spec, None).unwrap();
-        matrix.gap_cells().unwrap()
-    }
-
-    #[test]
-    fn a_gap_study_without_policies_is_no_cell() {
-        // full-cluster.toml: no sub-cluster policies, four on the whole cluster.
-        let cells = gap_cells_of("full-cluster.toml");
-        assert_eq!(cells.len(), 1);
-        assert!(cells[0].full_cluster);
-        assert_eq!(cells[0].policies.len(), 4);
-        // paper.toml: one sub-cluster study and one whole-cluster study.
-        let cells = gap_cells_of("paper.toml");
-        let whole: Vec<bool> = cells.iter().map(|c| c.full_cluster).collect();
-        assert_eq!(whole, [false, true]);
-    }
-}

@@ -328,4 +328,26 @@ mod tests {
         assert_eq!(finished_gap(&out, &matrix, &cell), None);
         std::fs::remove_dir_all(&out).unwrap();
     }
+
+    fn gap_cells_of(spec: &str) -> Vec<GapCell> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../workloads")
+            .join(spec);
+        let spec = BenchSpec::load(&path).unwrap();
+        let (matrix, ..) = Matrix::resolve(spec, None).unwrap();
+        matrix.gap_cells().unwrap()
+    }
+
+    #[test]
+    fn a_gap_study_without_policies_is_no_cell() {
+        // full-cluster.toml: no sub-cluster policies, four on the whole cluster.
+        let cells = gap_cells_of("full-cluster.toml");
+        assert_eq!(cells.len(), 1);
+        assert!(cells[0].full_cluster);
+        assert_eq!(cells[0].policies.len(), 4);
+        // paper.toml: one sub-cluster study and one whole-cluster study.
+        let cells = gap_cells_of("paper.toml");
+        let whole: Vec<bool> = cells.iter().map(|c| c.full_cluster).collect();
+        assert_eq!(whole, [false, true]);
+    }
 }
