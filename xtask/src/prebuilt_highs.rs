@@ -41,6 +41,10 @@ pub fn ensure() -> (Vec<(String, String)>, bool) {
         Ok(other) => eprintln!("xtask: GAPBENCH_HIGHS={other} is not understood (only `source`, to build HiGHS from source); ignored"),
     }
     if let Some(version) = system_highs_version() {
+        if !highs_sys_accepts(&version) {
+            eprintln!("xtask: the system HiGHS {version} found by pkg-config is older than highs-sys accepts (1.5.0); HiGHS builds from source");
+            return (Vec::new(), true);
+        }
         if !version.starts_with("1.15.") {
             eprintln!("xtask: warning: using the system HiGHS {version} found by pkg-config; gapbench's results were measured with HiGHS 1.15 (GAPBENCH_HIGHS=source builds 1.15.0 from source)");
         }
@@ -65,6 +69,14 @@ pub fn ensure() -> (Vec<(String, String)>, bool) {
 pub fn linked_system_highs(env: &[(String, String)]) -> Option<String> {
     let opted_out = env.iter().any(|(key, _)| key == NO_PKG_CONFIG);
     system_highs_version().filter(|_| !opted_out)
+}
+
+/// Whether highs-sys's `discover` takes this version (it asks pkg-config for at least 1.5.0).
+fn highs_sys_accepts(version: &str) -> bool {
+    let mut numbers = version.split('.').map(|n| n.parse::<u32>().unwrap_or(0));
+    let major = numbers.next().unwrap_or(0);
+    let minor = numbers.next().unwrap_or(0);
+    (major, minor) >= (1, 5)
 }
 
 /// The version of the HiGHS pkg-config finds, if any.
@@ -274,6 +286,16 @@ mod tests {
         assert!(pc.starts_with(&format!("prefix={PREFIX}\n")), "{pc}");
         assert!(WHEEL_FILE.starts_with(&WHEEL_REQUIREMENT.replace("==", "-")));
         assert!(WHEEL_DIST.contains(VERSION));
+    }
+
+    /// highs-sys's floor, 1.5.0: older versions build from source.
+    #[test]
+    fn versions_below_one_five_are_not_discovered() {
+        assert!(highs_sys_accepts("1.15.1"));
+        assert!(highs_sys_accepts("1.5.0"));
+        assert!(highs_sys_accepts("2.0.0"));
+        assert!(!highs_sys_accepts("1.4.2"));
+        assert!(!highs_sys_accepts("0.9"));
     }
 
     /// Anything but the pinned wheel is refused, saying which digest it had.
