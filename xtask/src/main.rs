@@ -1,6 +1,6 @@
 //! Developer workflows as plain Rust (`cargo xtask <command>`), in the manner of
 //! rust-analyzer's xtask. It has no heavy dependencies, so it builds before HiGHS does and
-//! can install what the HiGHS build needs.
+//! can install HiGHS (prebuilt) or what its source build needs.
 //!
 //! Commands:
 //! - `bench [ARGS…]`   — `gapbench bench ARGS…`: the paper matrix (`--quick` for a small one)
@@ -13,13 +13,15 @@
 //! - `replay [ARGS…]`  — `gapbench replay ARGS…`: time mode (arrivals, completions, energy)
 //! - `gap ARGS…`       — `gapbench gap ARGS…`: heuristic vs exact on the same snapshots
 //! - `test [ARGS…]`    — the whole test suite, release profile (what CI runs)
-//! - `prerequisites`   — only check and install the build prerequisites
+//! - `prerequisites`   — only check and install the build prerequisites (a prebuilt HiGHS
+//!   as root, see `prebuilt_highs.rs`)
 //!
 //! Everything builds in the release profile, so HiGHS compiles once for all of them.
 
 #[cfg(test)]
 mod deploy_check;
 mod perf;
+mod prebuilt_highs;
 mod prerequisites;
 mod slurm;
 #[cfg(test)]
@@ -39,7 +41,7 @@ fn main() -> Result<()> {
             let env = prerequisites::ensure()?;
             // `cargo run --quiet` keeps later runs quiet, but on a fresh machine it would sit
             // silent through the HiGHS compile: build first, with cargo's progress, then.
-            if announce_first_build() {
+            if announce_first_build(&env) {
                 cargo(&env, &["build", "--release", "--package", "gapbench"], &[])?;
             }
             forward(
@@ -62,7 +64,7 @@ fn main() -> Result<()> {
         }
         "test" => {
             let env = prerequisites::ensure()?;
-            announce_first_build();
+            announce_first_build(&env);
             forward(&env, &["test", "--release", "--workspace"], &rest)
         }
         "slurm" => slurm::slurm(&prerequisites::ensure()?, &workspace_root(), &rest),
@@ -76,10 +78,12 @@ fn main() -> Result<()> {
     }
 }
 
-/// When HiGHS has not been built yet (a fresh clone), says so and returns true: the first
-/// build compiles its C++ sources, which takes minutes and would otherwise look frozen.
-fn announce_first_build() -> bool {
+/// When highs-sys has not been built yet (a fresh clone), says so and returns true: with
+/// HiGHS from source the first build compiles its C++ sources, which takes minutes and would
+/// otherwise look frozen.
+fn announce_first_build(env: &[(String, String)]) -> bool {
     let target = target_dir();
+    // Both ways of getting HiGHS end with the bindings highs-sys's build script generates.
     let built = std::fs::read_dir(target.join("release").join("build"))
         .map(|entries| {
             entries.flatten().any(|entry| {
@@ -87,12 +91,15 @@ fn announce_first_build() -> bool {
                     .file_name()
                     .to_string_lossy()
                     .starts_with("highs-sys-")
-                    && entry.path().join("out").join("lib").is_dir()
+                    && entry.path().join("out").join("c_bindings.rs").is_file()
             })
         })
         .unwrap_or(false);
     if !built {
-        eprintln!("xtask: building gapbench in the release profile, HiGHS from source included (first time only: about 4-12 minutes on 2 cores; later runs start at once)");
+        match prebuilt_highs::linked_system_highs(env) {
+            Some(version) => eprintln!("xtask: building gapbench in the release profile against the system HiGHS {version} (first time only: about 5 minutes on 2 cores; later runs start at once)"),
+            None => eprintln!("xtask: building gapbench in the release profile, HiGHS from source included (first time only: about 4-12 minutes on 2 cores; later runs start at once)"),
+        }
     }
     !built
 }

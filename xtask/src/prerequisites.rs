@@ -1,12 +1,14 @@
-//! What building HiGHS from source needs, installed when missing: `cmake` (HiGHS's build)
-//! and `libclang` (bindgen, for the C bindings). Without libclang the build fails only after
-//! its ten-minute C++ compile, so this runs first.
+//! What the build needs, installed when missing: HiGHS itself, prebuilt, where it can be
+//! (`prebuilt_highs.rs`); otherwise what building it from source needs, `cmake` (HiGHS's
+//! build); and always `libclang` (bindgen, for the C bindings). Without libclang the build
+//! fails only after its ten-minute C++ compile, so this runs first.
 //!
 //! As root, Debian packages are installed with apt; otherwise user-level PyPI wheels
 //! (`cmake`, `libclang`), with `LIBCLANG_PATH` pointed at the wheel's library.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Context, Result};
 
@@ -18,7 +20,6 @@ pub fn ensure_valgrind() -> Result<()> {
     }
     if is_root() && succeeds("apt-get", &["--version"]) {
         eprintln!("xtask: installing valgrind (for `cargo xtask perf`)");
-        run("apt-get", &["update", "-qq"])?;
         return apt_install(&["valgrind"]);
     }
     bail!("`cargo xtask perf` counts under valgrind, which is not installed (e.g. `sudo apt-get install valgrind`)")
@@ -26,8 +27,9 @@ pub fn ensure_valgrind() -> Result<()> {
 
 /// Makes sure the prerequisites are there; returns environment variables cargo needs.
 pub fn ensure() -> Result<Vec<(String, String)>> {
-    let mut env = Vec::new();
-    let have_cmake = succeeds("cmake", &["--version"]);
+    let (mut env, highs_from_source) = crate::prebuilt_highs::ensure();
+    // cmake only drives HiGHS's source build.
+    let have_cmake = !highs_from_source || succeeds("cmake", &["--version"]);
     let libclang = find_libclang();
     if have_cmake && libclang.is_some() {
         return Ok(env);
@@ -44,7 +46,6 @@ pub fn ensure() -> Result<Vec<(String, String)>> {
         missing.join(", ")
     );
     if is_root() && succeeds("apt-get", &["--version"]) {
-        run("apt-get", &["update", "-qq"])?;
         let mut packages = Vec::new();
         if !have_cmake {
             packages.push("cmake");
@@ -82,21 +83,27 @@ pub fn ensure() -> Result<Vec<(String, String)>> {
     Ok(env)
 }
 
-/// `apt-get install` of `packages`, quietly and without recommended packages.
-fn apt_install(packages: &[&str]) -> Result<()> {
+/// `apt-get install` of `packages`, quietly and without recommended packages (after one
+/// `apt-get update` per xtask run).
+pub fn apt_install(packages: &[&str]) -> Result<()> {
+    static UPDATED: AtomicBool = AtomicBool::new(false);
+    if !UPDATED.load(Ordering::Relaxed) {
+        run("apt-get", &["update", "-qq"])?;
+        UPDATED.store(true, Ordering::Relaxed);
+    }
     let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
     args.extend(packages);
     run("apt-get", &args)
 }
 
-fn succeeds(program: &str, args: &[&str]) -> bool {
+pub fn succeeds(program: &str, args: &[&str]) -> bool {
     Command::new(program)
         .args(args)
         .output()
         .is_ok_and(|o| o.status.success())
 }
 
-fn run(program: &str, args: &[&str]) -> Result<()> {
+pub fn run(program: &str, args: &[&str]) -> Result<()> {
     let status = Command::new(program)
         .args(args)
         .status()
@@ -107,7 +114,7 @@ fn run(program: &str, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()

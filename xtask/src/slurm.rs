@@ -17,6 +17,9 @@ pub fn slurm(env: &[(String, String)], root: &Path, args: &[String]) -> Result<(
     if args.first().map(String::as_str) == Some("submit") {
         crate::cargo(env, &["build", "--release", "--package", "gapbench"], &[])?;
         let binary = crate::target_dir().join("release").join("gapbench");
+        if links_libhighs(&binary) {
+            eprintln!("xtask: warning: {} loads libhighs.so at run time (a system or prebuilt HiGHS): every node needs it; GAPBENCH_HIGHS=source builds a self-contained binary", binary.display());
+        }
         forwarded.extend(["--gapbench".to_string(), binary.display().to_string()]);
         let sbatch_args = args.iter().position(|a| a == "--").unwrap_or(args.len());
         if !args[..sbatch_args].iter().any(|a| a == "--traces") {
@@ -82,4 +85,12 @@ pub fn slurm_local(env: &[(String, String)], root: &Path) -> Result<()> {
         ],
         &[],
     )
+}
+
+/// Whether `binary` loads HiGHS as a shared library (`ldd` lists `libhighs.so`).
+fn links_libhighs(binary: &Path) -> bool {
+    Command::new("ldd")
+        .arg(binary)
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("libhighs.so"))
 }

@@ -166,6 +166,11 @@ fn dropped_pending_pods_are_counted_everywhere() {
         2
     );
     assert_eq!(read("manifest.json")["settings"]["workload"]["tasks"], 2);
+    let solver = read("manifest.json")["solver"].clone();
+    assert!(
+        solver.as_str().is_some_and(|s| s.starts_with("HiGHS 1.")),
+        "{solver}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -13,7 +13,8 @@
 //!   time-indexed pattern LP);
 //! - [`column_generation`]: every objective on the full cluster by column generation, with a
 //!   Lagrangian bound and a real placement;
-//! - [`replay_bound`]: a lower bound on the energy of a time-mode replay, window by window.
+//! - [`replay_bound`]: a lower bound on the energy of a time-mode replay, window by window;
+//! - [`highs_version`]: which HiGHS the binary runs, for result manifests.
 //!
 //! Every solve returns a [`SolveReport`]: status, incumbent (evaluated by the model crate
 //! on a placement that passes `check_placements`), proven bound, gap and time. Every solve
@@ -42,6 +43,7 @@ pub mod replay_bound;
 pub mod shapes;
 pub mod snapshot;
 pub mod solve;
+pub mod solver;
 pub mod subcluster;
 
 pub use cg::{
@@ -56,6 +58,7 @@ pub use pareto::{pareto_front, pareto_front_from, ParetoPoint};
 pub use relaxation::{relaxed_max_alloc, relaxed_min_power};
 pub use snapshot::{check_assignment, Snapshot, SweepEvent};
 pub use solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
+pub use solver::highs_version;
 pub use subcluster::{sample_sub_cluster, type_quota};
 
 /// Solves `objective` exactly on `snapshot` with the per-node model.
