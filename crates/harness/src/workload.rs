@@ -94,6 +94,21 @@ pub(crate) fn load_cluster(
     })
 }
 
+#[cfg(test)]
+impl Workload {
+    /// The embedded openb-like default under the reference CPU power profile and input
+    /// rules: the unit tests' workload.
+    pub(crate) fn embedded() -> Workload {
+        Workload::load(
+            None,
+            None,
+            CpuPowerProfile::default(),
+            InputRules::Reference,
+        )
+        .expect("the embedded workload loads")
+    }
+}
+
 impl Workload {
     /// Loads `nodes` and `tasks` files, each falling back to the embedded default. Values
     /// the task loader converts under `rules` are recorded in the task input's fingerprint

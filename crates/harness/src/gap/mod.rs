@@ -309,14 +309,8 @@ mod tests {
 
     #[test]
     fn the_same_tasks_are_one_instance_whoever_placed_them() {
-        use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
-        let workload = Workload::load(
-            None,
-            None,
-            CpuPowerProfile::default(),
-            InputRules::Reference,
-        )
-        .unwrap();
+        use gapbench_model::{NodeOrder, TaskOrder};
+        let workload = Workload::embedded();
         let (cluster, _) = sample_sub_cluster(&workload.cluster, 40, 42).unwrap();
         let snapshot_of = |policy: &str, checkpoint: f64, check: &mut dyn FnMut(&Snapshot)| {
             let spec: gapbench_online::PolicySpec = policy.parse().unwrap();

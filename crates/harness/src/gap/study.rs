@@ -541,7 +541,7 @@ fn check_checkpoints_reached(
 mod tests {
     use std::collections::BTreeMap;
 
-    use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
+    use gapbench_model::{NodeOrder, TaskOrder};
 
     use super::*;
 
@@ -566,13 +566,7 @@ mod tests {
     fn four_policies() -> &'static FourPolicies {
         static STUDY: std::sync::OnceLock<FourPolicies> = std::sync::OnceLock::new();
         STUDY.get_or_init(|| {
-            let workload = Workload::load(
-                None,
-                None,
-                CpuPowerProfile::default(),
-                InputRules::Reference,
-            )
-            .unwrap();
+            let workload = Workload::embedded();
             let settings = GapSettings {
                 checkpoints: vec![50.0, 130.0],
                 objectives: vec![Objective::Power, Objective::Alloc, Objective::Frag],
