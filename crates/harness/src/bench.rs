@@ -26,11 +26,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules, NodeOrder, TaskOrder};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::{aggregate, aggregate_gaps, remove_dropped_aggregates};
@@ -39,18 +37,17 @@ use crate::budget_study::{
     aggregate_budget, budget_cell_path, budget_fingerprints, finished_budget, load_budget_inputs,
     run_budget_cells, BudgetInputs,
 };
-use crate::cells::{cell_path, finished, finished_gap, gap_cell_path, run_gap_cell, CellRecord};
+use crate::cells::{cell_path, finished, finished_gap, gap_cell_path};
 pub use crate::cells::{Cell, GapCell};
 use crate::gap::{parse_objectives, GapSettings};
 use crate::io::{write_atomic, write_json};
 use crate::out_dir::OutDir;
-use crate::progress::Progress;
+use crate::phases::{run_sweeps, GapsAndReplays};
 use crate::replay_cells::{
-    aggregate_replays, finished_replay, load_replay_workloads, replay_bounds_dir, replay_cell_path,
-    replay_fingerprints, run_replay_cell, ReplayCell, ReplaySource,
+    aggregate_replays, finished_replay, load_replay_workloads, replay_cell_path,
+    replay_fingerprints, ReplayCell, ReplaySource,
 };
-use crate::run::{run_seed, seed_summary, RunSettings};
-use crate::status::record_cell_time;
+use crate::run::RunSettings;
 use crate::workload::{InputFingerprint, Workload};
 
 /// The embedded workload's trace name, used when the real traces are absent.
@@ -232,7 +229,7 @@ impl Matrix {
     }
 
     /// The settings of a gap cell's study, each solve on `threads` cores.
-    fn gap_settings(&self, cell: &GapCell, threads: usize) -> Result<GapSettings> {
+    pub(crate) fn gap_settings(&self, cell: &GapCell, threads: usize) -> Result<GapSettings> {
         let Some(gaps) = &self.spec.gaps else {
             bail!("gap cell without a [gaps] study");
         };
@@ -465,106 +462,33 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         .copied()
         .filter(|cell| finished(&out, &matrix, cell).is_none())
         .collect();
-    let progress = Progress::new(options.progress, todo.len(), "runs");
-    let start = Instant::now();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.unwrap_or(0))
         .build()?;
-    pool.install(|| {
-        todo.par_iter().try_for_each(|cell| -> Result<()> {
-            let started = Instant::now();
-            let workload = &workloads[&cell.trace];
-            let settings = RunSettings::new(
-                cell.policy.clone(),
-                Some(matrix.spec.tune),
-                TaskOrder::Shuffled,
-                NodeOrder::Random,
-            );
-            let run = run_seed(workload, &settings, cell.seed);
-            let record = CellRecord {
-                key: matrix.cell_key(cell),
-                trace: cell.trace.clone(),
-                policy: cell.policy.to_string(),
-                summary: seed_summary(&workload.cluster, &run),
-            };
-            let path = cell_path(&out, cell);
-            write_json(&path, &record)?;
-            record_cell_time(&out, &path, &record.key, started)?;
-            progress.inc(1);
-            Ok(())
-        })
-    })?;
-    progress.finish_and_clear();
-    let sweep_seconds = start.elapsed().as_secs_f64();
+    let sweep_seconds = run_sweeps(&matrix, &workloads, &out, &todo, &pool, options.progress)?;
 
     let gap_cells = matrix.gap_cells()?;
     // Gap cells are numbered after the sweep cells, so shards share them out evenly too.
-    let my_gaps = in_shard(&gap_cells, cells.len(), options.shard);
-    let gaps_todo: Vec<&GapCell> = my_gaps
-        .iter()
-        .copied()
+    let gaps_todo: Vec<&GapCell> = in_shard(&gap_cells, cells.len(), options.shard)
+        .into_iter()
         .filter(|cell| finished_gap(&out, &matrix, cell).is_none())
         .collect();
-    let gap_start = Instant::now();
-    {
-        let progress = Progress::new(
-            options.progress && !gaps_todo.is_empty(),
-            gaps_todo.len(),
-            "gap studies",
-        );
-        let run = |cell: &GapCell, threads: usize| -> Result<()> {
-            let started = Instant::now();
-            let settings = matrix.gap_settings(cell, threads)?;
-            let parallel = threads == 1;
-            let workload = &workloads[&cell.trace];
-            let record = run_gap_cell(&matrix, &settings, workload, cell, parallel)?;
-            let path = gap_cell_path(&out, cell);
-            write_json(&path, &record)?;
-            record_cell_time(&out, &path, &record.key, started)?;
-            progress.inc(1);
-            Ok(())
-        };
-        let (whole, sampled): (Vec<&GapCell>, Vec<&GapCell>) =
-            gaps_todo.iter().partition(|cell| cell.full_cluster);
-        // Sub-cluster solves run side by side (studies, and a checkpoint's distinct
-        // instances within one), one core each. Whole-cluster solves run one at a time on
-        // every core: beside another HiGHS solve they slowed down many times over
-        // (measured), which their time limits cannot absorb.
-        pool.install(|| sampled.par_iter().try_for_each(|cell| run(cell, 1)))?;
-        let cores = pool.current_num_threads();
-        whole.iter().try_for_each(|cell| run(cell, cores))?;
-        progress.finish_and_clear();
-    }
-    let gap_seconds = gap_start.elapsed().as_secs_f64();
-
     let replay_cells = matrix.replay_cells()?;
     // Replay cells are numbered after the sweep and gap cells.
-    let my_replays = in_shard(&replay_cells, cells.len() + gap_cells.len(), options.shard);
-    let replays_todo: Vec<&ReplayCell> = my_replays
-        .iter()
-        .copied()
+    let first = cells.len() + gap_cells.len();
+    let replays_todo: Vec<&ReplayCell> = in_shard(&replay_cells, first, options.shard)
+        .into_iter()
         .filter(|cell| finished_replay(&out, &matrix, cell).is_none())
         .collect();
-    let replay_start = Instant::now();
-    let progress = Progress::new(
-        options.progress && !replays_todo.is_empty(),
-        replays_todo.len(),
-        "replays",
-    );
-    pool.install(|| {
-        replays_todo.par_iter().try_for_each(|cell| -> Result<()> {
-            let started = Instant::now();
-            let bounds = replay_bounds_dir(&out);
-            let record = run_replay_cell(&matrix, &replay_workloads, cell, Some(&bounds))?;
-            let path = replay_cell_path(&out, cell);
-            write_json(&path, &record)?;
-            record_cell_time(&out, &path, &record.key, started)?;
-            progress.inc(1);
-            Ok(())
-        })
-    })?;
-    progress.finish_and_clear();
-    let replay_seconds = replay_start.elapsed().as_secs_f64();
+    let (gap_seconds, replay_seconds) = GapsAndReplays {
+        matrix: &matrix,
+        workloads: &workloads,
+        replay_workloads: &replay_workloads,
+        out: &out,
+        pool: &pool,
+        progress: options.progress,
+    }
+    .run(&gaps_todo, &replays_todo)?;
 
     let budget_cells = matrix.budget_cells()?;
     // Budget cells are numbered after the sweep, gap and replay cells.

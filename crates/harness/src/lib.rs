@@ -17,6 +17,7 @@ pub mod io;
 pub mod limits;
 pub mod manifest;
 pub mod out_dir;
+mod phases;
 pub mod progress;
 pub mod replay;
 pub mod replay_bound;

@@ -6,7 +6,14 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+/// Every bar of the process draws through one `MultiProgress`, so phases that run side by
+/// side (sub-cluster gap studies beside replays) each keep a line of their own.
+fn bars() -> &'static MultiProgress {
+    static BARS: std::sync::OnceLock<MultiProgress> = std::sync::OnceLock::new();
+    BARS.get_or_init(MultiProgress::new)
+}
 
 /// A phase's progress over a known number of items; shared by the threads that run them.
 pub struct Progress {
@@ -43,7 +50,7 @@ impl Progress {
                 }),
             };
         }
-        let bar = ProgressBar::new(len as u64);
+        let bar = bars().add(ProgressBar::new(len as u64));
         bar.set_style(
             ProgressStyle::with_template(&format!(
                 "{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {what}, ETA {{eta}}"
@@ -74,6 +81,7 @@ impl Progress {
     /// The phase is over: the bar disappears (its outcome is printed by the caller).
     pub fn finish_and_clear(&self) {
         self.bar.finish_and_clear();
+        bars().remove(&self.bar);
     }
 }
 

@@ -81,7 +81,7 @@ fn main() -> Result<(), String> {
         time_limit_s,
         ..SolveOptions::default()
     };
-    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,carried_columns,iterations,converged,rounding_keep,rounding_dived,rounded,integer_master,pricing_s,master_s,greedy_s,exact_s,integer_s,branch_nodes,branch_s,total_s");
+    println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,carried_columns,iterations,converged,rounding_keep,rounding_dived,rounded,integer_master,dive_integral,dive_floors_undone,dive_backtracks,pricing_s,master_s,greedy_s,exact_s,integer_s,branch_nodes,branch_s,total_s");
     // Each checkpoint starts from the configurations the previous one used.
     let mut carry = ColumnCarry::new();
     for &checkpoint in &checkpoints {
@@ -92,7 +92,7 @@ fn main() -> Result<(), String> {
             let heuristic = heuristic_value(&snapshot, objective);
             let gap = gap_interval(&report, heuristic, cluster.gpu_capacity_milli());
             println!(
-                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{},{:?},{:?},{:?},{:?},{:.2},{:.2},{:.2},{:.2},{:.2},{},{:.2},{:.2}",
+                "{policy},{checkpoint},{},{},{heuristic:.3},{:?},{:?},{},{:?},{:?},{:.1},{:.1},{},{},{},{},{},{:?},{:?},{:?},{:?},{},{},{},{:.2},{:.2},{:.2},{:.2},{:.2},{},{:.2},{:.2}",
                 objective.name(),
                 snapshot.tasks.len(),
                 report.incumbent,
@@ -111,6 +111,9 @@ fn main() -> Result<(), String> {
                 stats.rounding.map(|r| r.dived),
                 stats.rounding.map(|r| r.value),
                 stats.integer_master_value,
+                stats.dive_integral,
+                stats.dive_floors_undone,
+                stats.dive_backtracks,
                 stats.pricing_seconds,
                 stats.master_seconds,
                 stats.greedy_seconds,

@@ -6,16 +6,19 @@
 //! repair fails. The dive fixes instead of flooring. Each step requires `λ_c ≥ ⌊λ_c⌋` of
 //! every column, then rounds up (`λ_c ≥ ⌈λ_c⌉`) the fractional columns from the largest
 //! fraction down, as long as the nodes and tasks not yet fixed hold them (a batch: every
-//! column at or above [`BATCH_FRACTION`], at least one), and re-solves the master from its
+//! column at or above [`BATCH_FRACTION`], at least one, at most half the last batch that
+//! failed), and re-solves the master from its
 //! last basis. Fixings can leave tasks that no column in the pool covers any more, so
 //! pricing runs after every re-solve (residual pricing: the fixed nodes are in the
 //! master's rows, a new column is priced at the master's duals as usual), and each shape
 //! has an artificial column that leaves one task unplaced at a prohibitive penalty: the
 //! master always has a solution, and a fixing after which it still needs an artificial
 //! task is undone — the batch is cut to its first column, then that column is rounded down
-//! (`λ_c ≤ ⌊λ_c⌋`). The dive ends when `λ` is integral (an integer solution, no repair
-//! needed), when no fixing keeps every task placed, or at the deadline; it returns the
-//! last `λ` that placed every task, for the rounding and repair like any LP solution.
+//! (`λ_c ≤ ⌊λ_c⌋`). When no fixing of a step keeps every task placed, the dive backtracks:
+//! the step before tries its next fixing with the later floors undone. The dive ends when
+//! `λ` is integral (an integer solution, no repair needed), when it has nothing left to try
+//! or has backtracked [`BACKTRACKS`] times, or at the deadline; it returns the deepest `λ`
+//! that placed every task, for the rounding and repair like any LP solution.
 
 use std::time::Instant;
 
@@ -33,6 +36,40 @@ const PENALTY_FACTOR: f64 = 1e3;
 const PRICING_ROUNDS: usize = 5;
 /// What counts as fractional, and as an artificial task.
 const TOLERANCE: f64 = 1e-6;
+/// Steps undone per dive, at most, when no fixing of a step keeps every task placed.
+const BACKTRACKS: usize = 8;
+
+/// `⌊λ⌋`, an integral `λ` a little below its integer counted as that integer.
+fn floor(lambda: f64) -> f64 {
+    (lambda + TOLERANCE).floor()
+}
+
+/// New bounds `(at least, at most)` per master column.
+type Fixing = Vec<(usize, (f64, f64))>;
+
+/// A dive's step: the bounds it starts from, before and after its floors, and the fixings
+/// it has not tried yet.
+struct Step {
+    bases: [Vec<(f64, f64)>; 2],
+    /// `(base, fixing)`, the next one last.
+    tries: Vec<(usize, Fixing)>,
+    /// How many of `tries` come with the floors.
+    tries_with_floors: usize,
+}
+
+/// How a dive ended.
+pub(crate) struct Dived {
+    /// The deepest LP solution that placed every task, as `(pool index, λ)`.
+    pub lambda: Vec<(usize, f64)>,
+    /// `lambda` is integral: the dive reached an integer solution.
+    pub integral: bool,
+    /// Steps at which no fixing worked with the step's floors, which were then undone.
+    pub floors_undone: usize,
+    /// Steps undone because no fixing worked with or without their floors.
+    pub backtracks: usize,
+}
+const WITHOUT_FLOORS: usize = 0;
+const WITH_FLOORS: usize = 1;
 
 /// New columns under the duals of a dive's master: `(pool, shape duals, convexity duals,
 /// tasks left per shape)`, the columns whose reduced cost is negative and that hold no
@@ -47,6 +84,10 @@ pub(crate) struct Dive {
     pub start: Vec<(usize, f64)>,
     /// `(at least, at most)` per master column.
     bounds: Vec<(f64, f64)>,
+    /// The most columns a step rounds up together: halved whenever a batch fails (late in
+    /// a dive on a nearly full cluster, batches failed step after step, each failure as
+    /// dear as a step, and the dive ran out of time one column per step).
+    batch_cap: usize,
     /// Per pool column: its node type and shape counts, for the residual after fixings.
     type_nodes: Vec<usize>,
     shape_counts: Vec<usize>,
@@ -109,6 +150,7 @@ impl Dive {
         let start = master.used_pool_columns(&solution);
         Ok(Some(Dive {
             bounds: vec![(0.0, f64::INFINITY); master.len()],
+            batch_cap: usize::MAX,
             master,
             solution,
             start,
@@ -118,73 +160,138 @@ impl Dive {
     }
 
     /// Dives until `deadline`, adding the columns `price` finds to `pool`; returns the
-    /// last LP solution that placed every task, as `(pool index, λ)` (integral unless the
+    /// deepest LP solution that placed every task, as `(pool index, λ)` (integral unless the
     /// dive stopped early).
+    ///
+    /// A step tries its fixings with its floors, then without them: an integral `λ_c` of
+    /// the LP need not be one of any integer solution's (on a nearly full cluster, floors
+    /// alone left the tasks of the fractional columns no room, and the rounding of that
+    /// `λ` failed as well). When nothing works, the dive backtracks: the step before tries
+    /// its next fixing (at most [`BACKTRACKS`] times per dive).
     pub fn run(
         mut self,
         pool: &mut ColumnPool,
         price: &mut Price<'_>,
         deadline: Instant,
-    ) -> Result<Vec<(usize, f64)>, String> {
-        let floor = |l: f64| (l + TOLERANCE).floor();
-        while Instant::now() < deadline {
-            let lambda = self.solution.lambda.clone();
-            let mut fractional: Vec<usize> = (0..lambda.len())
-                .filter(|&c| {
-                    matches!(self.master.kind_of[c], MasterColumn::Pool(_))
-                        && lambda[c] - floor(lambda[c]) > TOLERANCE
-                })
-                .collect();
+    ) -> Result<Dived, String> {
+        let mut steps: Vec<Step> = Vec::new();
+        let mut deepest = (0, self.solution.clone());
+        let (mut backtracks, mut floors_undone) = (0, 0);
+        'dive: while Instant::now() < deadline {
+            let fractional = self.fractional();
             if fractional.is_empty() {
+                deepest = (usize::MAX, self.solution.clone());
                 break;
             }
-            fractional.sort_by(|&a, &b| {
-                let fraction = |c: usize| lambda[c] - floor(lambda[c]);
-                fraction(b).total_cmp(&fraction(a)).then(a.cmp(&b))
+            let without_floors = self.bounds.clone();
+            self.fix_floors();
+            let fixings = self.fixings(pool, &fractional);
+            // Tried from the last: every fixing with this step's floors, then without.
+            let tries = (fixings.iter().rev().cloned().map(|f| (WITHOUT_FLOORS, f)))
+                .chain(fixings.iter().rev().cloned().map(|f| (WITH_FLOORS, f)))
+                .collect();
+            steps.push(Step {
+                bases: [without_floors, self.bounds.clone()],
+                tries_with_floors: fixings.len(),
+                tries,
             });
-            for (c, &l) in lambda.iter().enumerate() {
-                if floor(l) > self.bounds[c].0 {
-                    self.set_bounds(c, (floor(l), self.bounds[c].1));
+            if steps.len() > deepest.0 {
+                deepest = (steps.len(), self.solution.clone());
+            }
+            while let Some(step) = steps.last_mut() {
+                let Some((base, fixing)) = step.tries.pop() else {
+                    if backtracks == BACKTRACKS {
+                        break 'dive;
+                    }
+                    backtracks += 1;
+                    steps.pop();
+                    continue;
+                };
+                if base == WITHOUT_FLOORS && step.tries.len() + 1 == step.tries_with_floors {
+                    floors_undone += 1;
                 }
-            }
-            let batch = self.round_up_batch(pool, &fractional, &lambda);
-            let top = fractional[0];
-            let mut attempts: Vec<Vec<(usize, (f64, f64))>> = Vec::new();
-            let up = |c: usize| (c, (floor(lambda[c]) + 1.0, self.bounds[c].1));
-            if !batch.is_empty() {
-                attempts.push(batch.iter().map(|&c| up(c)).collect());
-            }
-            if batch.len() > 1 {
-                attempts.push(vec![up(batch[0])]);
-            }
-            attempts.push(vec![(top, (self.bounds[top].0, floor(lambda[top])))]);
-            let mut moved = false;
-            for attempt in attempts {
-                let before: Vec<(usize, (f64, f64))> =
-                    attempt.iter().map(|&(c, _)| (c, self.bounds[c])).collect();
-                for &(c, bounds) in &attempt {
+                let bounds = step.bases[base].clone();
+                self.restore(&bounds);
+                for &(c, bounds) in &fixing {
                     self.set_bounds(c, bounds);
                 }
+                let batch = fixing.len();
                 if let Some(solution) = self.solve_and_price(pool, price, deadline)? {
                     self.solution = solution;
-                    moved = true;
-                    break;
+                    continue 'dive;
                 }
-                for (c, bounds) in before {
-                    self.set_bounds(c, bounds);
+                if batch > 1 {
+                    self.batch_cap = batch / 2;
+                }
+                if Instant::now() >= deadline {
+                    break 'dive;
                 }
             }
-            if !moved {
-                break;
+            break;
+        }
+        Ok(Dived {
+            lambda: self.master.used_pool_columns(&deepest.1),
+            integral: deepest.0 == usize::MAX,
+            floors_undone,
+            backtracks,
+        })
+    }
+
+    /// The master columns whose `λ` is fractional, the largest fraction first.
+    fn fractional(&self) -> Vec<usize> {
+        let lambda = &self.solution.lambda;
+        let fraction = |c: usize| lambda[c] - floor(lambda[c]);
+        let mut fractional: Vec<usize> = (0..lambda.len())
+            .filter(|&c| {
+                matches!(self.master.kind_of[c], MasterColumn::Pool(_)) && fraction(c) > TOLERANCE
+            })
+            .collect();
+        fractional.sort_by(|&a, &b| fraction(b).total_cmp(&fraction(a)).then(a.cmp(&b)));
+        fractional
+    }
+
+    /// `λ_c ≥ ⌊λ_c⌋` for every column.
+    fn fix_floors(&mut self) {
+        for c in 0..self.solution.lambda.len() {
+            let at_least = floor(self.solution.lambda[c]);
+            if at_least > self.bounds[c].0 {
+                self.set_bounds(c, (at_least, self.bounds[c].1));
             }
         }
-        Ok(self.master.used_pool_columns(&self.solution))
+    }
+
+    /// A step's fixings, in the order they are tried, as new bounds per column: the batch
+    /// rounded up, its first column alone rounded up, the largest fraction rounded down.
+    fn fixings(&self, pool: &ColumnPool, fractional: &[usize]) -> Vec<Fixing> {
+        let lambda = &self.solution.lambda;
+        let batch = self.round_up_batch(pool, fractional, lambda);
+        let up = |c: usize| (c, (floor(lambda[c]) + 1.0, self.bounds[c].1));
+        let mut fixings: Vec<Fixing> = Vec::new();
+        if !batch.is_empty() {
+            fixings.push(batch.iter().map(|&c| up(c)).collect());
+        }
+        if batch.len() > 1 {
+            fixings.push(vec![up(batch[0])]);
+        }
+        let top = fractional[0];
+        fixings.push(vec![(top, (self.bounds[top].0, floor(lambda[top])))]);
+        fixings
+    }
+
+    /// Sets every column's bounds to `bounds` (columns priced since: free).
+    fn restore(&mut self, bounds: &[(f64, f64)]) {
+        for c in 0..self.bounds.len() {
+            let target = bounds.get(c).copied().unwrap_or((0.0, f64::INFINITY));
+            if self.bounds[c] != target {
+                self.set_bounds(c, target);
+            }
+        }
     }
 
     /// The fractional columns (largest fraction first) rounded up together: each whose
     /// next node the residual still holds — a node of its type not yet fixed, and its
     /// tasks among those not yet fixed — while its fraction is at least
-    /// [`BATCH_FRACTION`] (the first one whatever its fraction).
+    /// [`BATCH_FRACTION`] (the first one whatever its fraction), at most `batch_cap`.
     fn round_up_batch(
         &self,
         pool: &ColumnPool,
@@ -198,7 +305,10 @@ impl Dive {
         };
         let mut batch = Vec::new();
         for &c in fractional {
-            let fraction = lambda[c] - (lambda[c] + TOLERANCE).floor();
+            if batch.len() == self.batch_cap {
+                break;
+            }
+            let fraction = lambda[c] - floor(lambda[c]);
             if !batch.is_empty() && fraction < BATCH_FRACTION {
                 break;
             }
@@ -303,8 +413,13 @@ mod tests {
     }
 
     /// `(nodes, cost, tasks covered per shape)` of an integral `λ`.
-    fn integral_solution(pool: &ColumnPool, lambda: &[(usize, f64)]) -> (f64, f64, [f64; 3]) {
-        let mut covered = [0.0; 3];
+    fn integral_solution(pool: &ColumnPool, lambda: &[(usize, f64)]) -> (f64, f64, Vec<f64>) {
+        let shapes = pool
+            .columns
+            .iter()
+            .flat_map(|c| &c.counts)
+            .map(|&(s, _)| s + 1);
+        let mut covered = vec![0.0; shapes.max().unwrap_or(0)];
         let (mut nodes, mut cost) = (0.0, 0.0);
         for &(c, l) in lambda {
             assert!((l - l.round()).abs() < 1e-6, "λ = {l} is fractional");
@@ -343,7 +458,8 @@ mod tests {
         );
         let lambda = dive
             .run(&mut pool, &mut |_, _, _, _| Vec::new(), deadline())
-            .unwrap();
+            .unwrap()
+            .lambda;
         let (nodes, cost, covered) = integral_solution(&pool, &lambda);
         assert_eq!(covered, [1.0; 3]);
         assert!(nodes <= 2.0 + 1e-9);
@@ -378,7 +494,8 @@ mod tests {
         .expect("the three singles are within the cap");
         let lambda = dive
             .run(&mut pool, &mut |_, _, _, _| Vec::new(), deadline())
-            .unwrap();
+            .unwrap()
+            .lambda;
         let (nodes, cost, covered) = integral_solution(&pool, &lambda);
         let watts: f64 = lambda.iter().map(|&(c, l)| l * pool.columns[c].watts).sum();
         assert_eq!(covered, [1.0; 3]);
@@ -408,11 +525,45 @@ mod tests {
                 .inspect(|_| offered += 1)
                 .collect()
         };
-        let lambda = dive.run(&mut pool, &mut price, deadline()).unwrap();
+        let lambda = dive.run(&mut pool, &mut price, deadline()).unwrap().lambda;
         assert!(offered > 0, "the dive priced");
         let (nodes, cost, covered) = integral_solution(&pool, &lambda);
         assert_eq!(covered, [1.0; 3]);
         assert!(nodes <= 2.0 + 1e-9);
         assert!((cost - 2.5).abs() < 1e-6, "cost {cost}");
+    }
+
+    /// Tasks a, b, c, d on three nodes: pairs ab, bc, ac and the single d cost 1, the pair
+    /// cd costs 3. The LP takes d alone (λ = 1, integral) and every pair at ½ (2.5); but
+    /// with d alone no integer solution covers a, b and c, so the floor on d must go: the
+    /// dive reaches ab + cd (4), the only integer solution.
+    #[test]
+    fn dive_undoes_a_floor_no_integer_solution_keeps() {
+        let mut pool = triangle_pool(&[
+            (&[0, 1], 1.0),
+            (&[1, 2], 1.0),
+            (&[0, 2], 1.0),
+            (&[3], 1.0),
+            (&[2, 3], 3.0),
+        ]);
+        let dive = Dive::new(&pool, &[3], &[1, 1, 1, 1], Demand::Exactly, None, 10.0)
+            .unwrap()
+            .expect("the master has a solution");
+        let near = |c: usize, value: f64| {
+            (dive.start.iter()).any(|&(used, l)| used == c && (l - value).abs() < 1e-6)
+        };
+        assert!(
+            near(3, 1.0) && (0..3).all(|pair| near(pair, 0.5)),
+            "the LP takes d alone and every pair at ½: {:?}",
+            dive.start
+        );
+        let dived = dive
+            .run(&mut pool, &mut |_, _, _, _| Vec::new(), deadline())
+            .unwrap();
+        assert!(dived.integral && dived.floors_undone == 1 && dived.backtracks == 0);
+        let (nodes, cost, covered) = integral_solution(&pool, &dived.lambda);
+        assert_eq!(covered, [1.0; 4]);
+        assert!(nodes <= 3.0 + 1e-9);
+        assert!((cost - 4.0).abs() < 1e-6, "cost {cost}");
     }
 }

@@ -45,6 +45,7 @@ pub(crate) struct Master {
 }
 
 /// An optimal basic solution of the restricted master.
+#[derive(Clone)]
 pub(crate) struct MasterSolution {
     /// Objective (without the empty nodes' constant).
     pub value: f64,
@@ -297,9 +298,7 @@ pub(super) fn solve_within(
     time_limit_s: f64,
     what: &str,
 ) -> Result<highs::SolvedModel, String> {
-    model
-        .try_set_option("time_limit", time_limit_s.max(0.01))
-        .map_err(|e| format!("HiGHS option time_limit: {e:?}"))?;
+    crate::solver::set_time_limit(&mut model, time_limit_s)?;
     model
         .try_solve()
         .map_err(|e| format!("HiGHS failed on {what}: {e:?}"))

@@ -82,6 +82,12 @@ pub struct CgStats {
     /// Branch and price after a converged LP ([`branch`]): tree nodes solved, and time.
     pub branch_nodes: usize,
     pub branch_seconds: f64,
+    /// Dive steps at which no fixing worked with the step's floors (then undone), and
+    /// steps the dive undid because none worked without them either ([`dive`]).
+    pub dive_floors_undone: usize,
+    pub dive_backtracks: usize,
+    /// The dive reached an integer solution (false also when it did not run).
+    pub dive_integral: bool,
     /// The best rounding of the LP (`None`: every repair failed).
     pub rounding: Option<Rounding>,
     /// The objective's value of the integer master's solution, if it returned one.

@@ -724,7 +724,7 @@ fn integer_phase(
                 };
             let start = dive.start.clone();
             to_round.push(start);
-            to_round.push(dive.run(pool, &mut price, dive_deadline)?);
+            to_round.push(dive.run(pool, &mut price, dive_deadline)?.lambda);
         }
         let least_excess = round_within_cap(
             capped,
