@@ -57,7 +57,7 @@ mod tests {
         let mut problem = highs::RowProblem::default();
         let x = problem.add_column(1.0, 0.0..);
         let y = problem.add_column(2.0, 0.0..);
-        problem.add_row(1.0.., &[(x, 1.0), (y, 1.0)]);
+        problem.add_row(1.0.., [(x, 1.0), (y, 1.0)]);
         let mut model = highs::Model::new(problem);
         model.make_quiet();
         for _ in 0..20 {

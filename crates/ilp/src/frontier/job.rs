@@ -80,62 +80,66 @@ struct Segment {
     slot: usize,
 }
 
-/// The lower convex hull of `(0, 0)` and the configurations' `(speed, cost)` points, from
-/// idle to the fastest configuration (monotone chain; collinear corners dropped).
-fn hull(points: &mut Vec<Corner>) -> Vec<Corner> {
-    points.push(Corner {
-        speed: 0.0,
-        cost_per_s: 0.0,
-        config: None,
-    });
-    points.sort_by(|a, b| {
-        a.speed
-            .total_cmp(&b.speed)
-            .then(a.cost_per_s.total_cmp(&b.cost_per_s))
-    });
-    let mut lower: Vec<Corner> = Vec::with_capacity(points.len());
-    for &p in points.iter() {
-        if lower.last().is_some_and(|l| l.speed == p.speed) {
+/// The lower convex hull of `points`, sorted by speed, in place: from idle to the fastest
+/// configuration (monotone chain; collinear corners dropped; of points of one speed only
+/// the first, the cheapest, can be on it).
+fn hull(points: &mut Vec<Corner>) {
+    let mut kept = 0; // points[..kept] is the hull so far; kept ≤ the point read
+    for i in 0..points.len() {
+        let p = points[i];
+        if kept > 0 && points[kept - 1].speed == p.speed {
             continue; // same speed, higher cost: never on the lower hull
         }
-        while lower.len() >= 2 {
-            let (a, b) = (lower[lower.len() - 2], lower[lower.len() - 1]);
+        while kept >= 2 {
+            let (a, b) = (points[kept - 2], points[kept - 1]);
             let cross = (b.speed - a.speed) * (p.cost_per_s - a.cost_per_s)
                 - (b.cost_per_s - a.cost_per_s) * (p.speed - a.speed);
             if cross <= 0.0 {
-                lower.pop();
+                kept -= 1;
             } else {
                 break;
             }
         }
-        lower.push(p);
+        points[kept] = p;
+        kept += 1;
     }
-    lower
+    points.truncate(kept);
 }
 
-/// What the job pays for running in `slot` (`time_charge` = 1 for the finishing slot).
+/// What the job pays for running in `slot` (`time_charge` = 1 for the finishing slot), into
+/// `corners`, a buffer reused from slot to slot: this runs for every slot of every job at
+/// every price, and a new list per slot (twice over) took about a fifth of the budget
+/// study's time in the allocator.
 fn slot_hull(
     job: &FrontierJob,
     prices: &Prices,
     rates: &BudgetRates,
-    slot: usize,
-    time_charge: f64,
-) -> Vec<Corner> {
+    (slot, time_charge): (usize, f64),
+    corners: &mut Vec<Corner>,
+) {
     let gpu_price = prices.gpu_second.get(slot).copied().unwrap_or(0.0);
     let rate = rates.at(slot);
-    let mut points: Vec<Corner> = job
-        .configs
-        .iter()
-        .enumerate()
-        .map(|(k, c)| Corner {
-            speed: c.iterations_per_s,
-            cost_per_s: time_charge
-                + prices.budget * c.watts * rate
-                + gpu_price * f64::from(c.gpus),
-            config: Some(k),
-        })
-        .collect();
-    hull(&mut points)
+    corners.clear();
+    corners.extend(job.configs.iter().enumerate().map(|(k, c)| Corner {
+        speed: c.iterations_per_s,
+        cost_per_s: time_charge + prices.budget * c.watts * rate + gpu_price * f64::from(c.gpus),
+        config: Some(k),
+    }));
+    corners.push(Corner {
+        speed: 0.0,
+        cost_per_s: 0.0,
+        config: None,
+    });
+    // By speed, then cost, then list order with idle last: a total order, so the sort
+    // needs no stability (nor the buffer a stable sort allocates).
+    corners.sort_unstable_by(|a, b| {
+        let rank = |c: &Corner| c.config.unwrap_or(usize::MAX);
+        a.speed
+            .total_cmp(&b.speed)
+            .then(a.cost_per_s.total_cmp(&b.cost_per_s))
+            .then(rank(a).cmp(&rank(b)))
+    });
+    hull(corners);
 }
 
 /// The hull's pieces as work segments of a slot `available_s` long.
@@ -220,6 +224,7 @@ fn cheapest_finish(
     let mut waited_s = 0.0;
     let mut best: Option<(f64, usize)> = None;
     let mut taken = Vec::new();
+    let (mut corners, mut finishing) = (Vec::new(), Vec::new());
     for finish in arrival..=horizon {
         if best.is_some_and(|(cost, _)| waited_s + floor >= cost) {
             break; // the earlier slots' time and the least budget cost already cost more
@@ -238,7 +243,8 @@ fn cheapest_finish(
             );
             break;
         }
-        let finishing = finishing_segments(instance, job, prices, rates, finish);
+        let scratch = (&mut corners, &mut finishing);
+        finishing_segments(instance, job, prices, rates, finish, scratch);
         if let Some(cost) = fill(job.iterations, &before, &finishing, &mut taken) {
             let cost = waited_s + cost;
             if best.is_none_or(|(b, _)| cost < b) {
@@ -247,7 +253,7 @@ fn cheapest_finish(
         }
         if finish < horizon {
             let available = instance.available_s(job, finish);
-            let corners = slot_hull(job, prices, rates, finish, 0.0);
+            slot_hull(job, prices, rates, (finish, 0.0), &mut corners);
             merge_sorted(&mut before, segments(&corners, available, finish));
             waited_s += available;
         }
@@ -388,9 +394,9 @@ impl RankedSlots {
         rates: &BudgetRates,
         (arrival, upto, active): (usize, usize, usize),
     ) -> RankedSlots {
-        let mut all: Vec<Segment> = Vec::new();
+        let (mut all, mut corners): (Vec<Segment>, Vec<Corner>) = (Vec::new(), Vec::new());
         for slot in arrival..upto {
-            let corners = slot_hull(job, prices, rates, slot, 0.0);
+            slot_hull(job, prices, rates, (slot, 0.0), &mut corners);
             all.extend(segments(&corners, instance.available_s(job, slot), slot));
         }
         let mut order: Vec<usize> = (0..all.len()).collect();
@@ -440,11 +446,13 @@ fn long_search(
     let window = |active: usize| (active + (active - arrival).max(64)).min(horizon);
     let mut ranked =
         RankedSlots::build(instance, job, prices, rates, (arrival, window(from), from));
+    let (mut corners, mut finishing) = (Vec::new(), Vec::new());
     for finish in from..=horizon {
         if best.is_some_and(|(cost, _)| waited_s + floor >= cost) {
             break;
         }
-        let finishing = finishing_segments(instance, job, prices, rates, finish);
+        let scratch = (&mut corners, &mut finishing);
+        finishing_segments(instance, job, prices, rates, finish, scratch);
         if let Some(cost) = ranked_fill(&ranked.sums, &ranked.ranked, &finishing, job.iterations) {
             let cost = waited_s + cost;
             if best.is_none_or(|(b, _)| cost < b) {
@@ -464,28 +472,32 @@ fn long_search(
 }
 
 /// The finishing slot's segments (after the horizon: one unlimited segment at the best
-/// cost per iteration, no capacity price).
+/// cost per iteration, no capacity price), into `segments_out`, with the slot's hull in
+/// `corners`.
 fn finishing_segments(
     instance: &FrontierInstance,
     job: &FrontierJob,
     prices: &Prices,
     rates: &BudgetRates,
     finish: usize,
-) -> Vec<Segment> {
-    let corners = slot_hull(job, prices, rates, finish, 1.0);
+    (corners, segments_out): (&mut Vec<Corner>, &mut Vec<Segment>),
+) {
+    slot_hull(job, prices, rates, (finish, 1.0), corners);
+    segments_out.clear();
     if finish >= instance.slots.count() {
         let best = corners
             .iter()
             .skip(1)
             .map(|c| c.cost_per_s / c.speed)
             .fold(f64::INFINITY, f64::min);
-        return vec![Segment {
+        segments_out.push(Segment {
             cost_per_iteration: best,
             capacity: f64::INFINITY,
             slot: finish,
-        }];
+        });
+        return;
     }
-    segments(&corners, instance.available_s(job, finish), finish).collect()
+    segments_out.extend(segments(corners, instance.available_s(job, finish), finish));
 }
 
 /// The schedule that finishes in slot `finish`, with the times it runs each configuration.
@@ -497,9 +509,9 @@ fn schedule_finishing_in(
     arrival: usize,
     finish: usize,
 ) -> JobSchedule {
-    let mut before = Vec::new();
+    let (mut before, mut corners, mut finishing) = (Vec::new(), Vec::new(), Vec::new());
     for slot in arrival..finish {
-        let corners = slot_hull(job, prices, rates, slot, 0.0);
+        slot_hull(job, prices, rates, (slot, 0.0), &mut corners);
         before.extend(segments(&corners, instance.available_s(job, slot), slot));
     }
     before.sort_by(|a, b| {
@@ -507,7 +519,14 @@ fn schedule_finishing_in(
             .partial_cmp(&(b.cost_per_iteration, b.slot))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    let finishing = finishing_segments(instance, job, prices, rates, finish);
+    finishing_segments(
+        instance,
+        job,
+        prices,
+        rates,
+        finish,
+        (&mut corners, &mut finishing),
+    );
     let mut taken = Vec::new();
     fill(job.iterations, &before, &finishing, &mut taken)
         .expect("this finishing slot was feasible");
@@ -531,7 +550,7 @@ fn schedule_finishing_in(
     };
     for &(slot, work) in &taken {
         let charge = if slot == finish { 1.0 } else { 0.0 };
-        let corners = slot_hull(job, prices, rates, slot, charge);
+        slot_hull(job, prices, rates, (slot, charge), &mut corners);
         let times = if slot >= instance.slots.count() {
             // After the horizon: the single best configuration, for as long as it takes.
             let (k, speed) = corners
