@@ -14,8 +14,9 @@
 //! has an artificial column that leaves one task unplaced at a prohibitive penalty: the
 //! master always has a solution, and a fixing after which it still needs an artificial
 //! task is undone — the batch is cut to its first column, then that column is rounded down
-//! (`λ_c ≤ ⌊λ_c⌋`). When no fixing of a step keeps every task placed, the dive backtracks:
-//! the step before tries its next fixing with the later floors undone. The dive ends when
+//! (`λ_c ≤ ⌊λ_c⌋`). When no fixing of a step keeps every task placed, the step tries them
+//! again without its own floors, then the dive backtracks: the step before tries its next
+//! fixing, with the later floors undone. The dive ends when
 //! `λ` is integral (an integer solution, no repair needed), when it has nothing left to try
 //! or has backtracked [`BACKTRACKS`] times, or at the deadline; it returns the deepest `λ`
 //! that placed every task, for the rounding and repair like any LP solution.
@@ -56,6 +57,9 @@ struct Step {
     /// How many of `tries` come with the floors.
     tries_with_floors: usize,
 }
+/// Indices into [`Step::bases`].
+const WITHOUT_FLOORS: usize = 0;
+const WITH_FLOORS: usize = 1;
 
 /// How a dive ended.
 pub(crate) struct Dived {
@@ -68,8 +72,6 @@ pub(crate) struct Dived {
     /// Steps undone because no fixing worked with or without their floors.
     pub backtracks: usize,
 }
-const WITHOUT_FLOORS: usize = 0;
-const WITH_FLOORS: usize = 1;
 
 /// New columns under the duals of a dive's master: `(pool, shape duals, convexity duals,
 /// tasks left per shape)`, the columns whose reduced cost is negative and that hold no
@@ -164,10 +166,10 @@ impl Dive {
     /// dive stopped early).
     ///
     /// A step tries its fixings with its floors, then without them: an integral `λ_c` of
-    /// the LP need not be one of any integer solution's (on a nearly full cluster, floors
-    /// alone left the tasks of the fractional columns no room, and the rounding of that
-    /// `λ` failed as well). When nothing works, the dive backtracks: the step before tries
-    /// its next fixing (at most [`BACKTRACKS`] times per dive).
+    /// the LP need not be one of any integer solution's (the test
+    /// `dive_undoes_a_floor_no_integer_solution_keeps`). When nothing works, the dive
+    /// backtracks: the step before tries its next fixing (at most [`BACKTRACKS`] times per
+    /// dive).
     pub fn run(
         mut self,
         pool: &mut ColumnPool,

@@ -43,14 +43,16 @@ pub(super) struct Generated {
 }
 
 /// Generates columns into `pool` and `master` until `pricing_deadline` (seconds on the
-/// problem's clock); records iterations, LP value, bound and where the time went in `stats`
-/// (added to what earlier calls recorded).
+/// problem's clock), or until the bound is within the requested gap (`mip_rel_gap`) of
+/// `incumbent`'s value when one is known; records iterations, LP value, bound and where the
+/// time went in `stats` (added to what earlier calls recorded).
 pub(super) fn generate(
     problem: &Problem,
     pool: &mut ColumnPool,
     master: &mut Master,
     stats: &mut CgStats,
     pricing_deadline: f64,
+    incumbent: Option<f64>,
 ) -> Result<Generated, String> {
     let (options, clock, types, context) = (
         problem.options,
@@ -184,10 +186,13 @@ pub(super) fn generate(
         stats.lagrangian_bound = smoothing.best_bound();
         let closed = stats.lp_value - smoothing.best_bound() <= tolerance.max(1e-6);
         let proves_heuristic = sign * heuristic_value - smoothing.best_bound() <= tolerance;
+        let within_gap = incumbent.is_some_and(|value| {
+            sign * value - smoothing.best_bound() <= options.mip_rel_gap * value.abs()
+        });
         // No improving column at the master's own duals ends column generation only when
         // every pricing MIP was solved; otherwise they get more time next round.
         let stalled = !improved && at_master;
-        if (stalled && all_proven) || closed || proves_heuristic {
+        if (stalled && all_proven) || closed || proves_heuristic || within_gap {
             stats.converged = (stalled && all_proven) || closed;
             break;
         }

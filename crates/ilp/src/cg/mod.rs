@@ -203,7 +203,14 @@ fn solve(
     let (mut pool, mut master, start) = start_master(&problem, carry, stats)?;
 
     let pricing_deadline = pricing_share(options.time_limit_s) * options.time_limit_s;
-    let generated = generate(&problem, &mut pool, &mut master, stats, pricing_deadline)?;
+    let generated = generate(
+        &problem,
+        &mut pool,
+        &mut master,
+        stats,
+        pricing_deadline,
+        None,
+    )?;
     let mut bound = generated.bound;
     let pool_before_incumbent = pool.len();
     let mut incumbent = find_incumbent(
@@ -214,18 +221,26 @@ fn solve(
         generated.last_duals.as_ref(),
         stats,
     )?;
-    // What the integer phase leaves goes back to the bound, with the dive's columns.
+    // What the integer phase leaves goes back to the bound, with the dive's columns, unless
+    // the incumbent is already within the requested gap (`mip_gap` means stop there).
     let finish_s = options.time_limit_s - finish_reserve_s(options.time_limit_s);
-    if !stats.converged && finish_s - clock.elapsed().as_secs_f64() >= RESUMED_PRICING_MIN_S {
+    let within_gap =
+        |bound: f64, value: f64| relative_gap(value, problem.sign * bound) <= options.mip_rel_gap;
+    let time_left = || finish_s - clock.elapsed().as_secs_f64();
+    if !stats.converged
+        && !within_gap(bound, incumbent.value)
+        && time_left() >= RESUMED_PRICING_MIN_S
+    {
         for (i, column) in pool.columns.iter().enumerate().skip(pool_before_incumbent) {
             master.add(column, i)?;
         }
-        let resumed = generate(&problem, &mut pool, &mut master, stats, finish_s)?;
+        let value = Some(incumbent.value);
+        let resumed = generate(&problem, &mut pool, &mut master, stats, finish_s, value)?;
         bound = bound.max(resumed.bound);
         stats.lagrangian_bound = bound;
     }
     // The LP bound is proven and an integer gap is left: branch on what time is left.
-    if stats.converged && finish_s - clock.elapsed().as_secs_f64() >= BRANCH_MIN_S {
+    if stats.converged && !within_gap(bound, incumbent.value) && time_left() >= BRANCH_MIN_S {
         let tree =
             branch::branch_and_price(&problem, &mut pool, &mut incumbent, bound, finish_s, stats)?;
         bound = bound.max(tree);
@@ -383,6 +398,7 @@ pub fn power_bound_carrying(
         &mut master,
         &mut stats,
         options.time_limit_s,
+        None,
     )?;
     let used = generated.last_lambda.iter().map(|&(c, _)| c);
     carry.keep(Objective::Power, &types, &shapes, &pool, used);
