@@ -36,6 +36,7 @@
 
 pub mod ascent;
 pub mod colgen;
+mod hull;
 pub mod job;
 pub mod lagrangian;
 mod master;
