@@ -98,29 +98,25 @@ impl GapsAndReplays<'_> {
             replays.len(),
             "replays",
         );
-        let timed = |work: &(dyn Fn() -> Result<()> + Sync)| {
-            let start = Instant::now();
-            work().map(|()| start.elapsed().as_secs_f64())
-        };
+        let start = Instant::now();
+        let seconds = || start.elapsed().as_secs_f64();
         let (sampled_seconds, replay_seconds) = self.pool.install(|| {
             rayon::join(
                 || {
-                    timed(&|| {
-                        sampled.par_iter().try_for_each(|cell| {
-                            self.run_gap(cell, 1)?;
-                            gap_progress.inc(1);
-                            Ok(())
-                        })
-                    })
+                    sampled.par_iter().try_for_each(|cell| -> Result<()> {
+                        self.run_gap(cell, 1)?;
+                        gap_progress.inc(1);
+                        Ok(())
+                    })?;
+                    Ok::<_, anyhow::Error>(seconds())
                 },
                 || {
-                    timed(&|| {
-                        replays.par_iter().try_for_each(|cell| {
-                            self.run_replay(cell)?;
-                            replay_progress.inc(1);
-                            Ok(())
-                        })
-                    })
+                    replays.par_iter().try_for_each(|cell| -> Result<()> {
+                        self.run_replay(cell)?;
+                        replay_progress.inc(1);
+                        Ok(())
+                    })?;
+                    Ok::<_, anyhow::Error>(seconds())
                 },
             )
         });

@@ -178,11 +178,12 @@ impl Dive {
     ) -> Result<Dived, String> {
         let mut steps: Vec<Step> = Vec::new();
         let mut deepest = (0, self.solution.clone());
-        let (mut backtracks, mut floors_undone) = (0, 0);
+        let (mut backtracks, mut floors_undone, mut integral) = (0, 0, false);
         'dive: while Instant::now() < deadline {
             let fractional = self.fractional();
             if fractional.is_empty() {
-                deepest = (usize::MAX, self.solution.clone());
+                deepest.1 = self.solution.clone();
+                integral = true;
                 break;
             }
             let without_floors = self.bounds.clone();
@@ -233,7 +234,7 @@ impl Dive {
         }
         Ok(Dived {
             lambda: self.master.used_pool_columns(&deepest.1),
-            integral: deepest.0 == usize::MAX,
+            integral,
             floors_undone,
             backtracks,
         })

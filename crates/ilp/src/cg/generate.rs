@@ -11,6 +11,7 @@ use super::bound::{lagrangian_bound, project, Smoothing};
 use super::column::{Added, Column, ColumnPool};
 use super::master::Master;
 use super::{CgStats, Problem};
+use crate::solve::relative_gap;
 
 /// Greedy-priced iterations in a row before the exact pricing runs anyway.
 const EXACT_EVERY: usize = 30;
@@ -187,7 +188,7 @@ pub(super) fn generate(
         let closed = stats.lp_value - smoothing.best_bound() <= tolerance.max(1e-6);
         let proves_heuristic = sign * heuristic_value - smoothing.best_bound() <= tolerance;
         let within_gap = incumbent.is_some_and(|value| {
-            sign * value - smoothing.best_bound() <= options.mip_rel_gap * value.abs()
+            relative_gap(value, sign * smoothing.best_bound()) <= options.mip_rel_gap
         });
         // No improving column at the master's own duals ends column generation only when
         // every pricing MIP was solved; otherwise they get more time next round.
