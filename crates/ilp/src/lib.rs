@@ -48,7 +48,8 @@ pub mod subcluster;
 
 pub use cg::{
     column_generation, column_generation_carrying, column_generation_front,
-    column_generation_with_stats, power_bound_carrying, CgStats, ColumnCarry, PowerBound, Rounding,
+    column_generation_with_stats, power_bound_carrying, CgStats, ColumnCarry, PowerBound,
+    PowerFragFront, Rounding,
 };
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use max_alloc::max_alloc;

@@ -166,6 +166,29 @@ impl SolveReport {
     }
 }
 
+impl SolveReport {
+    /// Takes `placement` (of the same tasks, checked; `value` its objective) as this
+    /// minimisation's incumbent where that is better. The status then says what the new
+    /// pair proves: `optimal` where it meets the bound, `gap_limit` within `mip_rel_gap`
+    /// (when one was asked); otherwise it stays the solve's.
+    pub fn improve_min(&mut self, placement: &[Option<Placement>], value: f64, mip_rel_gap: f64) {
+        if self.incumbent.is_some_and(|incumbent| incumbent <= value) || placement.is_empty() {
+            return;
+        }
+        self.incumbent = Some(value);
+        self.placement = placement.to_vec();
+        if let Some(bound) = self.bound {
+            let gap = relative_gap(value, bound);
+            self.mip_gap = Some(gap);
+            if gapbench_results::best_known::meets(value, bound) {
+                self.status = SolveStatus::Optimal;
+            } else if mip_rel_gap > 0.0 && gap <= mip_rel_gap {
+                self.status = SolveStatus::GapLimit;
+            }
+        }
+    }
+}
+
 /// What HiGHS said, before interpretation.
 #[derive(Debug, Clone)]
 pub(crate) enum RawStatus {
@@ -404,6 +427,38 @@ mod tests {
             placement: Vec::new(),
             secondary_power_watts: None,
         }
+    }
+
+    #[test]
+    fn a_better_placement_replaces_the_incumbent_and_says_what_it_proves() {
+        let placement = vec![None];
+        let mut worse = report(
+            SolveStatus::TimeLimitWithIncumbent,
+            Some(110.0),
+            Some(100.0),
+        );
+        worse.improve_min(&placement, 120.0, 0.05);
+        assert_eq!(
+            (worse.incumbent, worse.placement.len()),
+            (Some(110.0), 0),
+            "a worse placement is no improvement"
+        );
+        worse.improve_min(&placement, 107.0, 0.05);
+        assert_eq!(worse.incumbent, Some(107.0));
+        assert_eq!(worse.placement, placement);
+        assert_eq!(
+            worse.status,
+            SolveStatus::TimeLimitWithIncumbent,
+            "7 % > 5 %"
+        );
+        worse.improve_min(&placement, 104.0, 0.05);
+        assert_eq!(worse.status, SolveStatus::GapLimit);
+        assert!((worse.mip_gap.unwrap() - 4.0 / 104.0).abs() < 1e-12);
+        let mut lp = report(SolveStatus::LpBound, Some(110.0), Some(100.0));
+        lp.improve_min(&placement, 104.0, 0.0);
+        assert_eq!(lp.status, SolveStatus::LpBound, "no MIP gap was asked");
+        lp.improve_min(&placement, 100.0, 0.0);
+        assert_eq!(lp.status, SolveStatus::Optimal);
     }
 
     #[test]

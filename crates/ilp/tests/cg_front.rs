@@ -70,6 +70,7 @@ fn check_front(seed: u64, nodes: usize, policy: &str, checkpoint: f64, exact_s: 
         &mut ColumnCarry::new(),
     )
     .unwrap();
+    let front = front.points;
     assert!(front.len() >= 2);
     for pair in front.windows(2) {
         assert!(

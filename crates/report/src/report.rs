@@ -112,11 +112,15 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
         crate::time_mode::what_ran(&mut out, replay)?;
     }
     writeln!(out, "- inputs (SHA-256):")?;
-    for (trace, inputs) in matrix.inputs.iter().chain(&matrix.replay_inputs) {
+    // A trace that is both swept and replayed is listed twice: once per mode.
+    let sweep_inputs = matrix.inputs.iter().map(|(trace, i)| (trace.clone(), i));
+    let replay_inputs =
+        (matrix.replay_inputs.iter()).map(|(source, i)| (format!("{source} (time mode)"), i));
+    for (source, inputs) in sweep_inputs.chain(replay_inputs) {
         for input in inputs {
             writeln!(
                 out,
-                "  - {trace} {}: `{}` {}",
+                "  - {source} {}: `{}` {}",
                 input.role,
                 input.source,
                 input.sha256.get(..16).unwrap_or(&input.sha256)

@@ -17,7 +17,8 @@ use anyhow::{bail, Result};
 use gapbench_ilp::{
     column_generation_carrying, column_generation_front, heuristic_value, max_alloc,
     min_frag_by_both, min_frag_from, min_power, relaxed_max_alloc, relaxed_min_power, ColumnCarry,
-    Objective, ParetoPoint, Snapshot, SolveOptions, SolveReport, SolveStatus, SweepEvent,
+    Objective, ParetoPoint, PowerFragFront, Snapshot, SolveOptions, SolveReport, SolveStatus,
+    SweepEvent,
 };
 use gapbench_model::{prepare, Cluster};
 use gapbench_online::run_arrival_sweep;
@@ -370,7 +371,7 @@ impl Study<'_> {
         } else {
             (None, None)
         };
-        let reports = settings
+        let mut reports: Vec<(Objective, SolveReport)> = settings
             .objectives
             .iter()
             .filter(|&&objective| Part::of(objective) == part)
@@ -401,10 +402,39 @@ impl Study<'_> {
             )),
             _ => None,
         };
+        let front = front.map(|front| {
+            front.map(|front| {
+                improve_by_front_ends(&mut reports, &front, options.mip_rel_gap);
+                front.points
+            })
+        });
         GroupSolve {
             reports,
             chain,
             front,
+        }
+    }
+}
+
+/// The front's walks and capped solves can find a placement of less power, or less
+/// fragmentation, than the end points' solves: `reports` (power, fragmentation) take the
+/// front's ends where they are better, so the table and the front show the best known.
+fn improve_by_front_ends(
+    reports: &mut [(Objective, SolveReport)],
+    front: &PowerFragFront,
+    mip_rel_gap: f64,
+) {
+    for (objective, report) in reports {
+        let (placement, value) = match objective {
+            Objective::Power => (
+                &front.least_power,
+                front.points.first().map(|p| p.power_watts),
+            ),
+            Objective::Frag => (&front.least_frag, front.points.last().map(|p| p.frag_milli)),
+            Objective::Alloc => continue,
+        };
+        if let Some(value) = value {
+            report.improve_min(placement, value, mip_rel_gap);
         }
     }
 }
@@ -538,158 +568,4 @@ fn check_checkpoints_reached(
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use gapbench_model::{NodeOrder, TaskOrder};
-
-    use super::*;
-
-    fn run(policy: &str) -> RunSettings {
-        RunSettings::new(
-            policy.parse().unwrap(),
-            Some(1.3),
-            TaskOrder::Shuffled,
-            NodeOrder::Random,
-        )
-    }
-
-    /// Four policies on a 4-node sample of the embedded workload, at 50 and 130 %.
-    struct FourPolicies {
-        workload: Workload,
-        settings: GapSettings,
-        runs: Vec<RunSettings>,
-        rows: Vec<GapRow>,
-        fronts: Vec<FrontRow>,
-    }
-
-    fn four_policies() -> &'static FourPolicies {
-        static STUDY: std::sync::OnceLock<FourPolicies> = std::sync::OnceLock::new();
-        STUDY.get_or_init(|| {
-            let workload = Workload::embedded();
-            let settings = GapSettings {
-                checkpoints: vec![50.0, 130.0],
-                objectives: vec![Objective::Power, Objective::Alloc, Objective::Frag],
-                sample_nodes: Some(4),
-                time_limit_s: 4.0,
-                mip_rel_gap: 0.0,
-                threads: Some(1),
-                pareto_points: 3,
-                front_time_limit_s: None,
-                exact_max_nodes: 8,
-            };
-            let runs: Vec<RunSettings> = ["fgd", "pwr", "bestfit", "random"]
-                .into_iter()
-                .map(run)
-                .collect();
-            let (rows, fronts) = gap_studies(&workload, &runs, &settings, 42, true).unwrap();
-            FourPolicies {
-                workload,
-                settings,
-                runs,
-                rows,
-                fronts,
-            }
-        })
-    }
-
-    #[test]
-    fn each_instance_is_solved_once_for_every_policy_that_poses_it() {
-        let FourPolicies {
-            settings,
-            runs,
-            rows,
-            ..
-        } = four_policies();
-        assert_eq!(rows.len(), 4 * 2 * 3);
-        // Policy by policy, checkpoint by checkpoint, objective by objective.
-        for (i, row) in rows.iter().enumerate() {
-            assert_eq!(row.policy, runs[i / 6].policy);
-            assert_eq!(row.checkpoint_pct, settings.checkpoints[i / 3 % 2]);
-            assert_eq!(row.objective, settings.objectives[i % 3]);
-            // The own placement is a placement of the instance: never better than optimal.
-            let incumbent = row.incumbent.unwrap();
-            match row.objective {
-                Objective::Alloc => assert!(incumbent >= row.heuristic_value),
-                _ => assert!(incumbent <= row.heuristic_value + 1e-6),
-            }
-        }
-        // One instance, one solve: equal keys share the solve's value, bound and seconds.
-        let mut solves: BTreeMap<(String, String), Vec<&GapRow>> = BTreeMap::new();
-        for row in rows {
-            let key = (
-                format!("{} {}", row.checkpoint_pct, row.objective.name()),
-                row.instance.clone(),
-            );
-            solves.entry(key).or_default().push(row);
-        }
-        for same in solves.values() {
-            for row in same {
-                let first = same[0];
-                assert_eq!(
-                    (row.incumbent, row.bound, row.solve_s),
-                    (first.incumbent, first.bound, first.solve_s)
-                );
-            }
-        }
-        // Half full, nobody failed a task: the four policies pose one instance.
-        let at_half = |objective: Objective| {
-            solves
-                .keys()
-                .filter(|(k, _)| *k == format!("50 {}", objective.name()))
-                .count()
-        };
-        assert_eq!(at_half(Objective::Power), 1);
-        assert_eq!(at_half(Objective::Frag), 1);
-    }
-
-    /// The first policy follows its own chain of solves: its rows are those of its own
-    /// study where both proved the optimum (a solve the clock stops may stop elsewhere), and
-    /// the front is its own, drawn once, with the point of every policy of its instance.
-    #[test]
-    fn the_first_policy_keeps_its_own_solves_and_front() {
-        let FourPolicies {
-            workload,
-            settings,
-            runs,
-            rows,
-            fronts,
-        } = four_policies();
-        let (own, own_fronts) = gap_study(workload, &runs[0], settings, 42, &mut |_| {}).unwrap();
-        let proven = |rows: &[GapRow]| -> Vec<_> {
-            rows.iter()
-                .filter(|r| r.status == SolveStatus::Optimal)
-                .map(|r| (r.instance.clone(), r.incumbent, r.bound))
-                .collect()
-        };
-        assert_eq!(proven(&own), proven(&rows[..6]));
-        assert!(proven(&own).len() >= 4, "{own:?}");
-        let front_points = |fronts: &[FrontRow]| -> Vec<_> {
-            fronts
-                .iter()
-                .filter(|p| !p.is_heuristic())
-                .map(|p| (p.checkpoint_pct, p.point.clone(), p.policy.clone()))
-                .collect()
-        };
-        assert_eq!(front_points(fronts), front_points(&own_fronts));
-        let instance = |policy: &str, checkpoint: f64| {
-            let row = rows
-                .iter()
-                .find(|r| r.policy == policy && r.checkpoint_pct == checkpoint);
-            row.unwrap().instance.clone()
-        };
-        for point in fronts.iter().filter(|p| p.is_heuristic()) {
-            let first = instance(&runs[0].policy, point.checkpoint_pct);
-            assert_eq!(
-                instance(&point.policy, point.checkpoint_pct),
-                first,
-                "{point:?}"
-            );
-        }
-        let own_points_at_half = fronts
-            .iter()
-            .filter(|p| p.is_heuristic() && p.checkpoint_pct == 50.0)
-            .count();
-        assert_eq!(own_points_at_half, 4);
-    }
-}
+mod tests;

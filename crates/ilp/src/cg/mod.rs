@@ -39,7 +39,7 @@ const BRANCH_MIN_S: f64 = 0.2;
 use gapbench_model::Placement;
 
 pub use self::carry::ColumnCarry;
-pub use self::front::column_generation_front;
+pub use self::front::{column_generation_front, PowerFragFront};
 pub use self::pricing_case::{PricingCase, PricingOutcome};
 
 use self::column::{heuristic_columns, ColumnPool, TypeCluster};

@@ -19,6 +19,14 @@
 //! point is the least fragmentation of any checked placement found within its cap (so
 //! fragmentation falls and power rises along the front), with that bound and its own
 //! status.
+//!
+//! What is reported ([`reported_caps`]): the least-power end is the least power found (a
+//! walk can go below the solve's `P*`); each solved cap whose point no end and no lower cap
+//! shows (a cap solved early can be left dominated by what a later solve or walk found
+//! below it); then, up to the points asked for, caps at placements found, each in the
+//! middle of the longest step left (their status `time_limit` unless the lines prove them
+//! within the gap: no solve of their own). So a front shows as many distinct points as the
+//! placements found allow, whatever the clock made of the caps solved.
 
 mod capped;
 mod moves;
@@ -41,6 +49,17 @@ use crate::solve::{relative_gap, SolveOptions, SolveReport, SolveStatus};
 
 /// Where in a step of the front a cap goes (share of its power span), in the order tried.
 const GAP_SHARES: [f64; 4] = [0.5, 0.25, 0.75, 0.125];
+
+/// The front, and the placements of its two ends (the walks and the capped solves can
+/// improve on the end points' own solves: a placement of less power, or less fragmentation).
+pub struct PowerFragFront {
+    /// By power: `min_power`, the caps `eps_<k>`, `min_frag`.
+    pub points: Vec<ParetoPoint>,
+    /// The least-power placement found (the least fragmentation of those), and the
+    /// least-fragmentation one (the least power of those).
+    pub least_power: Vec<Option<Placement>>,
+    pub least_frag: Vec<Option<Placement>>,
+}
 
 /// One proven line `F + watts_weight·P ≥ bound` over every placement of the snapshot.
 #[derive(Debug, Clone, Copy)]
@@ -85,7 +104,7 @@ pub fn column_generation_front(
     points: usize,
     options: &SolveOptions,
     carry: &mut ColumnCarry,
-) -> Result<Vec<ParetoPoint>, String> {
+) -> Result<PowerFragFront, String> {
     for (report, name) in [(least_power, "min-power"), (least_frag, "min-frag")] {
         if report.incumbent.is_none() {
             return Err(format!("{name} end point: {}", report.status.label()));
@@ -153,12 +172,8 @@ pub fn column_generation_front(
             .fold(0.0f64, f64::max)
     };
     // Under `cap_watts` (none: any power): the least fragmentation found within it, its
-    // bound and status (`outcome`: the cap's own solve).
-    let point = |label: String,
-                 cap_watts: Option<f64>,
-                 outcome: Option<&CapOutcome>,
-                 end: &SolveReport|
-     -> Result<ParetoPoint, String> {
+    // bound, and its status by where the point comes from.
+    let point = |label: String, cap_watts: Option<f64>, source: Source| {
         let best = best_within(&found, cap_watts)
             .ok_or_else(|| format!("{label}: no placement within {cap_watts:?} W"))?;
         let (power, frag) = (best.measured.power_watts, best.measured.frag_milli);
@@ -174,11 +189,16 @@ pub fn column_generation_front(
         } else if relative_gap(frag, bound) <= options.mip_rel_gap {
             SolveStatus::GapLimit
         } else {
-            match outcome {
-                Some(o) if o.converged => SolveStatus::LpBound,
-                Some(_) => SolveStatus::TimeLimitWithIncumbent,
-                None => best.status.clone().unwrap_or_else(|| end.status.clone()),
+            match source {
+                Source::Cap(o) if o.converged => SolveStatus::LpBound,
+                Source::Cap(_) | Source::Found => SolveStatus::TimeLimitWithIncumbent,
+                Source::End(end) => best.status.clone().unwrap_or_else(|| end.status.clone()),
             }
+        };
+        let solve_seconds = match source {
+            Source::Cap(o) => o.seconds,
+            Source::End(end) => end.solve_seconds,
+            Source::Found => 0.0,
         };
         Ok(ParetoPoint {
             label,
@@ -187,20 +207,121 @@ pub fn column_generation_front(
             frag_milli: frag,
             frag_bound_milli: Some(bound),
             status,
-            solve_seconds: outcome.map_or(end.solve_seconds, |o| o.seconds),
+            solve_seconds,
         })
     };
-    let mut front = vec![point("min_power".into(), Some(p_star), None, least_power)?];
-    for (k, (cap, outcome)) in solved.iter().enumerate() {
-        front.push(point(
-            format!("eps_{}", k + 1),
-            Some(*cap),
-            Some(outcome),
-            least_frag,
-        )?);
+    // The least-power end: the least power found (a walk may go below the solve's `P*`).
+    let least_power_found = staircase_of(&found)
+        .first()
+        .map_or(p_star, |&i| found[i].measured.power_watts);
+    let mut points = vec![point(
+        "min_power".into(),
+        Some(least_power_found),
+        Source::End(least_power),
+    )?];
+    let reported = reported_caps(&found, &solved, least_power_found, caps);
+    for (k, (cap, outcome)) in reported.into_iter().enumerate() {
+        let source = outcome.map_or(Source::Found, Source::Cap);
+        points.push(point(format!("eps_{}", k + 1), Some(cap), source)?);
     }
-    front.push(point("min_frag".into(), None, None, least_frag)?);
-    Ok(front)
+    points.push(point("min_frag".into(), None, Source::End(least_frag))?);
+    let end_placement = |cap_watts: Option<f64>| {
+        best_within(&found, cap_watts).map_or_else(Vec::new, |f| f.measured.placement.clone())
+    };
+    Ok(PowerFragFront {
+        least_power: end_placement(Some(least_power_found)),
+        least_frag: end_placement(None),
+        points,
+    })
+}
+
+/// Where a point of the front comes from: an end point's solve, a cap's own solve, or a
+/// placement found (by a walk or another cap's solve) whose power is the cap.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    End(&'a SolveReport),
+    Cap(&'a CapOutcome),
+    Found,
+}
+
+/// The caps between the ends the front reports, by power, at most `caps`: each solved cap
+/// whose point (the least fragmentation found within it) no end and no lower cap shows —
+/// caps rise during the solve, and a later solve or walk can find, within a lower cap, what
+/// leaves a cap's own point dominated or an end's — then, while fewer than `caps`, the
+/// power of a placement on the staircase of those found, in the middle of the longest step
+/// between the points shown (power and fragmentation over the ends' spans): that point is
+/// itself, and its bound is what the lines of every capped solve prove at its power.
+fn reported_caps<'a>(
+    found: &[Found],
+    solved: &'a [(f64, CapOutcome)],
+    least_power_watts: f64,
+    caps: usize,
+) -> Vec<(f64, Option<&'a CapOutcome>)> {
+    let same = |a: &Found, b: &Found| {
+        a.measured.power_watts == b.measured.power_watts
+            && (a.measured.frag_milli - b.measured.frag_milli).abs() <= FRAG_TOLERANCE_MILLI
+    };
+    let (Some(low), Some(high)) = (
+        best_within(found, Some(least_power_watts)),
+        best_within(found, None),
+    ) else {
+        return Vec::new();
+    };
+    let mut shown: Vec<&Found> = vec![low, high];
+    let mut reported = Vec::new();
+    for (cap, outcome) in solved {
+        if reported.len() == caps {
+            break;
+        }
+        let Some(point) = best_within(found, Some(*cap)) else {
+            continue;
+        };
+        if !shown.iter().any(|s| same(s, point)) {
+            shown.push(point);
+            reported.push((*cap, Some(outcome)));
+        }
+    }
+    let (low, high) = (&low.measured, &high.measured);
+    let power_span = (high.power_watts - low.power_watts).max(1.0);
+    let frag_span = (low.frag_milli - high.frag_milli).max(1e-9);
+    // Along the staircase, the length between two of its points.
+    let length = |a: &Found, b: &Found| {
+        (a.measured.power_watts - b.measured.power_watts).abs() / power_span
+            + (a.measured.frag_milli - b.measured.frag_milli).abs() / frag_span
+    };
+    let mut candidates: Vec<&Found> = staircase_of(found)
+        .into_iter()
+        .map(|i| &found[i])
+        .filter(|f| !shown.iter().any(|s| same(s, f)))
+        .collect();
+    while reported.len() < caps {
+        shown.sort_by(|a, b| a.measured.power_watts.total_cmp(&b.measured.power_watts));
+        // The longest step between points shown with a candidate inside, and in it the
+        // candidate nearest its middle (the first by power of equally near ones).
+        let mut best: Option<(f64, f64, usize)> = None;
+        for pair in shown.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            let step = length(a, b);
+            for (i, c) in candidates.iter().enumerate() {
+                let power = c.measured.power_watts;
+                if power <= a.measured.power_watts || power >= b.measured.power_watts {
+                    continue;
+                }
+                let off_middle = (length(a, c) - length(c, b)).abs();
+                if best.is_none_or(|(s, o, _)| step > s || (step == s && off_middle < o)) {
+                    best = Some((step, off_middle, i));
+                }
+            }
+        }
+        let Some((_, _, at)) = best else {
+            break;
+        };
+        let point = candidates.remove(at);
+        shown.push(point);
+        reported.push((point.measured.power_watts, None));
+    }
+    reported.sort_by(|a, b| a.0.total_cmp(&b.0));
+    reported
 }
 
 /// The least fragmentation found within `cap_watts` (none: any power), to within rounding
@@ -272,17 +393,13 @@ fn walks_from_capped(
     Ok(found)
 }
 
-/// The non-dominated `(power, fragmentation)` of the placements found, by power.
-fn staircase_of(found: &[Found]) -> Vec<(f64, f64)> {
+/// The indices of the non-dominated placements found, by power.
+fn staircase_of(found: &[Found]) -> Vec<usize> {
     let mut staircase = Staircase::default();
     for (i, f) in found.iter().enumerate() {
         staircase.offer(f.measured.power_watts as i64, f.measured.frag_milli, i);
     }
-    let points = staircase.points();
-    points
-        .iter()
-        .map(|&(_, _, i)| (found[i].measured.power_watts, found[i].measured.frag_milli))
-        .collect()
+    staircase.points().iter().map(|&(_, _, i)| i).collect()
 }
 
 /// The placements a capped solve at `cap_watts` starts from: the two ends (`found`'s
@@ -330,7 +447,10 @@ fn seeds_for(found: &[Found], cap_watts: f64) -> Vec<&Found> {
 /// points' span, `scale`). Solved from low to high, a cap's solve rarely finds a placement
 /// that dominates a lower cap's point. Else [`cap_in_widest_step`].
 fn next_cap(found: &[Found], tried: &[f64], scale: (f64, f64), caps_left: usize) -> Option<f64> {
-    let front = staircase_of(found);
+    let front: Vec<(f64, f64)> = staircase_of(found)
+        .into_iter()
+        .map(|i| (found[i].measured.power_watts, found[i].measured.frag_milli))
+        .collect();
     let last = front.len().saturating_sub(1);
     let highest = tried.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let from = front.partition_point(|p| p.0 <= highest).saturating_sub(1);

@@ -15,6 +15,7 @@ use gapbench_model::{
 
 use super::capped::Measured;
 use super::walk::{relink_from, walk_from, Toward};
+use super::{reported_caps, CapOutcome, Found};
 use crate::snapshot::{check_assignment, Snapshot};
 
 fn cluster() -> Cluster {
@@ -148,4 +149,63 @@ fn relinking_the_two_ends_passes_through_the_intermediate_point() {
         "{:?}",
         costs(&back)
     );
+}
+
+fn found_at(power_watts: f64, frag_milli: f64) -> Found {
+    Found::walked(Measured {
+        placement: Vec::new(),
+        power_watts,
+        frag_milli,
+    })
+}
+
+#[test]
+fn the_front_reports_distinct_points_solved_caps_first_then_the_middles_of_its_longest_steps() {
+    // A staircase of seven placements (a dominated one aside), power and fragmentation
+    // each spanning 60 units.
+    let found: Vec<Found> = [
+        (100.0, 160.0),
+        (110.0, 150.0),
+        (120.0, 140.0),
+        (130.0, 130.0),
+        (135.0, 155.0),
+        (140.0, 120.0),
+        (150.0, 110.0),
+        (160.0, 100.0),
+    ]
+    .into_iter()
+    .map(|(p, f)| found_at(p, f))
+    .collect();
+    let outcome = |seconds| CapOutcome {
+        converged: false,
+        seconds,
+    };
+    // Solved caps whose point is an end's (105: the least-power placement's; 170: the
+    // least fragmentation's), one whose point a lower cap shows (138 after 130), and a
+    // new one (130).
+    let solved = vec![
+        (105.0, outcome(1.0)),
+        (130.0, outcome(2.0)),
+        (138.0, outcome(3.0)),
+        (170.0, outcome(4.0)),
+    ];
+    let reported = reported_caps(&found, &solved, 100.0, 3);
+    let caps: Vec<(f64, Option<f64>)> = reported
+        .iter()
+        .map(|(cap, o)| (*cap, o.map(|o| o.seconds)))
+        .collect();
+    // 130 solved; then the middle of the longest step: 100–130 and 130–160 are as long,
+    // so the first, where 110 and 120 are as near its middle (the first by power); then
+    // 130–160, the longest step left with a candidate, where 140 and 150 tie the same way.
+    assert_eq!(
+        caps,
+        vec![(110.0, None), (130.0, Some(2.0)), (140.0, None)],
+        "{caps:?}"
+    );
+    // Never more than the staircase has.
+    let all = reported_caps(&found, &solved, 100.0, 10);
+    assert_eq!(all.len(), 5, "seven staircase points, two of them the ends");
+    let mut powers: Vec<f64> = all.iter().map(|(cap, _)| *cap).collect();
+    powers.dedup();
+    assert_eq!(powers, vec![110.0, 120.0, 130.0, 140.0, 150.0]);
 }
