@@ -97,7 +97,7 @@ fn announce_first_build(env: &[(String, String)]) -> bool {
         .unwrap_or(false);
     if !built {
         match prebuilt_highs::linked_system_highs(env) {
-            Some(version) => eprintln!("xtask: building gapbench in the release profile against the system HiGHS {version} (first time only: about 5 minutes on 2 cores; later runs start at once)"),
+            Some(version) => eprintln!("xtask: building gapbench in the release profile against the system HiGHS {version} (first time only: about 2–5 minutes on 2 cores; later runs start at once)"),
             None => eprintln!("xtask: building gapbench in the release profile, HiGHS from source included (first time only: about 4-12 minutes on 2 cores; later runs start at once)"),
         }
     }
