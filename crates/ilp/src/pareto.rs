@@ -25,8 +25,12 @@ pub struct ParetoPoint {
     pub frag_milli: f64,
     /// Proven lower bound on fragmentation under this point's cap (None without one).
     pub frag_bound_milli: Option<f64>,
-    /// The status of the solve that produced the point (for the min-power end point: of
-    /// the power solve).
+    /// What is proven of the point's fragmentation under its cap: the status of the solve
+    /// that produced it (per-node fronts, [`pareto_front`]: for the min-power end point, of
+    /// the power solve). Column generation's fronts (`cg::front`) say `optimal` or
+    /// `gap_limit` where the bound meets the point, and otherwise the status of the solve
+    /// that asked for it (`time_limit` for the least-power end and for points at placements
+    /// found, which no solve of their own asked about).
     pub status: SolveStatus,
     pub solve_seconds: f64,
 }

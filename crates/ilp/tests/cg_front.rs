@@ -155,17 +155,17 @@ fn the_cg_front_brackets_the_epsilon_constraint_optimum_on_openb_sub_clusters() 
 }
 
 /// On two-node clusters the per-node MIP proves every cap's optimum: every ε point's bound
-/// is at most that optimum, and its placement (within the cap) at least.
+/// is at most that optimum, and its placement (within the cap) at least. A front shows only
+/// distinct points, and most two-node fronts have none between their ends: these are
+/// snapshots whose fronts have one (scanned over seeds 11–44).
 #[test]
 fn every_epsilon_point_is_bounded_by_its_caps_proven_optimum_on_two_nodes() {
     let mut compared_interior = 0;
     for (seed, policy, checkpoint) in [
-        (11u64, "fgd", 100.0),
-        (12, "pwr", 100.0),
-        (13, "fgd", 130.0),
-        (14, "bestfit", 80.0),
-        (15, "pwr", 130.0),
-        (16, "bestfit", 130.0),
+        (40u64, "pwr", 100.0),
+        (43, "fgd", 130.0),
+        (43, "bestfit", 130.0),
+        (11, "fgd", 100.0),
     ] {
         let checked = check_front(seed, 2, policy, checkpoint, 30.0);
         compared_interior += checked.compared_interior;

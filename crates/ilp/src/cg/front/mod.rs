@@ -24,8 +24,9 @@
 //! walk can go below the solve's `P*`); each solved cap whose point no end and no lower cap
 //! shows (a cap solved early can be left dominated by what a later solve or walk found
 //! below it); then, up to the points asked for, caps at placements found, each in the
-//! middle of the longest step left (their status `time_limit` unless the lines prove them
-//! within the gap: no solve of their own). So a front shows as many distinct points as the
+//! middle of the longest step left (their status, and the least-power end's, `time_limit`
+//! unless the lines prove them within the gap: no solve of their own asked for their
+//! fragmentation). So a front shows as many distinct points as the
 //! placements found allow, whatever the clock made of the caps solved.
 
 mod capped;
@@ -191,14 +192,14 @@ pub fn column_generation_front(
         } else {
             match source {
                 Source::Cap(o) if o.converged => SolveStatus::LpBound,
-                Source::Cap(_) | Source::Found => SolveStatus::TimeLimitWithIncumbent,
-                Source::End(end) => best.status.clone().unwrap_or_else(|| end.status.clone()),
+                Source::Cap(_) | Source::Found { .. } => SolveStatus::TimeLimitWithIncumbent,
+                Source::LeastFrag(end) => best.status.clone().unwrap_or_else(|| end.status.clone()),
             }
         };
         let solve_seconds = match source {
             Source::Cap(o) => o.seconds,
-            Source::End(end) => end.solve_seconds,
-            Source::Found => 0.0,
+            Source::LeastFrag(end) => end.solve_seconds,
+            Source::Found { seconds } => seconds,
         };
         Ok(ParetoPoint {
             label,
@@ -214,17 +215,26 @@ pub fn column_generation_front(
     let least_power_found = staircase_of(&found)
         .first()
         .map_or(p_star, |&i| found[i].measured.power_watts);
+    // Its fragmentation under that cap is no solve's own question (the power solve's
+    // status is about power): proven only where the lines meet it.
+    let least_power_source = Source::Found {
+        seconds: least_power.solve_seconds,
+    };
     let mut points = vec![point(
         "min_power".into(),
         Some(least_power_found),
-        Source::End(least_power),
+        least_power_source,
     )?];
     let reported = reported_caps(&found, &solved, least_power_found, caps);
     for (k, (cap, outcome)) in reported.into_iter().enumerate() {
-        let source = outcome.map_or(Source::Found, Source::Cap);
+        let source = outcome.map_or(Source::Found { seconds: 0.0 }, Source::Cap);
         points.push(point(format!("eps_{}", k + 1), Some(cap), source)?);
     }
-    points.push(point("min_frag".into(), None, Source::End(least_frag))?);
+    points.push(point(
+        "min_frag".into(),
+        None,
+        Source::LeastFrag(least_frag),
+    )?);
     let end_placement = |cap_watts: Option<f64>| {
         best_within(&found, cap_watts).map_or_else(Vec::new, |f| f.measured.placement.clone())
     };
@@ -235,13 +245,15 @@ pub fn column_generation_front(
     })
 }
 
-/// Where a point of the front comes from: an end point's solve, a cap's own solve, or a
-/// placement found (by a walk or another cap's solve) whose power is the cap.
+/// Where a point of the front comes from, which says what its status can claim: the
+/// least-fragmentation solve, a cap's own solve, or a placement found (by a walk, a capped
+/// solve or the power solve, `seconds` the latter's) whose power is the cap, which no solve
+/// of its own asked about.
 #[derive(Clone, Copy)]
 enum Source<'a> {
-    End(&'a SolveReport),
+    LeastFrag(&'a SolveReport),
     Cap(&'a CapOutcome),
-    Found,
+    Found { seconds: f64 },
 }
 
 /// The caps between the ends the front reports, by power, at most `caps`: each solved cap
