@@ -101,7 +101,9 @@ struct GapArgs {
     mip_gap: f64,
     /// Points of the power–fragmentation front per checkpoint (0 = none): the two end
     /// points and K − 2 ε-constraint solves (column generation with the power cap as a
-    /// master row, on every cluster size).
+    /// master row, on every cluster size). Only distinct points are reported, at most K: a
+    /// cap whose point another already shows gives way to a placement found between them
+    /// (status `time_limit` unless its bound meets it: no solve of its own).
     #[arg(long, value_name = "K", default_value_t = 5)]
     pareto_points: usize,
     /// Time limit of each ε-constraint solve of the front (the end points are the
