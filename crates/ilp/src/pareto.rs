@@ -17,7 +17,8 @@ use crate::solve::{SolveOptions, SolveReport, SolveStatus};
 pub struct ParetoPoint {
     /// `min_power`, `eps_<k>` (k-th ε-constraint point) or `min_frag`.
     pub label: String,
-    /// The ε of this point (`None` for the two end points, solved without a cap).
+    /// The ε of this point: `None` for the least-fragmentation end (no cap), and for both
+    /// ends of per-node fronts; column generation's least-power end is capped at its own power.
     pub power_cap_watts: Option<f64>,
     /// Total power of the point's placement.
     pub power_watts: f64,
