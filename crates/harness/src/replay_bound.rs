@@ -733,10 +733,17 @@ mod tests {
                     policy,
                     power: &options.power,
                     colocation: &options.colocation,
-                    options: bound_options(60.0, 16, None),
+                    // Pricing capped by rounds, not by the clock (each exact pricing call
+                    // stops at its node and scan budgets), so whether and where a window
+                    // converges is the same on every machine; 60 s is a safety net.
+                    options: bound_options(60.0, 16, Some(1_000)),
                 };
                 let check = check_against_mip(&request, 60.0).unwrap();
                 let case = format!("{policy} {idle:?}");
+                eprintln!(
+                    "{case}: column generation {:.2} s, the windows' MIPs {:.2} s",
+                    check.cg_seconds, check.mip_seconds
+                );
                 assert_eq!(check.cg_status, "windows_converged", "{case}");
                 assert!(check.mip_all_optimal, "{case}: a window's MIP is unproven");
                 assert!(

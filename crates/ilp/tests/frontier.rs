@@ -42,103 +42,108 @@ fn options() -> SolveOptions {
     }
 }
 
-/// On instances the MIP proves optimal, the envelope — the Lagrangian sweep's, and the dual
-/// ascent's aimed at each budget (the trace-scale study's frontier) — is at or below the
-/// optimum at every budget, from tight to generous, and within a measured distance of it.
-/// Returns bound/optimum of the sweep and of the ascent.
-fn check_against_mip(instance: &FrontierInstance) -> (Vec<f64>, Vec<f64>) {
+/// The envelope — the Lagrangian sweep's, and the dual ascent's aimed at each budget (the
+/// trace-scale study's frontier) — against the time-indexed MIP at budgets from tight to
+/// generous. What the MIP proves within its clock varies with the machine, so every budget
+/// is checked by what holds whatever it proved: the envelope is at most the MIP's
+/// incumbent, and at least `within` of the MIP's proven bound (the envelope is within
+/// `within` of the optimum, which is at least that bound); where the MIP proved the
+/// optimum, that is the measured distance itself. Returns bound/optimum of the sweep and
+/// of the ascent where the MIP proved the optimum, and how many budgets were checked.
+fn check_against_mip(
+    instance: &FrontierInstance,
+    within: f64,
+    ascent_within: f64,
+) -> (Vec<f64>, Vec<f64>, usize) {
     let frontier = lagrangian_frontier(instance, &LagrangianOptions::default()).unwrap();
     let budgets: Vec<f64> = [0.8, 0.9, 1.0, 1.3]
         .iter()
         .map(|fraction| frontier.unconstrained_budget * fraction)
         .collect();
     let ascent = ascent_frontier(instance, &budgets, &AscentOptions::default()).unwrap();
-    let (mut ratios, mut ascent_ratios) = (Vec::new(), Vec::new());
+    let (mut ratios, mut ascent_ratios, mut checked) = (Vec::new(), Vec::new(), 0);
     for (&budget, &(_, ascent_bound)) in budgets.iter().zip(&ascent.budgets) {
         let mip = min_total_jct(instance, budget, &options()).unwrap();
         let bound = frontier.total_jct_bound(budget);
         match mip.status {
-            SolveStatus::Optimal => {
-                let optimum = mip.total_jct_s.unwrap();
-                for (what, bound, ratios) in [
-                    ("Lagrangian", bound, &mut ratios),
-                    ("ascent", ascent_bound, &mut ascent_ratios),
+            SolveStatus::Optimal | SolveStatus::TimeLimitWithIncumbent => {
+                let incumbent = mip.total_jct_s.unwrap();
+                // No finite bound only where the clock stopped HiGHS before its root LP.
+                let mip_bound = mip.bound_s.unwrap_or(f64::NEG_INFINITY);
+                let proven = mip.status == SolveStatus::Optimal;
+                for (what, bound, within, ratios) in [
+                    ("Lagrangian", bound, within, &mut ratios),
+                    ("ascent", ascent_bound, ascent_within, &mut ascent_ratios),
                 ] {
                     let bound = bound.expect("a feasible budget has a bound");
                     assert!(
-                        bound <= optimum * (1.0 + 1e-6) + 1e-6,
-                        "budget {budget}: {what} {bound} above the MIP optimum {optimum}"
+                        bound <= incumbent * (1.0 + 1e-6) + 1e-6,
+                        "budget {budget}: {what} {bound} above the MIP's schedule {incumbent}"
                     );
-                    ratios.push(bound / optimum);
+                    assert!(
+                        bound >= within * mip_bound * (1.0 - 1e-9),
+                        "budget {budget}: {what} {bound} below {within} of the MIP's proven {mip_bound} ({})",
+                        mip.status.label()
+                    );
+                    if proven {
+                        ratios.push(bound / incumbent);
+                    }
                 }
-            }
-            // Not proven within the time limit: the bound still may not pass the incumbent.
-            SolveStatus::TimeLimitWithIncumbent => {
-                let incumbent = mip.total_jct_s.unwrap();
-                assert!(bound.expect("feasible") <= incumbent * (1.0 + 1e-6));
-                assert!(ascent_bound.expect("feasible") <= incumbent * (1.0 + 1e-6));
             }
             SolveStatus::Infeasible => assert!(ascent_bound.is_none()),
             other => panic!("budget {budget}: MIP ended {other:?}"),
         }
+        checked += 1;
     }
-    (ratios, ascent_ratios)
+    (ratios, ascent_ratios, checked)
 }
 
 /// The worst and mean of `ratios`, printed.
-fn worst_and_mean(what: &str, ratios: &[f64]) -> f64 {
+fn worst_and_mean(what: &str, ratios: &[f64]) {
     let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
     let mean = ratios.iter().sum::<f64>() / ratios.len().max(1) as f64;
     eprintln!(
         "{what}: bound/optimum worst {worst:.3}, mean {mean:.3} over {} budgets",
         ratios.len()
     );
-    worst
 }
 
 /// README states the dual ascent within 2 % of the MIP optimum at the budgets it aims at
 /// (measured worst: 0.985 over 19 budgets proven optimal in one run, 0.996 over 13 in
-/// another; which MIPs are proven within their time limit varies with the machine's load).
+/// another; which MIPs are proven within their time limit varies with the machine's load,
+/// so unproven budgets are held to 2 % of the MIP's proven bound instead).
 const ASCENT_WITHIN: f64 = 0.98;
+
+/// README and ARCHITECTURE state the Lagrangian envelope "within 3 %" of the MIP optimum
+/// (measured: worst 0.975, mean 0.993 for energy; worst 0.972 for carbon).
+const ENVELOPE_WITHIN: f64 = 0.97;
+
+/// Every budget of every seed checked against the MIP (4 budgets each); prints how close
+/// the envelopes came where the MIP proved the optimum.
+fn check_seeds(what: &str, instances: impl Iterator<Item = FrontierInstance>, seeds: usize) {
+    let (mut ratios, mut ascent, mut checked) = (Vec::new(), Vec::new(), 0);
+    for instance in instances {
+        let (sweep, aimed, budgets) = check_against_mip(&instance, ENVELOPE_WITHIN, ASCENT_WITHIN);
+        ratios.extend(sweep);
+        ascent.extend(aimed);
+        checked += budgets;
+    }
+    assert_eq!(checked, 4 * seeds, "{what}: every budget is checked");
+    worst_and_mean(what, &ratios);
+    worst_and_mean(&format!("{what}, dual ascent"), &ascent);
+}
 
 #[test]
 fn energy_envelope_never_exceeds_the_mip_optimum() {
-    let (mut ratios, mut ascent) = (Vec::new(), Vec::new());
-    for seed in 0..3 {
-        let (sweep, aimed) = check_against_mip(&instance(seed, 6, 8, BudgetKind::Energy));
-        ratios.extend(sweep);
-        ascent.extend(aimed);
-    }
-    assert!(ratios.len() >= 6, "{ratios:?}");
-    let worst = worst_and_mean("energy", &ratios);
-    let ascent_worst = worst_and_mean("energy, dual ascent", &ascent);
-    assert!(ascent_worst >= ASCENT_WITHIN, "dual ascent: {ascent:?}");
-    // README and ARCHITECTURE state "within 3 %" (measured: worst 0.975, mean 0.993).
-    assert!(
-        worst >= 0.97,
-        "energy envelope {worst:.3} of the MIP optimum: {ratios:?}"
-    );
+    let instances = (0..3).map(|seed| instance(seed, 6, 8, BudgetKind::Energy));
+    check_seeds("energy", instances, 3);
 }
 
 #[test]
 fn carbon_envelope_never_exceeds_the_mip_optimum() {
     let grid = SyntheticGrid::CAISO_LIKE.generate("caiso-like", 48, 3);
-    let (mut ratios, mut ascent) = (Vec::new(), Vec::new());
-    for seed in 10..13 {
-        let (sweep, aimed) =
-            check_against_mip(&instance(seed, 8, 8, BudgetKind::Carbon(grid.clone())));
-        ratios.extend(sweep);
-        ascent.extend(aimed);
-    }
-    assert!(!ratios.is_empty());
-    let worst = worst_and_mean("carbon", &ratios);
-    let ascent_worst = worst_and_mean("carbon, dual ascent", &ascent);
-    assert!(ascent_worst >= ASCENT_WITHIN, "dual ascent: {ascent:?}");
-    // README and ARCHITECTURE state "within 3 %" (measured: worst 0.972).
-    assert!(
-        worst >= 0.97,
-        "carbon envelope {worst:.3} of the MIP optimum: {ratios:?}"
-    );
+    let instances = (10..13).map(|seed| instance(seed, 8, 8, BudgetKind::Carbon(grid.clone())));
+    check_seeds("carbon", instances, 3);
 }
 
 /// Below the least budget no schedule exists: the envelope says so, and so does the MIP.
