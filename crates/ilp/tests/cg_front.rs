@@ -114,6 +114,17 @@ fn check_front(seed: u64, nodes: usize, policy: &str, checkpoint: f64, exact_s: 
             exact.incumbent,
             exact.status.label()
         );
+        // Whatever the MIP proved within its clock, the optimum under the cap lies in both
+        // intervals: each bound is at most the other's placement.
+        if let (Some(exact_bound), Some(exact_frag)) = (exact.bound, exact.incumbent) {
+            let tolerance = 1e-6 * exact_frag.abs().max(point.frag_milli.abs()).max(1.0);
+            assert!(
+                bound <= exact_frag + tolerance && exact_bound <= point.frag_milli + tolerance,
+                "seed {seed} {}: CG [{bound}, {}] and the MIP [{exact_bound}, {exact_frag}] under {cap} W do not overlap",
+                point.label,
+                point.frag_milli
+            );
+        }
         if !exact.status.is_optimal() {
             continue;
         }
@@ -162,9 +173,10 @@ fn the_cg_front_brackets_the_epsilon_constraint_optimum_on_openb_sub_clusters() 
     );
 }
 
-/// On two-node clusters the per-node MIP proves every cap's optimum, in milliseconds (the
-/// slowest proof is printed; its 30 s clock is a safety net no machine comes near): every capped point's bound is at most that optimum, and its placement
-/// (within the cap) at least. A front shows only distinct points, and most two-node fronts
+/// On two-node clusters every capped point is checked against the per-node MIP under its
+/// cap: the two intervals overlap, and where the MIP proves the optimum (most caps, though
+/// one proof took 12.5 s of its 30 s on a loaded 2-core machine, so how many is printed,
+/// not asserted) the point's bound is at most that optimum and its placement at least. A front shows only distinct points, and most two-node fronts
 /// have none between their ends: these are snapshots whose fronts had one (scanned over
 /// seeds 11–44); how many ε points a front shows depends on its clock-limited solves.
 #[test]
@@ -178,12 +190,10 @@ fn every_epsilon_point_is_bounded_by_its_caps_proven_optimum_on_two_nodes() {
     ] {
         let checked = check_front(seed, 2, policy, checkpoint, 30.0);
         assert!(checked.capped >= 1, "seed {seed}: no capped point");
-        assert_eq!(
-            checked.compared, checked.capped,
-            "seed {seed}: a two-node MIP left a cap unproven"
-        );
         interior += checked.compared_interior;
         slowest_proof_s = slowest_proof_s.max(checked.slowest_proof_s);
     }
-    eprintln!("{interior} ε points compared; slowest MIP proof {slowest_proof_s:.3} s");
+    eprintln!(
+        "{interior} ε points compared with a proven optimum; slowest proof {slowest_proof_s:.3} s"
+    );
 }
