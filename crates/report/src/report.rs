@@ -6,12 +6,13 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde::de::DeserializeOwned;
 use gapbench_results::io::write_atomic;
 use gapbench_results::table::read_rows;
 use gapbench_results::{
-    CheckedRow, GapRow, MatrixDescription, MeanGridRow, RunRow, GAPS_CSV, MEAN_GRID_CSV, REPORT_MD, RUNS_CSV,
+    CheckedRow, GapRow, MatrixDescription, MeanGridRow, RunRow, GAPS_CSV, MEAN_GRID_CSV, REPORT_MD,
+    RUNS_CSV,
 };
+use serde::de::DeserializeOwned;
 
 use crate::cluster_size::ClusterSizes;
 use crate::figures::FIGURES_DIR;

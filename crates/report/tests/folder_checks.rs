@@ -30,7 +30,10 @@ fn drawn_folder(name: &str) -> PathBuf {
 /// Every file of the folder's `figures/` and its `REPORT.md`, with their bytes.
 fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
-    files.insert("REPORT.md".to_string(), fs::read(dir.join("REPORT.md")).unwrap());
+    files.insert(
+        "REPORT.md".to_string(),
+        fs::read(dir.join("REPORT.md")).unwrap(),
+    );
     for entry in fs::read_dir(dir.join("figures")).unwrap() {
         let entry = entry.unwrap();
         let name = format!("figures/{}", entry.file_name().to_string_lossy());
@@ -45,7 +48,10 @@ fn refused(dir: &Path, edit: impl FnOnce(&Path)) -> String {
     let before = outputs(dir);
     assert!(before.len() > 10, "the folder was drawn first");
     edit(dir);
-    let message = format!("{:#}", redraw(dir).expect_err("the edited folder must be refused"));
+    let message = format!(
+        "{:#}",
+        redraw(dir).expect_err("the edited folder must be refused")
+    );
     let after = outputs(dir);
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
@@ -206,7 +212,10 @@ fn negative_replay_energy_is_an_error_naming_file_line_and_column() {
     fs::create_dir_all(&dir).unwrap();
     fs::write(
         dir.join("replay_runs.csv"),
-        format!("{header}\n{}\n{row}\n", row.replacen("-5.0000", "5.0000", 1)),
+        format!(
+            "{header}\n{}\n{row}\n",
+            row.replacen("-5.0000", "5.0000", 1)
+        ),
     )
     .unwrap();
     let message = format!("{:#}", gapbench_report::draw_all(&dir).unwrap_err());

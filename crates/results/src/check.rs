@@ -90,7 +90,6 @@ pub fn percent(column: &'static str, value: f64) -> Result<(), ColumnError> {
     Ok(())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -115,17 +115,17 @@ impl GapRow {
             return Ok(());
         };
         let tolerance = self.tolerance(incumbent);
-        let (wrong_side, side) = if self.objective.maximise() {
-            (bound < incumbent - tolerance, "below")
+        let (wrong_side, side, sense) = if self.objective.maximise() {
+            (bound < incumbent - tolerance, "below", "maximised")
         } else {
-            (bound > incumbent + tolerance, "above")
+            (bound > incumbent + tolerance, "above", "minimised")
         };
         if wrong_side {
             return Err(column_error(
                 "bound",
                 format_args!(
-                    "{bound} is {side} the incumbent {incumbent}: no bound of a {} can be",
-                    self.objective.description()
+                    "{bound} is {side} the incumbent {incumbent}, which no bound of {} ({sense}) can be",
+                    self.objective.name()
                 ),
             ));
         }

@@ -99,7 +99,10 @@ pub fn read_expected_rows<T: DeserializeOwned + CheckedRow>(
 /// Reads `path`; `None` when it is absent or holds no data row. `required` columns must be
 /// in the header (beyond those `T` itself needs). Every row is checked ([`CheckedRow`]):
 /// an error names the file, the line (1-based, the header is line 1) and the column.
-pub fn read_rows<T: DeserializeOwned + CheckedRow>(path: &Path, required: &[&str]) -> Result<Option<Rows<T>>> {
+pub fn read_rows<T: DeserializeOwned + CheckedRow>(
+    path: &Path,
+    required: &[&str],
+) -> Result<Option<Rows<T>>> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -134,7 +134,10 @@ pub fn plan_figures(results_dir: &Path) -> Result<FigurePlan> {
 }
 
 /// [`plan_figures`] with the folder's `matrix.json` already read.
-pub(crate) fn plan_figures_with(results_dir: &Path, matrix: Option<&MatrixDescription>) -> Result<FigurePlan> {
+pub(crate) fn plan_figures_with(
+    results_dir: &Path,
+    matrix: Option<&MatrixDescription>,
+) -> Result<FigurePlan> {
     let grid = mean_grid::MeanGrid::read(&results_dir.join(MEAN_GRID_CSV))?;
     let gaps = gap_data::read_gaps(&results_dir.join(GAPS_CSV))?;
     let pareto = pareto_data::read_pareto(&results_dir.join(PARETO_CSV))?;
