@@ -25,16 +25,23 @@ mod time_mode;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use gapbench_results::MatrixDescription;
+use gapbench_results::io::write_atomic;
+use gapbench_results::{MatrixDescription, REPORT_MD};
 
 pub use figures::{draw_all, plan_figures, FigurePlan, FIGURES_DIR};
 pub use report::write_report;
 
 /// Draws the figures, then writes `REPORT.md` (which lists them), of the results folder
-/// `dir`; returns the figure files written.
+/// `dir`; returns the figure files written. Everything is read and checked against
+/// `matrix.json` first ([`gapbench_results::folder::check_folder`]), and the figures and
+/// report are built before any existing one is replaced: a missing, header-only or bad CSV
+/// is an error that leaves the folder's figures and `REPORT.md` as they were.
 pub fn redraw(dir: &Path) -> Result<Vec<PathBuf>> {
     let matrix = MatrixDescription::read(dir)?;
-    let figures = figures::draw_figures(dir, Some(&matrix))?;
-    write_report(dir, &matrix)?;
+    gapbench_results::folder::check_folder(dir, &matrix)?;
+    let plan = figures::plan_figures_with(dir, Some(&matrix))?;
+    let report = report::report_text(dir, &matrix, &plan.png_names())?;
+    let figures = figures::draw_plan(dir, &plan)?;
+    write_atomic(&dir.join(REPORT_MD), report.as_bytes())?;
     Ok(figures)
 }

@@ -9,9 +9,10 @@ use anyhow::{Context, Result};
 use gapbench_results::io::write_atomic;
 use gapbench_results::table::read_rows;
 use gapbench_results::{
-    GapRow, MatrixDescription, MeanGridRow, RunRow, GAPS_CSV, MEAN_GRID_CSV, REPORT_MD, RUNS_CSV,
+    CheckedRow, GapRow, MatrixDescription, MeanGridRow, RunRow, GAPS_CSV, MEAN_GRID_CSV, REPORT_MD,
+    RUNS_CSV,
 };
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 use crate::cluster_size::ClusterSizes;
 use crate::figures::FIGURES_DIR;
@@ -42,19 +43,12 @@ fn final_allocation(rows: &[RunRow]) -> BTreeMap<(String, String), f64> {
         .collect()
 }
 
-/// The rows of `path`; none when the folder has no such file (a bench of replays only has
-/// no sweep CSVs).
-fn read_csv<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let mut rows = Vec::new();
-    for row in reader.deserialize() {
-        rows.push(row.with_context(|| format!("{}: malformed row", path.display()))?);
-    }
-    Ok(rows)
+/// The rows of `path`, each checked ([`gapbench_results::CheckedRow`]); none when the
+/// folder has no such file (a bench of replays only has no sweep CSVs).
+fn read_csv<T: DeserializeOwned + CheckedRow>(path: &Path) -> Result<Vec<T>> {
+    Ok(read_rows::<T>(path, &[])?
+        .map(|rows| rows.rows.into_iter().map(|row| row.value).collect())
+        .unwrap_or_default())
 }
 
 /// Mean values per (trace, policy) at each integer arrived percent, in file order.
@@ -80,8 +74,20 @@ fn at(points: &[MeanGridRow], a: usize) -> &MeanGridRow {
         .unwrap_or_else(|| points.last().expect("curves are non-empty"))
 }
 
-/// Writes `REPORT.md` into `dir` and returns its text.
+/// Writes `REPORT.md` into `dir` (listing the figures now in its `figures/`) and returns its
+/// text.
 pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
+    let out = report_text(dir, matrix, &figure_pngs(dir))?;
+    write_atomic(&dir.join(REPORT_MD), out.as_bytes())?;
+    Ok(out)
+}
+
+/// The text of `REPORT.md` of `dir`, showing the figures `pngs` (file names in `figures/`).
+pub(crate) fn report_text(
+    dir: &Path,
+    matrix: &MatrixDescription,
+    pngs: &[String],
+) -> Result<String> {
     let mut out = String::new();
     let spec = &matrix.spec;
     writeln!(out, "# gapbench report: {}\n", spec.name)?;
@@ -140,8 +146,7 @@ pub fn write_report(dir: &Path, matrix: &MatrixDescription) -> Result<String> {
     }
     crate::time_mode::sections(&mut out, dir)?;
     crate::budgets::section(&mut out, dir)?;
-    figures_section(&mut out, dir)?;
-    write_atomic(&dir.join(REPORT_MD), out.as_bytes())?;
+    figures_section(&mut out, pngs)?;
     Ok(out)
 }
 
@@ -265,19 +270,25 @@ fn power_section(out: &mut String, curves: &Curves) -> Result<()> {
     Ok(())
 }
 
-fn figures_section(out: &mut String, dir: &Path) -> Result<()> {
+/// The PNG files in `dir/figures/`.
+fn figure_pngs(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir.join(FIGURES_DIR)) else {
-        return Ok(());
+        return Vec::new();
     };
-    let mut pngs: Vec<String> = entries
+    entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".png"))
-        .collect();
+        .collect()
+}
+
+fn figures_section(out: &mut String, pngs: &[String]) -> Result<()> {
     if pngs.is_empty() {
         return Ok(());
     }
+    let mut pngs = pngs.to_vec();
     pngs.sort();
+    pngs.dedup();
     writeln!(out, "## Figures\n")?;
     writeln!(
         out,

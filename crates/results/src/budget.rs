@@ -6,6 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::{column_error, non_negative, non_negative_or_inf, optional_non_negative};
+use crate::check::{statistic, CheckedRow, ColumnError};
+
 /// Samples per replay in `budget_timeline.csv`.
 pub const BUDGET_TIMELINE_SAMPLES: usize = 200;
 
@@ -97,6 +100,40 @@ pub fn rows_to_csv<T: Serialize>(rows: &[T]) -> anyhow::Result<Vec<u8>> {
         writer.serialize(row)?;
     }
     writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+impl CheckedRow for BudgetPointRow {
+    fn check(&self) -> Result<(), ColumnError> {
+        if let Some(f) = self.fraction.filter(|f| !(f.is_finite() && *f > 0.0)) {
+            return Err(column_error(
+                "fraction",
+                format_args!("{f} is not a positive share"),
+            ));
+        }
+        optional_non_negative("budget", self.budget)?;
+        optional_non_negative("job_energy_kwh", self.job_energy_kwh)?;
+        optional_non_negative("carbon_kg", self.carbon_kg)?;
+        optional_non_negative("cluster_energy_kwh", self.cluster_energy_kwh)?;
+        if let Some(jct) = self.mean_jct_s {
+            statistic("mean_jct_s", jct)?;
+        }
+        statistic("fifo_mean_jct_s", self.fifo_mean_jct_s)
+    }
+}
+
+impl CheckedRow for BudgetFrontierRow {
+    fn check(&self) -> Result<(), ColumnError> {
+        non_negative("budget", self.budget)?;
+        non_negative_or_inf("mean_jct_bound_s", self.mean_jct_bound_s)
+    }
+}
+
+impl CheckedRow for BudgetTimelineRow {
+    fn check(&self) -> Result<(), ColumnError> {
+        non_negative("time_s", self.time_s)?;
+        non_negative("job_kw", self.job_kw)?;
+        non_negative("g_per_kwh", self.g_per_kwh)
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::{non_negative, non_negative_or_inf, CheckedRow, ColumnError};
+
 use crate::csv_text::{field, number, optional_number};
 
 /// The windows every job must end in: its deadline, or (for a policy that missed some)
@@ -73,6 +75,16 @@ impl EacoBoundRow {
     /// The policy whose makespan set the windows, if any.
     pub fn makespan_policy(&self) -> Option<&str> {
         self.windows.strip_prefix("makespan:")
+    }
+}
+
+impl CheckedRow for EacoBoundRow {
+    fn check(&self) -> Result<(), ColumnError> {
+        non_negative("deadline_factor", self.deadline_factor)?;
+        non_negative_or_inf("bound_kwh", self.bound_kwh)?;
+        non_negative_or_inf("closed_form_kwh", self.closed_form_kwh)?;
+        self.lp_kwh
+            .map_or(Ok(()), |lp| non_negative_or_inf("lp_kwh", lp))
     }
 }
 

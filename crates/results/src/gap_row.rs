@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::{column_error, finite, non_negative, optional_non_negative};
+use crate::check::{CheckedRow, ColumnError};
 use crate::csv_text::{field, number, optional_number};
 use crate::float_text;
 use crate::{Objective, SolveStatus};
@@ -88,6 +90,78 @@ impl GapRow {
     }
 }
 
+/// The relative tolerance within which the solver calls bound and incumbent equal
+/// (`ilp::cg`'s optimality test); the CSV's rounding to the objective's decimals adds half
+/// a unit of its last decimal.
+const OPTIMAL_REL_TOLERANCE: f64 = 1e-6;
+
+impl GapRow {
+    /// How far bound and incumbent of an `optimal` row may differ as read back.
+    fn tolerance(&self, incumbent: f64) -> f64 {
+        let last_decimal = 10f64.powi(-(self.objective.csv_decimals() as i32));
+        OPTIMAL_REL_TOLERANCE * incumbent.abs().max(1.0) + 0.5 * last_decimal
+    }
+
+    /// The bound lies on the optimum's side of the incumbent (below it when minimising,
+    /// above when maximising), and an `optimal` row's bound meets its incumbent.
+    fn check_bound(&self) -> Result<(), ColumnError> {
+        let (Some(incumbent), Some(bound)) = (self.incumbent, self.bound) else {
+            if self.status == SolveStatus::Optimal {
+                return Err(column_error(
+                    "status",
+                    "optimal needs both an incumbent and a bound",
+                ));
+            }
+            return Ok(());
+        };
+        let tolerance = self.tolerance(incumbent);
+        let (wrong_side, side, sense) = if self.objective.maximise() {
+            (bound < incumbent - tolerance, "below", "maximised")
+        } else {
+            (bound > incumbent + tolerance, "above", "minimised")
+        };
+        if wrong_side {
+            return Err(column_error(
+                "bound",
+                format_args!(
+                    "{bound} is {side} the incumbent {incumbent}, which no bound of {} ({sense}) can be",
+                    self.objective.name()
+                ),
+            ));
+        }
+        if self.status == SolveStatus::Optimal && (bound - incumbent).abs() > tolerance {
+            return Err(column_error(
+                "status",
+                format_args!(
+                    "optimal, but the bound {bound} differs from the incumbent {incumbent} by more than the solver's tolerance"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl CheckedRow for GapRow {
+    fn check(&self) -> Result<(), ColumnError> {
+        non_negative("checkpoint_pct", self.checkpoint_pct)?;
+        non_negative("heuristic_value", self.heuristic_value)?;
+        optional_non_negative("incumbent", self.incumbent)?;
+        if let Some(bound) = self.bound {
+            // A relaxation's bound on a minimum may be below 0 (fragmentation's LP).
+            finite("bound", bound)?;
+        }
+        if let Some(low) = self.gap_low_pct {
+            finite("gap_low_pct", low)?;
+        }
+        // +inf: no finite upper end (a bound of 0); NaN or −inf is no gap at all.
+        if let Some(high) = self.gap_high_pct.filter(|h| *h != f64::INFINITY) {
+            finite("gap_high_pct", high)?;
+        }
+        non_negative("solve_s", self.solve_s)?;
+        self.check_bound()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +201,28 @@ mod tests {
             .unwrap();
         assert_eq!(back, rows);
         assert_eq!(GapRow::CSV_HEADER.split(',').count(), 14);
+    }
+
+    #[test]
+    fn checks_refuse_a_bound_past_the_incumbent_and_a_loose_optimum() {
+        let mut row = sample(SolveStatus::TimeLimitWithIncumbent);
+        row.bound = Some(3000.0);
+        assert!(row.check().is_ok());
+        row.bound = Some(4200.0);
+        assert_eq!(row.check().unwrap_err().column, "bound");
+        // Maximising (allocation): the bound lies above the incumbent.
+        row.objective = Objective::Alloc;
+        assert!(row.check().is_ok());
+        row.bound = Some(4000.0);
+        assert_eq!(row.check().unwrap_err().column, "bound");
+        // Optimal: bound = incumbent within the tolerance and the CSV's rounding.
+        row.status = SolveStatus::Optimal;
+        row.bound = Some(4100.4);
+        assert!(row.check().is_ok());
+        row.bound = Some(4102.0);
+        assert_eq!(row.check().unwrap_err().column, "status");
+        row.gap_low_pct = Some(f64::NAN);
+        assert_eq!(row.check().unwrap_err().column, "gap_low_pct");
     }
 
     #[test]

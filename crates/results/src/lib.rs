@@ -8,9 +8,11 @@
 
 pub mod best_known;
 pub mod budget;
+pub mod check;
 pub mod csv_text;
 pub mod eaco_bound;
 pub mod float_text;
+pub mod folder;
 pub mod front;
 pub mod gap_row;
 pub mod instance;
@@ -25,6 +27,7 @@ pub mod table;
 
 pub use best_known::{best_known, BestKnown};
 pub use budget::{budget_point_label, BudgetFrontierRow, BudgetPointRow, BudgetTimelineRow};
+pub use check::{CheckedRow, ColumnError};
 pub use eaco_bound::EacoBoundRow;
 pub use front::FrontRow;
 pub use gap_row::GapRow;

@@ -99,6 +99,16 @@ pub struct SpecDescription {
     /// The exact-gap study, when the spec has a `[gaps]` table.
     #[serde(default)]
     pub gaps: Option<GapsDescription>,
+    /// The budget study, when the spec has a `[budget]` table.
+    #[serde(default)]
+    pub budget: Option<BudgetDescription>,
+}
+
+/// The `[budget]` fields the report checks against (its presence says `budget_points.csv`
+/// must hold rows).
+#[derive(Debug, Clone, Deserialize)]
+pub struct BudgetDescription {
+    pub trace: String,
 }
 
 /// The `[gaps]` fields the report needs: which node count is a sampled sub-cluster (every
@@ -106,6 +116,22 @@ pub struct SpecDescription {
 #[derive(Debug, Clone, Deserialize)]
 pub struct GapsDescription {
     pub sample_nodes: usize,
+    /// The policies of the sub-cluster study (empty in folders written before the field
+    /// was read).
+    #[serde(default)]
+    pub policies: Vec<String>,
+    /// Points of each exact front (0: no front, no `pareto.csv` rows).
+    #[serde(default)]
+    pub pareto_points: usize,
+    /// The whole-cluster study, when the spec has `[gaps.full_cluster]`.
+    #[serde(default)]
+    pub full_cluster: Option<FullClusterDescription>,
+}
+
+/// The `[gaps.full_cluster]` fields the report checks against.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FullClusterDescription {
+    pub policies: Vec<String>,
 }
 
 /// The `[replay]` fields the report shows.
@@ -151,6 +177,61 @@ pub struct MatrixDescription {
 }
 
 impl MatrixDescription {
+    /// The CSVs the bench writes with at least one data row for this matrix: a folder
+    /// lacking one (or holding its header only) is incomplete or was edited, never a study
+    /// to leave out silently.
+    pub fn expected_csvs(&self) -> Vec<&'static str> {
+        let spec = &self.spec;
+        let mut files = Vec::new();
+        if !self.traces.is_empty() {
+            files.extend([crate::MEAN_GRID_CSV, crate::RUNS_CSV]);
+        }
+        if let Some(gaps) = &spec.gaps {
+            files.push(crate::GAPS_CSV);
+            if gaps.pareto_points >= 2 {
+                files.push(crate::PARETO_CSV);
+            }
+        }
+        if spec.replay.is_some() {
+            files.extend([crate::REPLAY_RUNS_CSV, crate::REPLAY_TIMELINE_CSV]);
+        }
+        if spec.budget.is_some() {
+            files.push(crate::BUDGET_POINTS_CSV);
+        }
+        files
+    }
+
+    /// Whether `file` (a name of [`expected_csvs`](Self::expected_csvs)) must hold rows.
+    pub fn expects(&self, file: &str) -> bool {
+        self.expected_csvs().contains(&file)
+    }
+
+    /// The policies of the sweeps (`mean_grid.csv`, `runs.csv`).
+    pub fn sweep_policies(&self) -> &[String] {
+        &self.spec.policies
+    }
+
+    /// The policies of the gap studies (`gaps.csv`, policy points of `pareto.csv`); `None`
+    /// for a folder whose `matrix.json` predates the list (nothing to check against).
+    pub fn gap_policies(&self) -> Option<Vec<String>> {
+        let gaps = self.spec.gaps.as_ref()?;
+        if gaps.policies.is_empty() {
+            return None;
+        }
+        let mut policies = gaps.policies.clone();
+        for policy in gaps.full_cluster.iter().flat_map(|f| &f.policies) {
+            if !policies.contains(policy) {
+                policies.push(policy.clone());
+            }
+        }
+        Some(policies)
+    }
+
+    /// The policies of the time-mode replays (`replay_runs.csv`, `replay_timeline.csv`).
+    pub fn replay_policies(&self) -> Option<&[String]> {
+        self.spec.replay.as_ref().map(|r| r.policies.as_slice())
+    }
+
     /// Reads `dir/matrix.json`.
     pub fn read(dir: &Path) -> Result<MatrixDescription> {
         let path = dir.join(crate::MATRIX_JSON);
@@ -175,6 +256,43 @@ impl MatrixDescription {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_study_of_the_matrix_expects_its_csvs() {
+        let matrix = |studies: &str| -> MatrixDescription {
+            serde_json::from_str(&format!(
+                r#"{{"spec": {{"name": "m", "policies": ["fgd"], "seeds": [42], "tune": 1.3{studies}}},
+                   "traces": ["default"], "stand_in": false, "inputs": {{}}}}"#
+            ))
+            .unwrap()
+        };
+        let sweeps = matrix("");
+        assert_eq!(sweeps.expected_csvs(), ["mean_grid.csv", "runs.csv"]);
+        let all = matrix(
+            r#", "gaps": {"sample_nodes": 5, "policies": ["fgd"], "pareto_points": 3,
+                 "full_cluster": {"policies": ["pwr"]}},
+               "replay": {"policies": ["fgd"], "seeds": [42], "arrival_scales": [1.0],
+                 "idle": ["always-on"], "sleep_fraction": 0.05},
+               "budget": {"trace": "default"}"#,
+        );
+        assert_eq!(
+            all.expected_csvs(),
+            [
+                "mean_grid.csv",
+                "runs.csv",
+                "gaps.csv",
+                "pareto.csv",
+                "replay_runs.csv",
+                "replay_timeline.csv",
+                "budget_points.csv"
+            ]
+        );
+        assert_eq!(all.gap_policies().unwrap(), ["fgd", "pwr"]);
+        // No front: no pareto.csv rows to expect.
+        let no_front = matrix(r#", "gaps": {"sample_nodes": 5, "pareto_points": 0}"#);
+        assert!(!no_front.expects("pareto.csv"));
+        assert!(no_front.gap_policies().is_none());
+    }
 
     #[test]
     fn seeds_expand_from_lists_and_ranges() {

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::{finite, non_negative, optional_non_negative, CheckedRow, ColumnError};
+
 use crate::csv_text::{field, optional_number};
 use crate::float_text;
 
@@ -70,6 +72,18 @@ impl ParetoPoint {
             optional_number(self.power_cap_w, 0),
             optional_number(self.frag_bound_gpu_milli, 3)
         )
+    }
+}
+
+impl CheckedRow for ParetoPoint {
+    fn check(&self) -> Result<(), ColumnError> {
+        non_negative("checkpoint_pct", self.checkpoint_pct)?;
+        optional_non_negative("power_w", self.power_w)?;
+        optional_non_negative("frag_gpu_milli", self.frag_gpu_milli)?;
+        optional_non_negative("power_cap_w", self.power_cap_w)?;
+        // A relaxation's bound may dip below 0.
+        self.frag_bound_gpu_milli
+            .map_or(Ok(()), |b| finite("frag_bound_gpu_milli", b))
     }
 }
 

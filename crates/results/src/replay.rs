@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::{column_error, finite, non_negative, optional_non_negative, statistic};
+use crate::check::{CheckedRow, ColumnError};
+
 use crate::csv_text::{field, number, optional_number};
 
 /// Bump when a replay row changes meaning: it is part of every replay cell's key, so cells
@@ -179,6 +182,67 @@ impl ReplayTimelineRow {
             self.queue_length,
             optional_number(self.bound_power_w, 1)
         )
+    }
+}
+
+impl ReplayKey {
+    /// An arrival scale that is not a positive number (which no replay has) is refused.
+    fn check(&self) -> Result<(), ColumnError> {
+        if self.arrival_scale.is_finite() && self.arrival_scale > 0.0 {
+            Ok(())
+        } else {
+            Err(column_error(
+                "arrival_scale",
+                format_args!("{} is not a positive factor", self.arrival_scale),
+            ))
+        }
+    }
+}
+
+impl CheckedRow for ReplayRunRow {
+    fn check(&self) -> Result<(), ColumnError> {
+        self.key.check()?;
+        let energies = [
+            ("energy_kwh", self.energy_kwh),
+            ("gpu_busy_kwh", self.gpu_busy_kwh),
+            ("gpu_idle_kwh", self.gpu_idle_kwh),
+            ("cpu_kwh", self.cpu_kwh),
+            ("sleep_kwh", self.sleep_kwh),
+            ("mean_power_w", self.mean_power_w),
+            ("mean_active_nodes", self.mean_active_nodes),
+            ("job_energy_kwh", self.job_energy_kwh),
+        ];
+        for (column, value) in energies {
+            non_negative(column, value)?;
+        }
+        // Statistics of an empty sample (no task completed) are `nan`.
+        let statistics = [
+            ("mean_jct_s", self.mean_jct_s),
+            ("p50_jct_s", self.p50_jct_s),
+            ("p95_jct_s", self.p95_jct_s),
+            ("p99_jct_s", self.p99_jct_s),
+            ("mean_wait_s", self.mean_wait_s),
+            ("mean_run_s", self.mean_run_s),
+            ("makespan_s", self.makespan_s),
+        ];
+        for (column, value) in statistics {
+            statistic(column, value)?;
+        }
+        optional_non_negative("carbon_kg", self.carbon_kg)?;
+        optional_non_negative("job_carbon_kg", self.job_carbon_kg)?;
+        optional_non_negative("bound_kwh", self.bound_kwh)?;
+        self.bound_gap.map_or(Ok(()), |g| finite("bound_gap", g))
+    }
+}
+
+impl CheckedRow for ReplayTimelineRow {
+    fn check(&self) -> Result<(), ColumnError> {
+        self.key.check()?;
+        non_negative("time_s", self.time_s)?;
+        non_negative("power_w", self.power_w)?;
+        // Above 100 under oversubscription.
+        non_negative("allocated_gpu_pct", self.allocated_gpu_pct)?;
+        optional_non_negative("bound_power_w", self.bound_power_w)
     }
 }
 

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::{non_negative, percent, CheckedRow, ColumnError};
 use crate::csv_text::field;
 
 /// One row of `runs.csv`: a run's counts and its state after the last event.
@@ -61,6 +62,25 @@ pub struct MeanGridRow {
     pub alloc_pct: f64,
     pub frag_ratio_pct: f64,
     pub power_total_w: f64,
+}
+
+impl CheckedRow for RunRow {
+    fn check(&self) -> Result<(), ColumnError> {
+        non_negative("final_arrived_pct", self.final_arrived_pct)?;
+        percent("final_alloc_pct", self.final_alloc_pct)?;
+        percent("final_frag_ratio_pct", self.final_frag_ratio_pct)?;
+        non_negative("final_power_total_w", self.final_power_total_w)
+    }
+}
+
+impl CheckedRow for MeanGridRow {
+    fn check(&self) -> Result<(), ColumnError> {
+        // Arrived demand runs past 100 % (the sweep goes to about 130 %).
+        non_negative("arrived_pct", self.arrived_pct)?;
+        percent("alloc_pct", self.alloc_pct)?;
+        percent("frag_ratio_pct", self.frag_ratio_pct)?;
+        non_negative("power_total_w", self.power_total_w)
+    }
 }
 
 #[cfg(test)]

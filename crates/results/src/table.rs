@@ -5,6 +5,8 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::de::DeserializeOwned;
 
+use crate::check::CheckedRow;
+
 /// One typed row and where it came from.
 pub struct Row<T> {
     /// 1-based line of the record in the file.
@@ -35,11 +37,72 @@ impl<T> Rows<T> {
             .and_then(|i| row.record.get(i))
             .unwrap_or("")
     }
+
+    /// Refuses a row (of those `applies` to) whose `column` holds a value outside `allowed`
+    /// (e.g. a policy the matrix never ran); `what` names the list in the message. Values
+    /// differing only in ASCII case or white space are the same (a spec's `PWR:200, fgd:800`
+    /// is written `pwr:200,fgd:800`).
+    pub fn check_column_in(
+        &self,
+        column: &str,
+        allowed: &[String],
+        what: &str,
+        applies: impl Fn(&T) -> bool,
+    ) -> Result<()> {
+        for row in self.rows.iter().filter(|row| applies(&row.value)) {
+            let value = self.text(row, column);
+            if !allowed.iter().any(|a| same_spelling(a, value)) {
+                return Err(self.error(
+                    row.line,
+                    format_args!(
+                        "column `{column}`: {value:?} is not among {what} ({})",
+                        allowed.join("; ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `a` and `b` equal but for ASCII case and white space.
+fn same_spelling(a: &str, b: &str) -> bool {
+    let letters = |s: &str| {
+        s.chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| c.to_ascii_lowercase())
+            .collect::<Vec<_>>()
+    };
+    letters(a) == letters(b)
+}
+
+/// [`read_rows`] of a file the folder must hold with data (its `matrix.json` has the study
+/// that writes it): a missing or header-only file is an error naming it, not a study
+/// silently left out.
+pub fn read_expected_rows<T: DeserializeOwned + CheckedRow>(
+    path: &Path,
+    required: &[&str],
+) -> Result<Rows<T>> {
+    match read_rows(path, required)? {
+        Some(rows) => Ok(rows),
+        None if path.exists() => bail!(
+            "{}: holds no data row, but matrix.json has the study that writes it",
+            path.display()
+        ),
+        None => bail!(
+            "{}: missing, but matrix.json has the study that writes it",
+            path.display()
+        ),
+    }
 }
 
 /// Reads `path`; `None` when it is absent or holds no data row. `required` columns must be
-/// in the header (beyond those `T` itself needs).
-pub fn read_rows<T: DeserializeOwned>(path: &Path, required: &[&str]) -> Result<Option<Rows<T>>> {
+/// in the header (beyond those `T` itself needs). Every row is checked ([`CheckedRow`]):
+/// an error names the file, the line (1-based, the header is line 1) and the column.
+pub fn read_rows<T: DeserializeOwned + CheckedRow>(
+    path: &Path,
+    required: &[&str],
+) -> Result<Option<Rows<T>>> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -75,6 +138,7 @@ pub fn read_rows<T: DeserializeOwned>(path: &Path, required: &[&str]) -> Result<
                 field_error(&e, &headers)
             )
         })?;
+        T::check(&value).map_err(|e| anyhow!("{}: line {line}: {e}", path.display()))?;
         rows.push(Row {
             line,
             record,

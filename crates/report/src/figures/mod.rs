@@ -63,22 +63,45 @@ fn read_matrix(results_dir: &Path) -> Result<Option<MatrixDescription>> {
     }
 }
 
-/// [`draw_all`] with the folder's `matrix.json` already read; removes the figures of the
-/// folder it no longer supports.
-pub(crate) fn draw_figures(
-    results_dir: &Path,
-    matrix: Option<&MatrixDescription>,
-) -> Result<Vec<PathBuf>> {
-    let figures = plan_figures_with(results_dir, matrix)?.figures;
-    let out_dir = results_dir.join(FIGURES_DIR);
-    let mut written = Vec::with_capacity(2 * figures.len());
-    if !figures.is_empty() {
-        fs::create_dir_all(&out_dir)
-            .with_context(|| format!("cannot create folder {}", out_dir.display()))?;
-        for (stem, figure) in &figures {
-            write_figure(&out_dir, stem, figure, &mut written)?;
-        }
+/// [`draw_all`] with the folder's `matrix.json` already read (and the folder checked
+/// against it).
+fn draw_figures(results_dir: &Path, matrix: Option<&MatrixDescription>) -> Result<Vec<PathBuf>> {
+    if let Some(matrix) = matrix {
+        gapbench_results::folder::check_folder(results_dir, matrix)?;
     }
+    draw_plan(results_dir, &plan_figures_with(results_dir, matrix)?)
+}
+
+/// Draws every planned figure into a staging folder, then moves each over its old file and
+/// removes the figures the folder no longer supports: a figure that fails to draw leaves
+/// every existing one in place.
+pub(crate) fn draw_plan(results_dir: &Path, plan: &FigurePlan) -> Result<Vec<PathBuf>> {
+    let out_dir = results_dir.join(FIGURES_DIR);
+    if plan.figures.is_empty() {
+        remove_stale_figures(&out_dir, &[])?;
+        return Ok(Vec::new());
+    }
+    let staging = out_dir.join(format!(".staging-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&staging);
+    fs::create_dir_all(&staging)
+        .with_context(|| format!("cannot create folder {}", staging.display()))?;
+    let mut drawn = Vec::with_capacity(2 * plan.figures.len());
+    let drawing = plan
+        .figures
+        .iter()
+        .try_for_each(|(stem, figure)| write_figure(&staging, stem, figure, &mut drawn));
+    let placed = drawing.and_then(|()| {
+        let mut written = Vec::with_capacity(drawn.len());
+        for from in &drawn {
+            let to = out_dir.join(from.file_name().expect("figures have file names"));
+            fs::rename(from, &to)
+                .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
+            written.push(to);
+        }
+        Ok(written)
+    });
+    let _ = fs::remove_dir_all(&staging);
+    let written = placed?;
     remove_stale_figures(&out_dir, &written)?;
     Ok(written)
 }
@@ -94,6 +117,14 @@ impl FigurePlan {
     pub fn stems(&self) -> Vec<&str> {
         self.figures.iter().map(|(stem, _)| stem.as_str()).collect()
     }
+
+    /// The PNG file names the plan draws (what `REPORT.md` shows).
+    pub(crate) fn png_names(&self) -> Vec<String> {
+        self.figures
+            .iter()
+            .map(|(stem, _)| format!("{stem}.png"))
+            .collect()
+    }
 }
 
 /// Reads the CSVs present in `results_dir` (and its `matrix.json`, when there is one) and
@@ -103,7 +134,10 @@ pub fn plan_figures(results_dir: &Path) -> Result<FigurePlan> {
 }
 
 /// [`plan_figures`] with the folder's `matrix.json` already read.
-fn plan_figures_with(results_dir: &Path, matrix: Option<&MatrixDescription>) -> Result<FigurePlan> {
+pub(crate) fn plan_figures_with(
+    results_dir: &Path,
+    matrix: Option<&MatrixDescription>,
+) -> Result<FigurePlan> {
     let grid = mean_grid::MeanGrid::read(&results_dir.join(MEAN_GRID_CSV))?;
     let gaps = gap_data::read_gaps(&results_dir.join(GAPS_CSV))?;
     let pareto = pareto_data::read_pareto(&results_dir.join(PARETO_CSV))?;
