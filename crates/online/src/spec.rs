@@ -428,8 +428,13 @@ mod tests {
         let long = format!("expr:{})", "idle_gpus + ".repeat(100));
         let message = long.parse::<PolicySpec>().unwrap_err();
         assert!(message.len() < 400, "{} bytes", message.len());
+        // The last 80 of 1,201 characters, where the fault is.
+        let tail = format!(
+            "…gpus + {}idle_gpus + )`: column 1201:",
+            "idle_gpus + ".repeat(5)
+        );
         assert!(
-            message.starts_with("expression `…gpus + idle_gpus + )`: column 1201:"),
+            message.starts_with(&format!("expression `{tail}")),
             "{message}"
         );
         let huge = format!("expr:{}", "-".repeat(100_000));
