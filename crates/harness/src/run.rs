@@ -115,6 +115,12 @@ pub fn run_seed(workload: &Workload, settings: &RunSettings, seed: u64) -> SeedR
         seed,
     );
     let result = run_arrival_sweep(&workload.cluster, &prepared, &settings.policy_spec);
+    for found in &result.non_finite_scores {
+        eprintln!(
+            "warning: seed {seed}: {} expression scores were NaN or ±∞ (NaN scores 0, ±∞ the ends of the scale); the first: {}",
+            found.count, found.first
+        );
+    }
     SeedRun {
         seed,
         prepared,

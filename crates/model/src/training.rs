@@ -245,7 +245,8 @@ pub enum Fidelity {
     /// L0: the clock only; GPU count and placement as in the trace.
     FrequencyOnly,
     /// L1: also the GPU count, in buddy sizes `{n/2, n, 2n} ∩ {1, 2, 4, 8}`; a task sharing
-    /// one GPU stays on it.
+    /// one GPU stays on it, and one whose trace count is no buddy size (3, 6, 16 GPUs) keeps
+    /// that count, as the arrival sweep places it.
     ElasticGpus,
 }
 
@@ -259,6 +260,11 @@ pub struct TrainingJob {
     /// It shares one GPU with others (`gpu_milli < 1000`): it never changes GPU count.
     pub shares_a_gpu: bool,
     pub iterations: f64,
+}
+
+/// A GPU count elastic jobs may take: 1, 2, 4 or 8.
+fn is_buddy_size(gpus: u8) -> bool {
+    matches!(gpus, 1 | 2 | 4 | 8)
 }
 
 impl TrainingJob {
@@ -288,9 +294,10 @@ impl TrainingJob {
         let counts: Vec<u8> = match fidelity {
             _ if self.shares_a_gpu => vec![1],
             Fidelity::FrequencyOnly => vec![self.trace_gpus],
+            Fidelity::ElasticGpus if !is_buddy_size(self.trace_gpus) => vec![self.trace_gpus],
             Fidelity::ElasticGpus => [self.trace_gpus / 2, self.trace_gpus, self.trace_gpus * 2]
                 .into_iter()
-                .filter(|n| matches!(n, 1 | 2 | 4 | 8))
+                .filter(|&n| is_buddy_size(n))
                 .collect(),
         };
         let min_frequency = self.dvfs.min_frequency();
@@ -390,6 +397,24 @@ mod tests {
                 s[2] / s[1] <= s[1] / s[0] && s[3] / s[2] <= s[2] / s[1],
                 "{class:?} {s:?}"
             );
+        }
+    }
+
+    /// A trace count that is no buddy size had no trace configuration at L1 (3 GPUs gave
+    /// only 1; 16 only 8), and the replay's job table panicked on it.
+    #[test]
+    fn a_job_of_any_gpu_count_keeps_its_trace_configuration() {
+        for gpus in [3u8, 5, 6, 7, 9, 16] {
+            let job = TrainingJob::from_trace(WorkloadClass::VggLike, v100(), gpus, 1000, 600.0);
+            for fidelity in [Fidelity::FrequencyOnly, Fidelity::ElasticGpus] {
+                let configurations = job.configurations(fidelity);
+                assert!(!configurations.is_empty());
+                assert!(
+                    configurations.iter().all(|c| c.gpus == gpus),
+                    "{gpus} {fidelity:?}"
+                );
+                assert!(configurations.contains(&Configuration::full_clock(gpus)));
+            }
         }
     }
 

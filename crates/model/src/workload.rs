@@ -2,11 +2,12 @@
 //! default built from published facts of the Alibaba trace (`workloads/openb-like/`).
 
 use std::io::Read;
+use std::num::IntErrorKind;
 use std::path::{Path, PathBuf};
 
 use crate::cluster::{Cluster, NodeType};
 use crate::error::{InputError, LineTracked, StreamLines};
-use crate::gpu::{known_models, GpuModel, GpuModelSet};
+use crate::gpu::{node_models, GpuModel, GpuModelSet};
 use crate::input_rules::{Adjustment, AdjustmentKind, AdjustmentLog, InputRules};
 use crate::power::CpuPowerProfile;
 use crate::task::Task;
@@ -140,9 +141,7 @@ impl Table {
         record: &csv::StringRecord,
         column: usize,
     ) -> Result<i64, InputError> {
-        let text = self.text(line, record, column)?;
-        text.parse::<i64>()
-            .map_err(|_| self.error(line, column, format!("expected an integer, found `{text}`")))
+        self.bounded(line, record, column, i64::MIN, i64::MAX)
     }
 
     fn bounded(
@@ -153,13 +152,21 @@ impl Table {
         min: i64,
         max: i64,
     ) -> Result<i64, InputError> {
-        let value = self.integer(line, record, column)?;
-        if value < min || value > max {
-            return Err(self.error(
+        let text = self.text(line, record, column)?;
+        let out_of_range = || {
+            self.error(
                 line,
                 column,
-                format!("{value} is out of range {min}..={max}"),
-            ));
+                format!("{text} is out of range {min}..={max}"),
+            )
+        };
+        let value = text.parse::<i64>().map_err(|e| match e.kind() {
+            // Digits, but more than 64 bits hold: out of range, not "not an integer".
+            IntErrorKind::PosOverflow | IntErrorKind::NegOverflow => out_of_range(),
+            _ => self.error(line, column, format!("expected an integer, found `{text}`")),
+        })?;
+        if value < min || value > max {
+            return Err(out_of_range());
         }
         Ok(value)
     }
@@ -247,13 +254,69 @@ impl NameCheck {
     }
 }
 
-/// One node row's type, shared by the openb node list and the embedded node-type table.
+/// The GPU models of a node list that no node may have (unknown, or without a power
+/// profile), each with its first line, so one error names them all. At most
+/// [`UnusableModels::LISTED`] are kept; the rest are only counted.
+#[derive(Default)]
+struct UnusableModels {
+    /// (model text, first line, why), in order of first appearance.
+    found: Vec<(String, u64, &'static str)>,
+    more: usize,
+}
+
+impl UnusableModels {
+    const LISTED: usize = 20;
+
+    fn record(&mut self, model: &str, line: u64, why: &'static str) {
+        if self.found.iter().any(|(m, _, _)| m == model) {
+            return;
+        }
+        if self.found.len() < Self::LISTED {
+            self.found.push((model.to_string(), line, why));
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// The error naming every one, located at the first; `None` when there are none.
+    fn error(&self, table: &Table, column: usize) -> Option<InputError> {
+        let choices = format!("a node's GPU model is one of {}", node_models());
+        let message = match &self.found[..] {
+            [] => return None,
+            [(model, _, UNKNOWN_MODEL)] if self.more == 0 => {
+                format!("unknown GPU model `{model}` ({choices})")
+            }
+            [(model, _, why)] if self.more == 0 => format!("GPU model {model} {why} ({choices})"),
+            found => {
+                let listed: Vec<String> = found
+                    .iter()
+                    .map(|(model, line, why)| format!("`{model}` (line {line}: {why})"))
+                    .collect();
+                let more = match self.more {
+                    0 => String::new(),
+                    more => format!(" and {more} more"),
+                };
+                format!(
+                    "GPU models no node may have, each at its first line: {}{more}; {choices}",
+                    listed.join(", ")
+                )
+            }
+        };
+        Some(table.error(self.found[0].1, column, message))
+    }
+}
+
+const UNKNOWN_MODEL: &str = "unknown";
+
+/// One node row's type, shared by the openb node list and the embedded node-type table;
+/// `None` when its GPU model is one no node may have (recorded in `unusable`).
 fn node_type_of(
     table: &Table,
     line: u64,
     record: &csv::StringRecord,
     columns: [usize; 4],
-) -> Result<NodeType, InputError> {
+    unusable: &mut UnusableModels,
+) -> Result<Option<NodeType>, InputError> {
     let [cpu, memory, gpus, model] = columns;
     let cpu_milli = table.bounded(line, record, cpu, 1, i64::from(u32::MAX))? as u32;
     let memory_mib = table.bounded(line, record, memory, 0, i64::MAX)? as u64;
@@ -262,16 +325,18 @@ fn node_type_of(
     let gpu_model = if model_text.is_empty() {
         None
     } else {
-        Some(GpuModel::parse(model_text).ok_or_else(|| {
-            table.error(
-                line,
-                model,
-                format!(
-                    "unknown GPU model `{model_text}` (known: {})",
-                    known_models()
-                ),
-            )
-        })?)
+        match GpuModel::parse(model_text) {
+            Some(model) if crate::power::gpu_power_profile(model).is_some() => Some(model),
+            Some(_) => {
+                let why = "has no power profile in the reference power model";
+                unusable.record(model_text, line, why);
+                return Ok(None);
+            }
+            None => {
+                unusable.record(model_text, line, UNKNOWN_MODEL);
+                return Ok(None);
+            }
+        }
     };
     if gpu_count > 0 && gpu_model.is_none() {
         return Err(table.error(line, model, "a node with GPUs needs a GPU model"));
@@ -283,21 +348,12 @@ fn node_type_of(
             format!("a node without GPUs (gpu 0) cannot have a GPU model, found `{model_text}`: set its GPU count or leave the model empty"),
         ));
     }
-    if let Some(model_name) = gpu_model {
-        if crate::power::gpu_power_profile(model_name).is_none() {
-            return Err(table.error(
-                line,
-                model,
-                format!("GPU model {model_name} has no power profile in the reference power model"),
-            ));
-        }
-    }
-    Ok(NodeType {
+    Ok(Some(NodeType {
         gpu_model,
         gpu_count,
         cpu_milli,
         memory_mib,
-    })
+    }))
 }
 
 fn build_cluster(
@@ -340,15 +396,18 @@ pub fn read_nodes_csv(
     ];
     let mut nodes: Vec<(String, NodeType)> = Vec::new();
     let mut names = NameCheck::default();
+    let mut unusable = UnusableModels::default();
     table.each_row(&mut reader, |line, record| {
         let node_name = table.text(line, record, name)?;
-        names.push(node_name, line);
-        nodes.push((
-            node_name.to_string(),
-            node_type_of(&table, line, record, columns)?,
-        ));
+        if let Some(node_type) = node_type_of(&table, line, record, columns, &mut unusable)? {
+            names.push(node_name, line);
+            nodes.push((node_name.to_string(), node_type));
+        }
         Ok(())
     })?;
+    if let Some(error) = unusable.error(&table, columns[3]) {
+        return Err(error);
+    }
     if let Some((node, first, second)) = names.first_duplicate(|i| nodes[i].0.as_str()) {
         return Err(table.error(
             second,
@@ -495,7 +554,8 @@ pub fn openb_like_cluster(profile: CpuPowerProfile) -> Cluster {
     let mut nodes = Vec::new();
     table
         .each_row(&mut reader, |line, record| {
-            let node_type = node_type_of(&table, line, record, columns)?;
+            let node_type = node_type_of(&table, line, record, columns, &mut Default::default())?
+                .expect("embedded models have power profiles");
             for _ in 0..table.integer(line, record, count)? {
                 nodes.push((format!("openb-like-node-{:04}", nodes.len()), node_type));
             }

@@ -30,6 +30,21 @@ fn a_non_integer_field_is_located() {
     );
 }
 
+/// A whole number too large for 64 bits is out of range, not "not an integer".
+#[test]
+fn an_integer_beyond_64_bits_is_out_of_range_and_located() {
+    assert_eq!(
+        task_error("a,1000,9223372036854775808,1,500,\n"),
+        "tasks.csv:2 (column `memory_mib`): 9223372036854775808 is out of range \
+         0..=9223372036854775807"
+    );
+    assert_eq!(
+        task_error("a,1000,10,1,-99999999999999999999,\n"),
+        "tasks.csv:2 (column `gpu_milli`): -99999999999999999999 is out of range \
+         -9223372036854775808..=9223372036854775807"
+    );
+}
+
 #[test]
 fn an_unknown_gpu_model_is_located() {
     let error = task_error("a,1000,10,1,500,T4|H100\n");
@@ -171,6 +186,27 @@ fn node_lists_are_validated() {
         .contains("no power profile"));
     let cluster = parse("n0,1000,10,0,\nn1,8000,10,2,T4\n").unwrap();
     assert_eq!(cluster.len(), 2);
+}
+
+/// A node list with several unusable GPU models named only the first, and listed G1 as
+/// known before refusing it: one error names each with its first line, and the models it
+/// offers are those a node may have.
+#[test]
+fn every_unusable_gpu_model_of_a_node_list_is_named_at_once() {
+    let error = parse_nodes_csv(
+        Path::new("nodes.csv"),
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,1000,10,1,T4\nn1,1000,10,2,X9\nn2,1000,10,1,G1\nn3,1000,10,1,X9\nn4,1000,10,4,H100\n".as_bytes(),
+        CpuPowerProfile::Reference,
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        error,
+        "nodes.csv:3 (column `model`): GPU models no node may have, each at its first line: \
+         `X9` (line 3: unknown), `G1` (line 4: has no power profile in the reference power \
+         model), `H100` (line 6: unknown); a node's GPU model is one of T4, A10, P100, \
+         V100M16, V100M32, A100, G2, G3"
+    );
 }
 
 /// Two rows of one name would make every output that names tasks or nodes ambiguous

@@ -5,7 +5,7 @@ use gapbench_model::{
     Cluster, ClusterMetrics, ClusterState, MetricsTracker, Placement, PreparedWorkload,
 };
 
-use crate::policy::ScoreContext;
+use crate::policy::{NonFiniteScores, ScoreContext};
 use crate::scheduler::Scheduler;
 use crate::spec::PolicySpec;
 
@@ -30,6 +30,9 @@ pub struct SweepResult {
     pub final_state: ClusterState,
     /// Node scores computed, for throughput figures.
     pub node_scores: u64,
+    /// Scores of expressions that were NaN or ±∞, one entry per such expression (empty
+    /// for native policies and well-behaved expressions).
+    pub non_finite_scores: Vec<NonFiniteScores>,
 }
 
 impl SweepResult {
@@ -94,5 +97,6 @@ pub fn run_arrival_sweep_with(
         records,
         final_state: state,
         node_scores: scheduler.node_scores,
+        non_finite_scores: scheduler.non_finite_scores(),
     }
 }

@@ -16,7 +16,7 @@ pub mod spec;
 pub use engine::{run_arrival_sweep, run_arrival_sweep_with, EventRecord, SweepResult};
 pub use expr::{ExprScale, ScoreExpr};
 pub use policies::new_policy;
-pub use policy::{GpuSelection, Normalization, Policy, ScoreContext};
+pub use policy::{GpuSelection, NonFiniteScores, Normalization, Policy, ScoreContext};
 pub use registry::{markdown_table as policies_markdown, policy_help};
 pub use scheduler::Scheduler;
 pub use spec::{PolicyKind, PolicyRef, PolicySpec};

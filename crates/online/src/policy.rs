@@ -64,6 +64,27 @@ pub trait Policy: Send {
 
     /// The raw score of a feasible node.
     fn score(&self, ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> i64;
+
+    /// Scores that came out NaN or ±∞ so far (only score expressions can; `None` when none).
+    fn non_finite_scores(&self) -> Option<NonFiniteScores> {
+        None
+    }
+}
+
+/// Scores of one policy that came out NaN or ±∞ (e.g. `expr:1 / idle_gpus` on a node with no
+/// idle GPU), reported by the arrival sweep.
+///
+/// Counted and reported rather than an error: such a value is a property of one node for
+/// one task, not of the spec (constant ones are refused when the spec is parsed), and
+/// stopping a long sweep at the first would throw the run away. The score keeps its
+/// documented value (NaN → 0, ±∞ → the ends of the scale) and the run says how often and
+/// where first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NonFiniteScores {
+    /// Evaluations that were not finite (a memoised score is evaluated once).
+    pub count: u64,
+    /// The first, e.g. "expr:1 / idle_gpus gave inf for task `t-7` on node `n-3`".
+    pub first: String,
 }
 
 /// A node state after a hypothetical placement: free CPU and free milli per device.

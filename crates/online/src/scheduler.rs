@@ -5,7 +5,7 @@ use gapbench_model::rng::SimRng;
 use gapbench_model::{Cluster, ClusterState, NodeId, Placement, Task};
 
 use crate::memo::{ScoreMemo, ShapeIndex, StateIndex};
-use crate::policy::{GpuSelection, Normalization, Policy, ScoreContext};
+use crate::policy::{GpuSelection, NonFiniteScores, Normalization, Policy, ScoreContext};
 use crate::selection::select_devices;
 use crate::spec::{PolicyRef, PolicySpec};
 
@@ -69,6 +69,14 @@ impl Scheduler {
             total: Vec::with_capacity(cluster.len()),
             node_scores: 0,
         }
+    }
+
+    /// Each expression's scores so far that were NaN or ±∞, in spec order (empty when none).
+    pub fn non_finite_scores(&self) -> Vec<NonFiniteScores> {
+        self.policies
+            .iter()
+            .filter_map(|p| p.policy.non_finite_scores())
+            .collect()
     }
 
     /// Must be called after every change of a node's state (bind or release).

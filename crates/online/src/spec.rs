@@ -4,7 +4,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::expr::{ExprScale, ScoreExpr};
+use sha2::{Digest, Sha256};
+
+use crate::expr::{excerpt, ExprScale, ScoreExpr};
 use crate::policy::Policy;
 
 pub use crate::policies::PolicyKind;
@@ -14,6 +16,10 @@ pub const SOLO_WEIGHT: u32 = 1000;
 
 /// The largest weight a term may have.
 pub const MAX_WEIGHT: u32 = 1_000_000;
+
+/// How a mix's weights work, for errors about them.
+const WEIGHTS_ARE: &str = "weights are whole numbers, relative to each other: \
+    pwr:300,fgd:700 = 0.3 × PWR + 0.7 × FGD";
 
 /// One scoring plugin of a spec: a native policy or a score expression.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -40,31 +46,33 @@ impl PolicyRef {
         }
     }
 
-    /// A file-safe name: the policy's name, or `expr-<hash>` (`exprraw-<hash>`) of the
-    /// expression text.
+    /// A file-safe name: the policy's name, or `expr-<key>` (`exprraw-<key>`) of the
+    /// expression text, [`expression_key`].
     pub fn slug(&self) -> String {
         match self {
             PolicyRef::Native(kind) => kind.name().to_string(),
             PolicyRef::Expr(expr) => {
                 let prefix = expr.scale().keyword().replace('-', "");
-                format!("{prefix}-{:08x}", fnv1a(expr.source()) as u32)
+                format!("{prefix}-{}", expression_key(expr.source()))
             }
         }
     }
 }
-
 impl From<PolicyKind> for PolicyRef {
     fn from(kind: PolicyKind) -> Self {
         PolicyRef::Native(kind)
     }
 }
 
-/// FNV-1a, 64 bits: a hash that never changes between builds or platforms (file names
-/// depend on it).
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// The key of an expression's text in file names: the first 128 bits of its SHA-256, in
+/// hex. Cell and export folders are named by it, so two expressions must never share one (a
+/// 32-bit hash did: `35286 - idle_gpus` and `idle_gpus + 8143` overwrote each other's
+/// files); it never changes between builds or platforms.
+fn expression_key(source: &str) -> String {
+    Sha256::digest(source.as_bytes())[..16]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// A weighted combination of score plugins: total score = Σ weight · normalised score.
@@ -142,7 +150,7 @@ fn parse_weight(term: &str, weight: &str) -> Result<u32, String> {
         Err(_) if whole => u32::MAX,
         Err(_) => {
             return Err(format!(
-                "policy `{term}`: weight `{text}` is not a whole number"
+                "policy `{term}`: weight `{text}` is not a whole number ({WEIGHTS_ARE})"
             ))
         }
     };
@@ -159,17 +167,18 @@ fn parse_weight(term: &str, weight: &str) -> Result<u32, String> {
 
 /// Parses one expression term at the start of `text` (which starts with its keyword);
 /// returns it and the text after it.
-fn expression_term(text: &str) -> Result<((PolicyRef, u32), &str), String> {
+fn expression_term(text: &str) -> Result<((PolicyRef, Option<u32>), &str), String> {
     let (scale, rest) = expression_keyword(text).expect("called on an expression term");
     let keyword = scale.keyword();
     let compile = |source: &str| {
+        let source = source.trim();
         ScoreExpr::parse(source, scale)
             .map(PolicyRef::Expr)
-            .map_err(|e| format!("expression `{}`: {e}", source.trim()))
+            .map_err(|e| format!("expression `{}`: {e}", excerpt(source, e.column)))
     };
     if let Some(source) = rest.strip_prefix(':') {
-        // `expr:EXPR` runs to the end of the spec, weight 1000.
-        return Ok(((compile(source)?, SOLO_WEIGHT), ""));
+        // `expr:EXPR` runs to the end of the spec, without a weight.
+        return Ok(((compile(source)?, None), ""));
     }
     // `expr{EXPR}` with an optional `:WEIGHT`.
     let mut depth = 0usize;
@@ -198,14 +207,14 @@ fn expression_term(text: &str) -> Result<((PolicyRef, u32), &str), String> {
             None => {
                 return Err(format!(
                     "unexpected `{}` after `{keyword}{{…}}` (a weight is written `:800`)",
-                    after.trim()
+                    excerpt(after.trim(), 1)
                 ))
             }
         },
     };
     let weight = match weight_text {
-        Some(weight) => parse_weight(&format!("{keyword}{{…}}"), weight)?,
-        None => SOLO_WEIGHT,
+        Some(weight) => Some(parse_weight(&format!("{keyword}{{…}}"), weight)?),
+        None => None,
     };
     Ok(((policy, weight), after))
 }
@@ -213,11 +222,13 @@ fn expression_term(text: &str) -> Result<((PolicyRef, u32), &str), String> {
 impl FromStr for PolicySpec {
     type Err = String;
 
-    /// `NAME`, `NAME:WEIGHT,NAME:WEIGHT,…`, `expr:EXPR` (the rest of the text, weight
-    /// 1000), or `expr{EXPR}[:WEIGHT]` as a term of a mix (`expr-raw` likewise).
+    /// `NAME`, `NAME:WEIGHT,NAME:WEIGHT,…`, `expr:EXPR` (the rest of the text), or
+    /// `expr{EXPR}:WEIGHT` as a term of a mix (`expr-raw` likewise). A policy alone needs
+    /// no weight (it is 1000, [`SOLO_WEIGHT`]); every term of a mix needs one: a silent 1000
+    /// beside `pwr:200` would outweigh it fivefold.
     fn from_str(text: &str) -> Result<Self, String> {
         let known = PolicyKind::names();
-        let mut terms: Vec<(PolicyRef, u32)> = Vec::new();
+        let mut terms: Vec<(PolicyRef, Option<u32>)> = Vec::new();
         let mut rest = text;
         while !rest.trim().is_empty() {
             let trimmed = rest.trim_start();
@@ -231,13 +242,13 @@ impl FromStr for PolicySpec {
                     continue;
                 }
                 let (name, weight) = match term.split_once(':') {
-                    Some((name, weight)) => (name, parse_weight(term, weight)?),
-                    None => (term, SOLO_WEIGHT),
+                    Some((name, weight)) => (name, Some(parse_weight(term, weight)?)),
+                    None => (term, None),
                 };
                 let kind = PolicyKind::parse(name).ok_or_else(|| {
                     format!(
                         "unknown policy `{}` (known: {known}; or an expression `expr:…`)",
-                        name.trim()
+                        excerpt(name.trim(), 1)
                     )
                 })?;
                 ((PolicyRef::Native(kind), weight), after)
@@ -245,17 +256,43 @@ impl FromStr for PolicySpec {
             if terms.iter().any(|(p, _)| *p == term.0) {
                 let name = match &term.0 {
                     PolicyRef::Native(kind) => kind.name().to_string(),
-                    PolicyRef::Expr(expr) => format!("{expr:?}"),
+                    PolicyRef::Expr(expr) => excerpt(&format!("{expr:?}"), 1),
                 };
-                return Err(format!("policy `{name}` appears twice in `{text}`"));
+                return Err(format!(
+                    "policy `{name}` appears twice in `{}`",
+                    excerpt(text, 1)
+                ));
             }
             terms.push(term);
             rest = after;
         }
-        if terms.is_empty() {
-            return Err(format!("empty policy spec (known policies: {known})"));
+        match &terms[..] {
+            [] => Err(format!("empty policy spec (known policies: {known})")),
+            [(policy, weight)] => Ok(PolicySpec {
+                terms: vec![(policy.clone(), weight.unwrap_or(SOLO_WEIGHT))],
+            }),
+            _ => {
+                let terms = terms
+                    .into_iter()
+                    .map(|(policy, weight)| match weight {
+                        Some(weight) => Ok((policy, weight)),
+                        None => Err(policy),
+                    })
+                    .collect::<Result<Vec<_>, PolicyRef>>()
+                    .map_err(|policy| {
+                        let written = match &policy {
+                            PolicyRef::Native(kind) => format!("`{}:500`", kind.name()),
+                            PolicyRef::Expr(expr) => {
+                                format!("`{}{{…}}:500`", expr.scale().keyword())
+                            }
+                        };
+                        format!(
+                            "every policy of a mix needs a weight, e.g. {written} ({WEIGHTS_ARE})"
+                        )
+                    })?;
+                Ok(PolicySpec { terms })
+            }
         }
-        Ok(PolicySpec { terms })
     }
 }
 
@@ -285,8 +322,8 @@ mod tests {
     fn parses_expressions_alone_and_in_mixes() {
         let solo: PolicySpec = "expr: max(gpu_free_after_milli, 1) / 80 ".parse().unwrap();
         assert_eq!(solo.to_string(), "expr:max(gpu_free_after_milli, 1) / 80");
-        assert!(solo.slug().starts_with("expr-") && solo.slug().len() == 13);
-        let mix: PolicySpec = "pwr:200, expr-raw{if(idle_gpus > 0, 100, 0)}:800, fgd"
+        assert!(solo.slug().starts_with("expr-") && solo.slug().len() == 5 + 32);
+        let mix: PolicySpec = "pwr:200, expr-raw{if(idle_gpus > 0, 100, 0)}:800, fgd:1000"
             .parse()
             .unwrap();
         assert_eq!(mix.terms.len(), 3);
@@ -296,13 +333,39 @@ mod tests {
             mix.to_string(),
             "pwr:200,expr-raw{if(idle_gpus > 0, 100, 0)}:800,fgd:1000"
         );
-        let tail: PolicySpec = "pwr:200,expr:min(idle_gpus, 2)".parse().unwrap();
+        let tail: PolicySpec = "pwr:200,expr{min(idle_gpus, 2)}:1000".parse().unwrap();
         assert_eq!(tail.terms[1].1, SOLO_WEIGHT);
         assert!(tail.slug().starts_with("pwr200-expr-") && tail.slug().ends_with("w1000"));
+        // Alone, a policy or an expression needs no weight.
+        let weighted: PolicySpec = "expr{idle_gpus}".parse().unwrap();
+        assert_eq!(weighted.terms[0].1, SOLO_WEIGHT);
         // Every spec reads back from its own text.
         for spec in [solo, mix, tail] {
             assert_eq!(spec.to_string().parse::<PolicySpec>().unwrap(), spec);
         }
+    }
+
+    /// Two expressions whose 32-bit FNV hashes collided (`expr-3bee0c10`) shared one cell
+    /// folder, so one run silently overwrote the other's files.
+    #[test]
+    fn expressions_with_colliding_short_hashes_get_distinct_slugs() {
+        let slug = |text: &str| text.parse::<PolicySpec>().unwrap().slug();
+        let (a, b) = (
+            slug("expr:35286 - idle_gpus"),
+            slug("expr:idle_gpus + 8143"),
+        );
+        assert_ne!(a, b);
+        for slug in [&a, &b] {
+            let hex = slug.strip_prefix("expr-").unwrap();
+            assert_eq!(hex.len(), 32, "128 bits of SHA-256: {slug}");
+            assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()), "{slug}");
+        }
+        // The key never changes between builds: SHA-256 of `idle_gpus`, first 16 bytes.
+        assert_eq!(
+            slug("expr:idle_gpus"),
+            "expr-c15ddf1243501c202dba94e9cc84c3ee"
+        );
+        assert!(slug("expr-raw:idle_gpus").starts_with("exprraw-c15ddf12"));
     }
 
     #[test]
@@ -332,5 +395,53 @@ mod tests {
         }
         assert!(error("pwr:1000001").contains("is too large (at most 1000000)"));
         assert!(error("pwr:-3").contains("not a whole number"));
+        // Weights are whole and relative, and the error says how they scale.
+        assert!(error("pwr:0.3,fgd:0.7").contains("pwr:300,fgd:700 = 0.3 × PWR + 0.7 × FGD"));
+    }
+
+    /// A term of a mix without a weight silently got 1000 (`pwr:200,expr:…` weighed the
+    /// expression five times PWR).
+    #[test]
+    fn every_term_of_a_mix_needs_a_weight() {
+        let error = |text: &str| text.parse::<PolicySpec>().unwrap_err();
+        for (text, example) in [
+            ("pwr:200,expr:idle_gpus", "`expr{…}:500`"),
+            ("pwr:200,expr-raw{idle_gpus}", "`expr-raw{…}:500`"),
+            ("pwr:200,fgd", "`fgd:500`"),
+            ("bestfit,expr{idle_gpus}:3", "`bestfit:500`"),
+        ] {
+            let message = error(text);
+            assert!(
+                message.contains(&format!(
+                    "every policy of a mix needs a weight, e.g. {example}"
+                )),
+                "{text}: {message}"
+            );
+            assert!(message.contains("relative"), "{message}");
+        }
+    }
+
+    /// Errors echoed the whole expression (100 KB for a 100 KB expression): they show 80
+    /// characters around the error.
+    #[test]
+    fn errors_show_only_the_text_around_the_fault() {
+        let long = format!("expr:{})", "idle_gpus + ".repeat(100));
+        let message = long.parse::<PolicySpec>().unwrap_err();
+        assert!(message.len() < 400, "{} bytes", message.len());
+        // The last 80 of 1,201 characters, where the fault is.
+        let tail = format!(
+            "…gpus + {}idle_gpus + )`: column 1201:",
+            "idle_gpus + ".repeat(5)
+        );
+        assert!(
+            message.starts_with(&format!("expression `{tail}")),
+            "{message}"
+        );
+        let huge = format!("expr:{}", "-".repeat(100_000));
+        assert!(huge.parse::<PolicySpec>().unwrap_err().len() < 400);
+        let twice = format!("expr{{{0}0}}:1,expr{{{0}0}}:2", "idle_gpus + ".repeat(150));
+        assert!(twice.parse::<PolicySpec>().unwrap_err().len() < 400);
+        let name = "x".repeat(100_000);
+        assert!(name.parse::<PolicySpec>().unwrap_err().len() < 600);
     }
 }

@@ -186,3 +186,56 @@ fn features_have_their_hand_computed_values() {
     assert!(!memo("mem_free_mib"));
     assert!(!memo("task_mem_mib"));
 }
+
+/// An expression that is NaN or ±∞ on some node (here every CPU-only node has no idle GPU)
+/// ran silently, NaN scored as 0: the sweep now counts such scores and names the first.
+#[test]
+fn non_finite_scores_are_counted_and_the_first_is_named() {
+    let cpu_only = NodeType {
+        gpu_model: None,
+        gpu_count: 0,
+        cpu_milli: 64_000,
+        memory_mib: 1 << 18,
+    };
+    let cluster = Cluster::new(
+        (0..3).map(|i| (format!("n{i}"), cpu_only)),
+        CpuPowerProfile::Reference,
+    )
+    .unwrap();
+    let tasks: Vec<Task> = (0..4)
+        .map(|i| Task::new(format!("t{i}"), 1000 * (i + 1), 1024, 0, 0))
+        .collect();
+    let prepared = prepare(
+        &tasks,
+        &cluster,
+        TaskOrder::Shuffled,
+        None,
+        NodeOrder::Random,
+        7,
+    );
+    let sweep = |spec: &str| run_arrival_sweep(&cluster, &prepared, &spec.parse().unwrap());
+    for (spec, value) in [
+        ("expr:100 / idle_gpus", "inf"),
+        (
+            "pwr:100,expr{idle_gpus / idle_gpus - cpu_free_milli}:300",
+            "NaN",
+        ),
+    ] {
+        let result = sweep(spec);
+        assert_eq!(result.non_finite_scores.len(), 1, "{spec}");
+        let found = &result.non_finite_scores[0];
+        // Each task has a shape of its own and three feasible nodes: at least one
+        // evaluation each (memoisation shares one among nodes in the same state).
+        assert!(found.count >= 4, "{spec}: {found:?}");
+        let text = &found.first;
+        assert!(
+            text.contains(&format!(" gave {value} for task `t")),
+            "{text}"
+        );
+        assert!(text.contains("on node `n"), "{text}");
+        assert!(text.starts_with("expr:"), "{text}");
+    }
+    assert!(sweep("expr:100 / (idle_gpus + 1)")
+        .non_finite_scores
+        .is_empty());
+}

@@ -83,7 +83,8 @@ fn steps(options: &[JobOption]) -> Vec<Steps> {
                     .min_by(|a, b| a.1.config.frequency.total_cmp(&b.1.config.frequency))
                     .map(|(k, _)| k),
                 more_gpus: options.iter().position(|o| {
-                    o.config.gpus == current.gpus * 2 && o.config.frequency == current.frequency
+                    u16::from(o.config.gpus) == 2 * u16::from(current.gpus)
+                        && o.config.frequency == current.frequency
                 }),
             }
         })
@@ -219,7 +220,7 @@ impl JobTable {
             let trace_option = options
                 .iter()
                 .position(|o| o.config.gpus == training.trace_gpus && o.config.frequency == 1.0)
-                .expect("the trace configuration is always allowed");
+                .expect("every fidelity allows the trace configuration (training.rs)");
             let frugal_option = (0..options.len())
                 .min_by(|&a, &b| {
                     options[a]

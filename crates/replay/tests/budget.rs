@@ -296,3 +296,59 @@ fn budgeted_replays_are_deterministic() {
     };
     assert!(once() == once());
 }
+
+/// Tasks of 3, 5, 6, 7, 9 and 16 GPUs (Alibaba's newer traces have such requests) panicked
+/// the job table at elastic fidelity: their trace configuration is no buddy size, so it was
+/// not among the allowed ones. They keep their own GPU count, as the arrival sweep places
+/// them; the 9- and 16-GPU tasks fit no 8-GPU node and fail with that reason.
+#[test]
+fn tasks_of_any_gpu_count_replay_and_those_that_fit_no_node_fail_with_a_reason() {
+    let cluster = cluster(&[node_type(8, 96); 2]);
+    let counts = [3u8, 5, 6, 7, 9, 16];
+    let tasks = counts
+        .iter()
+        .enumerate()
+        .map(|(i, &gpus)| {
+            let arrival = 100.0 * i as f64;
+            let name = format!("job-{gpus}");
+            timed(&name, 4000, gpus, 1000, Qos::BestEffort, arrival, 600.0)
+        })
+        .collect();
+    let workload = workload(tasks);
+    for fidelity in [Fidelity::FrequencyOnly, Fidelity::ElasticGpus] {
+        let jobs = table(&cluster, &workload, fidelity);
+        assert_eq!(jobs.jobs().len(), counts.len());
+        for job in jobs.jobs() {
+            let gpus = workload.tasks[job.task as usize].task.gpu_count;
+            assert_eq!(job.options[job.trace_option].config.gpus, gpus);
+        }
+        let policies: [Box<dyn TimePolicy>; 3] = [
+            Box::new(ClockFifo::new(ClockRule::Full)),
+            Box::new(PowerFlowStyle::default()),
+            gapbench_replay::policies::time_policy("fgd", &cluster).unwrap(),
+        ];
+        for mut policy in policies {
+            let result = run(
+                &cluster,
+                &workload,
+                &mut *policy,
+                &options(Budget::Unlimited, fidelity),
+            );
+            assert!(result.violations.is_empty(), "{}", result.policy);
+            for record in &result.tasks {
+                let gpus: u8 = record.name["job-".len()..].parse().unwrap();
+                if gpus > 8 {
+                    let failure = record.failure.expect("fits no node").label();
+                    assert_eq!(failure, "never_fits:gpu_count", "{}", record.name);
+                } else {
+                    assert!(
+                        record.jct_s().is_some(),
+                        "{} {}",
+                        result.policy,
+                        record.name
+                    );
+                }
+            }
+        }
+    }
+}

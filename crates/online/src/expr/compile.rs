@@ -66,6 +66,26 @@ fn depth(ast: &Ast) -> usize {
     }
 }
 
+/// Refuses what would make every score NaN or ±∞ whatever the node: a constant part that is
+/// not a finite number (`ln(0)`, `0 / 0`, `10 ^ 400`) or a division by a constant zero.
+/// Column 1: folding has merged the constant parts, so no one column is to blame.
+fn check_finite(ast: &Ast) -> Result<(), ExprError> {
+    let refuse = |message: String| Err(ExprError { column: 1, message });
+    match ast {
+        Ast::Num(v) if !v.is_finite() => refuse(format!(
+            "a constant part of the expression is not a finite number ({v}), e.g. `ln(0)`, \
+             `0 / 0`, `sqrt(-1)`"
+        )),
+        Ast::Num(_) | Ast::Feature(_) => Ok(()),
+        Ast::Binary(Bin::Div | Bin::Rem, _, divisor) if **divisor == Ast::Num(0.0) => {
+            refuse("division by zero: the divisor is a constant 0".to_string())
+        }
+        Ast::Unary(_, a) => check_finite(a),
+        Ast::Binary(_, a, b) => check_finite(a).and(check_finite(b)),
+        Ast::If(c, a, b) => check_finite(c).and(check_finite(a)).and(check_finite(b)),
+    }
+}
+
 fn features_of(ast: &Ast, found: &mut Vec<Feature>) {
     match ast {
         Ast::Num(_) => {}
@@ -156,6 +176,7 @@ impl Program {
                 ),
             });
         }
+        check_finite(&ast)?;
         let mut features = Vec::new();
         features_of(&ast, &mut features);
         features.sort_unstable();
@@ -281,6 +302,30 @@ mod tests {
             fold(parse("if(1 > 2, idle_gpus, 4)").unwrap()),
             Ast::Num(4.0)
         );
+    }
+
+    /// `ln(0)`, `1 / 0` and the like ran silently with NaN or ±∞ scores.
+    #[test]
+    fn non_finite_constants_and_division_by_zero_are_refused() {
+        let error = |text: &str| Program::compile(parse(text).unwrap()).unwrap_err().message;
+        for text in [
+            "ln(0)",
+            "idle_gpus + ln(0)",
+            "0 / 0",
+            "sqrt(-1) * idle_gpus",
+            "10 ^ 400",
+        ] {
+            assert!(
+                error(text).contains("not a finite number"),
+                "{text}: {}",
+                error(text)
+            );
+        }
+        for text in ["idle_gpus / 0", "idle_gpus % (1 - 1)"] {
+            let message = error(text);
+            assert!(message.contains("division by zero"), "{text}: {message}");
+        }
+        assert!(Program::compile(parse("idle_gpus / 2 + ln(1)").unwrap()).is_ok());
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod compile;
 pub mod features;
 pub mod parse;
 
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -16,9 +17,9 @@ use gapbench_model::{NodeId, Task};
 
 pub use compile::Program;
 pub use features::{Feature, FeatureInfo, FEATURES};
-pub use parse::{ExprError, FUNCTIONS};
+pub use parse::{excerpt, ExprError, FUNCTIONS};
 
-use crate::policy::{Normalization, Policy, ScoreContext};
+use crate::policy::{NonFiniteScores, Normalization, Policy, ScoreContext};
 use features::Env;
 
 /// How an expression's values become the 0–100 scores the scheduler weighs.
@@ -108,6 +109,8 @@ impl ScoreExpr {
         Box::new(ExprPolicy {
             expr: self.clone(),
             range: score_range(self.scale),
+            non_finite: Cell::new(0),
+            first_non_finite: RefCell::new(None),
         })
     }
 }
@@ -152,6 +155,9 @@ fn score_of(value: f64, (low, high): (i64, i64)) -> i64 {
 struct ExprPolicy {
     expr: ScoreExpr,
     range: (i64, i64),
+    /// Values that were NaN or ±∞, and the first of them ([`NonFiniteScores`]).
+    non_finite: Cell<u64>,
+    first_non_finite: RefCell<Option<String>>,
 }
 
 impl Policy for ExprPolicy {
@@ -167,7 +173,28 @@ impl Policy for ExprPolicy {
     }
 
     fn score(&self, ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> i64 {
-        score_of(self.expr.value(ctx, node, task), self.range)
+        let value = self.expr.value(ctx, node, task);
+        if !value.is_finite() {
+            self.non_finite.set(self.non_finite.get() + 1);
+            self.first_non_finite.borrow_mut().get_or_insert_with(|| {
+                format!(
+                    "{}:{} gave {value} for task `{}` on node `{}`",
+                    self.expr.scale.keyword(),
+                    excerpt(&self.expr.source, 1),
+                    task.name,
+                    ctx.cluster.nodes[node as usize].name
+                )
+            });
+        }
+        score_of(value, self.range)
+    }
+
+    fn non_finite_scores(&self) -> Option<NonFiniteScores> {
+        let first = self.first_non_finite.borrow().clone()?;
+        Some(NonFiniteScores {
+            count: self.non_finite.get(),
+            first,
+        })
     }
 }
 

@@ -197,6 +197,12 @@ fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ExprError> {
                 column,
                 message: format!("`{literal}` is not a number"),
             })?;
+            if value.is_infinite() {
+                return Err(ExprError {
+                    column,
+                    message: format!("`{literal}` is too large for a number (at most ~1.8e308)"),
+                });
+            }
             tokens.push((Token::Num(value), column));
         } else if c.is_ascii_alphabetic() || c == '_' {
             let start = i;
@@ -229,12 +235,50 @@ fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ExprError> {
 struct Parser {
     tokens: Vec<(Token, usize)>,
     at: usize,
-    /// Open parentheses and calls around the current token.
+    /// Nesting constructs open around the current token: parentheses, calls, unary
+    /// operators and `^` exponents (parsing recurses on each).
     nesting: usize,
 }
 
-/// The most parentheses and calls one inside another (parsing recurses on each).
+/// The most nesting constructs one inside another.
 const MAX_NESTING: usize = 64;
+
+/// The deepest syntax tree parsed. Folding, checking and dropping a tree recurse once per
+/// level, so a deeper one (50,000 `+` terms) would overflow the stack; constant parts fold
+/// away before compiling's tighter [`super::compile::MAX_DEPTH`] applies.
+pub const MAX_TREE_DEPTH: usize = 1024;
+
+/// A syntax tree and its depth, as the parser builds it.
+struct Tree {
+    ast: Ast,
+    depth: usize,
+}
+
+impl Tree {
+    fn leaf(ast: Ast) -> Tree {
+        Tree { ast, depth: 1 }
+    }
+}
+
+/// `text` cut to at most 80 characters around the 1-based `column`, with `…` where cut: an
+/// error about a 100 KB expression shows where, not all of it.
+pub fn excerpt(text: &str, column: usize) -> String {
+    const WIDTH: usize = 80;
+    let length = text.chars().count();
+    if length <= WIDTH {
+        return text.to_string();
+    }
+    let start = column.saturating_sub(1 + WIDTH / 2).min(length - WIDTH);
+    let end = start + WIDTH;
+    let mut cut: String = text.chars().skip(start).take(WIDTH).collect();
+    if start > 0 {
+        cut.insert(0, '…');
+    }
+    if end < length {
+        cut.push('…');
+    }
+    cut
+}
 
 /// Parses `text` into a syntax tree; names are resolved to features and constants here.
 pub fn parse(text: &str) -> Result<Ast, ExprError> {
@@ -246,12 +290,12 @@ pub fn parse(text: &str) -> Result<Ast, ExprError> {
     if parser.peek() == &Token::End {
         return Err(parser.error("empty expression"));
     }
-    let ast = parser.or()?;
+    let tree = parser.or()?;
     if parser.peek() != &Token::End {
         let found = parser.describe();
         return Err(parser.error(&format!("unexpected {found} after a complete expression")));
     }
-    Ok(ast)
+    Ok(tree.ast)
 }
 
 impl Parser {
@@ -310,29 +354,57 @@ impl Parser {
         self.nesting += 1;
         if self.nesting > MAX_NESTING {
             return Err(self.error(&format!(
-                "more than {MAX_NESTING} parentheses or calls one inside another"
+                "expression too long or too deeply nested: more than {MAX_NESTING} \
+                 parentheses, calls, unary operators or exponents one inside another"
             )));
         }
         Ok(())
     }
 
-    fn or(&mut self) -> Result<Ast, ExprError> {
+    /// `tree`, unless it is deeper than [`MAX_TREE_DEPTH`].
+    fn bounded(&self, tree: Tree) -> Result<Tree, ExprError> {
+        if tree.depth > MAX_TREE_DEPTH {
+            return Err(self.error(&format!(
+                "expression too long or too deeply nested: more than {MAX_TREE_DEPTH} \
+                 operations one inside another"
+            )));
+        }
+        Ok(tree)
+    }
+
+    fn unary_node(&self, op: Un, inner: Tree) -> Result<Tree, ExprError> {
+        self.bounded(Tree {
+            depth: inner.depth + 1,
+            ast: Ast::Unary(op, Box::new(inner.ast)),
+        })
+    }
+
+    fn binary_node(&self, op: Bin, left: Tree, right: Tree) -> Result<Tree, ExprError> {
+        self.bounded(Tree {
+            depth: left.depth.max(right.depth) + 1,
+            ast: Ast::Binary(op, Box::new(left.ast), Box::new(right.ast)),
+        })
+    }
+
+    fn or(&mut self) -> Result<Tree, ExprError> {
         let mut left = self.and()?;
         while self.eat_word("or") {
-            left = Ast::Binary(Bin::Or, Box::new(left), Box::new(self.and()?));
+            let right = self.and()?;
+            left = self.binary_node(Bin::Or, left, right)?;
         }
         Ok(left)
     }
 
-    fn and(&mut self) -> Result<Ast, ExprError> {
+    fn and(&mut self) -> Result<Tree, ExprError> {
         let mut left = self.comparison()?;
         while self.eat_word("and") {
-            left = Ast::Binary(Bin::And, Box::new(left), Box::new(self.comparison()?));
+            let right = self.comparison()?;
+            left = self.binary_node(Bin::And, left, right)?;
         }
         Ok(left)
     }
 
-    fn comparison(&mut self) -> Result<Ast, ExprError> {
+    fn comparison(&mut self) -> Result<Tree, ExprError> {
         let left = self.sum()?;
         let op = match self.peek() {
             Token::Sym("==") => Bin::Eq,
@@ -351,10 +423,10 @@ impl Parser {
         ) {
             return Err(self.error("comparisons do not chain: write `a < b and b < c`"));
         }
-        Ok(Ast::Binary(op, Box::new(left), Box::new(right)))
+        self.binary_node(op, left, right)
     }
 
-    fn sum(&mut self) -> Result<Ast, ExprError> {
+    fn sum(&mut self) -> Result<Tree, ExprError> {
         let mut left = self.product()?;
         loop {
             let op = if self.eat_sym("+") {
@@ -364,11 +436,12 @@ impl Parser {
             } else {
                 return Ok(left);
             };
-            left = Ast::Binary(op, Box::new(left), Box::new(self.product()?));
+            let right = self.product()?;
+            left = self.binary_node(op, left, right)?;
         }
     }
 
-    fn product(&mut self) -> Result<Ast, ExprError> {
+    fn product(&mut self) -> Result<Tree, ExprError> {
         let mut left = self.unary()?;
         loop {
             let op = if self.eat_sym("*") {
@@ -380,34 +453,40 @@ impl Parser {
             } else {
                 return Ok(left);
             };
-            left = Ast::Binary(op, Box::new(left), Box::new(self.unary()?));
+            let right = self.unary()?;
+            left = self.binary_node(op, left, right)?;
         }
     }
 
-    fn unary(&mut self) -> Result<Ast, ExprError> {
-        if self.eat_sym("-") {
-            return Ok(Ast::Unary(Un::Neg, Box::new(self.unary()?)));
-        }
-        if self.eat_word("not") {
-            return Ok(Ast::Unary(Un::Not, Box::new(self.unary()?)));
+    /// A unary operator or a `^` exponent recurses: each counts as nesting.
+    fn nested_unary(&mut self) -> Result<Tree, ExprError> {
+        self.enter()?;
+        let inner = self.unary();
+        self.nesting -= 1;
+        inner
+    }
+
+    fn unary(&mut self) -> Result<Tree, ExprError> {
+        for (word, op) in [("-", Un::Neg), ("not", Un::Not)] {
+            if self.eat_sym(word) || self.eat_word(word) {
+                let inner = self.nested_unary()?;
+                return self.unary_node(op, inner);
+            }
         }
         let base = self.atom()?;
         if self.eat_sym("^") {
-            return Ok(Ast::Binary(
-                Bin::Pow,
-                Box::new(base),
-                Box::new(self.unary()?),
-            ));
+            let exponent = self.nested_unary()?;
+            return self.binary_node(Bin::Pow, base, exponent);
         }
         Ok(base)
     }
 
-    fn atom(&mut self) -> Result<Ast, ExprError> {
+    fn atom(&mut self) -> Result<Tree, ExprError> {
         let column = self.column();
         match self.peek().clone() {
             Token::Num(value) => {
                 self.at += 1;
-                Ok(Ast::Num(value))
+                Ok(Tree::leaf(Ast::Num(value)))
             }
             Token::Sym("(") => {
                 self.at += 1;
@@ -426,10 +505,10 @@ impl Parser {
                     return call;
                 }
                 if let Some(feature) = Feature::by_name(&name) {
-                    return Ok(Ast::Feature(feature));
+                    return Ok(Tree::leaf(Ast::Feature(feature)));
                 }
                 if let Some(value) = constant(&name) {
-                    return Ok(Ast::Num(value));
+                    return Ok(Tree::leaf(Ast::Num(value)));
                 }
                 let known: Vec<&str> = FEATURES.iter().map(|f| f.name).collect();
                 Err(ExprError {
@@ -444,7 +523,7 @@ impl Parser {
         }
     }
 
-    fn call(&mut self, name: &str, column: usize) -> Result<Ast, ExprError> {
+    fn call(&mut self, name: &str, column: usize) -> Result<Tree, ExprError> {
         let Some(&(_, arity, _)) = FUNCTIONS.iter().find(|(f, _, _)| *f == name) else {
             let known: Vec<&str> = FUNCTIONS.iter().map(|(f, _, _)| *f).collect();
             return Err(ExprError {
@@ -472,22 +551,36 @@ impl Parser {
             });
         }
         let mut args = args.into_iter();
-        let mut next = || Box::new(args.next().expect("arity checked"));
-        Ok(match name {
+        let mut next = || args.next().expect("arity checked");
+        match name {
             "min" | "max" => {
                 let op = if name == "min" { Bin::Min } else { Bin::Max };
                 let mut acc = next();
                 for arg in args.by_ref() {
-                    acc = Box::new(Ast::Binary(op, acc, Box::new(arg)));
+                    acc = self.binary_node(op, acc, arg)?;
                 }
-                *acc
+                Ok(acc)
             }
-            "if" => Ast::If(next(), next(), next()),
+            "if" => {
+                let (condition, then, otherwise) = (next(), next(), next());
+                self.bounded(Tree {
+                    depth: 1 + condition.depth.max(then.depth).max(otherwise.depth),
+                    ast: Ast::If(
+                        Box::new(condition.ast),
+                        Box::new(then.ast),
+                        Box::new(otherwise.ast),
+                    ),
+                })
+            }
             "clamp" => {
                 let (x, lo, hi) = (next(), next(), next());
-                Ast::Binary(Bin::Min, Box::new(Ast::Binary(Bin::Max, x, lo)), hi)
+                let lower = self.binary_node(Bin::Max, x, lo)?;
+                self.binary_node(Bin::Min, lower, hi)
             }
-            "pow" => Ast::Binary(Bin::Pow, next(), next()),
+            "pow" => {
+                let (base, exponent) = (next(), next());
+                self.binary_node(Bin::Pow, base, exponent)
+            }
             _ => {
                 let op = match name {
                     "abs" => Un::Abs,
@@ -503,9 +596,10 @@ impl Parser {
                     "sigmoid" => Un::Sigmoid,
                     _ => unreachable!("every name of FUNCTIONS is handled"),
                 };
-                Ast::Unary(op, next())
+                let inner = next();
+                self.unary_node(op, inner)
             }
-        })
+        }
     }
 }
 
@@ -594,5 +688,34 @@ mod tests {
             .contains("one inside another"));
         let nested_calls = format!("{}1{}", "abs(".repeat(60), ")".repeat(60));
         assert!(parse(&nested_calls).is_ok());
+    }
+
+    /// 100,000 unary minus signs, 50,000 `+` terms and a 60,000-deep `^` chain overflowed
+    /// the stack (the process aborted): every nesting construct is bounded while parsing.
+    #[test]
+    fn huge_expressions_are_refused_without_overflowing_the_stack() {
+        let minus = format!("{}1", "-".repeat(100_000));
+        let terms = vec!["idle_gpus"; 50_000].join(" + ");
+        let power = format!("{}2", "2 ^ ".repeat(60_000));
+        let negated = format!("{}1", "not ".repeat(100_000));
+        for text in [&minus, &terms, &power, &negated] {
+            let error = parse(text).unwrap_err();
+            assert!(
+                error.message.contains("too long or too deeply nested"),
+                "{error}"
+            );
+            assert!(error.column > 1 && error.column < text.len(), "{error}");
+        }
+        // Long but shallow enough: a sum of 300 constants still parses (it folds to one).
+        assert!(parse(&vec!["1"; 300].join(" + ")).is_ok());
+        assert!(parse(&format!("{}1", "-".repeat(60))).is_ok());
+    }
+
+    /// A literal beyond f64 became infinity and ran silently.
+    #[test]
+    fn a_number_beyond_f64_is_refused() {
+        let error = parse("idle_gpus + 1e400").unwrap_err();
+        assert_eq!(error.column, 13);
+        assert!(error.message.contains("too large"), "{error}");
     }
 }
