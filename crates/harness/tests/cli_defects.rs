@@ -20,7 +20,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs `gapbench ARGS` in `dir`; returns (exit code, stdout, stderr).
 fn gapbench(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(std::env::var("GAPBENCH_BIN_UNDER_TEST").unwrap_or(env!("CARGO_BIN_EXE_gapbench").into()))
+    let output = Command::new(env!("CARGO_BIN_EXE_gapbench"))
         .args(args)
         .current_dir(dir)
         .env_remove("GAPBENCH_TRACES")
