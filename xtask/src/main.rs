@@ -44,6 +44,7 @@ fn main() -> Result<()> {
             if announce_first_build(&env) {
                 cargo(&env, &["build", "--release", "--package", "gapbench"], &[])?;
             }
+            let rest = with_quick_spec_resolved(&command, rest, &workspace_root());
             forward(
                 &env,
                 &[
@@ -65,7 +66,7 @@ fn main() -> Result<()> {
         "test" => {
             let env = prerequisites::ensure()?;
             announce_first_build(&env);
-            forward(&env, &["test", "--release", "--workspace"], &rest)
+            forward(&env, &TEST_ARGS, &rest)
         }
         "slurm" => slurm::slurm(&prerequisites::ensure()?, &workspace_root(), &rest),
         "slurm-local" => slurm::slurm_local(&prerequisites::ensure()?, &workspace_root()),
@@ -75,6 +76,37 @@ fn main() -> Result<()> {
             Ok(())
         }
         other => bail!("unknown xtask command `{other}` (try `cargo xtask help`)"),
+    }
+}
+
+/// What `cargo xtask test` runs: the whole suite in the release profile, every test binary
+/// even after one fails, so a red run lists all that fail (CI's totals count them all).
+const TEST_ARGS: [&str; 4] = ["test", "--release", "--workspace", "--no-fail-fast"];
+
+/// `bench --quick` names its spec relative to the repository (`workloads/quick.toml`), and
+/// gapbench runs in the caller's folder: from anywhere but the root that path does not
+/// exist. Gives `bench --quick` the spec's absolute path (`--spec`, which `--quick` means)
+/// unless a spec is given; other commands and arguments pass unchanged.
+fn with_quick_spec_resolved(
+    command: &str,
+    rest: Vec<String>,
+    root: &std::path::Path,
+) -> Vec<String> {
+    let quick = rest.iter().position(|a| a == "--quick");
+    let has_spec = rest
+        .iter()
+        .any(|a| a == "--spec" || a.starts_with("--spec="));
+    match quick {
+        Some(at) if command == "bench" && !has_spec => {
+            let mut args = rest;
+            let spec = root.join("workloads").join("quick.toml");
+            args.splice(
+                at..=at,
+                ["--spec".to_string(), spec.display().to_string()],
+            );
+            args
+        }
+        _ => rest,
     }
 }
 
@@ -151,4 +183,41 @@ fn workspace_root() -> std::path::PathBuf {
         .parent()
         .expect("xtask lives in the workspace")
         .to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn bench_quick_names_the_workspace_spec_wherever_it_runs() {
+        let root = workspace_root();
+        let spec = root.join("workloads").join("quick.toml");
+        assert!(spec.is_file(), "{}", spec.display());
+        let args = with_quick_spec_resolved("bench", strings(&["--quick", "--jobs", "2"]), &root);
+        assert_eq!(
+            args,
+            strings(&["--spec", &spec.display().to_string(), "--jobs", "2"])
+        );
+        // Given a spec (clap refuses both), another command, or no --quick: unchanged.
+        for (command, given) in [
+            ("bench", strings(&["--quick", "--spec", "x.toml"])),
+            ("bench", strings(&["--spec=x.toml", "--quick"])),
+            ("run", strings(&["--quick"])),
+            ("bench", strings(&["--jobs", "2"])),
+        ] {
+            assert_eq!(with_quick_spec_resolved(command, given.clone(), &root), given);
+        }
+    }
+
+    /// A red `cargo xtask test` lists every failing test binary, not only the first.
+    #[test]
+    fn the_test_command_runs_every_test_binary() {
+        assert_eq!(TEST_ARGS[..3], ["test", "--release", "--workspace"]);
+        assert!(TEST_ARGS.contains(&"--no-fail-fast"));
+    }
 }

@@ -44,21 +44,112 @@ pub fn instance_name(
 /// The name of a library's index file.
 pub const INDEX_FILE: &str = "index.csv";
 
-/// Rewrites `dir/index.csv` from every `*.json` instance file in `dir`; errors name the
-/// file that does not read.
+/// Rewrites `dir/index.csv` from every `*.json` instance file in `dir`, each checked by
+/// [`load_checked`]; errors name the file that does not read or check.
 pub fn write_index(dir: &Path) -> Result<PathBuf> {
-    let mut files = Vec::new();
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
-    for entry in entries {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "json") {
-            files.push(InstanceFile::load(&path)?);
-        }
-    }
+    let files = load_library(dir)?;
     let path = dir.join(INDEX_FILE);
     write_atomic(&path, index_csv(&files).as_bytes())?;
     Ok(path)
+}
+
+/// Every `*.json` instance file in `dir`, each checked by [`load_checked`].
+fn load_library(dir: &Path) -> Result<Vec<InstanceFile>> {
+    let mut paths = Vec::new();
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("cannot list {}", dir.display()))?
+            .path();
+        if path.extension().is_some_and(|e| e == "json") {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    paths.iter().map(|path| load_checked(path)).collect()
+}
+
+/// Reads an instance file and checks it all, so that a hand-edited file is never indexed
+/// as it stands: the format and version, every key present (serde would take a missing
+/// optional one for `null`), its name the file's stem (a renamed copy would list one
+/// instance twice), and every stored placement, value and bound re-evaluated
+/// ([`verify_instance`]). Errors name the file.
+pub fn load_checked(path: &Path) -> Result<InstanceFile> {
+    let file = InstanceFile::load(path)?;
+    let check = || -> Result<()> {
+        let text = std::fs::read_to_string(path)?;
+        let raw: serde_json::Value = serde_json::from_str(&text)?;
+        if let Some(key) = missing_key(&raw, &serde_json::to_value(&file)?, "") {
+            anyhow::bail!("key `{key}` is missing");
+        }
+        let stem = path.file_stem().map(|s| s.to_string_lossy());
+        if stem.as_deref() != Some(file.name.as_str()) {
+            anyhow::bail!(
+                "its name is `{}` but the file is named otherwise (a copy of that instance?): an instance file is `<name>.json`",
+                file.name
+            );
+        }
+        verify_instance(&file).map_err(|e| anyhow!("{e}"))?;
+        Ok(())
+    };
+    check().with_context(|| format!("instance file {}", path.display()))?;
+    Ok(file)
+}
+
+/// The first key (as a path, `problems[0].bound`) that `full` has and `raw` lacks.
+fn missing_key(raw: &serde_json::Value, full: &serde_json::Value, at: &str) -> Option<String> {
+    use serde_json::Value;
+    match (raw, full) {
+        (Value::Object(raw), Value::Object(full)) => full.iter().find_map(|(key, value)| {
+            let path = if at.is_empty() {
+                key.clone()
+            } else {
+                format!("{at}.{key}")
+            };
+            match raw.get(key) {
+                None => Some(path),
+                Some(raw) => missing_key(raw, value, &path),
+            }
+        }),
+        (Value::Array(raw), Value::Array(full)) => raw
+            .iter()
+            .zip(full)
+            .enumerate()
+            .find_map(|(i, (raw, full))| missing_key(raw, full, &format!("{at}[{i}]"))),
+        _ => None,
+    }
+}
+
+/// Checks, before anything is solved, that `dir` can take a study's instances: a folder
+/// (or none yet), not the results folder `out` (whose other JSON files are no instances),
+/// writable, and every instance file already in it valid ([`load_checked`]), since each
+/// export rewrites the index from all of them. Creates `dir` when needed.
+pub fn check_library(dir: &Path, out: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "--export {} is not a folder: give a folder for the instance files and their index.csv",
+            dir.display()
+        );
+    }
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let same = match (dir.canonicalize(), out.canonicalize()) {
+        (Ok(dir), Ok(out)) => dir == out,
+        _ => absolute(dir) == absolute(out),
+    };
+    if same {
+        anyhow::bail!(
+            "--export {} is the results folder (--out): its manifest.json is no instance file; give the instances a folder of their own",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create folder {}", dir.display()))?;
+    let probe = dir.join(format!(".export-check.{}.tmp", std::process::id()));
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    load_library(dir).map(|_| ())
 }
 
 impl Exporter<'_> {

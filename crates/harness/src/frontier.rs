@@ -111,6 +111,33 @@ pub struct FrontierArgs {
     pub out: PathBuf,
 }
 
+/// Refuses a budget given twice (its row would be written twice) and a default sweep of
+/// fewer than 2 points (its two ends are the least budget and the unconstrained one).
+fn check_budget_flags(budgets: &[f64], sweep: usize) -> Result<()> {
+    for (i, budget) in budgets.iter().enumerate() {
+        if budgets[..i].contains(budget) {
+            bail!("--budgets: budget {budget} is given twice (its row would be written twice)");
+        }
+    }
+    if sweep < 2 {
+        bail!("--sweep takes 2 or more points (the least budget and the unconstrained schedules' budget, then evenly between); got {sweep}");
+    }
+    Ok(())
+}
+
+/// Why the MIP is not tried on `jobs` jobs on `gpus` GPUs: the limits it exceeds, each with
+/// the value compared; `None` when it is within both.
+fn mip_too_big(jobs: usize, gpus: u64, max_jobs: usize, max_gpus: u64) -> Option<String> {
+    let mut over = Vec::new();
+    if jobs > max_jobs {
+        over.push(format!("{jobs} jobs is above --mip-max-jobs {max_jobs}"));
+    }
+    if gpus > max_gpus {
+        over.push(format!("{gpus} GPUs is above --mip-max-gpus {max_gpus}"));
+    }
+    (!over.is_empty()).then(|| over.join(", and "))
+}
+
 /// A budgeted replay's cluster, workload, jobs and settings, shared by its policies'
 /// replays and its frontier.
 pub struct BudgetSetup {
@@ -395,6 +422,7 @@ pub fn policy_points(
 
 /// `gapbench frontier`.
 pub fn frontier(args: &FrontierArgs) -> Result<()> {
+    check_budget_flags(&args.budgets, args.sweep)?;
     let inputs = ReplayInputs::load(
         TimedSource::Openb {
             nodes: args.nodes.clone(),
@@ -514,7 +542,7 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
         frontier.unconstrained_budget
     );
     let budgets: Vec<f64> = if args.budgets.is_empty() {
-        let n = args.sweep.max(2);
+        let n = args.sweep;
         (0..n)
             .map(|k| {
                 frontier.least_budget
@@ -525,17 +553,15 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
     } else {
         args.budgets.clone()
     };
-    let mip_allowed = args.mip
-        && instance.jobs.len() <= args.mip_max_jobs
-        && u64::from(instance.gpus / 1000) <= args.mip_max_gpus;
-    if args.mip && !mip_allowed {
-        eprintln!(
-            "warning: --mip skipped: {} jobs on {} GPUs is above --mip-max-jobs {} / --mip-max-gpus {}",
-            instance.jobs.len(),
-            instance.gpus / 1000,
-            args.mip_max_jobs,
-            args.mip_max_gpus
-        );
+    let mip_too_big = mip_too_big(
+        instance.jobs.len(),
+        u64::from(instance.gpus / 1000),
+        args.mip_max_jobs,
+        args.mip_max_gpus,
+    );
+    let mip_allowed = args.mip && mip_too_big.is_none();
+    if let Some(why) = mip_too_big.filter(|_| args.mip) {
+        eprintln!("warning: --mip skipped: {why}");
     }
     let mut csv = String::from("budget,unit,mean_jct_bound_s,status,mip_mean_jct_s,mip_bound_mean_jct_s,mip_status,mip_seconds\n");
     let jobs = instance.jobs.len() as f64;
@@ -651,4 +677,40 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
     )?;
     println!("frontier.csv in {}", args.out.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The skip message names the limit actually exceeded, with the value compared (it said
+    /// "3 jobs … above --mip-max-jobs 50" when the GPUs were over their limit).
+    #[test]
+    fn the_mip_skip_names_the_limit_it_exceeds() {
+        assert_eq!(mip_too_big(3, 32, 50, 32), None);
+        assert_eq!(
+            mip_too_big(3, 64, 50, 32).as_deref(),
+            Some("64 GPUs is above --mip-max-gpus 32")
+        );
+        assert_eq!(
+            mip_too_big(60, 8, 50, 32).as_deref(),
+            Some("60 jobs is above --mip-max-jobs 50")
+        );
+        assert_eq!(
+            mip_too_big(60, 64, 50, 32).as_deref(),
+            Some("60 jobs is above --mip-max-jobs 50, and 64 GPUs is above --mip-max-gpus 32")
+        );
+    }
+
+    #[test]
+    fn repeated_budgets_and_a_sweep_below_two_points_are_refused() {
+        assert!(check_budget_flags(&[1.0, 2.0], 20).is_ok());
+        assert!(check_budget_flags(&[], 2).is_ok());
+        let repeated = check_budget_flags(&[1.0, 2.0, 1.0], 20).unwrap_err();
+        assert!(repeated.to_string().contains("budget 1 is given twice"));
+        for sweep in [0, 1] {
+            let error = check_budget_flags(&[], sweep).unwrap_err().to_string();
+            assert!(error.contains("--sweep takes 2 or more"), "{error}");
+        }
+    }
 }

@@ -100,8 +100,9 @@ pub fn check_replay(
 }
 
 /// Refuses arrivals stretched past 100 years after the first (`--arrival-scale` below 1
-/// spreads them out): a replay that long integrates idle power into absurd energies.
-pub fn check_arrival_span(workload: &gapbench_replay::TimedWorkload, scale: f64) -> Result<()> {
+/// spreads them out, and so does a slow EaCO arrival rate): a replay that long integrates
+/// idle power into absurd energies. `cause` names the flags that spread them.
+pub fn check_arrival_span(workload: &gapbench_replay::TimedWorkload, cause: &str) -> Result<()> {
     let arrivals = workload.tasks.iter().map(|t| t.arrival_s);
     let (first, last) = arrivals.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
         (lo.min(a), hi.max(a))
@@ -109,7 +110,7 @@ pub fn check_arrival_span(workload: &gapbench_replay::TimedWorkload, scale: f64)
     let max_s = gapbench_model::workload::MAX_TIME_S as f64;
     if last - first > max_s {
         bail!(
-            "--arrival-scale {scale} stretches the arrivals over {:.3e} s ({:.1e} years), more than 100 years ({max_s} s)",
+            "{cause} stretches the arrivals over {:.3e} s ({:.1e} years), more than 100 years ({max_s} s)",
             last - first,
             (last - first) / 31_557_600.0
         );

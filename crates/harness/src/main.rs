@@ -154,6 +154,9 @@ fn gap(args: GapArgs) -> Result<()> {
         exact_max_nodes: args.exact_max_nodes,
     };
     settings.validate()?;
+    if let Some(dir) = &args.export {
+        gapbench::export::check_library(dir, &args.out)?;
+    }
     let _held = OutDir::acquire(&args.out)?;
     println!(
         "gapbench gap: policy {} on {}",
@@ -274,6 +277,12 @@ fn bench(args: BenchArgs) -> Result<()> {
     if !args.status.is_empty() {
         print!("{}", gapbench::status::Status::of(&args.status)?.render());
         return Ok(());
+    }
+    if let Some(traces) = args.traces.as_deref().filter(|t| t.exists() && !t.is_dir()) {
+        bail!(
+            "--traces {} is not a folder: give the folder that holds the openb CSVs",
+            traces.display()
+        );
     }
     let spec = args.spec.unwrap_or_else(|| {
         PathBuf::from(if args.quick {

@@ -218,8 +218,24 @@ impl ReplayInputs {
             .workload(workload)?
             .with_arrival_scale(self.arrival_scale)
             .map_err(anyhow::Error::msg)?;
-        crate::limits::check_arrival_span(&workload, self.arrival_scale)?;
+        crate::limits::check_arrival_span(&workload, &self.arrival_spread_cause())?;
         Ok(workload)
+    }
+
+    /// The flags that set how far apart the arrivals are, for a refusal to blame: an EaCO
+    /// setup's rate, and `--arrival-scale` where it is not 1.
+    fn arrival_spread_cause(&self) -> String {
+        let scale = self.arrival_scale;
+        match (&self.source, scale == 1.0) {
+            (TimedSource::Eaco { jobs_per_hour, .. }, true) => {
+                format!("--eaco-jobs-per-hour {jobs_per_hour}")
+            }
+            (TimedSource::Eaco { jobs_per_hour, .. }, false) => {
+                format!("--eaco-jobs-per-hour {jobs_per_hour} with --arrival-scale {scale}")
+            }
+            (TimedSource::Openb { .. }, false) => format!("--arrival-scale {scale}"),
+            (TimedSource::Openb { .. }, true) => "the task list's arrival times".to_string(),
+        }
     }
 
     /// Warnings about converted input values, one line each.

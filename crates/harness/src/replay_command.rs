@@ -5,7 +5,7 @@ use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 
 use crate::{cpu_power, input_rules, parse_seed_range, CpuPowerArg, InputRulesArg};
@@ -259,6 +259,7 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         inputs.cluster.gpu_count(),
         seeds.len()
     );
+    let _held = gapbench::out_dir::OutDir::acquire(&out)?;
     let start = Instant::now();
     let mut runs = run_replays(&inputs, policy, &settings, &options, &seeds)?;
     let bounds = if args.bound {
@@ -318,6 +319,7 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
             seeds.len() > 1,
         )?;
     }
+    remove_stale_outputs(&out, &seeds, args.bound, args.bound_check_mip)?;
     print_fates(&summary);
     let per_run: f64 =
         runs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>() / runs.len() as f64;
@@ -342,6 +344,46 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// Removes what an earlier replay into `out` wrote and this one did not (README: a reused
+/// `--out` holds only this run's outputs): the other layout's files and folders, the
+/// `seed-N/` folders of other seeds, and bound files this run did not compute.
+fn remove_stale_outputs(
+    out: &std::path::Path,
+    seeds: &[u64],
+    bound: bool,
+    bound_check_mip: bool,
+) -> Result<()> {
+    let per_seed = seeds.len() > 1;
+    gapbench::out_dir::remove_stale_seed_layout(
+        out,
+        per_seed,
+        |seed| seeds.contains(&seed),
+        &["timeline.csv", "tasks.csv", BOUND_FILE, BOUND_CHECK_FILE],
+        &[],
+    )?;
+    let folders: Vec<PathBuf> = if per_seed {
+        seeds
+            .iter()
+            .map(|seed| out.join(format!("seed-{seed}")))
+            .collect()
+    } else {
+        vec![out.to_path_buf()]
+    };
+    for (name, written) in [(BOUND_FILE, bound), (BOUND_CHECK_FILE, bound_check_mip)] {
+        for path in folders.iter().map(|f| f.join(name)) {
+            if !written && path.is_file() {
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("cannot remove {}", path.display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The files of `--bound` and `--bound-check-mip` (`replay_bound`), per replay folder.
+const BOUND_FILE: &str = "bound.json";
+const BOUND_CHECK_FILE: &str = "bound_check_mip.json";
 
 /// One line per seed: tasks, cluster and job energy, JCT, waits, makespan, what was left.
 fn print_table(summary: &gapbench::replay::ReplaySummary) {

@@ -581,6 +581,9 @@ pub fn verify_instance(file: &InstanceFile) -> Result<RebuiltInstance, String> {
             continue;
         };
         let name = problem.objective.name();
+        if let Some(bound) = problem.bound {
+            bound_on_its_side(problem.objective, stored, bound).map_err(|e| format!("{name}: {e}"))?;
+        }
         let values = rebuilt
             .evaluate(Some(problem.objective), &problem.placement)
             .map_err(|e| format!("{name} placement: {e}"))?;
@@ -592,6 +595,24 @@ pub fn verify_instance(file: &InstanceFile) -> Result<RebuiltInstance, String> {
         }
     }
     Ok(rebuilt)
+}
+
+/// A proven bound lies on its side of any placement's value: at most the value when
+/// minimising (power, fragmentation), at least it when maximising (allocation); within the
+/// solver's feasibility tolerance (1e-6 relative).
+fn bound_on_its_side(objective: Objective, value: f64, bound: f64) -> Result<(), String> {
+    let tolerance = 1e-6 * value.abs().max(1.0);
+    let (wrong, side) = if objective == Objective::Alloc {
+        (bound < value - tolerance, "an upper bound of a maximisation below")
+    } else {
+        (bound > value + tolerance, "a lower bound of a minimisation above")
+    };
+    if wrong || bound.is_nan() {
+        return Err(format!(
+            "bound {bound} is on the wrong side of the value {value} ({side} its own incumbent)"
+        ));
+    }
+    Ok(())
 }
 
 fn agree(objective: Objective, stored: f64, computed: f64) -> Result<(), String> {

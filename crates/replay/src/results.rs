@@ -22,6 +22,8 @@ use crate::timed_workload::{PodPhase, Qos};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TimelineRow {
     pub time_s: f64,
+    /// `arrival`, `completion`, `observation`, `round`, `tick`, or `until` for the last row
+    /// of a replay `until_s` stopped (the cluster then, energy integrated up to it).
     pub event: &'static str,
     /// Cluster power (nodes by the power model, idle and sleep included).
     pub power_watts: f64,

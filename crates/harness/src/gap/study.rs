@@ -50,9 +50,16 @@ pub fn gap_study_with(
     seed: u64,
     on_row: &mut dyn FnMut(&GapRow),
 ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
-    gap_study_observed(workload, run, settings, method, seed, on_row, &mut |_| {
-        Ok(())
-    })
+    let study = Study {
+        workload,
+        runs: std::slice::from_ref(run),
+        settings,
+        method,
+        seed,
+        parallel: false,
+        reach: Reach::TuneTarget,
+    };
+    study.run(on_row, &mut |_| Ok(()))
 }
 
 /// One checkpoint once every objective is solved: the snapshot and one report per
@@ -64,8 +71,9 @@ pub struct SolvedSnapshot<'a> {
     pub method: GapMethod,
 }
 
-/// [`gap_study_with`], calling `on_solved` after each checkpoint's solves; its error stops
-/// the study.
+/// [`gap_study_with`] as the `gap` command runs it: a checkpoint the sweep never reached is
+/// refused ([`Reach::SweepEnd`]), and `on_solved` is called after each checkpoint's solves;
+/// its error stops the study.
 pub fn gap_study_observed(
     workload: &Workload,
     run: &RunSettings,
@@ -82,6 +90,7 @@ pub fn gap_study_observed(
         method,
         seed,
         parallel: false,
+        reach: Reach::SweepEnd,
     };
     study.run(on_row, on_solved)
 }
@@ -105,6 +114,7 @@ pub fn gap_studies(
         method: GapMethod::Auto,
         seed,
         parallel,
+        reach: Reach::TuneTarget,
     };
     study.run(&mut |_| {}, &mut |_| Ok(()))
 }
@@ -117,6 +127,19 @@ struct Study<'a> {
     method: GapMethod,
     seed: u64,
     parallel: bool,
+    reach: Reach,
+}
+
+/// How far a checkpoint may go.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// Up to the arrived demand at the end of the sweep: the `gap` command's rule (a later
+    /// checkpoint would be the end state under its label).
+    SweepEnd,
+    /// Up to the tune ratio (× 100 %) as well, which tune-up targets but stops just short
+    /// of: the bench spec's rule (`checkpoints = [.., 130]` with `tune = 1.3`), checked
+    /// against the ratio before any sweep runs.
+    TuneTarget,
 }
 
 /// The columns a chain of column-generation solves hands from checkpoint to checkpoint:
@@ -254,7 +277,13 @@ impl Study<'_> {
             .map(|run| sweep_events(&run_arrival_sweep(&cluster, &prepared, &run.policy_spec)))
             .collect();
         for sweep in &sweeps {
-            check_checkpoints_reached(&settings.checkpoints, sweep, &cluster, first.tune_ratio)?;
+            check_checkpoints_reached(
+                &settings.checkpoints,
+                sweep,
+                &cluster,
+                first.tune_ratio,
+                self.reach,
+            )?;
         }
         let method = self.method.resolve(cluster.len(), settings.exact_max_nodes);
         let mut rows: Vec<Vec<GapRow>> = vec![Vec::new(); self.runs.len()];
@@ -544,23 +573,27 @@ fn solve_objective(
 }
 
 /// Refuses a checkpoint past the end of the sweep: its snapshot would be the sweep's end
-/// state under another label. A tuned sweep reaches its tune ratio (× 100 %) by design,
-/// though tune-up stops just short of it, so checkpoints up to the ratio count as reached.
+/// state under another label. With [`Reach::TuneTarget`] checkpoints up to the tune ratio
+/// count as reached, since tune-up stops just short of it by design.
 fn check_checkpoints_reached(
     checkpoints: &[f64],
     sweep: &[SweepEvent],
     cluster: &Cluster,
     tune_ratio: Option<f64>,
+    reach: Reach,
 ) -> Result<()> {
     let capacity = cluster.gpu_capacity_milli() as f64;
     let end_pct = sweep
         .last()
         .map_or(0.0, |e| 100.0 * e.arrived_gpu_milli as f64 / capacity);
-    let reach_pct = end_pct.max(tune_ratio.map_or(0.0, |r| 100.0 * r));
+    let reach_pct = match reach {
+        Reach::SweepEnd => end_pct,
+        Reach::TuneTarget => end_pct.max(tune_ratio.map_or(0.0, |r| 100.0 * r)),
+    };
     if let Some(beyond) = checkpoints.iter().find(|&&c| c > reach_pct) {
         let tune = tune_ratio.map_or("no tuning".to_string(), |r| format!("tune {r}"));
         bail!(
-            "checkpoint {beyond} % is beyond the sweep, which ends at {end_pct:.1} % arrived GPU demand ({tune}): its snapshot would be the end state labelled {beyond} %; choose checkpoints up to {:.0}, or raise the tune ratio",
+            "checkpoint {beyond} % is beyond the sweep, which ends at {end_pct:.1} % arrived GPU demand ({tune}): it never reached {beyond} %, and its snapshot would be the end state labelled {beyond} %; choose checkpoints up to {:.0}, or raise the tune ratio",
             reach_pct.floor()
         );
     }

@@ -144,6 +144,9 @@ struct Replay<'a> {
     stalled: Option<String>,
 }
 
+/// The `event` of the timeline's last row when `until_s` stopped the replay.
+pub const UNTIL_ROW: &str = "until";
+
 /// Replays `workload` on `cluster` with `policy`. Deterministic: the same inputs and
 /// options give identical results.
 pub fn run(
@@ -331,7 +334,12 @@ impl<'a> Replay<'a> {
                 }
             };
             if event.time_s > until {
-                self.advance(until);
+                // The timeline ends where the ledger does: a row at `until` whose energy is
+                // the summary's (the last event's row stops short of it).
+                if until > self.now_s {
+                    self.advance(until);
+                    self.record(UNTIL_ROW);
+                }
                 break;
             }
             if matches!(event.kind, EventKind::Arrival { .. }) {
@@ -579,6 +587,7 @@ impl<'a> Replay<'a> {
         }
     }
 
+    /// Appends a timeline row of the cluster now; `event` names what happened.
     fn record(&mut self, event: &'static str) {
         let metrics = self.tracker.totals();
         let capacity = self.gpu_capacity_milli;
