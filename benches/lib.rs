@@ -206,3 +206,69 @@ pub fn fgd_sweep_events(
         })
         .collect()
 }
+
+/// An overloaded queue, as Alibaba's serving traces put on the openb GPU nodes: `tasks`
+/// tasks of seven request shapes (whole GPUs 1–8, shares of one, CPU-only), one arrival a
+/// second, each running 1–10 hours, so that most of them wait. The same on every call.
+pub fn overloaded_timed(tasks: usize) -> gapbench_replay::TimedWorkload {
+    const SHAPES: [(u8, u16); 7] = [
+        (1, 1000),
+        (1, 500),
+        (2, 1000),
+        (4, 1000),
+        (8, 1000),
+        (0, 0),
+        (1, 250),
+    ];
+    let tasks = (0..tasks)
+        .map(|i| {
+            // A fixed mixing of the index (no generator: the trace is part of the bench).
+            let mixed = (i as u64)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .rotate_left(17);
+            let (gpus, milli) = SHAPES[(mixed % SHAPES.len() as u64) as usize];
+            let per_gpu = u32::from(gpus.max(1));
+            gapbench_replay::TimedTask {
+                task: Task::new(
+                    format!("serve-{i:05}"),
+                    4000 * per_gpu,
+                    8192 * u64::from(per_gpu),
+                    gpus,
+                    milli,
+                ),
+                qos: gapbench_replay::Qos::LatencySensitive,
+                phase: gapbench_replay::PodPhase::Succeeded,
+                arrival_s: i as f64,
+                duration_s: 3600.0 + ((mixed >> 8) % 32_400) as f64,
+                left_censored: false,
+                right_censored: false,
+                profile: None,
+            }
+        })
+        .collect::<Vec<_>>();
+    let trace_end_s = tasks
+        .iter()
+        .map(|t| t.arrival_s + t.duration_s)
+        .fold(0.0, f64::max);
+    gapbench_replay::TimedWorkload {
+        tasks,
+        dropped_pending: 0,
+        trace_end_s,
+        adjustments: Vec::new(),
+    }
+}
+
+/// `nodes` nodes of 8 V100 GPUs each (96 cores, 768 GiB), the overloaded growth case's
+/// cluster.
+pub fn eight_gpu_nodes(nodes: usize) -> Cluster {
+    let mut csv = String::from("sn,cpu_milli,memory_mib,gpu,model\n");
+    for n in 0..nodes {
+        csv.push_str(&format!("node-{n},96000,786432,8,V100M32\n"));
+    }
+    gapbench_model::workload::parse_nodes_csv(
+        std::path::Path::new("eight-gpu-nodes.csv"),
+        csv.as_bytes(),
+        CpuPowerProfile::Reference,
+    )
+    .expect("a valid node list")
+}

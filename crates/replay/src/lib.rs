@@ -33,7 +33,7 @@ pub use energy::{GpuPowerMode, IdlePolicy, Ledger, PowerSettings};
 pub use engine::{run, OnFull, QueueDiscipline, ReplayOptions};
 pub use jobs::{JobTable, TrainingTask};
 pub use openb_like::openb_like_timed;
-pub use policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
+pub use policy::{Action, CapacityMode, Progress, RefusalClass, ReplayView, TimePolicy};
 pub use results::{Distribution, ReplayResult, Segment, Summary, TaskRecord, TimelineRow};
 pub use timed_workload::{
     GpuProfile, PodPhase, Qos, TimedTask, TimedWorkload, WorkloadCensus, TIME_RULES,

@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use gapbench_model::rng::SimRng;
-use gapbench_model::{CarbonSeries, Cluster, ClusterState, NodeId, Placement, TypicalPods};
+use gapbench_model::{CarbonSeries, Cluster, ClusterState, NodeId, Placement, Task, TypicalPods};
 
 use crate::attributes::TaskAttributes;
 use crate::budget::Budget;
@@ -30,6 +30,31 @@ pub enum CapacityMode {
     /// Devices may be shared beyond their reservations (EaCO-O, Gavel packing): only CPU
     /// and memory are reserved in `ClusterState`; the device table tracks GPU tenants.
     Oversubscribed,
+}
+
+/// Tasks that a policy refuses alike: the same request (CPU, memory, GPUs, milli-GPU per
+/// GPU, allowed models). See [`TimePolicy::refusal_class`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RefusalClass {
+    cpu_milli: u32,
+    memory_mib: u64,
+    gpu_count: u8,
+    gpu_milli: u16,
+    /// [`gapbench_model::GpuModelSet::mask`]: what feasibility reads of the allowed models.
+    gpu_models_mask: u16,
+}
+
+impl RefusalClass {
+    /// The class of everything a feasibility filter reads of a task.
+    pub fn of_request(task: &Task) -> RefusalClass {
+        RefusalClass {
+            cpu_milli: task.cpu_milli,
+            memory_mib: task.memory_mib,
+            gpu_count: task.gpu_count,
+            gpu_milli: task.gpu_milli,
+            gpu_models_mask: task.gpu_models.mask(),
+        }
+    }
 }
 
 /// What a policy decides.
@@ -140,6 +165,19 @@ pub trait TimePolicy {
     /// fit no node under it without asking).
     fn capacity(&self) -> CapacityMode {
         CapacityMode::Reserved
+    }
+
+    /// A promise that lets a backfilling queue stay cheap when long: if [`schedule`] queues a
+    /// task of this class, it queues every task of the class until something is released
+    /// (placements alone never make room), and a refusal changes nothing — no draw from the
+    /// generator, no state of the policy. A backfilling pass then offers a class no more
+    /// after its first refusal, which costs O(classes) per pass instead of O(waiting tasks)
+    /// and gives exactly the placements of offering every task. `None` (the default): no
+    /// promise, every waiting task is offered.
+    ///
+    /// [`schedule`]: Self::schedule
+    fn refusal_class(&self, _task: &Task) -> Option<RefusalClass> {
+        None
     }
 
     /// Called after every change of a node (a task started, left or changed there).

@@ -364,3 +364,86 @@ fn non_finite_results_are_unbounded_not_null() {
         "{energy}"
     );
 }
+
+/// Delegates everything to `inner` but makes no refusal promise, so a backfilling pass
+/// offers every waiting task as it did before refusal classes existed.
+struct NoPromise(Box<dyn gapbench_replay::TimePolicy>);
+
+impl gapbench_replay::TimePolicy for NoPromise {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+    fn schedule(
+        &mut self,
+        view: &gapbench_replay::ReplayView<'_>,
+        task: u32,
+        rng: &mut gapbench_model::rng::SimRng,
+    ) -> gapbench_replay::Action {
+        self.0.schedule(view, task, rng)
+    }
+    fn capacity(&self) -> gapbench_replay::CapacityMode {
+        self.0.capacity()
+    }
+    fn node_changed(&mut self, view: &gapbench_replay::ReplayView<'_>, node: u32) {
+        self.0.node_changed(view, node)
+    }
+}
+
+/// An overloaded queue (three nodes, 300 tasks of six shapes arriving far faster than
+/// they leave): backfilling with refusal classes — a refused class is not offered again
+/// in the same pass — starts every task exactly when offering every waiting task does,
+/// for the policies that promise it, the random one (whose draws must not move) included.
+#[test]
+fn backfill_with_refusal_classes_starts_every_task_as_offering_every_task_does() {
+    let cluster = cluster(&[node_type(2, 32), node_type(4, 64), node_type(8, 96)]);
+    let shapes = [(1, 1000), (1, 500), (2, 1000), (4, 1000), (0, 0), (1, 250)];
+    let tasks = (0..300)
+        .map(|i| {
+            let (gpus, milli) = shapes[(i * 7 + i / 5) % shapes.len()];
+            let cpu = 2000 + 1000 * (i % 3) as u32;
+            let duration = 50.0 + ((i * 37) % 400) as f64;
+            timed(
+                &format!("t{i}"),
+                cpu,
+                gpus,
+                milli,
+                Qos::BestEffort,
+                i as f64,
+                duration,
+            )
+        })
+        .collect();
+    let workload = workload(tasks);
+    let options = ReplayOptions {
+        queue: QueueDiscipline::Backfill,
+        check_every_event: true,
+        ..ReplayOptions::default()
+    };
+    for name in ["fgd", "pwr", "random", "bestfit", "pwr:200,fgd:800", "fifo"] {
+        let promised = policy(name, &cluster);
+        assert!(
+            promised.refusal_class(&workload.tasks[0].task).is_some(),
+            "{name} promises refusal classes"
+        );
+        let with_classes = run(
+            &cluster,
+            &workload,
+            policy(name, &cluster).as_mut(),
+            &options,
+        );
+        let mut every_task = NoPromise(policy(name, &cluster));
+        let offered_all = run(&cluster, &workload, &mut every_task, &options);
+        assert!(with_classes.violations.is_empty(), "{name}");
+        let waited = offered_all
+            .tasks
+            .iter()
+            .filter(|t| t.start_s.is_some_and(|s| s > t.arrival_s))
+            .count();
+        assert!(
+            waited > 100,
+            "{name}: the queue is long ({waited} tasks waited)"
+        );
+        assert_eq!(with_classes.tasks, offered_all.tasks, "{name}");
+        assert_eq!(with_classes.timeline, offered_all.timeline, "{name}");
+    }
+}

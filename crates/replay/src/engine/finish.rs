@@ -69,7 +69,7 @@ impl Replay<'_> {
             policy,
             queue: self.options.queue,
             dropped_pending: self.workload.dropped_pending,
-            waiting_at_end: self.queue.iter().copied().collect(),
+            waiting_at_end: self.queue.tasks().iter().copied().collect(),
             tasks,
             timeline: self.timeline,
             ledger: self.ledger,

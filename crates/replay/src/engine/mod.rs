@@ -21,7 +21,7 @@
 //! spent between its last two rounds.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap};
 
 use gapbench_model::frag::REFERENCE_POPULARITY_PCT;
 use gapbench_model::rng::{seeded, shuffle, SimRng};
@@ -45,6 +45,7 @@ mod check;
 mod finish;
 mod queue;
 mod tasks;
+mod waiting;
 
 /// Per-task bookkeeping of the engine.
 #[derive(Debug, Clone)]
@@ -106,7 +107,7 @@ struct Replay<'a> {
     tracker: MetricsTracker,
     runs: Vec<TaskRun>,
     progress: Vec<Progress>,
-    queue: VecDeque<u32>,
+    queue: waiting::WaitingQueue,
     running: BTreeSet<u32>,
     heap: BinaryHeap<Reverse<Event>>,
     seq: u64,
@@ -235,7 +236,7 @@ impl<'a> Replay<'a> {
             tracker,
             runs: vec![TaskRun::new(); workload.tasks.len()],
             progress,
-            queue: VecDeque::new(),
+            queue: waiting::WaitingQueue::new(workload.tasks.len()),
             running: BTreeSet::new(),
             heap: BinaryHeap::new(),
             seq: 0,
@@ -293,7 +294,7 @@ impl<'a> Replay<'a> {
             node_rank: &self.node_rank,
             colocation: &self.options.colocation,
             jobs: &self.jobs,
-            queue: &self.queue,
+            queue: self.queue.tasks(),
             running: &self.running,
             arrived: self.arrived,
             ledger: &self.ledger,
@@ -390,7 +391,7 @@ impl<'a> Replay<'a> {
                     self.fail(task, reason);
                     return;
                 }
-                self.queue.push_back(task);
+                self.queue.push_back(task, policy.refusal_class(timed));
                 if self.round_period_s.is_some() {
                     self.round_now();
                 } else {
@@ -503,8 +504,7 @@ impl<'a> Replay<'a> {
                     option,
                 } => {
                     assert!(observe_after_s.is_none(), "rounds ask for no observations");
-                    let at = self.queue.iter().position(|&t| t == task);
-                    self.queue.remove(at.expect("a round places waiting tasks"));
+                    assert!(self.queue.remove(task), "a round places waiting tasks");
                     starts.push((task, placement, capacity, option));
                 }
                 Action::Queue { .. } => {}
@@ -534,7 +534,8 @@ impl<'a> Replay<'a> {
         self.runs[task as usize].undos += 1;
         self.progress[task as usize].remaining_work_s += self.options.restart_overhead_s;
         self.undo_count += 1;
-        self.queue.push_front(task);
+        let class = policy.refusal_class(&self.workload.tasks[task as usize].task);
+        self.queue.push_front(task, class);
     }
 
     /// Spend so far in the budget's unit (joules or grams).

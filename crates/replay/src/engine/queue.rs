@@ -1,10 +1,14 @@
-//! The waiting queue: its discipline, the offers of waiting tasks to a policy that places
-//! them one by one, and the cheap test that lets backfilling skip tasks that cannot fit
-//! anywhere right now.
+//! The queue discipline: the offers of waiting tasks to a policy that places them one by
+//! one, and the cheap tests that let backfilling skip tasks that cannot fit anywhere right
+//! now (free-capacity bounds, and classes the policy refuses alike).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use gapbench_model::rng::SimRng;
 use gapbench_model::{Cluster, ClusterState, FailureReason, GpuModel, NodeId, Task};
 
+use super::waiting::ClassId;
 use super::{OnFull, Replay};
 use crate::events::EventKind;
 use crate::policy::{Action, CapacityMode, TimePolicy};
@@ -105,32 +109,49 @@ impl Replay<'_> {
         if let Some(task) = arrival {
             let alone = self.queue.len() == 1;
             let offered = (alone || self.options.queue == QueueDiscipline::Backfill)
-                && self.offer(self.queue.len() - 1, policy, rng);
+                && self.offer(task, policy, rng);
             if !offered && self.options.on_full == OnFull::Fail {
-                self.queue.pop_back();
+                self.queue.remove(task);
                 self.fail(task, FailureReason::NoRoomNow);
             }
             return;
         }
         match self.options.queue {
-            QueueDiscipline::Fifo => while !self.queue.is_empty() && self.offer(0, policy, rng) {},
-            QueueDiscipline::Backfill => {
-                let bounds = FreeBounds::of(self.cluster, &self.state);
-                let capacity = policy.capacity();
-                let mut at = 0;
-                while at < self.queue.len() {
-                    let task = &self.workload.tasks[self.queue[at] as usize].task;
-                    if !(bounds.may_fit(task, capacity) && self.offer(at, policy, rng)) {
-                        at += 1;
+            QueueDiscipline::Fifo => {
+                while let Some(head) = self.queue.front() {
+                    if !self.offer(head, policy, rng) {
+                        break;
                     }
+                }
+            }
+            QueueDiscipline::Backfill => self.backfill(policy, rng),
+        }
+    }
+
+    /// One backfilling pass: every waiting task that fits starts, in queue order. A task
+    /// that fits no node by [`FreeBounds`] is not offered; after a refusal, the rest of the
+    /// task's refusal class is not offered either (the policy promised to refuse them too,
+    /// [`TimePolicy::refusal_class`]). The pass walks the classes' heads in queue order
+    /// through a heap, so it costs O(classes + starts) offers, not O(waiting tasks).
+    fn backfill(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
+        let bounds = FreeBounds::of(self.cluster, &self.state);
+        let capacity = policy.capacity();
+        let mut heads: BinaryHeap<Reverse<(i64, u32, Option<ClassId>)>> =
+            self.queue.class_heads().map(Reverse).collect();
+        while let Some(Reverse((rank, task, class))) = heads.pop() {
+            let timed = &self.workload.tasks[task as usize].task;
+            let started = bounds.may_fit(timed, capacity) && self.offer(task, policy, rng);
+            // A refused class is done for this pass; tasks without a class are each offered.
+            if started || class.is_none() {
+                if let Some((next_rank, next)) = self.queue.next_of_class(class, rank) {
+                    heads.push(Reverse((next_rank, next, class)));
                 }
             }
         }
     }
 
-    /// Offers the task at `at` in the queue to the policy; true when it started.
-    fn offer(&mut self, at: usize, policy: &mut dyn TimePolicy, rng: &mut SimRng) -> bool {
-        let task = self.queue[at];
+    /// Offers the waiting `task` to the policy; true when it started.
+    fn offer(&mut self, task: u32, policy: &mut dyn TimePolicy, rng: &mut SimRng) -> bool {
         match policy.schedule(&self.view(), task, rng) {
             Action::Place {
                 task: placed,
@@ -140,7 +161,7 @@ impl Replay<'_> {
                 option,
             } => {
                 assert_eq!(placed, task, "a policy places the task it was asked about");
-                self.queue.remove(at);
+                self.queue.remove(task);
                 self.start(task, placement, capacity, option, policy);
                 if let Some(delay) = observe_after_s {
                     let start = self.runs[task as usize].starts;

@@ -18,6 +18,8 @@
 //! applies anything. Every placement it returns fits the state it planned on; the engine
 //! checks each again, and the independent checker runs after every event in tests.
 
+use std::collections::HashSet;
+
 use gapbench_model::state::MAX_TASKS_PER_NODE;
 use gapbench_model::MAX_GPUS_PER_NODE;
 use gapbench_model::{DeviceSet, GpuModelSet, NodeId, NodeState, Placement, Task};
@@ -46,6 +48,17 @@ impl<'a> Shape<'a> {
         }
     }
 
+    /// Everything [`Planner`]'s search reads of the request, to compare and hash.
+    fn key(&self) -> (u32, u64, u8, u16, u16) {
+        (
+            self.cpu_milli,
+            self.memory_mib,
+            self.gpu_count,
+            self.gpu_milli,
+            self.gpu_models.mask(),
+        )
+    }
+
     /// The same request on `gpus` GPUs.
     pub fn with_gpus(self, gpus: u8) -> Shape<'a> {
         Shape {
@@ -64,6 +77,10 @@ pub struct Planner {
     /// The round whose copy `overlay[n]` is; other nodes read the live state.
     copied_in: Vec<u32>,
     round: u32,
+    /// Requests the search found no place for since the plan last gave anything back: takes
+    /// alone never make room, so they fail again without a search. This keeps a round over
+    /// thousands of waiting jobs of a few shapes at O(shapes × nodes), not O(jobs × nodes).
+    refused: HashSet<(u32, u64, u8, u16, u16)>,
 }
 
 impl Planner {
@@ -77,6 +94,7 @@ impl Planner {
             self.copied_in = vec![0; view.cluster.len()];
         }
         self.round += 1;
+        self.refused.clear();
     }
 
     /// `node` as planned: its copy if the plan changed it, else the live state.
@@ -99,6 +117,7 @@ impl Planner {
 
     /// Gives back `task`'s resources on `placement` in the plan.
     pub fn release(&mut self, view: &ReplayView<'_>, task: &Shape<'_>, placement: Placement) {
+        self.refused.clear();
         let state = self.node_mut(view, placement.node);
         state.cpu_left_milli += task.cpu_milli;
         state.memory_left_mib += task.memory_mib;
@@ -128,11 +147,29 @@ impl Planner {
         task: &Shape<'_>,
         near: Option<Placement>,
     ) -> Option<Placement> {
-        let placement = near
-            .and_then(|p| self.near(view, task, p))
-            .or_else(|| self.search(view, task))?;
+        let placement = match near.and_then(|p| self.near(view, task, p)) {
+            Some(placement) => placement,
+            None => self.search_unless_refused(view, task)?,
+        };
         self.bind(view, task, placement);
         Some(placement)
+    }
+
+    /// [`search`](Self::search), unless the same request already found nothing since the
+    /// plan last gave anything back.
+    fn search_unless_refused(
+        &mut self,
+        view: &ReplayView<'_>,
+        task: &Shape<'_>,
+    ) -> Option<Placement> {
+        if self.refused.contains(&task.key()) {
+            return None;
+        }
+        let found = self.search(view, task);
+        if found.is_none() {
+            self.refused.insert(task.key());
+        }
+        found
     }
 
     /// Whether `task` may go on `node` apart from which devices: host resources, GPU model

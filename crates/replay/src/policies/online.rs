@@ -2,10 +2,10 @@
 //! an adapter over `online::Scheduler`. A task the scheduler cannot place waits.
 
 use gapbench_model::rng::SimRng;
-use gapbench_model::{Cluster, ClusterState, NodeId};
+use gapbench_model::{Cluster, ClusterState, NodeId, Task};
 use gapbench_online::{PolicySpec, Scheduler, ScoreContext};
 
-use crate::policy::{Action, CapacityMode, ReplayView, TimePolicy};
+use crate::policy::{Action, CapacityMode, RefusalClass, ReplayView, TimePolicy};
 
 pub struct OnlinePolicy {
     spec: PolicySpec,
@@ -43,6 +43,12 @@ impl TimePolicy for OnlinePolicy {
             },
             None => Action::Queue { task },
         }
+    }
+
+    /// The scheduler refuses a task only when no node passes the feasibility filter, which
+    /// reads the request alone and draws nothing; placements only shrink what is free.
+    fn refusal_class(&self, task: &Task) -> Option<RefusalClass> {
+        Some(RefusalClass::of_request(task))
     }
 
     fn node_changed(&mut self, view: &ReplayView<'_>, node: NodeId) {
