@@ -105,7 +105,9 @@ pub struct SpecDescription {
 /// other node count in `gaps.csv` is the whole cluster of `[gaps.full_cluster]`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct GapsDescription {
-    pub sample_nodes: usize,
+    /// None when the study is of the whole cluster only.
+    #[serde(default)]
+    pub sample_nodes: Option<usize>,
 }
 
 /// The `[replay]` fields the report shows.
