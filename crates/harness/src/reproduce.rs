@@ -27,7 +27,7 @@ pub enum TracesUsed<'a> {
 /// (what precedes `bench`; `gapbench` when none is known), then every argument that decides
 /// the results, whether typed or defaulted — the spec (`--quick` and no `--spec` pick one),
 /// the traces folder (`$GAPBENCH_TRACES` or the default folder, when it was used) or
-/// `--stand-in` (asked, or no traces found), and `--out` when given. `--jobs` and `--shard`
+/// `--stand-in` (asked, or no traces found), and `--out` as typed. `--jobs` and `--shard`
 /// are left out: neither changes a number.
 pub fn bench_command(typed: &str, options: &BenchOptions, traces: TracesUsed) -> String {
     let words: Vec<&str> = typed.split_whitespace().collect();
@@ -41,8 +41,16 @@ pub fn bench_command(typed: &str, options: &BenchOptions, traces: TracesUsed) ->
         TracesUsed::StandIn => command.push_str(" --stand-in"),
         TracesUsed::NoneNamed => {}
     }
-    if let Some(out) = &options.out {
-        command.push_str(&format!(" --out {}", out.display()));
+    // Where the results go changes none of them: the folder as typed, if it was.
+    let mut rest = words.iter();
+    while let Some(word) = rest.next() {
+        if *word == "--out" {
+            if let Some(out) = rest.next() {
+                command.push_str(&format!(" --out {out}"));
+            }
+        } else if word.starts_with("--out=") {
+            command.push_str(&format!(" {word}"));
+        }
     }
     command
 }
@@ -82,7 +90,6 @@ mod tests {
     fn the_recorded_command_names_the_spec_and_the_inputs_that_ran() {
         let options = BenchOptions {
             spec: PathBuf::from("my/spec.toml"),
-            out: Some(PathBuf::from("out")),
             ..BenchOptions::default()
         };
         // `--quick`, `--jobs` and `--shard` typed; the traces came from the environment.
@@ -95,10 +102,6 @@ mod tests {
             "cargo xtask bench --spec my/spec.toml --traces /data/openb --out out"
         );
         // The embedded workload stood in, unasked; the binary run directly.
-        let options = BenchOptions {
-            out: None,
-            ..options
-        };
         assert_eq!(
             bench_command("gapbench bench", &options, TracesUsed::StandIn),
             "gapbench bench --spec my/spec.toml --stand-in"

@@ -40,7 +40,18 @@ setups = [{ name = "slice", gpus = 8, first_jobs = 12 }]
 "#;
     let dir = scratch("fractions", spec);
     let out = dir.join("out");
-    assert!(run_bench(&options(&dir, &out, None)).unwrap().complete);
+    // Typed without the spec, as a default spec would be: the report still names it.
+    let typed = BenchOptions {
+        command: "gapbench bench".to_string(),
+        ..options(&dir, &out, None)
+    };
+    assert!(run_bench(&typed).unwrap().complete);
+    let report = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    let reproduce = format!(
+        "`gapbench bench --spec {} --stand-in`",
+        dir.join("spec.toml").display()
+    );
+    assert!(report.contains(&reproduce), "{reproduce}:\n{report}");
     let points = std::fs::read_to_string(out.join("budget_points.csv")).unwrap();
     for fraction in ["0.951", "0.954"] {
         let rows = points
