@@ -243,7 +243,10 @@ impl Matrix {
                     full.mip_gap.or(gaps.mip_gap),
                 ),
                 _ => (
-                    Some(gaps.sample_nodes.context("a sub-cluster study without sample_nodes")?),
+                    Some(
+                        gaps.sample_nodes
+                            .context("a sub-cluster study without sample_nodes")?,
+                    ),
                     gaps.time_limit_s,
                     gaps.pareto_points,
                     gaps.front_time_limit_s,
@@ -444,7 +447,12 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         NodeOrder::Random,
     );
     crate::phases::check_against_inputs(&matrix, &workloads, &replay_workloads).with_context(
-        || format!("{}: the spec asks what its inputs cannot give", options.spec.display()),
+        || {
+            format!(
+                "{}: the spec asks what its inputs cannot give",
+                options.spec.display()
+            )
+        },
     )?;
     let parallel = options.jobs.unwrap_or_else(rayon::current_num_threads);
     for workload in workloads.values() {
@@ -716,7 +724,11 @@ fn refuse_incomplete(out: &Path, total: usize, missing: &[PathBuf]) -> Result<()
         .take(5)
         .map(|p| p.display().to_string())
         .collect();
-    let more = if missing.len() > shown.len() { ", …" } else { "" };
+    let more = if missing.len() > shown.len() {
+        ", …"
+    } else {
+        ""
+    };
     bail!(
         "the merge into {} is incomplete: {} of {total} cells are in none of the shards ({}{more}); the cells found were copied: run the missing shards, then merge again",
         out.display(),

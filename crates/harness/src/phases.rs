@@ -13,8 +13,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use gapbench_replay::policies::time_policy;
 use gapbench_model::{NodeOrder, TaskOrder};
+use gapbench_replay::policies::time_policy;
 use rayon::prelude::*;
 
 use crate::bench::Matrix;

@@ -158,12 +158,13 @@ mod tests {
 
     /// The error of parsing `text` as the spec `bad.toml`.
     fn refusal(text: &str) -> String {
-        let error = BenchSpec::parse(Path::new("workloads/bad.toml"), text)
-            .expect_err("a refused spec");
+        let error =
+            BenchSpec::parse(Path::new("workloads/bad.toml"), text).expect_err("a refused spec");
         format!("{error:#}")
     }
 
-    const SWEEPS: &str = "name = \"d\"\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = [1]\n";
+    const SWEEPS: &str =
+        "name = \"d\"\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = [1]\n";
     const REPLAY: &str =
         "name = \"d\"\n[replay]\ntraces = [\"default\"]\npolicies = [\"fifo\"]\nseeds = [1]\n";
     const BUDGET: &str = "name = \"d\"\n[budget]\ntrace = \"default\"\nseeds = [1]\nfractions = [0.9]\nsetups = [{ name = \"slice\", gpus = 8 }]\n";
@@ -183,7 +184,10 @@ mod tests {
                 "`pwr:200,fgd:800` and `PWR:200, fgd:800` are the same policy",
             ),
             (
-                SWEEPS.replace("[\"default\"]", "[\"default\", \"gpushare40\", \"default\"]"),
+                SWEEPS.replace(
+                    "[\"default\"]",
+                    "[\"default\", \"gpushare40\", \"default\"]",
+                ),
                 "traces: `default` is listed twice",
             ),
             (
@@ -225,7 +229,10 @@ mod tests {
                 "[budget] fractions: `0.9` is listed twice",
             ),
             (
-                BUDGET.replace("seeds = [1]", "seeds = [1]\nkinds = [\"energy\", \"energy\"]"),
+                BUDGET.replace(
+                    "seeds = [1]",
+                    "seeds = [1]\nkinds = [\"energy\", \"energy\"]",
+                ),
                 "[budget] kinds: `energy` is listed twice",
             ),
             (
@@ -287,9 +294,13 @@ mod tests {
 
     #[test]
     fn sample_nodes_is_needed_only_by_a_sub_cluster_study() {
-        let whole_only = format!("{SWEEPS}{GAPS}[gaps.full_cluster]\npolicies = [\"fgd\"]\nseeds = [1]\n")
-            .replace("policies = [\"fgd\"]\nseeds = [1]\ncheckpoints", "policies = []\nseeds = [1]\ncheckpoints")
-            .replace("sample_nodes = 4\n", "");
+        let whole_only =
+            format!("{SWEEPS}{GAPS}[gaps.full_cluster]\npolicies = [\"fgd\"]\nseeds = [1]\n")
+                .replace(
+                    "policies = [\"fgd\"]\nseeds = [1]\ncheckpoints",
+                    "policies = []\nseeds = [1]\ncheckpoints",
+                )
+                .replace("sample_nodes = 4\n", "");
         let spec = BenchSpec::parse(Path::new("whole.toml"), &whole_only).unwrap();
         assert_eq!(spec.gaps.unwrap().sample_nodes, None);
         let error = refusal(&format!("{SWEEPS}{GAPS}").replace("sample_nodes = 4\n", ""));

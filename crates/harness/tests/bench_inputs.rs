@@ -87,7 +87,10 @@ sample_nodes = 100000
     let out = dir.join("out");
     let error = format!("{:#}", run_bench(&options(&dir, &out, None)).unwrap_err());
     assert!(error.contains("spec.toml"), "names the spec: {error}");
-    assert!(error.contains("[gaps]") && error.contains("100000"), "{error}");
+    assert!(
+        error.contains("[gaps]") && error.contains("100000"),
+        "{error}"
+    );
     assert!(!out.join("cells").exists(), "no sweep ran: {error}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -110,7 +113,10 @@ fn a_merge_missing_shards_fails_saying_which_cells() {
         merge(&merged, std::slice::from_ref(&shard0)).unwrap_err()
     );
     assert!(error.contains("incomplete: 1 of 2 cells"), "{error}");
-    assert!(error.contains("seed-43.json"), "names the missing cell: {error}");
+    assert!(
+        error.contains("seed-43.json"),
+        "names the missing cell: {error}"
+    );
     assert!(!merged.join("REPORT.md").exists());
     // With the other shard the same merge completes.
     let shard1 = dir.join("s1");
