@@ -243,7 +243,10 @@ impl Matrix {
                     full.mip_gap.or(gaps.mip_gap),
                 ),
                 _ => (
-                    Some(gaps.sample_nodes),
+                    Some(
+                        gaps.sample_nodes
+                            .context("a sub-cluster study without sample_nodes")?,
+                    ),
                     gaps.time_limit_s,
                     gaps.pareto_points,
                     gaps.front_time_limit_s,
@@ -260,7 +263,7 @@ impl Matrix {
             pareto_points,
             front_time_limit_s,
             // Sub-clusters get the per-node model, the whole cluster column generation.
-            exact_max_nodes: gaps.sample_nodes,
+            exact_max_nodes: gaps.sample_nodes.unwrap_or(0),
         })
     }
 
@@ -443,11 +446,25 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         TaskOrder::Shuffled,
         NodeOrder::Random,
     );
+    crate::phases::check_against_inputs(&matrix, &workloads, &replay_workloads).with_context(
+        || {
+            format!(
+                "{}: the spec asks what its inputs cannot give",
+                options.spec.display()
+            )
+        },
+    )?;
     let parallel = options.jobs.unwrap_or_else(rayon::current_num_threads);
     for workload in workloads.values() {
         crate::run::check_sweep_memory(workload, &tuned, parallel)?;
     }
-    matrix.command = options.command.clone();
+    use crate::reproduce::{bench_command, TracesUsed};
+    let traces = match (&traces_dir, matrix.stand_in) {
+        (_, true) => TracesUsed::StandIn,
+        (Some(dir), false) if !matrix.spec.needed_traces().is_empty() => TracesUsed::Folder(dir),
+        _ => TracesUsed::NoneNamed,
+    };
+    matrix.command = bench_command(&options.command, options, traces);
     let out = options
         .out
         .clone()
@@ -558,8 +575,9 @@ pub(crate) fn in_shard<T>(
         .collect()
 }
 
-/// Joins the cells of shard folders into `out` (checking they ran the same matrix), then
-/// aggregates when every cell is present.
+/// Joins the cells of shard folders into `out` (checking they ran the same matrix) and
+/// aggregates; an error when a shard holds a damaged cell (naming it) or when cells are
+/// missing (saying which), after copying the cells found.
 pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
     let mut matrix: Option<Matrix> = None;
     for shard in shards {
@@ -616,21 +634,21 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         |dir, cell| finished_budget(dir, &matrix, cell),
         budget_cell_path,
     )?;
-    let complete = missing == 0 && missing_gaps == 0 && missing_replays == 0 && missing_budget == 0;
-    if complete {
-        aggregate(out, &matrix, &cells)?;
-        aggregate_gaps(out, &matrix, &gap_cells)?;
-        aggregate_replays(out, &matrix, &replay_cells)?;
-        crate::eaco_bound::aggregate_eaco_bounds(out, &matrix, &replay_cells)?;
-        aggregate_budget(out, &matrix, &budget_cells)?;
-        remove_dropped_aggregates(out, &matrix)?;
-        finish_folder(out)?;
-    }
+    let total = cells.len() + gap_cells.len() + replay_cells.len() + budget_cells.len();
+    let missing: Vec<PathBuf> = [missing, missing_gaps, missing_replays, missing_budget].concat();
+    refuse_incomplete(out, total, &missing)?;
+    aggregate(out, &matrix, &cells)?;
+    aggregate_gaps(out, &matrix, &gap_cells)?;
+    aggregate_replays(out, &matrix, &replay_cells)?;
+    crate::eaco_bound::aggregate_eaco_bounds(out, &matrix, &replay_cells)?;
+    aggregate_budget(out, &matrix, &budget_cells)?;
+    remove_dropped_aggregates(out, &matrix)?;
+    finish_folder(out)?;
     Ok(BenchOutcome {
         out: out.to_path_buf(),
         cells_total: cells.len(),
         cells_run: 0,
-        cells_skipped: cells.len() - missing,
+        cells_skipped: cells.len(),
         sweep_seconds: 0.0,
         gap_studies_total: gap_cells.len(),
         gap_studies_run: 0,
@@ -641,7 +659,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
         budget_cells_total: budget_cells.len(),
         budget_replays: 0,
         budget_seconds: 0.0,
-        complete,
+        complete: true,
         matrix,
     })
 }
@@ -653,31 +671,70 @@ pub fn finish_folder(out: &Path) -> Result<()> {
 }
 
 /// Copies into `out` each cell's finished record from the first shard that has it, byte for
-/// byte (a JSON round trip may move a float by one ulp); returns how many cells no shard has
-/// finished.
+/// byte (a JSON round trip may move a float by one ulp); returns the cells no shard has
+/// finished, as paths inside a results folder. A cell file a shard holds that is not a
+/// finished cell of this matrix (cut short, edited, of another run) is an error naming it:
+/// merged over, it would read as "not run yet" and the damage would go unseen.
 fn gather<C, R>(
     out: &Path,
     shards: &[PathBuf],
     cells: &[C],
     finished: impl Fn(&Path, &C) -> Option<R>,
     path: impl Fn(&Path, &C) -> PathBuf,
-) -> Result<usize> {
-    let mut missing = 0;
+) -> Result<Vec<PathBuf>> {
+    let mut missing = Vec::new();
     for cell in cells {
         if finished(out, cell).is_some() {
             continue;
         }
-        match shards.iter().find(|shard| finished(shard, cell).is_some()) {
-            Some(shard) => {
-                let from = path(shard, cell);
+        let mut source = None;
+        for shard in shards {
+            let file = path(shard, cell);
+            if !file.exists() {
+                continue;
+            }
+            if finished(shard, cell).is_none() {
+                bail!(
+                    "{}: not a finished cell of this matrix (cut short, edited, or from another run): delete it and rerun its shard, then merge again",
+                    file.display()
+                );
+            }
+            source.get_or_insert(file);
+        }
+        match source {
+            Some(from) => {
                 let bytes = std::fs::read(&from)
                     .with_context(|| format!("{}: cannot read", from.display()))?;
                 write_atomic(&path(out, cell), &bytes)?;
             }
-            None => missing += 1,
+            None => missing.push(path(Path::new(""), cell)),
         }
     }
     Ok(missing)
+}
+
+/// Refuses a merge that left cells out: a merge job that "succeeded" over missing shards
+/// would pass for a finished bench.
+fn refuse_incomplete(out: &Path, total: usize, missing: &[PathBuf]) -> Result<()> {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<String> = missing
+        .iter()
+        .take(5)
+        .map(|p| p.display().to_string())
+        .collect();
+    let more = if missing.len() > shown.len() {
+        ", …"
+    } else {
+        ""
+    };
+    bail!(
+        "the merge into {} is incomplete: {} of {total} cells are in none of the shards ({}{more}); the cells found were copied: run the missing shards, then merge again",
+        out.display(),
+        missing.len(),
+        shown.join(", ")
+    )
 }
 
 /// Today's UTC date as `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).

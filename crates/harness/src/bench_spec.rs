@@ -50,8 +50,10 @@ pub struct GapStudySpec {
     pub checkpoints: Vec<u32>,
     #[serde(default = "default_objectives")]
     pub objectives: Vec<String>,
-    /// Nodes of the sampled sub-cluster.
-    pub sample_nodes: usize,
+    /// Nodes of the sampled sub-cluster: needed when `policies` asks for a sub-cluster
+    /// study, optional when only the whole cluster is studied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_nodes: Option<usize>,
     #[serde(default = "default_time_limit")]
     pub time_limit_s: f64,
     #[serde(default)]
@@ -198,6 +200,7 @@ impl ReplaySpec {
         if self.policies.is_empty() {
             bail!("[replay] `policies` must not be empty");
         }
+        self.check_lists()?;
         let cluster = gapbench_model::workload::openb_like_cluster(
             gapbench_model::CpuPowerProfile::Reference,
         );
@@ -307,6 +310,7 @@ impl BenchSpec {
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
+        self.check_lists()?;
         if let Some(replay) = &self.replay {
             replay.validate()?;
         }
@@ -349,8 +353,12 @@ impl BenchSpec {
                     );
                 }
             }
-            if gaps.sample_nodes == 0 {
-                bail!("gaps.sample_nodes must be positive");
+            match gaps.sample_nodes {
+                Some(0) => bail!("gaps.sample_nodes must be positive"),
+                None if !gaps.policies.is_empty() => bail!(
+                    "gaps.sample_nodes is missing: `policies` asks for studies on sampled sub-clusters of that many nodes (leave `policies` empty to study only the whole cluster)"
+                ),
+                _ => {}
             }
             if !(gaps.time_limit_s.is_finite() && gaps.time_limit_s > 0.0) {
                 bail!("gaps.time_limit_s must be a positive number of seconds");

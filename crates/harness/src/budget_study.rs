@@ -162,6 +162,7 @@ impl BudgetStudySpec {
         {
             bail!("[budget] `fractions` takes positive shares of FIFO's spend such as [0.9, 1.0]");
         }
+        self.check_lists()?;
         for kind in &self.kinds {
             kind_of(kind)?;
         }

@@ -218,7 +218,7 @@ mod tests {
                     seeds: Seeds::List(vec![42]),
                     checkpoints: vec![50],
                     objectives: vec!["power".into()],
-                    sample_nodes: 5,
+                    sample_nodes: Some(5),
                     time_limit_s: 10.0,
                     mip_gap: None,
                     pareto_points: 0,

@@ -24,6 +24,7 @@ pub mod replay_bound;
 pub mod replay_cells;
 pub mod reproduce;
 pub mod run;
+mod spec_lists;
 pub mod status;
 mod stored_frontier;
 pub mod summary;

@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use gapbench_model::{NodeOrder, TaskOrder};
+use gapbench_replay::policies::time_policy;
 use rayon::prelude::*;
 
 use crate::bench::Matrix;
@@ -26,6 +27,45 @@ use crate::replay_cells::{
 use crate::run::{run_seed, seed_summary, RunSettings};
 use crate::status::record_cell_time;
 use crate::workload::Workload;
+
+/// Refuses, before any cell runs, what the spec asks of inputs that cannot give it: a
+/// sub-cluster larger than a gap trace's cluster, a gap setting the study refuses, a time
+/// policy that cannot run on a replay source's cluster. Found only when its cell came up,
+/// each was refused after hours of sweeps.
+pub(crate) fn check_against_inputs(
+    matrix: &Matrix,
+    workloads: &BTreeMap<String, Workload>,
+    replay_workloads: &ReplayWorkloads,
+) -> Result<()> {
+    for cell in matrix.gap_cells()? {
+        let settings = matrix.gap_settings(&cell, 1)?;
+        settings.validate()?;
+        let study = if cell.full_cluster {
+            "[gaps.full_cluster]"
+        } else {
+            "[gaps]"
+        };
+        let workload = &workloads[&cell.trace];
+        crate::gap::study_cluster(workload, &settings, cell.seed).with_context(|| {
+            format!(
+                "{study} on trace `{}` ({} nodes), seed {}",
+                cell.trace,
+                workload.cluster.len(),
+                cell.seed
+            )
+        })?;
+    }
+    let policies = matrix.spec.replay.iter().flat_map(|r| &r.policies);
+    for policy in policies {
+        let (base, _) = crate::replay_cells::budgeted_share(policy)?;
+        for ((source, _), inputs) in replay_workloads {
+            time_policy(base, &inputs.cluster).map_err(|e| {
+                anyhow::anyhow!("[replay] policy `{policy}` on source `{source}`: {e}")
+            })?;
+        }
+    }
+    Ok(())
+}
 
 /// Runs the arrival sweeps `todo` side by side on `pool`; returns their wall time.
 pub(crate) fn run_sweeps(

@@ -284,7 +284,7 @@ pub(crate) fn replay_cell_path(out: &Path, cell: &ReplayCell) -> PathBuf {
 }
 
 /// A policy name as a folder name: letters, digits, `-`, `_` and `.`; anything else `_`.
-fn file_safe(name: &str) -> String {
+pub(crate) fn file_safe(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {

@@ -29,7 +29,7 @@ impl ClusterSizes {
         matrix: &MatrixDescription,
         solved: impl IntoIterator<Item = (&'a str, usize)>,
     ) -> Self {
-        let mut sizes = ClusterSizes::new(matrix.spec.gaps.as_ref().map(|g| g.sample_nodes));
+        let mut sizes = ClusterSizes::new(matrix.spec.gaps.as_ref().and_then(|g| g.sample_nodes));
         for (trace, nodes) in solved {
             sizes.saw(trace, nodes);
         }

@@ -85,10 +85,19 @@ pub struct BudgetTimelineRow {
     pub waiting: u32,
 }
 
-/// The label of a policy point: `powerflow@0.90` for a budgeted one.
+/// The label of a policy point: `powerflow@0.90` for a budgeted one. The fraction has two
+/// decimals when they hold it exactly, else its shortest exact form (`powerflow@0.951`), so
+/// distinct fractions never share a label (nor the bench cell file it names).
 pub fn budget_point_label(policy: &str, fraction: Option<f64>) -> String {
     match fraction {
-        Some(f) => format!("{policy}@{f:.2}"),
+        Some(f) => {
+            let two_decimals = format!("{f:.2}");
+            if two_decimals.parse::<f64>() == Ok(f) {
+                format!("{policy}@{two_decimals}")
+            } else {
+                format!("{policy}@{f:?}")
+            }
+        }
         None => policy.to_string(),
     }
 }

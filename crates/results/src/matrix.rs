@@ -115,7 +115,9 @@ pub struct BudgetDescription {
 /// other node count in `gaps.csv` is the whole cluster of `[gaps.full_cluster]`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct GapsDescription {
-    pub sample_nodes: usize,
+    /// None when the study is of the whole cluster only.
+    #[serde(default)]
+    pub sample_nodes: Option<usize>,
     /// The policies of the sub-cluster study (empty in folders written before the field
     /// was read).
     #[serde(default)]

@@ -172,7 +172,7 @@ pub(crate) fn plan_figures_with(
     }
     let palette = Palette::new(&names);
     let mut sizes =
-        ClusterSizes::new(matrix.and_then(|m| m.spec.gaps.as_ref().map(|g| g.sample_nodes)));
+        ClusterSizes::new(matrix.and_then(|m| m.spec.gaps.as_ref().and_then(|g| g.sample_nodes)));
     for row in gaps.iter().flat_map(|g| &g.rows) {
         sizes.saw(&row.trace, row.nodes);
     }
