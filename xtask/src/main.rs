@@ -96,8 +96,11 @@ fn with_quick_spec_resolved(
     let has_spec = rest
         .iter()
         .any(|a| a == "--spec" || a.starts_with("--spec="));
+    // From the root `--quick` already reads the right file, and the command the report
+    // records stays as the user typed it.
+    let at_root = std::env::current_dir().is_ok_and(|dir| dir == root);
     match quick {
-        Some(at) if command == "bench" && !has_spec => {
+        Some(at) if command == "bench" && !has_spec && !at_root => {
             let mut args = rest;
             let spec = root.join("workloads").join("quick.toml");
             args.splice(
@@ -195,6 +198,7 @@ mod tests {
 
     #[test]
     fn bench_quick_names_the_workspace_spec_wherever_it_runs() {
+        // Any folder but the caller's own stands for a root elsewhere.
         let root = workspace_root();
         let spec = root.join("workloads").join("quick.toml");
         assert!(spec.is_file(), "{}", spec.display());
