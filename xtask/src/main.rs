@@ -103,10 +103,7 @@ fn with_quick_spec_resolved(
         Some(at) if command == "bench" && !has_spec && !at_root => {
             let mut args = rest;
             let spec = root.join("workloads").join("quick.toml");
-            args.splice(
-                at..=at,
-                ["--spec".to_string(), spec.display().to_string()],
-            );
+            args.splice(at..=at, ["--spec".to_string(), spec.display().to_string()]);
             args
         }
         _ => rest,
@@ -214,7 +211,10 @@ mod tests {
             ("run", strings(&["--quick"])),
             ("bench", strings(&["--jobs", "2"])),
         ] {
-            assert_eq!(with_quick_spec_resolved(command, given.clone(), &root), given);
+            assert_eq!(
+                with_quick_spec_resolved(command, given.clone(), &root),
+                given
+            );
         }
     }
 

@@ -168,15 +168,22 @@ fn gap_export_checks_the_library_before_solving() {
 
     // DIR is a file, or the results folder itself.
     std::fs::write(dir.join("a-file"), "x").unwrap();
-    let (stdout, _) = refused(&dir, &small_gap("out", "a-file", "50"), &["a-file", "not a folder"]);
+    let (stdout, _) = refused(
+        &dir,
+        &small_gap("out", "a-file", "50"),
+        &["a-file", "not a folder"],
+    );
     assert_nothing_solved(&dir, &stdout, "out");
     let (stdout, _) = refused(&dir, &small_gap("out", "out", "50"), &["--export", "--out"]);
     assert_nothing_solved(&dir, &stdout, "out");
 
     // Each bad file in turn, beside the good one: refused before any solve, naming it.
     let value: serde_json::Value = serde_json::from_str(&good).unwrap();
-    let edited = |edit: &dyn Fn(&mut serde_json::Value)| {
+    // An edited file keeps the name check quiet (`name` is its file stem), so the check
+    // the edit is about is the one that speaks.
+    let edited = |stem: &str, edit: &dyn Fn(&mut serde_json::Value)| {
         let mut v = value.clone();
+        v["name"] = stem.into();
         edit(&mut v);
         serde_json::to_string_pretty(&v).unwrap()
     };
@@ -184,7 +191,7 @@ fn gap_export_checks_the_library_before_solving() {
         ("truncated.json", good[..good.len() / 2].to_string(), "EOF"),
         (
             "version.json",
-            edited(&|v| v["format_version"] = 99.into()),
+            edited("version", &|v| v["format_version"] = 99.into()),
             "version",
         ),
         (
@@ -194,7 +201,7 @@ fn gap_export_checks_the_library_before_solving() {
         ),
         (
             "wrong-side.json",
-            edited(&|v| {
+            edited("wrong-side", &|v| {
                 let value = v["problems"][0]["value"].as_f64().unwrap();
                 v["problems"][0]["bound"] = (value + 100.0).into();
             }),
@@ -202,12 +209,14 @@ fn gap_export_checks_the_library_before_solving() {
         ),
         (
             "shape.json",
-            edited(&|v| v["heuristic"]["placement"][0]["tasks"][0]["shape"] = 999.into()),
+            edited("shape", &|v| {
+                v["heuristic"]["placement"][0]["tasks"][0]["shape"] = 999.into()
+            }),
             "shape 999",
         ),
         (
             "missing.json",
-            edited(&|v| {
+            edited("missing", &|v| {
                 v["problems"][0].as_object_mut().unwrap().remove("bound");
             }),
             "bound",
@@ -226,8 +235,15 @@ fn gap_export_checks_the_library_before_solving() {
         assert_nothing_solved(&dir, &stdout, "out");
         let mut expected_names = vec![good_name.clone(), "index.csv".to_string(), name.to_string()];
         expected_names.sort();
-        assert_eq!(names(&lib), expected_names, "{name}: nothing new in the library");
-        assert_eq!(std::fs::read_to_string(lib.join("index.csv")).unwrap(), index);
+        assert_eq!(
+            names(&lib),
+            expected_names,
+            "{name}: nothing new in the library"
+        );
+        assert_eq!(
+            std::fs::read_to_string(lib.join("index.csv")).unwrap(),
+            index
+        );
         std::fs::remove_file(&bad).unwrap();
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -303,7 +319,34 @@ fn a_traces_file_is_said_to_be_no_folder() {
 #[test]
 fn the_timeline_ends_at_until_and_agrees_with_the_summary() {
     let dir = scratch("until");
-    succeeds(&dir, &["replay", "--until", "150", "--out", "out"]);
+    // Three tasks arriving from 0 s (the embedded workload's first arrival is after 150 s).
+    std::fs::write(
+        dir.join("nodes.csv"),
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tasks.csv"),
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n\
+         p0,1000,1024,1,1000,,LS,Succeeded,0,300,0\n\
+         p1,1000,1024,1,500,,LS,Succeeded,50,400,50\n\
+         p2,1000,1024,1,1000,,LS,Succeeded,100,500,100\n",
+    )
+    .unwrap();
+    succeeds(
+        &dir,
+        &[
+            "replay",
+            "--nodes",
+            "nodes.csv",
+            "--tasks",
+            "tasks.csv",
+            "--until",
+            "150",
+            "--out",
+            "out",
+        ],
+    );
     let timeline = std::fs::read_to_string(dir.join("out/timeline.csv")).unwrap();
     let header: Vec<&str> = timeline.lines().next().unwrap().split(',').collect();
     let last: Vec<&str> = timeline.lines().last().unwrap().split(',').collect();
@@ -315,9 +358,7 @@ fn the_timeline_ends_at_until_and_agrees_with_the_summary() {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap())
             .unwrap();
-    let total = summary["runs"][0]["total_energy_kwh"]
-        .as_f64()
-        .unwrap();
+    let total = summary["runs"][0]["total_energy_kwh"].as_f64().unwrap();
     let energy = column("energy_kwh");
     assert!(
         (energy - total).abs() <= 1e-6 * total.max(1e-9),
@@ -332,7 +373,15 @@ fn the_timeline_ends_at_until_and_agrees_with_the_summary() {
 fn frontier_refuses_repeated_budgets_and_a_sweep_of_fewer_than_two_points() {
     let dir = scratch("frontier");
     let frontier = |extra: &[&str]| {
-        let mut args = vec!["frontier", "--gpus", "8", "--first-jobs", "3", "--out", "out"];
+        let mut args = vec![
+            "frontier",
+            "--gpus",
+            "8",
+            "--first-jobs",
+            "3",
+            "--out",
+            "out",
+        ];
         args.extend_from_slice(extra);
         args.into_iter().map(String::from).collect::<Vec<_>>()
     };

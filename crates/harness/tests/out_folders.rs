@@ -1,6 +1,7 @@
 //! Reusing an `--out` folder (item 8): afterwards it holds this run's outputs and nothing
 //! an earlier run wrote that this one did not — no old `seed-N/` folders, no mean of other
-//! seeds, no figure of a CSV that is gone, no aggregate of a study the spec dropped.
+//! seeds, no aggregate of a study the spec dropped; and `figures` over a folder that lost a
+//! CSV its matrix writes refuses, keeping every figure.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -139,15 +140,18 @@ fn figures_of_a_removed_csv_and_aggregates_of_a_dropped_study_are_removed() {
     let figures = names(&out.join("figures"));
     assert!(figures.iter().any(|f| f.ends_with(".png")), "{figures:?}");
 
-    // `figures` after the CSV they were drawn from is gone: no figure survives it.
+    // `figures` after a CSV the matrix's study writes is gone: an error naming it, and
+    // nothing of the folder replaced (deleting the figures would lose them for good).
     std::fs::remove_file(out.join("mean_grid.csv")).unwrap();
-    gapbench(&dir, &["figures", "out"]);
-    let left = names(&out.join("figures"));
-    assert!(
-        left.iter()
-            .all(|f| !f.ends_with(".png") && !f.ends_with(".svg")),
-        "{left:?}"
-    );
+    let output = Command::new(env!("CARGO_BIN_EXE_gapbench"))
+        .args(["figures", "out"])
+        .current_dir(&dir)
+        .output()
+        .expect("gapbench runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("mean_grid.csv"), "{stderr}");
+    assert_eq!(names(&out.join("figures")), figures);
 
     // Another spec on the same folder: the sweeps' aggregates are not this matrix's.
     gapbench(

@@ -582,7 +582,8 @@ pub fn verify_instance(file: &InstanceFile) -> Result<RebuiltInstance, String> {
         };
         let name = problem.objective.name();
         if let Some(bound) = problem.bound {
-            bound_on_its_side(problem.objective, stored, bound).map_err(|e| format!("{name}: {e}"))?;
+            bound_on_its_side(problem.objective, stored, bound)
+                .map_err(|e| format!("{name}: {e}"))?;
         }
         let values = rebuilt
             .evaluate(Some(problem.objective), &problem.placement)
@@ -603,9 +604,15 @@ pub fn verify_instance(file: &InstanceFile) -> Result<RebuiltInstance, String> {
 fn bound_on_its_side(objective: Objective, value: f64, bound: f64) -> Result<(), String> {
     let tolerance = 1e-6 * value.abs().max(1.0);
     let (wrong, side) = if objective == Objective::Alloc {
-        (bound < value - tolerance, "an upper bound of a maximisation below")
+        (
+            bound < value - tolerance,
+            "an upper bound of a maximisation below",
+        )
     } else {
-        (bound > value + tolerance, "a lower bound of a minimisation above")
+        (
+            bound > value + tolerance,
+            "a lower bound of a minimisation above",
+        )
     };
     if wrong || bound.is_nan() {
         return Err(format!(

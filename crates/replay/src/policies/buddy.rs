@@ -77,11 +77,20 @@ pub struct Planner {
     /// The round whose copy `overlay[n]` is; other nodes read the live state.
     copied_in: Vec<u32>,
     round: u32,
-    /// Requests the search found no place for since the plan last gave anything back: takes
-    /// alone never make room, so they fail again without a search. This keeps a round over
-    /// thousands of waiting jobs of a few shapes at O(shapes × nodes), not O(jobs × nodes).
+    /// Requests the search found no place for: each fits no node outside `grown`, since
+    /// takes alone never make room. A refused request is looked for on the `grown` nodes
+    /// only, which keeps a round over thousands of jobs of a few shapes at O(shapes × nodes)
+    /// instead of O(jobs × nodes).
     refused: HashSet<(u32, u64, u8, u16, u16)>,
+    /// Nodes given something back since requests were refused, in priority order.
+    grown: Vec<NodeId>,
+    /// Search every request anew (the tests compare with it).
+    pub forget_refusals: bool,
 }
+
+/// Beyond this many grown nodes the refusals are forgotten (a search of the grown nodes
+/// would cost about as much as a search of all).
+const MOST_GROWN_NODES: usize = 32;
 
 impl Planner {
     /// Starts a new plan on the live state of `view`.
@@ -95,6 +104,7 @@ impl Planner {
         }
         self.round += 1;
         self.refused.clear();
+        self.grown.clear();
     }
 
     /// `node` as planned: its copy if the plan changed it, else the live state.
@@ -117,7 +127,27 @@ impl Planner {
 
     /// Gives back `task`'s resources on `placement` in the plan.
     pub fn release(&mut self, view: &ReplayView<'_>, task: &Shape<'_>, placement: Placement) {
-        self.refused.clear();
+        self.grow(view, placement.node);
+        self.give_back(view, task, placement);
+    }
+
+    /// Notes that `node` gets something back, for the refused requests.
+    fn grow(&mut self, view: &ReplayView<'_>, node: NodeId) {
+        if self.refused.is_empty() || self.grown.contains(&node) {
+            return;
+        }
+        if self.grown.len() == MOST_GROWN_NODES {
+            self.refused.clear();
+            self.grown.clear();
+            return;
+        }
+        let rank = |n: &NodeId| view.node_rank[*n as usize];
+        let at = self.grown.partition_point(|n| rank(n) < rank(&node));
+        self.grown.insert(at, node);
+    }
+
+    /// Gives back `task`'s resources on `placement` in the plan, refusals untouched.
+    fn give_back(&mut self, view: &ReplayView<'_>, task: &Shape<'_>, placement: Placement) {
         let state = self.node_mut(view, placement.node);
         state.cpu_left_milli += task.cpu_milli;
         state.memory_left_mib += task.memory_mib;
@@ -155,17 +185,69 @@ impl Planner {
         Some(placement)
     }
 
-    /// [`search`](Self::search), unless the same request already found nothing since the
-    /// plan last gave anything back.
+    /// A running job's move to `new` (another GPU count): `at` is given back, then `new` is
+    /// taken near it by [`take`](Self::take); when nothing holds `new`, `at` is taken again
+    /// and the plan is exactly as it was (no node counts as grown).
+    pub fn resize(
+        &mut self,
+        view: &ReplayView<'_>,
+        old: &Shape<'_>,
+        at: Placement,
+        new: &Shape<'_>,
+    ) -> Option<Placement> {
+        self.give_back(view, old, at);
+        let grown = !self.refused.is_empty() && !self.grown.contains(&at.node);
+        if grown {
+            self.grown.push(at.node);
+        }
+        let placement = self.near(view, new, at).or_else(|| {
+            let mut nodes = self.grown.clone();
+            nodes.sort_by_key(|&n| view.node_rank[n as usize]);
+            self.search_unless_refused_in(view, new, &nodes)
+        });
+        if grown {
+            self.grown.retain(|&n| n != at.node);
+        }
+        match placement {
+            Some(p) => {
+                // `at`'s node may keep more free than before (a move, or a smaller request).
+                self.grow(view, at.node);
+                self.bind(view, new, p);
+                Some(p)
+            }
+            None => {
+                self.bind(view, old, at);
+                None
+            }
+        }
+    }
+
+    /// [`search`](Self::search), unless the same request already found nothing: then only
+    /// the grown nodes can hold it.
     fn search_unless_refused(
         &mut self,
         view: &ReplayView<'_>,
         task: &Shape<'_>,
     ) -> Option<Placement> {
-        if self.refused.contains(&task.key()) {
-            return None;
+        let grown = std::mem::take(&mut self.grown);
+        let found = self.search_unless_refused_in(view, task, &grown);
+        self.grown = grown;
+        found
+    }
+
+    fn search_unless_refused_in(
+        &mut self,
+        view: &ReplayView<'_>,
+        task: &Shape<'_>,
+        grown: &[NodeId],
+    ) -> Option<Placement> {
+        if self.forget_refusals {
+            return self.search(view, task, &self.order);
         }
-        let found = self.search(view, task);
+        if self.refused.contains(&task.key()) {
+            return self.search(view, task, grown);
+        }
+        let found = self.search(view, task, &self.order);
         if found.is_none() {
             self.refused.insert(task.key());
         }
@@ -225,10 +307,15 @@ impl Planner {
     }
 
     /// The best-fit node and devices for `task` anywhere.
-    fn search(&self, view: &ReplayView<'_>, task: &Shape<'_>) -> Option<Placement> {
+    /// The best node of `nodes` (in priority order) by the rules above.
+    fn search(
+        &self,
+        view: &ReplayView<'_>,
+        task: &Shape<'_>,
+        nodes: &[NodeId],
+    ) -> Option<Placement> {
         if task.gpu_milli == 0 {
-            return self
-                .order
+            return nodes
                 .iter()
                 .find(|&&n| self.host_fits(view, n, task))
                 .map(|&node| Placement {
@@ -237,14 +324,14 @@ impl Planner {
                 });
         }
         if task.gpu_milli < 1000 {
-            return self.search_share(view, task);
+            return self.search_share(view, task, nodes);
         }
         // The node with the fewest fully free devices that holds the block, first in
         // priority order among equals. The device count is checked first: it is cheaper
         // than the host and rules out most nodes.
         let wanted = usize::from(task.gpu_count);
         let mut best: Option<(usize, NodeId, DeviceSet)> = None;
-        for &node in &self.order {
+        for &node in nodes {
             let state = self.node(view, node);
             let free = fully_free(state);
             if free.len() < wanted || best.is_some_and(|(k, _, _)| free.len() >= k) {
@@ -269,9 +356,14 @@ impl Planner {
     /// The device with the least free milli-GPU that holds the share: the least
     /// `(free, node priority, device)`. A node is only looked at closer (its host) when one
     /// of its devices would improve on the best so far.
-    fn search_share(&self, view: &ReplayView<'_>, task: &Shape<'_>) -> Option<Placement> {
+    fn search_share(
+        &self,
+        view: &ReplayView<'_>,
+        task: &Shape<'_>,
+        nodes: &[NodeId],
+    ) -> Option<Placement> {
         let mut best: Option<(u16, NodeId, usize)> = None;
-        for &node in &self.order {
+        for &node in nodes {
             let state = self.node(view, node);
             let below = best.map_or(u16::MAX, |(f, _, _)| f);
             let Some((free, device)) = least_holding(state, task.gpu_milli, below) else {

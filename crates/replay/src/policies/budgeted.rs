@@ -130,6 +130,12 @@ impl BudgetedRounds {
         }
     }
 
+    /// Makes the planner search every request anew instead of remembering the ones it found
+    /// no place for (the tests compare the two).
+    pub fn forget_refusals(&mut self) {
+        self.planner.forget_refusals = true;
+    }
+
     /// The round's view of the active jobs and the budget.
     pub fn round<'v, 'a>(&mut self, view: &'v ReplayView<'a>) -> Round<'v, 'a> {
         let jobs = view.jobs.jobs();
@@ -318,14 +324,10 @@ impl BudgetedRounds {
                 placement
             } else {
                 let old = shape(round, step.slot, from);
-                self.planner.release(view, &old, placement);
                 let new = shape(round, step.slot, step.to);
-                match self.planner.take(view, &new, Some(placement)) {
+                match self.planner.resize(view, &old, placement, &new) {
                     Some(p) => p,
-                    None => {
-                        self.planner.bind(view, &old, placement);
-                        continue;
-                    }
+                    None => continue,
                 }
             };
             extra_watts += added;

@@ -1,5 +1,6 @@
-//! Skipping repeated rounds changes nothing: the budgeted policies replay the real openb
-//! default trace with and without skipping, and every output file is identical.
+//! Skipping repeated rounds and remembering refused requests change nothing: the budgeted
+//! policies replay the real openb default trace (and an overloaded one) with and without
+//! both, and every output file is identical.
 
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::load_nodes_csv;
@@ -44,6 +45,7 @@ fn compare<P: TimePolicy>(
     let mut skipping = make();
     let mut planning = make();
     rounds(&mut planning).skip_repeats = false;
+    rounds(&mut planning).forget_refusals();
     let with = run(cluster, workload, &mut skipping, options);
     let without = run(cluster, workload, &mut planning, options);
     assert_eq!(rounds(&mut planning).skipped_rounds, 0, "{label}");
@@ -103,4 +105,53 @@ fn skipping_repeated_rounds_changes_no_output_on_the_real_trace() {
             assert!(skipped > 10_000, "greenflow skipped only {skipped} rounds");
         }
     }
+}
+
+/// An overloaded queue of training jobs (400 of 1–8 GPUs on four 8-GPU nodes, arriving
+/// ten seconds apart, hours long): most rounds find no place for most jobs, and upgrades
+/// are tried and refused, where remembering refusals saves the searches.
+#[test]
+fn remembering_refusals_changes_no_output_on_an_overloaded_queue() {
+    let mut csv = String::from("sn,cpu_milli,memory_mib,gpu,model\n");
+    for n in 0..4 {
+        csv.push_str(&format!("node-{n},96000,786432,8,V100M32\n"));
+    }
+    let cluster = gapbench_model::workload::parse_nodes_csv(
+        std::path::Path::new("four-nodes.csv"),
+        csv.as_bytes(),
+        CpuPowerProfile::Reference,
+    )
+    .expect("a valid node list");
+    let mut tasks = String::from(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n",
+    );
+    for i in 0..400u64 {
+        let gpus = [1, 2, 4, 8, 1, 2][(i % 6) as usize];
+        let start = 10 * i;
+        let end = start + 3_600 + (i * 7_919) % 20_000;
+        tasks.push_str(&format!(
+            "job-{i},{},{},{gpus},1000,,LS,Succeeded,{start},{end},{start}\n",
+            4000 * gpus,
+            8192 * gpus
+        ));
+    }
+    let workload = TimedWorkload::parse_csv(
+        std::path::Path::new("overloaded.csv"),
+        tasks.as_bytes(),
+        InputRules::Strict,
+    )
+    .expect("a valid task list");
+    let options = ReplayOptions {
+        budget: Budget::EnergyKwh(1e9),
+        check_every_event: true,
+        ..ReplayOptions::default()
+    };
+    compare(
+        "powerflow overloaded",
+        &cluster,
+        &workload,
+        &options,
+        || PowerFlowStyle::new(300.0, None),
+        |p| &mut p.rounds,
+    );
 }
