@@ -129,18 +129,27 @@ impl Replay<'_> {
     }
 
     /// One backfilling pass: every waiting task that fits starts, in queue order. A task
-    /// that fits no node by [`FreeBounds`] is not offered; after a refusal, the rest of the
-    /// task's refusal class is not offered either (the policy promised to refuse them too,
+    /// without a refusal class that fits no node by [`FreeBounds`] is not offered; after a
+    /// refusal, the rest of the task's refusal class is not offered either (the policy promised to refuse them too,
     /// [`TimePolicy::refusal_class`]). The pass walks the classes' heads in queue order
     /// through a heap, so it costs O(classes + starts) offers, not O(waiting tasks).
     fn backfill(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
-        let bounds = FreeBounds::of(self.cluster, &self.state);
         let capacity = policy.capacity();
         let mut heads: BinaryHeap<Reverse<(i64, u32, Option<ClassId>)>> =
             self.queue.class_heads().map(Reverse).collect();
+        // A class's refusal costs about what the bounds cost (a look at every node), so
+        // the bounds are only for the tasks without a class, which are each offered.
+        let bounds = heads
+            .iter()
+            .any(|Reverse((_, _, class))| class.is_none())
+            .then(|| FreeBounds::of(self.cluster, &self.state));
         while let Some(Reverse((rank, task, class))) = heads.pop() {
             let timed = &self.workload.tasks[task as usize].task;
-            let started = bounds.may_fit(timed, capacity) && self.offer(task, policy, rng);
+            let may_fit = class.is_some()
+                || bounds
+                    .as_ref()
+                    .is_some_and(|bounds| bounds.may_fit(timed, capacity));
+            let started = may_fit && self.offer(task, policy, rng);
             // A refused class is done for this pass; tasks without a class are each offered.
             if started || class.is_none() {
                 if let Some((next_rank, next)) = self.queue.next_of_class(class, rank) {
