@@ -4,34 +4,15 @@
 //! never reached, messages that blame the wrong flag, a timeline that stops short of
 //! `--until`, duplicate frontier budgets.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::{gapbench_in as gapbench, names};
 
 /// A scratch folder of this test process.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "gapbench-cli-defects-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Runs `gapbench ARGS` in `dir`; returns (exit code, stdout, stderr).
-fn gapbench(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_gapbench"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GAPBENCH_TRACES")
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("gapbench runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    common::scratch("cli-defects", name)
 }
 
 /// Asserts `gapbench ARGS` succeeds; returns its stdout.
@@ -57,16 +38,6 @@ fn refused(dir: &Path, args: &[&str], expected: &[&str]) -> (String, String) {
         );
     }
     (stdout, stderr)
-}
-
-/// The names directly in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// Item 5: a reused `--out` of `replay` holds only this run's outputs (it kept the

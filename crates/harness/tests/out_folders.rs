@@ -3,17 +3,16 @@
 //! seeds, no aggregate of a study the spec dropped; and `figures` over a folder that lost a
 //! CSV its matrix writes refuses, keeping every figure.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::names;
+
+/// A scratch folder of this test process.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "gapbench-out-folders-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("out-folders", name)
 }
 
 fn gapbench(dir: &Path, args: &[&str]) {
@@ -28,16 +27,6 @@ fn gapbench(dir: &Path, args: &[&str]) {
         "{args:?}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-}
-
-/// The names directly in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// A traces folder with a two-node cluster and a small `default` trace.

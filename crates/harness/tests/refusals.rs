@@ -2,31 +2,15 @@
 //! parser refuses it; never 101, a panic) with a message that says what is wrong and why,
 //! and writes no results.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::gapbench_in as gapbench;
 
 /// A scratch folder of this test process.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gapbench-refusals-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Runs `gapbench ARGS` in `dir`; returns (exit code, stdout, stderr).
-fn gapbench(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_gapbench"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GAPBENCH_TRACES")
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("gapbench runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    common::scratch("refusals", name)
 }
 
 /// Asserts `gapbench ARGS` is refused (exit code 1, or 2 from a flag's parser) with a

@@ -50,16 +50,28 @@ pub fn gap_study_with(
     seed: u64,
     on_row: &mut dyn FnMut(&GapRow),
 ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
-    let study = Study {
+    one_policy(workload, run, settings, method, seed, Reach::TuneTarget)
+        .run(on_row, &mut |_| Ok(()))
+}
+
+/// The study of one policy's run, its solves one after another.
+fn one_policy<'a>(
+    workload: &'a Workload,
+    run: &'a RunSettings,
+    settings: &'a GapSettings,
+    method: GapMethod,
+    seed: u64,
+    reach: Reach,
+) -> Study<'a> {
+    Study {
         workload,
         runs: std::slice::from_ref(run),
         settings,
         method,
         seed,
         parallel: false,
-        reach: Reach::TuneTarget,
-    };
-    study.run(on_row, &mut |_| Ok(()))
+        reach,
+    }
 }
 
 /// One checkpoint once every objective is solved: the snapshot and one report per
@@ -83,16 +95,7 @@ pub fn gap_study_observed(
     on_row: &mut dyn FnMut(&GapRow),
     on_solved: &mut dyn FnMut(SolvedSnapshot) -> Result<()>,
 ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
-    let study = Study {
-        workload,
-        runs: std::slice::from_ref(run),
-        settings,
-        method,
-        seed,
-        parallel: false,
-        reach: Reach::SweepEnd,
-    };
-    study.run(on_row, on_solved)
+    one_policy(workload, run, settings, method, seed, Reach::SweepEnd).run(on_row, on_solved)
 }
 
 /// Several policies on one cluster and seed (`runs` differ in their policy alone), each

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// Every file below `dir` with its bytes, sorted by relative path — but the cells' wall
 /// times (`cell-times/`), the one thing in a results folder that differs between runs.
@@ -37,4 +38,39 @@ pub fn assert_same_files(a: &Path, b: &Path) {
     for ((name, x), (_, y)) in fa.iter().zip(&fb) {
         assert!(x == y, "{} differs", name.display());
     }
+}
+
+/// An empty scratch folder of this test process, `gapbench-<test>-<pid>-<name>`.
+pub fn scratch(test: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gapbench-{test}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `gapbench ARGS` in `dir` (no traces folder from the environment, no backtraces);
+/// returns (exit code, stdout, stderr).
+pub fn gapbench_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_gapbench"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GAPBENCH_TRACES")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("gapbench runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The names directly in `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }

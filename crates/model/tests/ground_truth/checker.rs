@@ -2,30 +2,10 @@
 //! capacity exactly and rejects one unit more, with the numbers it reports.
 
 use gapbench_model::{
-    check_placements, Cluster, CpuPowerProfile, DeviceSet, GpuModel, GpuModelSet, NodeType,
-    Placement, Task, Violation,
+    check_placements, DeviceSet, GpuModel, GpuModelSet, Placement, Task, Violation,
 };
 
-/// Node 0: 2 × V100M32, 8 vCPU, 16 GiB. Node 1: CPU-only, 4 vCPU, 8 GiB.
-fn cluster() -> Cluster {
-    let gpu_node = NodeType {
-        gpu_model: Some(GpuModel::V100M32),
-        gpu_count: 2,
-        cpu_milli: 8000,
-        memory_mib: 16_384,
-    };
-    let cpu_node = NodeType {
-        gpu_model: None,
-        gpu_count: 0,
-        cpu_milli: 4000,
-        memory_mib: 8192,
-    };
-    Cluster::new(
-        [("gpu".to_string(), gpu_node), ("cpu".to_string(), cpu_node)],
-        CpuPowerProfile::Reference,
-    )
-    .unwrap()
-}
+use super::two_node_cluster as cluster;
 
 fn on(node: u32, devices: &[usize]) -> Placement {
     Placement {

@@ -2,30 +2,9 @@
 //! recomputation from scratch.
 
 use gapbench_model::{
-    Cluster, ClusterMetrics, ClusterState, CpuPowerProfile, DeviceSet, GpuModel, GpuModelSet,
-    MetricsTracker, NodePower, NodeType, Placement, Task, TypicalPod, TypicalPods,
+    ClusterMetrics, ClusterState, DeviceSet, GpuModelSet, MetricsTracker, NodePower, Placement,
+    Task, TypicalPod, TypicalPods,
 };
-
-/// Node 0: 2 × V100M32 with 4 cores (one socket); node 1: CPU-only with 2 cores.
-fn cluster() -> Cluster {
-    let gpu_node = NodeType {
-        gpu_model: Some(GpuModel::V100M32),
-        gpu_count: 2,
-        cpu_milli: 8000,
-        memory_mib: 16_384,
-    };
-    let cpu_node = NodeType {
-        gpu_model: None,
-        gpu_count: 0,
-        cpu_milli: 4000,
-        memory_mib: 8192,
-    };
-    Cluster::new(
-        [("gpu".to_string(), gpu_node), ("cpu".to_string(), cpu_node)],
-        CpuPowerProfile::Reference,
-    )
-    .unwrap()
-}
 
 /// One typical task: 1 vCPU and half a GPU, of any model.
 fn half_gpu_workload() -> TypicalPods {
@@ -42,6 +21,8 @@ fn half_gpu_workload() -> TypicalPods {
         coverage_pct: 100.0,
     }
 }
+
+use super::two_node_cluster as cluster;
 
 fn on(node: u32, devices: DeviceSet) -> Placement {
     Placement { node, devices }

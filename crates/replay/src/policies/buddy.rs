@@ -141,6 +141,11 @@ impl Planner {
             self.grown.clear();
             return;
         }
+        self.insert_grown(view, node);
+    }
+
+    /// Puts `node` among the grown nodes, in priority order.
+    fn insert_grown(&mut self, view: &ReplayView<'_>, node: NodeId) {
         let rank = |n: &NodeId| view.node_rank[*n as usize];
         let at = self.grown.partition_point(|n| rank(n) < rank(&node));
         self.grown.insert(at, node);
@@ -198,13 +203,12 @@ impl Planner {
         self.give_back(view, old, at);
         let grown = !self.refused.is_empty() && !self.grown.contains(&at.node);
         if grown {
-            self.grown.push(at.node);
+            self.insert_grown(view, at.node);
         }
-        let placement = self.near(view, new, at).or_else(|| {
-            let mut nodes = self.grown.clone();
-            nodes.sort_by_key(|&n| view.node_rank[n as usize]);
-            self.search_unless_refused_in(view, new, &nodes)
-        });
+        let placement = match self.near(view, new, at) {
+            Some(placement) => Some(placement),
+            None => self.search_unless_refused(view, new),
+        };
         if grown {
             self.grown.retain(|&n| n != at.node);
         }
