@@ -2,13 +2,8 @@
 //! commands. The binary `gapbench` is a thin clap front end over this library. Figures and
 //! `REPORT.md` are the report crate's (`gapbench_report`), which knows nothing of the runner.
 
-mod aggregate;
 pub mod bench;
-pub mod bench_spec;
 pub mod budget;
-pub mod budget_study;
-pub mod cells;
-pub mod eaco_bound;
 pub mod export;
 pub mod flag_values;
 pub mod frontier;
@@ -17,15 +12,9 @@ pub mod io;
 pub mod limits;
 pub mod manifest;
 pub mod out_dir;
-mod phases;
 pub mod progress;
 pub mod replay;
 pub mod replay_bound;
-pub mod replay_cells;
-pub mod reproduce;
 pub mod run;
-mod spec_lists;
-pub mod status;
-mod stored_frontier;
 pub mod summary;
 pub mod workload;

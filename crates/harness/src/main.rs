@@ -275,7 +275,10 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 
 fn bench(args: BenchArgs) -> Result<()> {
     if !args.status.is_empty() {
-        print!("{}", gapbench::status::Status::of(&args.status)?.render());
+        print!(
+            "{}",
+            gapbench::bench::status::Status::of(&args.status)?.render()
+        );
         return Ok(());
     }
     if let Some(traces) = args.traces.as_deref().filter(|t| t.exists() && !t.is_dir()) {
@@ -321,31 +324,8 @@ fn report_outcome(outcome: &gapbench::bench::BenchOutcome) -> Result<()> {
     if outcome.matrix.stand_in {
         println!("note: the embedded openb-like workload stood in for every trace (no traces folder was given or found, or --stand-in was asked); REPORT.md says so at its top");
     }
-    println!(
-        "{} of {} runs done now ({} already finished) in {:.1} s; results in {}",
-        outcome.cells_run,
-        outcome.cells_total,
-        outcome.cells_skipped,
-        outcome.sweep_seconds,
-        outcome.out.display()
-    );
-    if outcome.gap_studies_total > 0 {
-        println!(
-            "{} of {} exact-gap studies done now in {:.1} s",
-            outcome.gap_studies_run, outcome.gap_studies_total, outcome.gap_seconds
-        );
-    }
-    if outcome.replays_total > 0 {
-        println!(
-            "{} of {} time-mode replays done now in {:.1} s",
-            outcome.replays_run, outcome.replays_total, outcome.replay_seconds
-        );
-    }
-    if outcome.budget_cells_total > 0 {
-        println!(
-            "{} of {} budget-study cells (replays and frontiers) done now in {:.1} s",
-            outcome.budget_replays, outcome.budget_cells_total, outcome.budget_seconds
-        );
+    for line in outcome.summary_lines() {
+        println!("{line}");
     }
     if !outcome.complete {
         println!("the matrix is not complete yet: run the other shards, then `gapbench merge`");

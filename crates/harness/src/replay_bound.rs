@@ -258,7 +258,7 @@ pub fn replay_bound(request: &BoundRequest, cache: Option<&Path>) -> Result<Boun
     );
     let path = cache.map(|dir| dir.join(format!("{key}.json")));
     if let Some(path) = &path {
-        if let Some(record) = crate::cells::read_keyed(path, &key, |r: &BoundRecord| &r.key) {
+        if let Some(record) = crate::io::read_keyed(path, &key, |r: &BoundRecord| &r.key) {
             return Ok(record);
         }
     }
@@ -560,9 +560,10 @@ mod tests {
     use gapbench_replay::{GpuPowerMode, IdlePolicy, PowerSettings, ReplayOptions};
 
     use super::*;
+    use crate::bench::kind::CellKind;
+    use crate::bench::kinds::replay::{run_replay_cell, Replays};
     use crate::bench::Matrix;
     use crate::replay::{ReplayInputs, Selection, TimedSource};
-    use crate::replay_cells::{load_replay_workloads, run_replay_cell};
 
     /// Every policy of the paper bench's `[replay]` on the default trace at its real times,
     /// both idle policies, seed 42: the bound is at most the replay's energy.
@@ -582,11 +583,11 @@ mod tests {
             "name = \"b\"\nnodes = \"openb_node_list_gpu_node.csv\"\n[replay]\ntraces = [\"default\"]\npolicies = [{}]\nseeds = [42]\nidle = [\"always-on\", \"sleep-when-empty\"]\ncarbon = \"caiso-2023\"\n[replay.bound]\ntime_limit_s = 1.5\nmax_windows = 8\n",
             policies.join(", ")
         );
-        let spec: crate::bench_spec::BenchSpec = toml::from_str(&text).unwrap();
+        let spec: crate::bench::spec::BenchSpec = toml::from_str(&text).unwrap();
         let traces = openb_traces_dir();
-        let matrix = Matrix::resolve(spec, Some(&traces)).unwrap().0;
-        let workloads = load_replay_workloads(&matrix, Some(&traces)).unwrap();
-        let cells = matrix.replay_cells().unwrap();
+        let (matrix, inputs) = Matrix::resolve(spec, Some(&traces)).unwrap();
+        let workloads = inputs.replays;
+        let cells = Replays.cells(&matrix).unwrap();
         assert_eq!(cells.len(), 2 * policies.len());
         for cell in &cells {
             let record = run_replay_cell(&matrix, &workloads, cell, None).unwrap();

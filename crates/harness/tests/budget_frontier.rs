@@ -97,7 +97,8 @@ fn check(kind: FrontierKind) {
 /// or above the frontier, and the speed-up column is FIFO's JCT over the point's.
 #[test]
 fn the_budget_study_on_the_real_trace_keeps_every_point_above_its_frontier() {
-    use gapbench::budget_study::{run_budget_study, BudgetStudySpec};
+    use gapbench::bench::kinds::run_budget_study;
+    use gapbench::bench::spec::budget::BudgetStudySpec;
     use gapbench_results::table::read_rows;
     use gapbench_results::{BudgetFrontierRow, BudgetPointRow};
     let dir = gapbench_model::testing::openb_traces_dir();
@@ -166,7 +167,8 @@ setups = [{ name = "slice", gpus = 8, arrival_scale = 4, first_jobs = 40, max_du
 /// after `name`; returns the points that have a mean JCT (a replay without one failed for
 /// its budget and says so), each checked on or above its bound with a gap.
 fn trace_study_points(spec: &str, name: &str) -> Vec<gapbench_results::BudgetPointRow> {
-    use gapbench::budget_study::{run_budget_study, BudgetStudySpec};
+    use gapbench::bench::kinds::run_budget_study;
+    use gapbench::bench::spec::budget::BudgetStudySpec;
     use gapbench_results::table::read_rows;
     use gapbench_results::BudgetPointRow;
     let dir = gapbench_model::testing::openb_traces_dir();

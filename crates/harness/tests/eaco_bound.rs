@@ -1,7 +1,7 @@
 //! EaCO's exact counterpart on real EaCO-setup replays: the proven bound is at most the
 //! energy of every policy of the study, under both idle policies, on several seeds.
 
-use gapbench::eaco_bound::{bound_input, solve_bound};
+use gapbench::bench::kinds::eaco_bounds::{bound_input, solve_bound};
 use gapbench_replay::eaco_setup::{eaco_cluster, eaco_jobs};
 use gapbench_replay::policies::time_policy;
 use gapbench_replay::{IdlePolicy, PowerSettings, ReplayOptions};

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use gapbench::bench_spec::BenchSpec;
+use gapbench::bench::spec::BenchSpec;
 use proptest::prelude::*;
 
 #[global_allocator]

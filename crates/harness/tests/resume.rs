@@ -40,7 +40,7 @@ fn an_interrupted_bench_resumes_to_identical_outputs() {
     let whole = dir.join("whole");
     let outcome = run_bench(&options(&dir, &whole, None)).unwrap();
     assert!(outcome.complete && outcome.matrix.stand_in);
-    assert_eq!((outcome.cells_total, outcome.cells_run), (4, 4));
+    assert_eq!((outcome.kinds[0].total, outcome.kinds[0].run), (4, 4));
     for file in [
         "grid.csv",
         "mean_grid.csv",
@@ -68,7 +68,7 @@ fn an_interrupted_bench_resumes_to_identical_outputs() {
     let resumed = run_bench(&options(&dir, &interrupted, None)).unwrap();
     assert!(resumed.complete);
     assert_eq!(
-        (resumed.cells_run, resumed.cells_skipped),
+        (resumed.kinds[0].run, resumed.kinds[0].skipped),
         (3, 1),
         "only the unfinished and the damaged runs are redone"
     );
@@ -140,10 +140,10 @@ fn interrupted_and_sharded_replays_end_in_identical_files() {
     let whole = dir.join("whole");
     let outcome = run_bench(&options(&dir, &whole, None)).unwrap();
     assert!(outcome.complete && outcome.matrix.stand_in);
-    assert_eq!((outcome.cells_total, outcome.gap_studies_total), (0, 0));
-    assert_eq!((outcome.replays_total, outcome.replays_run), (16, 16));
+    assert_eq!((outcome.kinds[0].total, outcome.kinds[1].total), (0, 0));
+    assert_eq!((outcome.kinds[2].total, outcome.kinds[2].run), (16, 16));
     // Budget cells: FIFO, Zeus, and per kind (energy, carbon) a frontier and one budget.
-    assert_eq!((outcome.budget_cells_total, outcome.budget_replays), (6, 6));
+    assert_eq!((outcome.kinds[3].total, outcome.kinds[3].run), (6, 6));
     assert!(!whole.join("runs.csv").exists(), "no sweep, no sweep CSVs");
     let runs = std::fs::read_to_string(whole.join("replay_runs.csv")).unwrap();
     assert_eq!(runs.lines().count(), 1 + 16);
@@ -172,7 +172,7 @@ fn interrupted_and_sharded_replays_end_in_identical_files() {
     let text = std::fs::read_to_string(&cell).unwrap();
     std::fs::write(&cell, &text[..text.len() / 2]).unwrap();
     assert!(
-        partial.budget_replays > 0 && partial.budget_replays < 6,
+        partial.kinds[3].run > 0 && partial.kinds[3].run < 6,
         "budget cells are sharded"
     );
     let budget_cell = std::fs::read_dir(interrupted.join("budget-cells/slice/seed-42"))
@@ -185,11 +185,11 @@ fn interrupted_and_sharded_replays_end_in_identical_files() {
     let resumed = run_bench(&options(&dir, &interrupted, None)).unwrap();
     assert!(resumed.complete);
     assert_eq!(
-        resumed.replays_run,
-        16 - partial.replays_run + 1,
+        resumed.kinds[2].run,
+        16 - partial.kinds[2].run + 1,
         "only the unfinished and the damaged replays are redone"
     );
-    assert_eq!(resumed.budget_replays, 6 - partial.budget_replays + 1);
+    assert_eq!(resumed.kinds[3].run, 6 - partial.kinds[3].run + 1);
     assert_same_files(&whole, &interrupted);
 
     // Shards merged elsewhere give the same files (the command line aside).

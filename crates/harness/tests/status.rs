@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use gapbench::bench::status::{Kind, KindCount, Status};
 use gapbench::bench::{run_bench, BenchOptions};
-use gapbench::status::{Kind, KindCount, Status};
 
 const SPEC: &str = r#"
 name = "status-test"

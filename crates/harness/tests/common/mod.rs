@@ -13,7 +13,7 @@ pub fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     while let Some(folder) = stack.pop() {
         for entry in std::fs::read_dir(&folder).unwrap() {
             let path = entry.unwrap().path();
-            if path == dir.join(gapbench::status::CELL_TIMES_DIR) {
+            if path == dir.join(gapbench::bench::status::CELL_TIMES_DIR) {
                 continue;
             }
             if path.is_dir() {

@@ -14,155 +14,20 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
 
-use crate::bench::Matrix;
-use crate::budget_study::{budget_cell_path, finished_budget};
-use crate::cells::{cell_path, finished, finished_gap, gap_cell_path};
-use crate::io::write_json;
-use crate::replay_cells::{finished_replay, replay_cell_path};
-
-/// Folder of the cells' wall times, beside the cells.
-pub const CELL_TIMES_DIR: &str = "cell-times";
-
-/// One cell's wall time, keyed like the cell so a time outlives no recomputation.
-#[derive(Debug, Serialize, Deserialize)]
-struct CellTime {
-    key: String,
-    seconds: f64,
-}
-
-/// Records that the cell written at `cell_file` (below `out`), keyed `key`, took the time
-/// since `started`.
-pub(crate) fn record_cell_time(
-    out: &Path,
-    cell_file: &Path,
-    key: &str,
-    started: Instant,
-) -> Result<()> {
-    let relative = cell_file.strip_prefix(out).unwrap_or(cell_file);
-    let time = CellTime {
-        key: key.to_string(),
-        seconds: started.elapsed().as_secs_f64(),
-    };
-    write_json(&out.join(CELL_TIMES_DIR).join(relative), &time)
-}
-
-/// A cell's time in `dir` and when it was written, if its time file has the cell's key.
-fn cell_time(dir: &Path, relative: &Path, key: &str) -> Option<(f64, SystemTime)> {
-    let path = dir.join(CELL_TIMES_DIR).join(relative);
-    let time: CellTime = serde_json::from_str(&std::fs::read_to_string(&path).ok()?).ok()?;
-    let written = std::fs::metadata(&path).ok()?.modified().ok()?;
-    (time.key == key && time.seconds.is_finite() && time.seconds >= 0.0)
-        .then_some((time.seconds, written))
-}
-
-/// The kinds of cell a bench has, in the order they run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Kind {
-    Sweep,
-    Gap,
-    WholeClusterGap,
-    Replay,
-    Budget,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 5] = [
-        Kind::Sweep,
-        Kind::Gap,
-        Kind::WholeClusterGap,
-        Kind::Replay,
-        Kind::Budget,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Sweep => "sweeps",
-            Kind::Gap => "gap (sub-cluster)",
-            Kind::WholeClusterGap => "gap (whole cluster)",
-            Kind::Replay => "replay",
-            Kind::Budget => "budget",
-        }
-    }
-}
-
-/// One cell of the matrix as the folders have it.
-#[derive(Debug, Clone)]
-pub struct CellProgress {
-    pub kind: Kind,
-    /// Its path inside a results folder.
-    pub path: PathBuf,
-    /// The first folder holding it finished.
-    pub done_in: Option<PathBuf>,
-    /// Its wall time, when that folder recorded one.
-    pub seconds: Option<f64>,
-    /// When it finished (its time file's modification time).
-    finished_at: Option<SystemTime>,
-}
+pub use super::kind::{CellProgress, Kind};
+use super::kinds::KINDS;
+use super::matrix::Matrix;
+pub use super::store::CELL_TIMES_DIR;
 
 /// Every cell of the matrix with where (and in how long) it was done.
 pub fn cell_progress(matrix: &Matrix, dirs: &[PathBuf]) -> Result<Vec<CellProgress>> {
     let mut cells = Vec::new();
-    // The first folder that holds the cell finished, with its time there if recorded.
-    let mut add = |kind, path: PathBuf, key: Option<String>, done: &dyn Fn(&Path) -> bool| {
-        let done_in = dirs.iter().find(|dir| done(dir)).cloned();
-        let time = done_in
-            .as_deref()
-            .zip(key)
-            .and_then(|(dir, key)| cell_time(dir, &path, &key));
-        cells.push(CellProgress {
-            kind,
-            path,
-            done_in,
-            seconds: time.map(|t| t.0),
-            finished_at: time.map(|t| t.1),
-        });
-    };
-    let root = Path::new("");
-    for cell in matrix.cells()? {
-        let done = |dir: &Path| finished(dir, matrix, &cell).is_some();
-        add(
-            Kind::Sweep,
-            cell_path(root, &cell),
-            Some(matrix.cell_key(&cell)),
-            &done,
-        );
-    }
-    for cell in matrix.gap_cells()? {
-        let kind = if cell.full_cluster {
-            Kind::WholeClusterGap
-        } else {
-            Kind::Gap
-        };
-        let done = |dir: &Path| finished_gap(dir, matrix, &cell).is_some();
-        add(
-            kind,
-            gap_cell_path(root, &cell),
-            Some(matrix.gap_key(&cell)),
-            &done,
-        );
-    }
-    for cell in matrix.replay_cells()? {
-        let done = |dir: &Path| finished_replay(dir, matrix, &cell).is_some();
-        add(
-            Kind::Replay,
-            replay_cell_path(root, &cell),
-            Some(matrix.replay_key(&cell)),
-            &done,
-        );
-    }
-    for cell in matrix.budget_cells()? {
-        let done = |dir: &Path| finished_budget(dir, matrix, &cell).is_some();
-        add(
-            Kind::Budget,
-            budget_cell_path(root, &cell),
-            Some(matrix.budget_key(&cell)),
-            &done,
-        );
+    for kind in KINDS {
+        cells.extend(kind.progress(matrix, dirs)?);
     }
     Ok(cells)
 }

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::bench::BenchOptions;
+use super::options::BenchOptions;
 
 /// Where a bench's traces came from.
 #[derive(Debug, Clone, Copy)]

@@ -25,9 +25,11 @@ use gapbench_results::eaco_bound::DEADLINE_WINDOWS;
 use gapbench_results::{EacoBoundRow, EACO_BOUNDS_CSV};
 use rayon::prelude::*;
 
-use crate::bench::Matrix;
+use super::replay_cell::{ReplayCell, ReplayRecord};
+use crate::bench::matrix::Matrix;
+use crate::bench::sources::ReplaySource;
+use crate::bench::spec::power_settings;
 use crate::io::write_atomic;
-use crate::replay_cells::{finished_replay, ReplayCell, ReplaySource};
 
 /// A job class: the request and the derived attributes that set power and slowdown.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -247,7 +249,7 @@ fn bound_options(matrix: &Matrix, source: &ReplaySource, idle: &str, seed: u64) 
         .map_or(0.05, |r| r.sleep_fraction);
     ReplayOptions {
         seed,
-        power: crate::replay_cells::power_settings(idle, sleep_fraction),
+        power: power_settings(idle, sleep_fraction),
         deadlines: source.deadline_factors(),
         ..ReplayOptions::default()
     }
@@ -273,6 +275,7 @@ pub(crate) fn aggregate_eaco_bounds(
     out: &Path,
     matrix: &Matrix,
     cells: &[ReplayCell],
+    record_of: impl Fn(&ReplayCell) -> Option<ReplayRecord>,
 ) -> Result<()> {
     let mut jobs: Vec<BoundJob> = Vec::new();
     let mut done: Vec<(String, String, u64)> = Vec::new();
@@ -281,7 +284,7 @@ pub(crate) fn aggregate_eaco_bounds(
             continue;
         }
         let instance = (cell.source.name(), cell.idle.clone(), cell.seed);
-        let record = finished_replay(out, matrix, cell).with_context(|| {
+        let record = record_of(cell).with_context(|| {
             format!(
                 "replay {} {} seed {} is missing",
                 instance.0, cell.policy, cell.seed

@@ -8,8 +8,21 @@ use std::fmt::Display;
 
 use anyhow::{bail, Result};
 
-use crate::bench_spec::{BenchSpec, ReplaySpec};
-use crate::budget_study::BudgetStudySpec;
+use super::budget::BudgetStudySpec;
+use super::{budgeted_share, BenchSpec, ReplaySpec};
+
+/// A policy name as a folder name: letters, digits, `-`, `_` and `.`; anything else `_`.
+pub(crate) fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
 
 /// Refuses a name that is not a plain file name: it becomes a folder (`results/<name>-<date>`,
 /// `budget-cells/<setup>`), so a path separator or `..` would write elsewhere.
@@ -81,7 +94,7 @@ fn refuse_duplicate_time_policies(policies: &[String]) -> Result<()> {
         "[replay] policies",
         policies,
         |p| {
-            let (base, share) = crate::replay_cells::budgeted_share(p)?;
+            let (base, share) = budgeted_share(p)?;
             let base = base
                 .parse::<gapbench_online::PolicySpec>()
                 .map_or(base.to_string(), |spec| spec.to_string());
@@ -92,7 +105,7 @@ fn refuse_duplicate_time_policies(policies: &[String]) -> Result<()> {
     refuse_duplicates(
         "[replay] policies",
         policies,
-        |p| Ok(crate::replay_cells::file_safe(p)),
+        |p| Ok(file_safe(p)),
         "policies whose cells share one folder",
     )
 }
@@ -154,7 +167,9 @@ impl BudgetStudySpec {
 mod tests {
     use std::path::Path;
 
-    use crate::bench_spec::BenchSpec;
+    use crate::bench::kind::CellKind;
+    use crate::bench::kinds::budget::{of_budget_study, BudgetStudy};
+    use crate::bench::spec::BenchSpec;
 
     /// The error of parsing `text` as the spec `bad.toml`.
     fn refusal(text: &str) -> String {
@@ -254,8 +269,8 @@ mod tests {
     fn fractions_that_two_decimals_cannot_tell_apart_are_distinct_cells() {
         let text = BUDGET.replace("[0.9]", "[0.951, 0.954, 0.9, 1.0]");
         let spec = BenchSpec::parse(Path::new("b.toml"), &text).unwrap();
-        let matrix = crate::bench::Matrix::of_budget_study(spec.budget.unwrap(), Vec::new());
-        let cells = matrix.budget_cells().unwrap();
+        let matrix = of_budget_study(spec.budget.unwrap(), Vec::new());
+        let cells = BudgetStudy.cells(&matrix).unwrap();
         let labels: Vec<String> = cells.iter().map(|c| c.item.label()).collect();
         for label in [
             "powerflow@0.951",
@@ -266,10 +281,7 @@ mod tests {
         ] {
             assert!(labels.contains(&label.to_string()), "{label}: {labels:?}");
         }
-        let mut files: Vec<_> = cells
-            .iter()
-            .map(|c| crate::budget_study::budget_cell_path(Path::new("out"), c))
-            .collect();
+        let mut files: Vec<_> = cells.iter().map(|c| BudgetStudy.path(c)).collect();
         files.sort();
         files.dedup();
         assert_eq!(files.len(), cells.len(), "every cell its own file");

@@ -1,10 +1,14 @@
 //! Experiment specs (`workloads/*.toml`): traces × policies × seeds at one tune ratio, plus
 //! optional exact-gap studies on sub-clusters and optional time-mode replays (`[replay]`).
 
+pub mod budget;
+pub(crate) mod lists;
+
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use gapbench_online::PolicySpec;
+use gapbench_replay::{IdlePolicy, PowerSettings};
 use serde::{Deserialize, Serialize};
 
 pub use gapbench_results::Seeds;
@@ -36,7 +40,7 @@ pub struct BenchSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplaySpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget: Option<crate::budget_study::BudgetStudySpec>,
+    pub budget: Option<budget::BudgetStudySpec>,
 }
 
 /// Exact-gap studies: the same policies on sampled sub-clusters, solved at checkpoints.
@@ -201,17 +205,7 @@ impl ReplaySpec {
             bail!("[replay] `policies` must not be empty");
         }
         self.check_lists()?;
-        let cluster = gapbench_model::workload::openb_like_cluster(
-            gapbench_model::CpuPowerProfile::Reference,
-        );
-        for policy in &self.policies {
-            let (base, _) = crate::replay_cells::budgeted_share(policy)?;
-            if base == "greenflow" && self.carbon.is_none() {
-                bail!("[replay] policy `{policy}` needs `carbon` (e.g. \"caiso-2023\")");
-            }
-            gapbench_replay::policies::time_policy(base, &cluster)
-                .map_err(|e| anyhow::anyhow!("[replay] policy `{policy}`: {e}"))?;
-        }
+        self.check_policies()?;
         if self.seeds.expand()?.is_empty() {
             bail!("[replay] `seeds` must not be empty");
         }
@@ -232,15 +226,7 @@ impl ReplaySpec {
             }
         }
         if let Some(bound) = &self.bound {
-            if !(bound.time_limit_s.is_finite() && bound.time_limit_s >= 0.0) {
-                bail!("[replay.bound] `time_limit_s` takes a non-negative number of seconds");
-            }
-            if bound.max_windows == 0 {
-                bail!("[replay.bound] `max_windows` takes a positive count");
-            }
-            if bound.max_pricing_rounds == Some(0) {
-                bail!("[replay.bound] `max_pricing_rounds` takes a positive count");
-            }
+            bound.validate()?;
         }
         if !(0.0..=1.0).contains(&self.sleep_fraction) {
             bail!("[replay] `sleep_fraction` takes a share between 0 and 1");
@@ -249,29 +235,139 @@ impl ReplaySpec {
             bail!("[replay] `until_s` takes a positive number of seconds");
         }
         if let Some(eaco) = &self.eaco {
-            if eaco.servers.is_empty() || eaco.servers.contains(&0) {
-                bail!("[replay.eaco] `servers` takes cluster sizes such as [64, 28]");
+            eaco.validate()?;
+        }
+        Ok(())
+    }
+
+    /// Every policy names a time policy (with a budget share where it plans to one) that
+    /// runs on the openb-like cluster, with the carbon series GreenFlow-style plans to.
+    fn check_policies(&self) -> Result<()> {
+        let cluster = gapbench_model::workload::openb_like_cluster(
+            gapbench_model::CpuPowerProfile::Reference,
+        );
+        for policy in &self.policies {
+            let (base, _) = budgeted_share(policy)?;
+            if base == "greenflow" && self.carbon.is_none() {
+                bail!("[replay] policy `{policy}` needs `carbon` (e.g. \"caiso-2023\")");
             }
-            if eaco.jobs == 0 || !(eaco.jobs_per_hour.is_finite() && eaco.jobs_per_hour > 0.0) {
-                bail!("[replay.eaco] needs at least one job and a positive `jobs_per_hour`");
+            gapbench_replay::policies::time_policy(base, &cluster)
+                .map_err(|e| anyhow::anyhow!("[replay] policy `{policy}`: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+impl ReplayBoundSpec {
+    fn validate(&self) -> Result<()> {
+        if !(self.time_limit_s.is_finite() && self.time_limit_s >= 0.0) {
+            bail!("[replay.bound] `time_limit_s` takes a non-negative number of seconds");
+        }
+        if self.max_windows == 0 {
+            bail!("[replay.bound] `max_windows` takes a positive count");
+        }
+        if self.max_pricing_rounds == Some(0) {
+            bail!("[replay.bound] `max_pricing_rounds` takes a positive count");
+        }
+        Ok(())
+    }
+}
+
+impl EacoSetupSpec {
+    fn validate(&self) -> Result<()> {
+        if self.servers.is_empty() || self.servers.contains(&0) {
+            bail!("[replay.eaco] `servers` takes cluster sizes such as [64, 28]");
+        }
+        if self.jobs == 0 || !(self.jobs_per_hour.is_finite() && self.jobs_per_hour > 0.0) {
+            bail!("[replay.eaco] needs at least one job and a positive `jobs_per_hour`");
+        }
+        if self.deadline_factors.is_empty()
+            || self
+                .deadline_factors
+                .iter()
+                .any(|f| !(f.is_finite() && *f >= 1.0))
+        {
+            bail!("[replay.eaco] `deadline_factors` takes factors σ ≥ 1 such as [1.05, 1.2] (deadline = arrival + σ · duration)");
+        }
+        // Replay cells run one seed each, a few at a time.
+        for &servers in &self.servers {
+            crate::limits::check_eaco_setup(
+                servers,
+                self.jobs,
+                1,
+                ["[replay.eaco] servers", "[replay.eaco] jobs"],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl GapStudySpec {
+    /// `tune`: the sweeps' end, past which no checkpoint has a snapshot.
+    fn validate(&self, tune: f64) -> Result<()> {
+        parse_policies(&self.policies)?;
+        self.seeds.expand()?;
+        for objective in &self.objectives {
+            if !["power", "alloc", "frag"].contains(&objective.as_str()) {
+                bail!("gap objective `{objective}`: expected power, alloc or frag");
             }
-            if eaco.deadline_factors.is_empty()
-                || eaco
-                    .deadline_factors
-                    .iter()
-                    .any(|f| !(f.is_finite() && *f >= 1.0))
-            {
-                bail!("[replay.eaco] `deadline_factors` takes factors σ ≥ 1 such as [1.05, 1.2] (deadline = arrival + σ · duration)");
+        }
+        for (i, checkpoint) in self.checkpoints.iter().enumerate() {
+            if self.checkpoints[..i].contains(checkpoint) {
+                bail!("gaps.checkpoints: {checkpoint} is given twice");
             }
-            // Replay cells run one seed each, a few at a time.
-            for &servers in &eaco.servers {
-                crate::limits::check_eaco_setup(
-                    servers,
-                    eaco.jobs,
-                    1,
-                    ["[replay.eaco] servers", "[replay.eaco] jobs"],
-                )?;
+            if f64::from(*checkpoint) > 100.0 * tune {
+                bail!(
+                    "gaps.checkpoints: {checkpoint} % is beyond the sweeps, which end at {} % arrived GPU demand (tune {}): its snapshot would be the end state labelled {checkpoint} %",
+                    100.0 * tune,
+                    tune
+                );
             }
+        }
+        match self.sample_nodes {
+            Some(0) => bail!("gaps.sample_nodes must be positive"),
+            None if !self.policies.is_empty() => bail!(
+                "gaps.sample_nodes is missing: `policies` asks for studies on sampled sub-clusters of that many nodes (leave `policies` empty to study only the whole cluster)"
+            ),
+            _ => {}
+        }
+        if !(self.time_limit_s.is_finite() && self.time_limit_s > 0.0) {
+            bail!("gaps.time_limit_s must be a positive number of seconds");
+        }
+        if self.mip_gap.is_some_and(|g| !(g.is_finite() && g >= 0.0)) {
+            bail!("gaps.mip_gap must be a relative gap of 0 or more");
+        }
+        if self
+            .front_time_limit_s
+            .is_some_and(|t| !(t.is_finite() && t > 0.0))
+        {
+            bail!("gaps.front_time_limit_s must be a positive number of seconds");
+        }
+        if let Some(full) = &self.full_cluster {
+            full.validate()?;
+        }
+        Ok(())
+    }
+}
+
+impl FullClusterGapSpec {
+    fn validate(&self) -> Result<()> {
+        parse_policies(&self.policies)?;
+        self.seeds.expand()?;
+        if !(self.time_limit_s.is_finite() && self.time_limit_s > 0.0) {
+            bail!("gaps.full_cluster.time_limit_s must be a positive number of seconds");
+        }
+        if self
+            .front_time_limit_s
+            .is_some_and(|t| !(t.is_finite() && t > 0.0))
+        {
+            bail!("gaps.full_cluster.front_time_limit_s must be a positive number of seconds");
+        }
+        if self.mip_gap.is_some_and(|g| !(g.is_finite() && g >= 0.0)) {
+            bail!("gaps.full_cluster.mip_gap must be a relative gap of 0 or more");
+        }
+        if self.pareto_points == 1 {
+            bail!("gaps.full_cluster.pareto_points must be 0 (no front) or at least 2");
         }
         Ok(())
     }
@@ -334,65 +430,7 @@ impl BenchSpec {
             bail!("`tune` must be a positive ratio");
         }
         if let Some(gaps) = &self.gaps {
-            parse_policies(&gaps.policies)?;
-            gaps.seeds.expand()?;
-            for objective in &gaps.objectives {
-                if !["power", "alloc", "frag"].contains(&objective.as_str()) {
-                    bail!("gap objective `{objective}`: expected power, alloc or frag");
-                }
-            }
-            for (i, checkpoint) in gaps.checkpoints.iter().enumerate() {
-                if gaps.checkpoints[..i].contains(checkpoint) {
-                    bail!("gaps.checkpoints: {checkpoint} is given twice");
-                }
-                if f64::from(*checkpoint) > 100.0 * self.tune {
-                    bail!(
-                        "gaps.checkpoints: {checkpoint} % is beyond the sweeps, which end at {} % arrived GPU demand (tune {}): its snapshot would be the end state labelled {checkpoint} %",
-                        100.0 * self.tune,
-                        self.tune
-                    );
-                }
-            }
-            match gaps.sample_nodes {
-                Some(0) => bail!("gaps.sample_nodes must be positive"),
-                None if !gaps.policies.is_empty() => bail!(
-                    "gaps.sample_nodes is missing: `policies` asks for studies on sampled sub-clusters of that many nodes (leave `policies` empty to study only the whole cluster)"
-                ),
-                _ => {}
-            }
-            if !(gaps.time_limit_s.is_finite() && gaps.time_limit_s > 0.0) {
-                bail!("gaps.time_limit_s must be a positive number of seconds");
-            }
-            if gaps.mip_gap.is_some_and(|g| !(g.is_finite() && g >= 0.0)) {
-                bail!("gaps.mip_gap must be a relative gap of 0 or more");
-            }
-            if gaps
-                .front_time_limit_s
-                .is_some_and(|t| !(t.is_finite() && t > 0.0))
-            {
-                bail!("gaps.front_time_limit_s must be a positive number of seconds");
-            }
-            if let Some(full) = &gaps.full_cluster {
-                parse_policies(&full.policies)?;
-                full.seeds.expand()?;
-                if !(full.time_limit_s.is_finite() && full.time_limit_s > 0.0) {
-                    bail!("gaps.full_cluster.time_limit_s must be a positive number of seconds");
-                }
-                if full
-                    .front_time_limit_s
-                    .is_some_and(|t| !(t.is_finite() && t > 0.0))
-                {
-                    bail!(
-                        "gaps.full_cluster.front_time_limit_s must be a positive number of seconds"
-                    );
-                }
-                if full.mip_gap.is_some_and(|g| !(g.is_finite() && g >= 0.0)) {
-                    bail!("gaps.full_cluster.mip_gap must be a relative gap of 0 or more");
-                }
-                if full.pareto_points == 1 {
-                    bail!("gaps.full_cluster.pareto_points must be 0 (no front) or at least 2");
-                }
-            }
+            gaps.validate(self.tune)?;
         }
         Ok(())
     }
@@ -434,6 +472,44 @@ pub fn trace_family(trace: &str) -> &'static str {
         t if t.starts_with("multigpu") => "multigpu",
         t if t.starts_with("cpu") => "cpu",
         _ => "other",
+    }
+}
+
+/// A replay policy name and its budget as a share of full-clock FIFO's spend: `powerflow@0.9`
+/// → (`powerflow`, 0.9). The budgeted policies need the share; no other policy takes one.
+pub(crate) fn budgeted_share(name: &str) -> Result<(&str, Option<f64>)> {
+    let (base, share) = match name.split_once('@') {
+        Some((base, share)) => {
+            let share: f64 = share.trim().parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "`{name}`: the budget after `@` is a share of FIFO's spend such as 0.9"
+                )
+            })?;
+            if !(share.is_finite() && share > 0.0) {
+                bail!("`{name}`: the budget share must be positive");
+            }
+            (base.trim(), Some(share))
+        }
+        None => (name.trim(), None),
+    };
+    match (base, share) {
+        ("powerflow" | "greenflow", None) => {
+            bail!("`{name}` plans to a budget: write it as `{name}@1.0` (a share of FIFO's spend)")
+        }
+        ("powerflow" | "greenflow", Some(_)) | (_, None) => Ok((base, share)),
+        (_, Some(_)) => bail!("`{name}`: only powerflow and greenflow take a budget share"),
+    }
+}
+
+/// The power settings of a replay cell with idle policy `idle`.
+pub(crate) fn power_settings(idle: &str, sleep_fraction: f64) -> PowerSettings {
+    PowerSettings {
+        idle: match idle {
+            "sleep-when-empty" => IdlePolicy::SleepWhenEmpty,
+            _ => IdlePolicy::AlwaysOn,
+        },
+        sleep_fraction,
+        ..PowerSettings::default()
     }
 }
 

@@ -10,7 +10,7 @@ use gapbench_ilp::frontier::{
 use gapbench_replay::Budget;
 use serde::{Deserialize, Serialize};
 
-use crate::budget_study::BudgetStudySpec;
+use crate::bench::spec::budget::BudgetStudySpec;
 use crate::frontier::{
     budget_of, budgeted_policy, colgen_status, frontier_instance, BudgetSetup, FrontierKind,
     PolicyPoint,
