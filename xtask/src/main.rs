@@ -23,6 +23,8 @@ mod deploy_check;
 mod perf;
 mod prebuilt_highs;
 mod prerequisites;
+#[cfg(test)]
+mod rust_source;
 mod slurm;
 #[cfg(test)]
 mod tidy;

@@ -1,8 +1,11 @@
-//! The gapbench harness: experiments on identical workloads, results IO and the CLI's
-//! commands. The binary `gapbench` is a thin clap front end over this library. Figures and
-//! `REPORT.md` are the report crate's (`gapbench_report`), which knows nothing of the runner.
+//! The gapbench harness: experiments on identical workloads, results IO and the runner.
+//! Its public API ([`api`], re-exported here: [`Workload`], [`Policy`], [`sweep`], [`gap`],
+//! [`replay`], [`bench`]) is what the `gapbench` binary (a clap front end, `src/cli/`) and
+//! other programs call. Figures and `REPORT.md` are the report crate's
+//! (`gapbench_report`), which knows nothing of the runner.
 
 mod aggregate;
+pub mod api;
 pub mod bench;
 pub mod bench_spec;
 pub mod budget;
@@ -29,3 +32,8 @@ pub mod status;
 mod stored_frontier;
 pub mod summary;
 pub mod workload;
+
+pub use api::{
+    bench, gap, replay, sweep, GapOptions, GapStudy, Policy, Replay, ReplayConfig, SweepCurve,
+    Workload,
+};
