@@ -21,7 +21,10 @@ pub fn module_files(src: &Path) -> BTreeMap<String, PathBuf> {
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
-        if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        if matches!(
+            parts.last().map(String::as_str),
+            Some("mod" | "lib" | "main")
+        ) {
             parts.pop();
         }
         modules.insert(parts.join("::"), path);
@@ -112,7 +115,10 @@ fn item_end(lines: &[&str], start: usize) -> usize {
     let mut depth = 0i64;
     let mut opened = false;
     for (i, line) in lines.iter().enumerate().skip(start) {
-        let code = strip_line_comment(line);
+        // A brace as a char literal opens nothing.
+        let code = strip_line_comment(line)
+            .replace("'\u{7b}'", "")
+            .replace("'\u{7d}'", "");
         depth += code.matches(OPEN).count() as i64 - code.matches(CLOSE).count() as i64;
         opened |= code.contains(OPEN);
         if (opened && depth <= 0) || (!opened && code.trim_end().ends_with(';')) {
@@ -327,7 +333,11 @@ pub fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
                 }
             }
             if self.low[v] == self.index[v] {
-                let at = self.stack.iter().rposition(|m| *m == v).expect("on the stack");
+                let at = self
+                    .stack
+                    .iter()
+                    .rposition(|m| *m == v)
+                    .expect("on the stack");
                 let mut component: Vec<String> =
                     self.stack.drain(at..).map(str::to_string).collect();
                 if component.len() > 1 {
@@ -375,7 +385,14 @@ pub fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
 /// The name of the function a line declares (`pub(crate) const unsafe fn name<…>(`).
 fn function_name(line: &str) -> Option<String> {
     let mut words = line.trim_start();
-    for prefix in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe "] {
+    for prefix in [
+        "pub(crate) ",
+        "pub(super) ",
+        "pub ",
+        "const ",
+        "async ",
+        "unsafe ",
+    ] {
         words = words.strip_prefix(prefix).unwrap_or(words);
     }
     let rest = words.strip_prefix("fn ")?;
@@ -415,10 +432,19 @@ fn use_trees_inline_paths_and_test_items_are_read() {
         let path: Vec<String> = path.split("::").map(String::from).collect();
         resolve(&path, module, &modules)
     };
-    assert_eq!(resolve_in("super::rows::X", "gap::study").as_deref(), Some("gap::rows"));
-    assert_eq!(resolve_in("super::item", "gap::study").as_deref(), Some("gap"));
+    assert_eq!(
+        resolve_in("super::rows::X", "gap::study").as_deref(),
+        Some("gap::rows")
+    );
+    assert_eq!(
+        resolve_in("super::item", "gap::study").as_deref(),
+        Some("gap")
+    );
     assert_eq!(resolve_in("rows::X", "gap").as_deref(), Some("gap::rows"));
-    assert_eq!(resolve_in("crate::limits::f", "gap").as_deref(), Some("limits"));
+    assert_eq!(
+        resolve_in("crate::limits::f", "gap").as_deref(),
+        Some("limits")
+    );
     assert_eq!(resolve_in("std::path::Path", "gap"), None);
     let graph: BTreeMap<String, BTreeSet<String>> = [
         ("a", vec!["b"]),

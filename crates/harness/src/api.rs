@@ -76,7 +76,12 @@ impl Workload {
     /// openb CSVs (`None`: the embedded default's part), reference CPU power profile and
     /// input rules.
     pub fn openb(nodes: Option<&Path>, tasks: Option<&Path>) -> Result<Workload> {
-        Workload::openb_with(nodes, tasks, CpuPowerProfile::Reference, InputRules::Reference)
+        Workload::openb_with(
+            nodes,
+            tasks,
+            CpuPowerProfile::Reference,
+            InputRules::Reference,
+        )
     }
 
     /// openb CSVs under a CPU power profile and input rules; see [`Workload::warnings`]
@@ -180,10 +185,9 @@ impl FromStr for Policy {
         }
         // A time policy's constructor does not look at the cluster: an empty one checks
         // the name (the error lists every policy time mode knows).
-        let empty = Cluster::new(Vec::new(), CpuPowerProfile::Reference)
-            .map_err(anyhow::Error::msg)?;
-        time_policy_with(&name, &empty, &PolicySettings::default())
-            .map_err(anyhow::Error::msg)?;
+        let empty =
+            Cluster::new(Vec::new(), CpuPowerProfile::Reference).map_err(anyhow::Error::msg)?;
+        time_policy_with(&name, &empty, &PolicySettings::default()).map_err(anyhow::Error::msg)?;
         Ok(Policy { name, sweep: None })
     }
 }

@@ -18,9 +18,8 @@ use gapbench::io::{write_atomic, write_json};
 use gapbench::manifest::Manifest;
 use gapbench::replay::{ReplayInputs, Selection, TimedSource};
 use gapbench_ilp::frontier::{
-    ascent_frontier, column_generation_frontier, lagrangian_frontier, min_total_jct,
-    AscentOptions, BudgetBound, ColumnGenerationOptions, Frontier, FrontierInstance,
-    LagrangianOptions,
+    ascent_frontier, column_generation_frontier, lagrangian_frontier, min_total_jct, AscentOptions,
+    BudgetBound, ColumnGenerationOptions, Frontier, FrontierInstance, LagrangianOptions,
 };
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{CpuPowerProfile, InputRules};
@@ -152,7 +151,12 @@ pub fn frontier(args: FrontierArgs) -> Result<()> {
     // tighten at.
     let targeted = args.colgen || args.ascent.is_some();
     let early_points = if args.policies && targeted {
-        Some(policy_points(&run.setup, run.kind, None, &POLICY_FRACTIONS)?)
+        Some(policy_points(
+            &run.setup,
+            run.kind,
+            None,
+            &POLICY_FRACTIONS,
+        )?)
     } else {
         None
     };

@@ -14,8 +14,7 @@ use gapbench::replay::{
 use gapbench::replay_bound::bound_options;
 use gapbench_ilp::replay_bound::BoundOptions;
 use gapbench_replay::{
-    GpuPowerMode, IdlePolicy, OnFull, PowerSettings, QueueDiscipline, ReplayOptions,
-    TimedWorkload,
+    GpuPowerMode, IdlePolicy, OnFull, PowerSettings, QueueDiscipline, ReplayOptions, TimedWorkload,
 };
 
 use crate::cli::budget_flags::{BudgetFlags, SelectionFlags};
@@ -328,7 +327,12 @@ impl ReplayArgs {
 
     /// The engine's options; `first` is the first seed's workload (a synthetic carbon
     /// series must cover its last end).
-    fn options(&self, budget: &BudgetArgs, first: &TimedWorkload, seed: u64) -> Result<ReplayOptions> {
+    fn options(
+        &self,
+        budget: &BudgetArgs,
+        first: &TimedWorkload,
+        seed: u64,
+    ) -> Result<ReplayOptions> {
         let last_end_s = first
             .tasks
             .iter()

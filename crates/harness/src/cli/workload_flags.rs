@@ -146,4 +146,3 @@ pub fn input_rules(arg: InputRulesArg) -> InputRules {
         InputRulesArg::Strict => InputRules::Strict,
     }
 }
-
