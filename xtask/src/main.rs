@@ -25,6 +25,7 @@ mod prebuilt_highs;
 mod prerequisites;
 #[cfg(test)]
 mod rust_source;
+mod shell;
 mod slurm;
 #[cfg(test)]
 mod tidy;

@@ -34,6 +34,6 @@ pub mod summary;
 pub mod workload;
 
 pub use api::{
-    bench, gap, replay, sweep, GapOptions, GapStudy, Policy, Replay, ReplayConfig, SweepCurve,
-    Workload,
+    bench, gap, replay, sweep, GapMethod, GapOptions, GapStudy, Policy, Replay, ReplayConfig,
+    Selection, SweepCurve, Workload,
 };

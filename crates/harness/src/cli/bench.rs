@@ -95,7 +95,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         progress: true,
         command: reproduce_command(),
     };
-    let outcome = gapbench::bench::run_bench(&options)?;
+    let outcome = gapbench::bench(&options)?;
     report_outcome(&outcome)
 }
 
