@@ -103,7 +103,7 @@ pub fn without_test_items(text: &str) -> String {
             continue;
         }
         let end = item_end(&lines, i + 1);
-        kept.extend(std::iter::repeat("").take(end + 1 - i));
+        kept.extend(std::iter::repeat_n("", end + 1 - i));
         i = end + 1;
     }
     kept.join("\n")
