@@ -153,30 +153,46 @@ pub fn production_code(text: &str) -> String {
         .join("\n")
 }
 
-/// The paths a file's code names, each as its segments (`["crate", "limits", "ensure_fits"]`,
-/// `["super", "rows", "CheckpointOf"]`, `["rows", "CheckpointOf"]` for a relative `use`):
-/// every path of each `use` tree, and every inline `crate::`, `super::` or `self::` path.
-pub fn named_paths(code: &str) -> Vec<Vec<String>> {
+/// A path a file's code names, as its segments (`["crate", "limits", "ensure_fits"]`,
+/// `["super", "rows", "CheckpointOf"]`, `["rows", "CheckpointOf"]` for a relative `use`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedPath {
+    pub segments: Vec<String>,
+    /// Named by a `pub use` (any visibility): a re-export.
+    pub re_export: bool,
+}
+
+/// The paths a file's code names: every path of each `use` tree, and every inline
+/// `crate::`, `super::` or `self::` path.
+pub fn named_paths(code: &str) -> Vec<NamedPath> {
     let mut paths = Vec::new();
     let mut rest = String::with_capacity(code.len());
     let mut remaining = code;
-    while let Some(start) = find_use(remaining) {
+    while let Some((start, re_export)) = find_use(remaining) {
         rest.push_str(&remaining[..start]);
         let tree_start = start + "use ".len();
         let Some(length) = remaining[tree_start..].find(';') else {
             break;
         };
-        expand_use_tree(&remaining[tree_start..tree_start + length], &[], &mut paths);
+        let mut tree = Vec::new();
+        expand_use_tree(&remaining[tree_start..tree_start + length], &[], &mut tree);
+        paths.extend(tree.into_iter().map(|segments| NamedPath {
+            segments,
+            re_export,
+        }));
         remaining = &remaining[tree_start + length + 1..];
     }
     rest.push_str(remaining);
-    paths.extend(inline_paths(&rest));
+    paths.extend(inline_paths(&rest).into_iter().map(|segments| NamedPath {
+        segments,
+        re_export: false,
+    }));
     paths
 }
 
 /// Where the next `use` declaration starts (`use` at a line's start, after `pub`,
-/// `pub(crate)` or `pub(super)`).
-fn find_use(code: &str) -> Option<usize> {
+/// `pub(crate)` or `pub(super)`), and whether it is public (a re-export).
+fn find_use(code: &str) -> Option<(usize, bool)> {
     let mut offset = 0;
     for line in code.split_inclusive('\n') {
         let trimmed = line.trim_start();
@@ -186,7 +202,7 @@ fn find_use(code: &str) -> Option<usize> {
             .find(|v| trimmed.starts_with(**v))
             .map_or(0, |v| v.len());
         if trimmed[visibility..].starts_with("use ") {
-            return Some(offset + indent + visibility);
+            return Some((offset + indent + visibility, visibility > 0));
         }
         offset += line.len();
     }
@@ -299,7 +315,13 @@ pub fn import_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         let code = production_code(&std::fs::read_to_string(path).unwrap_or_default());
         let targets: BTreeSet<String> = named_paths(&code)
             .iter()
-            .filter_map(|p| resolve(p, module, &modules))
+            .filter_map(|p| {
+                let target = resolve(&p.segments, module, &modules)?;
+                // A module re-exporting its own submodules' items is their facade, not a
+                // user of them: `pub use self::study::gap_study` adds no arrow.
+                let facade = p.re_export && target.starts_with(&format!("{module}::"));
+                (!facade).then_some(target)
+            })
             .filter(|target| !target.is_empty() && target != module)
             .collect();
         graph.insert(module.clone(), targets);
@@ -412,7 +434,9 @@ fn use_trees_inline_paths_and_test_items_are_read() {
                 #[cfg(test)]\n\
                 mod tests {\n    use crate::tested::T;\n}\n";
     let paths = named_paths(&production_code(text));
-    let joined: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+    let joined: Vec<String> = paths.iter().map(|p| p.segments.join("::")).collect();
+    let re_exports: Vec<bool> = paths.iter().map(|p| p.re_export).collect();
+    assert_eq!(re_exports, [false, false, false, false, true, false, false]);
     assert_eq!(
         joined,
         [
