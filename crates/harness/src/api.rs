@@ -2,7 +2,7 @@
 //! owned data. A [`Workload`] (the embedded openb-like default, openb CSVs, or an instance
 //! file) and a [`Policy`] (the CLI's policy strings) go into [`sweep`] (an arrival sweep's
 //! curve), [`gap`] (heuristic against exact at checkpoints), [`replay`] (time mode, with an
-//! optional energy bound) or, for a whole experiment matrix, [`bench`].
+//! optional energy bound) or, for a whole experiment matrix, [`bench()`].
 //!
 //! Each function is a thin call into the module that does the work (`run`, `gap`,
 //! `replay`, `replay_bound`, `bench`); nothing here computes on its own.

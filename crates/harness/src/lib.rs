@@ -1,7 +1,7 @@
 //! The gapbench harness: experiments on identical workloads, results IO and the runner.
-//! Its public API ([`api`], re-exported here: [`Workload`], [`Policy`], [`sweep`], [`gap`],
-//! [`replay`], [`bench`]) is what the `gapbench` binary (a clap front end, `src/cli/`) and
-//! other programs call. Figures and `REPORT.md` are the report crate's
+//! Its public API ([`api`], re-exported here: [`Workload`], [`Policy`], [`sweep`],
+//! [`gap`](api::gap), [`replay`](api::replay), [`bench`](api::bench)) is what the `gapbench`
+//! binary (a clap front end, `src/cli/`) and other programs call. Figures and `REPORT.md` are the report crate's
 //! (`gapbench_report`), which knows nothing of the runner.
 
 mod aggregate;

@@ -52,7 +52,7 @@ pub struct Selection {
     /// Keep only the first N GPU tasks (by arrival), and no CPU-only task: small instances of training jobs for exact frontiers and quick studies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_jobs: Option<usize>,
-    /// Leave out tasks that run longer than this, seconds (before --first-jobs): the trace's months-long services dominate mean JCT and a frontier's horizon; budget studies of training jobs cap them [D].
+    /// Leave out tasks that run longer than this, seconds (before --first-jobs): the trace's months-long services dominate mean JCT and a frontier's horizon; budget studies of training jobs cap them \[D\].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_duration_s: Option<f64>,
     /// Keep only the tasks that use GPUs (the training jobs of a budget study); --first-jobs implies it.
