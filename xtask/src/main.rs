@@ -23,6 +23,9 @@ mod deploy_check;
 mod perf;
 mod prebuilt_highs;
 mod prerequisites;
+#[cfg(test)]
+mod rust_source;
+mod shell;
 mod slurm;
 #[cfg(test)]
 mod tidy;

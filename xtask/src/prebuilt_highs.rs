@@ -19,7 +19,7 @@ use std::process::Command;
 use anyhow::{bail, ensure, Context, Result};
 use sha2::{Digest, Sha256};
 
-use crate::prerequisites::{apt_install, is_root, run, succeeds};
+use crate::shell::{apt_install, is_root, run, succeeds};
 
 /// The version the results were measured with; the wheel below ships it.
 const VERSION: &str = "1.15.1";

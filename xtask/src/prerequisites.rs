@@ -8,9 +8,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
+
+use crate::shell::{apt_install, is_root, run, succeeds};
 
 /// Makes sure valgrind (for `cargo xtask perf`) is there: installed with apt as root,
 /// otherwise a clear error saying how to get it.
@@ -81,44 +82,6 @@ pub fn ensure() -> Result<Vec<(String, String)>> {
         bail!("libclang is still missing after installing it; set LIBCLANG_PATH to the folder holding libclang.so");
     }
     Ok(env)
-}
-
-/// `apt-get install` of `packages`, quietly and without recommended packages (after one
-/// `apt-get update` per xtask run).
-pub fn apt_install(packages: &[&str]) -> Result<()> {
-    static UPDATED: AtomicBool = AtomicBool::new(false);
-    if !UPDATED.load(Ordering::Relaxed) {
-        run("apt-get", &["update", "-qq"])?;
-        UPDATED.store(true, Ordering::Relaxed);
-    }
-    let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
-    args.extend(packages);
-    run("apt-get", &args)
-}
-
-pub fn succeeds(program: &str, args: &[&str]) -> bool {
-    Command::new(program)
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-pub fn run(program: &str, args: &[&str]) -> Result<()> {
-    let status = Command::new(program)
-        .args(args)
-        .status()
-        .with_context(|| format!("cannot start {program}"))?;
-    if !status.success() {
-        bail!("`{program} {}` failed ({status})", args.join(" "));
-    }
-    Ok(())
-}
-
-pub fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
 /// A folder holding `libclang*.so`: `LIBCLANG_PATH`, then the usual system folders.

@@ -1,11 +1,11 @@
-//! The budgeted policies' flags (`gapbench replay`, `gapbench frontier`) and what they set:
-//! the budget, the carbon series, the policies' settings, and which flag each policy takes
-//! (a flag a policy does not use is refused, naming both).
+//! The budgeted policies' flag values (`gapbench replay`, `gapbench frontier`, the budget
+//! study) and what they set: the budget, the carbon series, the policies' settings, and
+//! which flag each policy takes (a flag a policy does not use is refused, naming both). The
+//! CLI maps its clap flags onto [`BudgetArgs`]; the library knows no clap.
 
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use clap::{Args, ValueEnum};
 use gapbench_model::training::Fidelity;
 use gapbench_model::{caiso_2023, load_carbon_csv, CarbonSeries, SyntheticGrid};
 use gapbench_replay::budget::Forecast;
@@ -19,7 +19,7 @@ pub fn is_budget_policy(name: &str) -> bool {
     BUDGET_POLICIES.contains(&name.trim())
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FidelityArg {
     /// The clock only; GPU counts as in the trace.
     L0,
@@ -27,7 +27,7 @@ pub enum FidelityArg {
     L1,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ForecastArg {
     /// The current carbon intensity persists.
     Myopic,
@@ -42,37 +42,27 @@ const DEFAULT_FORECAST_NOISE: f64 = 0.15;
 
 /// Flags of the budgeted policies (and of `gapbench frontier`). Defaults are applied by the
 /// accessors, so a flag given to a policy that does not use it can be refused.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct BudgetArgs {
     /// Energy budget of powerflow, kWh of job energy (what running training jobs draw by the training model: their GPUs' idle power plus their utilisation of the dynamic power at their clock, and a host share).
-    #[arg(long, value_name = "KWH", conflicts_with = "budget_carbon")]
     pub budget_energy: Option<f64>,
     /// Carbon budget of greenflow (or powerflow), kgCO2e of job energy under --carbon.
-    #[arg(long, value_name = "KG")]
     pub budget_carbon: Option<f64>,
     /// Grid carbon intensity: a CSV (`time_s,g_per_kwh` or an Electricity Maps export), `caiso-like`, `gb-like` (synthetic, seeded) or `caiso-2023` (shipped real hourly series). Needed with --budget-carbon; with it every policy's cluster and job carbon is reported.
-    #[arg(long, value_name = "FILE|NAME")]
     pub carbon: Option<String>,
     /// What powerflow and greenflow may change: `l0` the clock only, `l1` also the GPU count (buddy sizes). Default l1.
-    #[arg(long, value_enum)]
     pub fidelity: Option<FidelityArg>,
     /// greenflow's view of future carbon intensity. Default oracle.
-    #[arg(long, value_enum)]
     pub forecast: Option<ForecastArg>,
     /// Standard deviation of greenflow's noisy forecast error, as a share of the intensity. Default 0.15.
-    #[arg(long, value_name = "SHARE", value_parser = crate::flag_values::non_negative)]
     pub forecast_noise: Option<f64>,
     /// greenflow's pacing exponent θ: weights CI^(−θ) (0 = even pacing). Default 1.
-    #[arg(long, value_name = "THETA", value_parser = crate::flag_values::non_negative)]
     pub theta: Option<f64>,
     /// zeus's η in η·Energy + (1 − η)·MaxPower·Time. Default 0.5.
-    #[arg(long, value_name = "ETA", value_parser = crate::flag_values::share)]
     pub eta: Option<f64>,
     /// Round period Δ of powerflow and greenflow, seconds (rounds also run after arrivals and completions). Default 300.
-    #[arg(long, value_name = "SECONDS")]
     pub round: Option<f64>,
     /// End of the budget period's arrivals, seconds since the trace start: powerflow and greenflow keep a reserve for jobs arriving until then. Default: the last training job's arrival.
-    #[arg(long, value_name = "SECONDS", value_parser = crate::flag_values::positive)]
     pub horizon: Option<f64>,
 }
 

@@ -1,7 +1,10 @@
-//! The gapbench harness: experiments on identical workloads, results IO and the CLI's
-//! commands. The binary `gapbench` is a thin clap front end over this library. Figures and
-//! `REPORT.md` are the report crate's (`gapbench_report`), which knows nothing of the runner.
+//! The gapbench harness: experiments on identical workloads, results IO and the runner.
+//! Its public API ([`api`], re-exported here: [`Workload`], [`Policy`], [`sweep`],
+//! [`gap`](api::gap), [`replay`](api::replay), [`bench`](api::bench)) is what the `gapbench`
+//! binary (a clap front end, `src/cli/`) and other programs call. Figures and `REPORT.md` are the report crate's
+//! (`gapbench_report`), which knows nothing of the runner.
 
+pub mod api;
 pub mod bench;
 pub mod budget;
 pub mod export;
@@ -18,3 +21,8 @@ pub mod replay_bound;
 pub mod run;
 pub mod summary;
 pub mod workload;
+
+pub use api::{
+    bench, gap, replay, sweep, GapMethod, GapOptions, GapStudy, Policy, Replay, ReplayConfig,
+    Selection, SweepCurve, Workload,
+};

@@ -47,25 +47,24 @@ pub fn check_eaco_setup(servers: usize, jobs: usize, seeds: usize, flags: [&str;
 }
 
 /// Refuses a `gapbench replay` whose results would not fit: it holds every seed's until
-/// the end, each with its tasks, `--tick`'s timeline rows over the replay's span and, for
-/// a budgeted policy, its `--round`s.
+/// the end, each with its tasks (those of `workload`, the first seed's), `--tick`'s
+/// timeline rows over the replay's span and, for a budgeted policy, its `--round`s.
 pub fn check_replay(
-    inputs: &crate::replay::ReplayInputs,
-    seeds: &[u64],
+    workload: &gapbench_replay::TimedWorkload,
+    seed_count: usize,
     tick_s: Option<f64>,
     round_s: Option<f64>,
 ) -> Result<()> {
-    let Some(&seed) = seeds.first() else {
+    if seed_count == 0 {
         return Ok(());
-    };
-    let workload = inputs.workload(seed)?;
+    }
     let first = workload.tasks.first().map_or(0.0, |t| t.arrival_s);
     let end = workload
         .tasks
         .iter()
         .map(|t| t.arrival_s + t.duration_s)
         .fold(first, f64::max);
-    let (span_s, tasks, seeds) = (end - first, workload.tasks.len() as f64, seeds.len() as f64);
+    let (span_s, tasks, seeds) = (end - first, workload.tasks.len() as f64, seed_count as f64);
     ensure_fits(
         &format!("{seeds} seed(s) of {tasks} tasks, every seed's results held until the end"),
         seeds * tasks,

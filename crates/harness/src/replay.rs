@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use clap::Args;
 use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
 use gapbench_replay::eaco_setup::{eaco_cluster, eaco_jobs};
 use gapbench_replay::policies::{time_policy_with, PolicySettings};
@@ -45,22 +44,18 @@ pub enum TimedSource {
 
 /// Which part of a cluster and workload a replay takes, for every policy alike: small
 /// instances for exact frontiers, contended slices where jobs queue.
-#[derive(Args, Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Selection {
     /// Replay on N GPUs only: the first N/8 nodes (file order) of the cluster's most common 8-GPU node type, a contended slice where jobs queue (the setting the PowerFlow and GreenFlow papers evaluate). N is a multiple of 8.
-    #[arg(long, value_name = "N")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpus: Option<u64>,
     /// Keep only the first N GPU tasks (by arrival), and no CPU-only task: small instances of training jobs for exact frontiers and quick studies.
-    #[arg(long, value_name = "N")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_jobs: Option<usize>,
-    /// Leave out tasks that run longer than this, seconds (before --first-jobs): the trace's months-long services dominate mean JCT and a frontier's horizon; budget studies of training jobs cap them [D].
-    #[arg(long = "max-duration", value_name = "SECONDS")]
+    /// Leave out tasks that run longer than this, seconds (before --first-jobs): the trace's months-long services dominate mean JCT and a frontier's horizon; budget studies of training jobs cap them \[D\].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_duration_s: Option<f64>,
     /// Keep only the tasks that use GPUs (the training jobs of a budget study); --first-jobs implies it.
-    #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gpu_tasks_only: bool,
 }

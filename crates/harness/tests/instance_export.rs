@@ -307,3 +307,37 @@ fn exported_instances_re_evaluate_from_their_own_description() {
     assert!(error.contains("stray.json"), "{error}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An exported instance is a workload of the public API: its nodes and every arrived task,
+/// checked as the index checks it (a changed claim is refused).
+#[test]
+fn an_exported_instance_loads_as_a_workload() {
+    let dir = std::env::temp_dir().join(format!("gapbench-export-api-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let written = export(&dir, "fgd", GapMethod::PerNode, 50.0);
+    let file = InstanceFile::load(&written[0]).unwrap();
+    let workload = gapbench::Workload::instance(&written[0]).unwrap();
+    assert_eq!(workload.cluster().len(), 6);
+    let arrived: usize = file.shapes.iter().map(|s| s.arrived).sum();
+    assert_eq!(workload.tasks().len(), arrived);
+    assert!(
+        workload.describe().contains("instance"),
+        "{}",
+        workload.describe()
+    );
+    let replay = gapbench::replay(
+        &workload,
+        &"fifo".parse().unwrap(),
+        42,
+        &gapbench::ReplayConfig::default(),
+    );
+    assert!(replay.is_err(), "an instance has no arrival times");
+
+    let mut changed = file.clone();
+    *changed.problems[0].value.as_mut().unwrap() += 1.0;
+    let path = dir.join("changed").join(format!("{}.json", changed.name));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, changed.to_json().unwrap()).unwrap();
+    assert!(gapbench::Workload::instance(&path).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

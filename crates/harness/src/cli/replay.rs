@@ -2,16 +2,29 @@
 //! budgeted ones included; a flag the chosen policy does not use is refused.
 
 use std::ops::RangeInclusive;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
+use gapbench::budget::BudgetArgs;
+use gapbench::replay::{
+    run_replays, write_replay_outputs, ReplayInputs, ReplaySummary, SeedReplay, TimedSource,
+};
+use gapbench::replay_bound::bound_options;
+use gapbench_ilp::replay_bound::BoundOptions;
+use gapbench_replay::{
+    GpuPowerMode, IdlePolicy, OnFull, PowerSettings, QueueDiscipline, ReplayOptions, TimedWorkload,
+};
 
-use crate::{cpu_power, input_rules, parse_seed_range, CpuPowerArg, InputRulesArg};
+use crate::cli::budget_flags::{BudgetFlags, SelectionFlags};
+use crate::cli::replay_table::{print_fates, print_table};
+use crate::cli::workload_flags::{
+    cpu_power, input_rules, parse_seed_range, CpuPowerArg, InputRulesArg,
+};
 
 #[derive(Args)]
-pub(crate) struct ReplayArgs {
+pub struct ReplayArgs {
     /// Node list CSV (`sn,cpu_milli,memory_mib,gpu,model`). Default: the embedded openb-like cluster.
     #[arg(long, value_name = "FILE", conflicts_with = "eaco_servers")]
     nodes: Option<PathBuf>,
@@ -98,12 +111,12 @@ pub(crate) struct ReplayArgs {
     #[arg(long, requires = "bound")]
     bound_check_mip: bool,
     #[command(flatten, next_help_heading = "Which part of the cluster and workload")]
-    selection: gapbench::replay::Selection,
+    selection: SelectionFlags,
     #[command(
         flatten,
         next_help_heading = "Budgeted policies (powerflow, greenflow, zeus, fifo-full-clock)"
     )]
-    budget: gapbench::budget::BudgetArgs,
+    budget: BudgetFlags,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -130,129 +143,29 @@ enum OnFullArg {
     Fail,
 }
 
-pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
-    use gapbench::replay::{run_replays, write_replay_outputs, ReplayInputs, TimedSource};
-    use gapbench_replay::{
-        GpuPowerMode, IdlePolicy, OnFull, PowerSettings, QueueDiscipline, ReplayOptions,
-    };
+/// `gapbench replay`.
+pub fn replay(args: ReplayArgs) -> Result<()> {
     let policy = args.policy.trim();
-    args.budget.check_policy(policy)?;
-    if matches!(policy, "powerflow" | "greenflow") {
-        for (flag, given) in [
-            ("--queue", args.queue.is_some()),
-            ("--on-full", args.on_full.is_some()),
-        ] {
-            if given {
-                bail!("`{policy}` does not use {flag}: it decides for every waiting task at each round (shortest remaining time first); leave it out");
-            }
-        }
-    }
-    let source = match args.eaco_servers {
-        Some(servers) => TimedSource::Eaco {
-            servers,
-            jobs: args.eaco_jobs,
-            jobs_per_hour: args.eaco_jobs_per_hour,
-        },
-        None => TimedSource::Openb {
-            nodes: args.nodes.clone(),
-            tasks: args.tasks.clone(),
-        },
-    };
-    if !(0.0..=1.0).contains(&args.sleep_fraction) {
-        bail!(
-            "--sleep-fraction takes a share between 0 and 1; got {}",
-            args.sleep_fraction
-        );
-    }
-    for (flag, value) in [("--until", args.until), ("--tick", args.tick)] {
-        if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
-            bail!("{flag} takes a positive number of seconds");
-        }
-    }
-    if !(args.restart_overhead.is_finite() && args.restart_overhead >= 0.0) {
-        bail!("--restart-overhead takes a non-negative number of seconds");
-    }
+    let budget = BudgetArgs::from(args.budget.clone());
+    args.check_flags(policy, &budget)?;
     let seeds: Vec<u64> = match &args.seeds {
         Some(range) => range.clone().collect(),
         None => vec![args.seed],
     };
-    if let Some(servers) = args.eaco_servers {
-        let flags = ["--eaco-servers", "--eaco-jobs"];
-        gapbench::limits::check_eaco_setup(servers, args.eaco_jobs, seeds.len(), flags)?;
-    }
-    let inputs = ReplayInputs::load(
-        source,
-        args.arrival_scale,
-        args.selection,
-        input_rules(args.input_rules),
-        cpu_power(args.cpu_power),
-    )?;
-    for warning in inputs.warnings() {
-        eprintln!("warning: {warning}");
-    }
-    let most_nodes = gapbench::replay_bound::MAX_MIP_CHECK_NODES;
-    if args.bound_check_mip && inputs.cluster.len() > most_nodes {
-        bail!(
-            "--bound-check-mip takes at most {most_nodes} nodes (this cluster has {}): take a slice with --gpus",
-            inputs.cluster.len()
-        );
-    }
+    let inputs = args.load_inputs(&seeds)?;
     // Only the planners run rounds (check_policy refused --round for the others).
-    let planner = matches!(policy, "powerflow" | "greenflow");
-    let round = planner.then_some(args.budget.round_s());
-    gapbench::limits::check_replay(&inputs, &seeds, args.tick, round)?;
-    let settings = args.budget.policy_settings()?;
+    let round = is_planner(policy).then_some(budget.round_s());
     let first = inputs.workload(seeds[0])?;
-    let last_end_s = first
-        .tasks
-        .iter()
-        .map(|t| t.arrival_s + t.duration_s)
-        .fold(0.0, f64::max);
-    let options = ReplayOptions {
-        on_full: match args.on_full.unwrap_or(OnFullArg::Queue) {
-            OnFullArg::Queue => OnFull::Queue,
-            OnFullArg::Fail => OnFull::Fail,
-        },
-        queue: match args.queue.unwrap_or(QueueArg::Fifo) {
-            QueueArg::Fifo => QueueDiscipline::Fifo,
-            QueueArg::Backfill => QueueDiscipline::Backfill,
-        },
-        power: PowerSettings {
-            gpu_mode: match args.gpu_power {
-                GpuPowerArg::Utilisation => GpuPowerMode::Utilisation,
-                GpuPowerArg::Reservation => GpuPowerMode::Reservation,
-            },
-            idle: match args.idle {
-                IdleArg::AlwaysOn => IdlePolicy::AlwaysOn,
-                IdleArg::SleepWhenEmpty => IdlePolicy::SleepWhenEmpty,
-            },
-            sleep_fraction: args.sleep_fraction,
-        },
-        fidelity: args.budget.fidelity(),
-        budget: args.budget.budget()?,
-        carbon: args.budget.carbon_series(last_end_s, seeds[0])?,
-        restart_overhead_s: args.restart_overhead,
-        tick_s: args.tick,
-        until_s: args.until,
-        ..ReplayOptions::default()
-    };
+    gapbench::limits::check_replay(&first, seeds.len(), args.tick, round)?;
+    let settings = budget.policy_settings()?;
+    let options = args.options(&budget, &first, seeds[0])?;
     for &seed in &seeds {
         gapbench::replay::check_budget(&inputs, &options, seed)?;
     }
-    let slug: String = policy
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("results/replay-{slug}")));
+        .unwrap_or_else(|| PathBuf::from(format!("results/replay-{}", slug(policy))));
     println!(
         "gapbench replay: policy {policy} on {} nodes ({} GPUs), {} seed(s)",
         inputs.cluster.len(),
@@ -262,24 +175,11 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     let _held = gapbench::out_dir::OutDir::acquire(&out)?;
     let start = Instant::now();
     let mut runs = run_replays(&inputs, policy, &settings, &options, &seeds)?;
-    let bounds = if args.bound {
-        if !(args.bound_time_limit.is_finite() && args.bound_time_limit >= 0.0) {
-            bail!("--bound-time-limit takes a non-negative number of seconds");
+    let bounds = match args.bound_options()? {
+        Some(bound) => {
+            gapbench::replay_bound::bound_runs(&inputs, policy, &options, bound, &mut runs)?
         }
-        if args.bound_windows == 0 {
-            bail!("--bound-windows takes a positive count");
-        }
-        if args.bound_pricing_rounds == 0 {
-            bail!("--bound-pricing-rounds takes a positive count");
-        }
-        let bound_options = gapbench::replay_bound::bound_options(
-            args.bound_time_limit,
-            args.bound_windows,
-            Some(args.bound_pricing_rounds),
-        );
-        gapbench::replay_bound::bound_runs(&inputs, policy, &options, bound_options, &mut runs)?
-    } else {
-        Vec::new()
+        None => Vec::new(),
     };
     let run_settings = serde_json::json!({
         "policy": policy,
@@ -296,31 +196,42 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         "restart_overhead_s": options.restart_overhead_s,
         "fidelity": format!("{:?}", options.fidelity),
         "budget": format!("{:?}", options.budget),
-        "carbon": args.budget.carbon,
+        "carbon": budget.carbon,
         "policy_settings": format!("{settings:?}"),
         "time_rules": gapbench_replay::TIME_RULES,
     });
-    let summary = write_replay_outputs(&out, &inputs, &run_settings, &runs, seeds.len() > 1)?;
+    let per_seed = seeds.len() > 1;
+    let summary = write_replay_outputs(&out, &inputs, &run_settings, &runs, per_seed)?;
     print_table(&summary);
-    gapbench::replay_bound::write_bounds(&out, &runs, &bounds, seeds.len() > 1)?;
-    if args.bound_check_mip {
-        let bound_options = gapbench::replay_bound::bound_options(
-            args.bound_time_limit,
-            args.bound_windows,
-            Some(args.bound_pricing_rounds),
-        );
-        gapbench::replay_bound::check_runs(
-            &inputs,
-            policy,
-            &options,
-            bound_options,
-            &runs,
-            &out,
-            seeds.len() > 1,
-        )?;
-    }
+    gapbench::replay_bound::write_bounds(&out, &runs, &bounds, per_seed)?;
+    args.check_bounds_by_mip(&inputs, policy, &options, &runs, &out, per_seed)?;
     remove_stale_outputs(&out, &seeds, args.bound, args.bound_check_mip)?;
     print_fates(&summary);
+    finish(&runs, start, &summary, &out)
+}
+
+/// Whether `policy` is a planner (powerflow, greenflow): it decides for every waiting task
+/// at each round, so it takes no --queue nor --on-full, and runs rounds.
+fn is_planner(policy: &str) -> bool {
+    matches!(policy, "powerflow" | "greenflow")
+}
+
+/// `policy` as a folder name: anything but letters, digits and `-` becomes `_`.
+fn slug(policy: &str) -> String {
+    policy
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The closing line, and an error when a replay stopped early (its outputs are written).
+fn finish(runs: &[SeedReplay], start: Instant, summary: &ReplaySummary, out: &Path) -> Result<()> {
     let per_run: f64 =
         runs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>() / runs.len() as f64;
     println!(
@@ -345,11 +256,166 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     Ok(())
 }
 
+impl ReplayArgs {
+    /// Refuses flags the policy does not use and values no replay can take.
+    fn check_flags(&self, policy: &str, budget: &BudgetArgs) -> Result<()> {
+        budget.check_policy(policy)?;
+        if is_planner(policy) {
+            for (flag, given) in [
+                ("--queue", self.queue.is_some()),
+                ("--on-full", self.on_full.is_some()),
+            ] {
+                if given {
+                    bail!("`{policy}` does not use {flag}: it decides for every waiting task at each round (shortest remaining time first); leave it out");
+                }
+            }
+        }
+        if !(0.0..=1.0).contains(&self.sleep_fraction) {
+            bail!(
+                "--sleep-fraction takes a share between 0 and 1; got {}",
+                self.sleep_fraction
+            );
+        }
+        for (flag, value) in [("--until", self.until), ("--tick", self.tick)] {
+            if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                bail!("{flag} takes a positive number of seconds");
+            }
+        }
+        if !(self.restart_overhead.is_finite() && self.restart_overhead >= 0.0) {
+            bail!("--restart-overhead takes a non-negative number of seconds");
+        }
+        Ok(())
+    }
+
+    /// The replay's cluster and task source, checked against what the machine can hold
+    /// and what `--bound-check-mip` can solve; prints the loader's warnings.
+    fn load_inputs(&self, seeds: &[u64]) -> Result<ReplayInputs> {
+        let source = match self.eaco_servers {
+            Some(servers) => TimedSource::Eaco {
+                servers,
+                jobs: self.eaco_jobs,
+                jobs_per_hour: self.eaco_jobs_per_hour,
+            },
+            None => TimedSource::Openb {
+                nodes: self.nodes.clone(),
+                tasks: self.tasks.clone(),
+            },
+        };
+        if let Some(servers) = self.eaco_servers {
+            let flags = ["--eaco-servers", "--eaco-jobs"];
+            gapbench::limits::check_eaco_setup(servers, self.eaco_jobs, seeds.len(), flags)?;
+        }
+        let inputs = ReplayInputs::load(
+            source,
+            self.arrival_scale,
+            self.selection.into(),
+            input_rules(self.input_rules),
+            cpu_power(self.cpu_power),
+        )?;
+        for warning in inputs.warnings() {
+            eprintln!("warning: {warning}");
+        }
+        let most_nodes = gapbench::replay_bound::MAX_MIP_CHECK_NODES;
+        if self.bound_check_mip && inputs.cluster.len() > most_nodes {
+            bail!(
+                "--bound-check-mip takes at most {most_nodes} nodes (this cluster has {}): take a slice with --gpus",
+                inputs.cluster.len()
+            );
+        }
+        Ok(inputs)
+    }
+
+    /// The engine's options; `first` is the first seed's workload (a synthetic carbon
+    /// series must cover its last end).
+    fn options(
+        &self,
+        budget: &BudgetArgs,
+        first: &TimedWorkload,
+        seed: u64,
+    ) -> Result<ReplayOptions> {
+        let last_end_s = first
+            .tasks
+            .iter()
+            .map(|t| t.arrival_s + t.duration_s)
+            .fold(0.0, f64::max);
+        Ok(ReplayOptions {
+            on_full: match self.on_full.unwrap_or(OnFullArg::Queue) {
+                OnFullArg::Queue => OnFull::Queue,
+                OnFullArg::Fail => OnFull::Fail,
+            },
+            queue: match self.queue.unwrap_or(QueueArg::Fifo) {
+                QueueArg::Fifo => QueueDiscipline::Fifo,
+                QueueArg::Backfill => QueueDiscipline::Backfill,
+            },
+            power: PowerSettings {
+                gpu_mode: match self.gpu_power {
+                    GpuPowerArg::Utilisation => GpuPowerMode::Utilisation,
+                    GpuPowerArg::Reservation => GpuPowerMode::Reservation,
+                },
+                idle: match self.idle {
+                    IdleArg::AlwaysOn => IdlePolicy::AlwaysOn,
+                    IdleArg::SleepWhenEmpty => IdlePolicy::SleepWhenEmpty,
+                },
+                sleep_fraction: self.sleep_fraction,
+            },
+            fidelity: budget.fidelity(),
+            budget: budget.budget()?,
+            carbon: budget.carbon_series(last_end_s, seed)?,
+            restart_overhead_s: self.restart_overhead,
+            tick_s: self.tick,
+            until_s: self.until,
+            ..ReplayOptions::default()
+        })
+    }
+
+    /// The options of `--bound`, its flags checked; `None` without `--bound`.
+    fn bound_options(&self) -> Result<Option<BoundOptions>> {
+        if !self.bound {
+            return Ok(None);
+        }
+        if !(self.bound_time_limit.is_finite() && self.bound_time_limit >= 0.0) {
+            bail!("--bound-time-limit takes a non-negative number of seconds");
+        }
+        if self.bound_windows == 0 {
+            bail!("--bound-windows takes a positive count");
+        }
+        if self.bound_pricing_rounds == 0 {
+            bail!("--bound-pricing-rounds takes a positive count");
+        }
+        Ok(Some(bound_options(
+            self.bound_time_limit,
+            self.bound_windows,
+            Some(self.bound_pricing_rounds),
+        )))
+    }
+
+    /// `--bound-check-mip`: each window of the bound solved by the per-node MIP too.
+    fn check_bounds_by_mip(
+        &self,
+        inputs: &ReplayInputs,
+        policy: &str,
+        options: &ReplayOptions,
+        runs: &[SeedReplay],
+        out: &Path,
+        per_seed: bool,
+    ) -> Result<()> {
+        if !self.bound_check_mip {
+            return Ok(());
+        }
+        let bound = bound_options(
+            self.bound_time_limit,
+            self.bound_windows,
+            Some(self.bound_pricing_rounds),
+        );
+        gapbench::replay_bound::check_runs(inputs, policy, options, bound, runs, out, per_seed)
+    }
+}
+
 /// Removes what an earlier replay into `out` wrote and this one did not (README: a reused
 /// `--out` holds only this run's outputs): the other layout's files and folders, the
 /// `seed-N/` folders of other seeds, and bound files this run did not compute.
 fn remove_stale_outputs(
-    out: &std::path::Path,
+    out: &Path,
     seeds: &[u64],
     bound: bool,
     bound_check_mip: bool,
@@ -384,109 +450,3 @@ fn remove_stale_outputs(
 /// The files of `--bound` and `--bound-check-mip` (`replay_bound`), per replay folder.
 const BOUND_FILE: &str = "bound.json";
 const BOUND_CHECK_FILE: &str = "bound_check_mip.json";
-
-/// One line per seed: tasks, cluster and job energy, JCT, waits, makespan, what was left.
-fn print_table(summary: &gapbench::replay::ReplaySummary) {
-    let carbon = summary
-        .runs
-        .first()
-        .is_some_and(|r| r.summary.carbon_kg.is_some());
-    println!(
-        "\n{:>6} {:>7} {:>12} {:>10} {:>11} {:>11} {:>11} {:>11} {:>6} {:>7} {:>10} {:>7}{}",
-        "seed",
-        "tasks",
-        "energy kWh",
-        "job kWh",
-        "mean JCT s",
-        "p95 JCT s",
-        "mean wait",
-        "makespan h",
-        "undos",
-        "missed",
-        "unfinished",
-        "failed",
-        if carbon {
-            "  carbon kg (cluster / job)"
-        } else {
-            ""
-        }
-    );
-    // An empty sample has no mean: "none", never 0.
-    let stat = |d: &gapbench_replay::Distribution, value: f64, decimals: usize| {
-        if d.count == 0 {
-            "none".to_string()
-        } else {
-            format!("{value:.decimals$}")
-        }
-    };
-    for run in &summary.runs {
-        let s = &run.summary;
-        let carbon_kg = match (s.carbon_kg, s.job_carbon_kg) {
-            (Some(cluster), Some(job)) => format!(" {cluster:>10.1} / {job:.1}"),
-            _ => String::new(),
-        };
-        println!(
-            "{:>6} {:>7} {:>12.1} {:>10.1} {:>11} {:>11} {:>11} {:>11.1} {:>6} {:>7} {:>10} {:>7}{carbon_kg}",
-            run.seed,
-            s.tasks,
-            s.total_energy_kwh,
-            s.job_energy_kwh,
-            stat(&s.jct_s, s.jct_s.mean, 0),
-            stat(&s.jct_s, s.jct_s.p95, 0),
-            stat(&s.wait_s, s.wait_s.mean, 1),
-            s.makespan_s / 3600.0,
-            s.undo_count,
-            s.deadline_misses,
-            s.unfinished,
-            s.failed,
-        );
-    }
-}
-
-/// What became of the tasks that did not complete, and what the loading rules dropped or
-/// flagged, per seed when seeds differ (nothing is left unsaid).
-fn print_fates(summary: &gapbench::replay::ReplaySummary) {
-    for run in summary.runs.iter().filter(|r| r.summary.jct_s.count == 0) {
-        println!(
-            "seed {}: mean JCT none — {} ({} of {} tasks unfinished, {} failed)",
-            run.seed,
-            run.summary.jct_s.empty_because,
-            run.summary.unfinished,
-            run.summary.tasks,
-            run.summary.failed
-        );
-    }
-    let Some(first) = summary.runs.first() else {
-        return;
-    };
-    let s = &first.summary;
-    if s.dropped_pending + s.left_censored + s.right_censored > 0 {
-        println!(
-            "workload: {} Pending pod(s) dropped (never ran); {} task(s) already there at the trace start, {} still running at its end (censored)",
-            s.dropped_pending, s.left_censored, s.right_censored
-        );
-    }
-    for run in &summary.runs {
-        let s = &run.summary;
-        let seed = if summary.runs.len() > 1 {
-            format!("seed {}: ", run.seed)
-        } else {
-            String::new()
-        };
-        for (label, count) in &s.failures {
-            let reason = gapbench_model::FailureReason::ALL
-                .into_iter()
-                .find(|r| r.label() == *label)
-                .map_or("", |r| r.describe());
-            println!("{seed}{count:>8} failed at arrival  {label:<26} {reason}");
-        }
-        if s.still_waiting > 0 {
-            println!(
-                "{seed}{} task(s) still waiting when the replay stopped ({} queue); the longest waited {:.1} h",
-                s.still_waiting,
-                s.queue,
-                s.longest_wait_s.unwrap_or(0.0) / 3600.0
-            );
-        }
-    }
-}
