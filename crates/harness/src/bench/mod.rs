@@ -120,36 +120,7 @@ impl BenchOutcome {
 
 /// Runs (the remaining cells of) a bench and, when every cell is done, aggregates.
 pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
-    let spec = BenchSpec::load(&options.spec)?;
-    let traces_dir = match (options.stand_in, &options.traces_dir) {
-        (true, _) => None,
-        (false, Some(dir)) => Some(dir.clone()),
-        (false, None) => crate::workload::default_traces_dir(),
-    };
-    let (mut matrix, inputs) = Matrix::resolve(spec, traces_dir.as_deref())?;
-    phases::check_against_inputs(&matrix, &inputs).with_context(|| {
-        format!(
-            "{}: the spec asks what its inputs cannot give",
-            options.spec.display()
-        )
-    })?;
-    let parallel = options.jobs.unwrap_or_else(rayon::current_num_threads);
-    let tuned = RunSettings::new(
-        gapbench_online::PolicySpec::solo(gapbench_online::PolicyKind::Fgd),
-        Some(matrix.spec.tune),
-        TaskOrder::Shuffled,
-        NodeOrder::Random,
-    );
-    for workload in inputs.workloads.values() {
-        crate::run::check_sweep_memory(workload, &tuned, parallel)?;
-    }
-    use reproduce::{bench_command, TracesUsed};
-    let traces = match (&traces_dir, matrix.stand_in) {
-        (_, true) => TracesUsed::StandIn,
-        (Some(dir), false) if !matrix.spec.needed_traces().is_empty() => TracesUsed::Folder(dir),
-        _ => TracesUsed::NoneNamed,
-    };
-    matrix.command = bench_command(&options.command, options, traces);
+    let (matrix, inputs) = resolve_checked(options)?;
     let out = options
         .out
         .clone()
@@ -208,6 +179,42 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         kinds,
         complete,
     })
+}
+
+/// The spec of `options` resolved against its traces, checked against what its inputs can
+/// give and against the machine's memory, with the command that reproduces it.
+fn resolve_checked(options: &BenchOptions) -> Result<(Matrix, matrix::Inputs)> {
+    let spec = BenchSpec::load(&options.spec)?;
+    let traces_dir = match (options.stand_in, &options.traces_dir) {
+        (true, _) => None,
+        (false, Some(dir)) => Some(dir.clone()),
+        (false, None) => crate::workload::default_traces_dir(),
+    };
+    let (mut matrix, inputs) = Matrix::resolve(spec, traces_dir.as_deref())?;
+    phases::check_against_inputs(&matrix, &inputs).with_context(|| {
+        format!(
+            "{}: the spec asks what its inputs cannot give",
+            options.spec.display()
+        )
+    })?;
+    let parallel = options.jobs.unwrap_or_else(rayon::current_num_threads);
+    let tuned = RunSettings::new(
+        gapbench_online::PolicySpec::solo(gapbench_online::PolicyKind::Fgd),
+        Some(matrix.spec.tune),
+        TaskOrder::Shuffled,
+        NodeOrder::Random,
+    );
+    for workload in inputs.workloads.values() {
+        crate::run::check_sweep_memory(workload, &tuned, parallel)?;
+    }
+    use reproduce::{bench_command, TracesUsed};
+    let traces = match (&traces_dir, matrix.stand_in) {
+        (_, true) => TracesUsed::StandIn,
+        (Some(dir), false) if !matrix.spec.needed_traces().is_empty() => TracesUsed::Folder(dir),
+        _ => TracesUsed::NoneNamed,
+    };
+    matrix.command = bench_command(&options.command, options, traces);
+    Ok((matrix, inputs))
 }
 
 /// A kind's outcome: its cells in all, `(run, skipped)` now, its phase's seconds.

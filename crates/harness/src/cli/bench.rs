@@ -69,7 +69,10 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 /// `gapbench bench`, and `bench --status`.
 pub fn bench(args: BenchArgs) -> Result<()> {
     if !args.status.is_empty() {
-        print!("{}", gapbench::bench::status::Status::of(&args.status)?.render());
+        print!(
+            "{}",
+            gapbench::bench::status::Status::of(&args.status)?.render()
+        );
         return Ok(());
     }
     if let Some(traces) = args.traces.as_deref().filter(|t| t.exists() && !t.is_dir()) {

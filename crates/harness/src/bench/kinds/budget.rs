@@ -378,6 +378,7 @@ pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]
                     find(BudgetItem::Budgeted { kind, fraction }).context("a budget cell")?;
                 kind_points.push(record(cell)?.point.context("a budgeted point")?);
             }
+            let group = (setup_name, seed, kind_text.as_str());
             let spend = |p: &StoredPoint| match kind {
                 FrontierKind::Energy => p.job_energy_kwh,
                 FrontierKind::Carbon => p.carbon_kg,
@@ -393,27 +394,15 @@ pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]
                     _ => (String::new(), None),
                 };
                 if p.policy == "fifo-full-clock" || p.fraction == Some(1.0) {
-                    timeline.extend(timeline_rows(
-                        (setup_name, seed, kind_text.as_str()),
-                        &label,
-                        p,
-                    ));
+                    timeline.extend(timeline_rows(group, &label, p));
                 }
-                let row = point_row(
-                    (setup_name, seed, kind_text.as_str()),
-                    p,
-                    fifo_jct,
-                    bound,
-                    status,
-                );
-                points.push(row);
+                points.push(point_row(group, p, fifo_jct, bound, status));
             }
             if let Some(frontier) = &frontier {
                 let most_spent = kind_points
                     .iter()
                     .filter_map(spend)
                     .fold(frontier.unconstrained_budget, f64::max);
-                let group = (setup_name, seed, kind_text.as_str());
                 frontier_rows.extend(frontier_rows_of(group, frontier, most_spent));
             }
         }
