@@ -1,5 +1,5 @@
 //! `gapbench frontier`: the exact JCT–energy (or JCT–carbon) lower envelope of a budgeted
-//! replay's jobs (`gapbench_ilp::frontier`), written as `frontier.csv`; optionally the
+//! replay's jobs (`gapbench_bounds::frontier`), written as `frontier.csv`; optionally the
 //! time-indexed MIP on small instances, and the budgeted policies' own points against it
 //! (`points.csv`: gap = (JCT_policy − JCT_bound)/JCT_bound at the policy's own spend).
 //!
@@ -14,8 +14,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use gapbench_ilp::frontier::slots::busy_base_slots;
-use gapbench_ilp::frontier::{
+use gapbench_bounds::frontier::slots::busy_base_slots;
+use gapbench_bounds::frontier::{
     ascent_frontier, column_generation_frontier, lagrangian_frontier, min_total_jct, AscentOptions,
     BudgetKind, ColumnGenerationOptions, Frontier, FrontierInstance, FrontierJob,
     LagrangianOptions, Slots,
@@ -207,7 +207,7 @@ impl BudgetSetup {
 
 /// The frontier problem of a budgeted replay's jobs, in slots of `slot_s` where the trace
 /// is busy and up to `quiet_slot_s` where it is quiet (`busy_base_slots`; a coarser slot
-/// is a relaxation, so the bound stays valid: `gapbench_ilp::frontier::slots`).
+/// is a relaxation, so the bound stays valid: `gapbench_bounds::frontier::slots`).
 pub fn frontier_instance(
     setup: &BudgetSetup,
     kind: FrontierKind,
@@ -353,7 +353,7 @@ impl PolicyPoint {
 /// What column generation reached at a budget: `converged` (the bound is within the
 /// tolerance of the master LP), `time limit` or `stopped` (out of rounds or of improving
 /// columns: the bound valid, the LP not reached), `infeasible` (below the least budget).
-pub fn colgen_status(bound: &gapbench_ilp::frontier::BudgetBound) -> &'static str {
+pub fn colgen_status(bound: &gapbench_bounds::frontier::BudgetBound) -> &'static str {
     if bound.total_jct_bound_s.is_none() {
         "infeasible"
     } else if bound.converged {

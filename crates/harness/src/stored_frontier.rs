@@ -3,7 +3,7 @@
 //! point's bound against them, and where to tighten.
 
 use anyhow::{Context, Result};
-use gapbench_ilp::frontier::{
+use gapbench_bounds::frontier::{
     ascent_frontier, column_generation_frontier, lagrangian_frontier, AscentOptions,
     ColumnGenerationOptions, Frontier, FrontierLine, LagrangianOptions,
 };

@@ -8,12 +8,8 @@
 //! - [`pareto_front`]: power vs fragmentation by the ε-constraint method;
 //! - [`relaxed_min_power`], [`relaxed_max_alloc`]: valid bounds for the full cluster from a
 //!   by-node-type relaxation;
-//! - [`eaco_bound`]: EaCO's counterpart, a proven lower bound on the energy of any
-//!   co-allocation of training jobs that meets every deadline (closed form and a
-//!   time-indexed pattern LP);
 //! - [`column_generation`]: every objective on the full cluster by column generation, with a
 //!   Lagrangian bound and a real placement;
-//! - [`replay_bound`]: a lower bound on the energy of a time-mode replay, window by window;
 //! - [`highs_version`]: which HiGHS the binary runs, for result manifests.
 //!
 //! Every solve returns a [`SolveReport`]: status, incumbent (evaluated by the model crate
@@ -28,9 +24,8 @@
 
 pub mod cg;
 mod common;
-pub mod eaco_bound;
+mod error;
 pub mod eval;
-pub mod frontier;
 pub mod gap;
 pub mod instance;
 pub mod max_alloc;
@@ -39,7 +34,6 @@ pub mod min_power;
 mod model;
 pub mod pareto;
 pub mod relaxation;
-pub mod replay_bound;
 pub mod shapes;
 pub mod snapshot;
 pub mod solve;
@@ -51,6 +45,7 @@ pub use cg::{
     column_generation_with_stats, power_bound_carrying, CgStats, ColumnCarry, PowerBound,
     PowerFragFront, Rounding,
 };
+pub use error::SolveError;
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use max_alloc::max_alloc;
 pub use min_frag::{min_frag, min_frag_by_both, min_frag_from};

@@ -191,7 +191,7 @@ impl SolveReport {
 
 /// What HiGHS said, before interpretation.
 #[derive(Debug, Clone)]
-pub(crate) enum RawStatus {
+pub enum RawStatus {
     /// Proven within HiGHS's gap tolerances.
     Optimal,
     /// A limit (time, iterations, …) stopped the search.
@@ -201,7 +201,7 @@ pub(crate) enum RawStatus {
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct RawSolve {
+pub struct RawSolve {
     pub status: RawStatus,
     /// HiGHS's objective of `columns` (constant column included).
     pub objective: Option<f64>,
@@ -213,7 +213,7 @@ pub(crate) struct RawSolve {
 }
 
 /// Solves `problem` with `options`, warm-started from `start` (one value per column).
-pub(crate) fn run_highs(
+pub fn run_highs(
     problem: HighsProblem,
     start: Option<&[f64]>,
     options: &SolveOptions,

@@ -8,7 +8,7 @@
 //! there, the least power of `S_W` alone. Windows partition the replay's span, and
 //! `E ≥ Σ_W |W|·P*_LB(S_W)`, with `P*_LB` the Lagrangian (Farley) bound of the
 //! configuration LP of the min-power snapshot problem
-//! ([`crate::cg::power_bound_carrying`]), valid at every column-generation iteration. A
+//! ([`gapbench_ilp::cg::power_bound_carrying`]), valid at every column-generation iteration. A
 //! task may sit on different nodes in different windows (migration is relaxed), which is
 //! why this is a bound and not a schedule. The times are the replay's: a policy that
 //! delayed a start or stretched a run (queueing, co-location slowdown) gets the bound of
@@ -43,7 +43,7 @@
 //!   wherever it runs, and column generation bounds the rest (CPU and GPU idle power)
 //!   with the GPUs' busy power taken out.
 //! - *Sleep-when-empty*: an empty node draws `sleep_fraction × idle`; column generation
-//!   charges that to empty nodes ([`crate::cg::power_bound_carrying`]'s `sleep_watts`).
+//!   charges that to empty nodes ([`gapbench_ilp::cg::power_bound_carrying`]'s `sleep_watts`).
 //! - *Oversubscribed devices* (EaCO-O): tenants' GPU memory, not reservations, must fit a
 //!   device, so a task's share is cut to `min(m_i, memory_i)` ([`BoundPower::oversubscribed`]).
 //! - *Policies that choose GPU counts* (PowerFlow/GreenFlow-style): a job holds at least
@@ -64,9 +64,9 @@ use std::time::Instant;
 
 use gapbench_model::{Cluster, Task, TypicalPods};
 
-use crate::cg::{power_bound_carrying, ColumnCarry};
-use crate::snapshot::Snapshot;
-use crate::solve::SolveOptions;
+use gapbench_ilp::cg::{power_bound_carrying, ColumnCarry};
+use gapbench_ilp::Snapshot;
+use gapbench_ilp::SolveOptions;
 
 pub use exact::{window_mip, WindowMip};
 

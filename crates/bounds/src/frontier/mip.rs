@@ -20,7 +20,8 @@ use good_lp::{variable, Expression, ProblemVariables, SolverModel, Variable};
 
 use super::job::BudgetRates;
 use super::FrontierInstance;
-use crate::solve::{run_highs, RawStatus, SolveOptions, SolveStatus};
+use gapbench_ilp::solver::{run_highs, RawStatus};
+use gapbench_ilp::{SolveOptions, SolveStatus};
 
 /// The MIP's answer for one budget.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! EaCO's energy bound on cases small enough to solve by hand (the module doc of
-//! `gapbench_ilp::eaco_bound` has the formulas).
+//! `gapbench_bounds::eaco_bound` has the formulas).
 
-use gapbench_ilp::eaco_bound::{
+use gapbench_bounds::eaco_bound::{
     eaco_energy_bound, CoPattern, EacoBoundInput, EacoBoundOptions, EacoJob, LpStatus,
 };
 

@@ -115,7 +115,7 @@ impl ScheduleMaster {
     /// Solves from the current basis within `time_limit_s`; `None` when time ran out.
     pub fn solve(&mut self, time_limit_s: f64) -> Result<Option<MasterDuals>, String> {
         let mut model = self.model.take().expect("master present between solves");
-        crate::solver::set_time_limit(&mut model, time_limit_s)?;
+        gapbench_ilp::solver::set_time_limit(&mut model, time_limit_s)?;
         let solved = model
             .try_solve()
             .map_err(|e| format!("HiGHS failed on the frontier master: {e:?}"))?;
