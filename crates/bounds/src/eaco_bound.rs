@@ -118,29 +118,8 @@ impl Default for EacoBoundOptions {
     }
 }
 
-/// What the LP proved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LpStatus {
-    /// Solved to optimality; the certified value equals the optimum up to tolerances.
-    Optimal,
-    /// Stopped at the time limit: the certified value is still a valid (weaker) bound.
-    TimeLimit,
-    /// No schedule meets every window (not even in the relaxation).
-    Infeasible,
-    /// Not run (no slot length).
-    Skipped,
-}
-
-impl LpStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LpStatus::Optimal => "optimal",
-            LpStatus::TimeLimit => "time-limit",
-            LpStatus::Infeasible => "infeasible",
-            LpStatus::Skipped => "skipped",
-        }
-    }
-}
+/// What the LP proved (the results schema's labels: `optimal`, `time-limit`, …).
+pub use gapbench_results::EacoLpStatus as LpStatus;
 
 /// The bound and how it was obtained.
 #[derive(Debug, Clone, PartialEq)]

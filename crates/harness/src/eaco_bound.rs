@@ -398,7 +398,7 @@ fn bound_row(job: &BoundJob, bound: &EacoBound) -> EacoBoundRow {
         bound_kwh: bound.lower_kwh,
         closed_form_kwh: bound.closed_form_kwh,
         lp_kwh: bound.lp_kwh,
-        lp_status: bound.lp_status.as_str().to_string(),
+        lp_status: bound.lp_status.label().to_string(),
         slot_s: bound.slot_s,
         slots: bound.slots,
         columns: bound.columns,

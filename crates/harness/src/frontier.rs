@@ -350,21 +350,6 @@ impl PolicyPoint {
     }
 }
 
-/// What column generation reached at a budget: `converged` (the bound is within the
-/// tolerance of the master LP), `time limit` or `stopped` (out of rounds or of improving
-/// columns: the bound valid, the LP not reached), `infeasible` (below the least budget).
-pub fn colgen_status(bound: &gapbench_bounds::frontier::BudgetBound) -> &'static str {
-    if bound.total_jct_bound_s.is_none() {
-        "infeasible"
-    } else if bound.converged {
-        "converged"
-    } else if bound.timed_out {
-        "time limit"
-    } else {
-        "stopped"
-    }
-}
-
 /// The budgeted policy of a frontier kind: PowerFlow-style for energy, GreenFlow-style for
 /// carbon.
 pub fn budgeted_policy(kind: FrontierKind) -> &'static str {
@@ -523,7 +508,7 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
                     3
                 ),
                 b.rounds,
-                colgen_status(b)
+                b.status()
             );
         }
         colgen_rows = result.budgets;
@@ -609,7 +594,7 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
                 optional_number(b.total_jct_bound_s.map(|t| t / jobs), 3),
                 optional_number(b.master_total_jct_s.map(|t| t / jobs), 3),
                 b.rounds,
-                colgen_status(b)
+                b.status()
             ));
         }
         write_atomic(&args.out.join("colgen.csv"), text.as_bytes())?;

@@ -24,6 +24,7 @@ use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
+use gapbench_results::{BudgetBoundStatus, ColgenStatus};
 use rayon::prelude::*;
 
 use super::job::{cheapest_schedule, BudgetRates, JobSchedule, Prices};
@@ -79,6 +80,65 @@ pub struct BudgetBound {
     pub converged: bool,
     /// The time limit cut this budget short.
     pub timed_out: bool,
+}
+
+impl BudgetBound {
+    /// What column generation reached here: `converged` (the bound is within the tolerance
+    /// of the master LP), `time limit` or `stopped` (out of rounds or of improving columns:
+    /// the bound valid, the LP not reached), `infeasible` (below the least budget).
+    pub fn status(&self) -> ColgenStatus {
+        if self.total_jct_bound_s.is_none() {
+            ColgenStatus::Infeasible
+        } else if self.converged {
+            ColgenStatus::Converged
+        } else if self.timed_out {
+            ColgenStatus::TimeLimit
+        } else {
+            ColgenStatus::Stopped
+        }
+    }
+}
+
+/// Within this share of the master LP's value, a point's bound counts as converged (column
+/// generation's own tolerance).
+const CONVERGED_WITHIN: f64 = 0.005;
+
+/// The status of the mean-JCT bound `bound_mean_s` of a point that spent `spent`, and the
+/// most any bound of this relaxation could be there (mean JCT, s): `tightened` holds the
+/// master LP's mean-JCT values at the budgets column generation tightened, `(budget, mean
+/// JCT s)` by budget, interpolated between them (the LP's value is convex in the budget).
+pub fn bound_status_at(
+    tightened: &[(f64, f64)],
+    spent: f64,
+    bound_mean_s: f64,
+) -> (BudgetBoundStatus, Option<f64>) {
+    if tightened.is_empty() {
+        // No master LP solved: the lines are the Lagrangian warm start's (and any
+        // pricing round's), valid but with no limit to measure them against.
+        return (BudgetBoundStatus::Lagrangian, None);
+    }
+    let above = tightened.partition_point(|&(b, _)| b < spent);
+    let limit = match (
+        above.checked_sub(1).map(|k| tightened[k]),
+        tightened.get(above),
+    ) {
+        (_, Some(&(b, lp))) if b == spent => Some(lp),
+        (Some((b1, lp1)), Some(&(b2, lp2))) => {
+            let share = (spent - b1) / (b2 - b1);
+            Some(lp1 + (lp2 - lp1) * share)
+        }
+        // Above every tightened budget the LP's value can only be lower (it never
+        // rises with the budget): the largest budget's value still caps it.
+        (Some((_, lp)), None) => Some(lp),
+        _ => None,
+    };
+    match limit {
+        None => (BudgetBoundStatus::Outside, None),
+        Some(limit) if limit - bound_mean_s <= CONVERGED_WITHIN * limit => {
+            (BudgetBoundStatus::Converged, Some(limit))
+        }
+        Some(limit) => (BudgetBoundStatus::Open, Some(limit)),
+    }
 }
 
 /// The envelope, and what each budget's column generation reached.

@@ -48,7 +48,8 @@ use gapbench_model::CarbonSeries;
 
 pub use ascent::{ascent_frontier, AscentFrontier, AscentOptions};
 pub use colgen::{
-    column_generation_frontier, BudgetBound, ColumnGenerationFrontier, ColumnGenerationOptions,
+    bound_status_at, column_generation_frontier, BudgetBound, ColumnGenerationFrontier,
+    ColumnGenerationOptions,
 };
 pub use lagrangian::{lagrangian_frontier, Frontier, FrontierLine, LagrangianOptions};
 pub use mip::{min_total_jct, MipFrontierPoint};

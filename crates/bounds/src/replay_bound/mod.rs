@@ -165,32 +165,9 @@ pub struct BoundWindow {
     pub round_limited: bool,
 }
 
-/// What was proven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BoundStatus {
-    /// Every window's configuration LP was solved to optimality (or its bound met a
-    /// placement), and the span was cut into `max_windows` windows (or no window left has
-    /// a start or end inside): the bound depends on its input alone.
-    Converged,
-    /// As `Converged`, but the round cap (`max_pricing_rounds`) stopped some windows' column
-    /// generation before it converged: their Lagrangian bounds still hold, and the bound
-    /// depends on its input and options alone.
-    RoundLimit,
-    /// The time limit stopped a window's column generation, or stopped splitting before
-    /// `max_windows`: the bound still holds (Lagrangian or fallback), but may differ
-    /// between runs.
-    TimeLimit,
-}
-
-impl BoundStatus {
-    pub fn label(self) -> &'static str {
-        match self {
-            BoundStatus::Converged => "windows_converged",
-            BoundStatus::RoundLimit => "round_limit",
-            BoundStatus::TimeLimit => "time_limit",
-        }
-    }
-}
+/// What was proven: decided here, written as `windows_converged`, `round_limit` or
+/// `time_limit` (the results schema's labels).
+pub use gapbench_results::ReplayBoundStatus as BoundStatus;
 
 /// The energy bound of one replay.
 #[derive(Debug, Clone, PartialEq)]
