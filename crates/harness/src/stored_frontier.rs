@@ -4,8 +4,8 @@
 
 use anyhow::{Context, Result};
 use gapbench_bounds::frontier::{
-    ascent_frontier, bound_status_at, column_generation_frontier, lagrangian_frontier, AscentOptions,
-    ColumnGenerationOptions, Frontier, FrontierLine, LagrangianOptions,
+    ascent_frontier, bound_status_at, column_generation_frontier, lagrangian_frontier,
+    AscentOptions, ColumnGenerationOptions, Frontier, FrontierLine, LagrangianOptions,
 };
 use gapbench_replay::Budget;
 use gapbench_results::{BudgetBoundStatus, ColgenStatus};
@@ -13,8 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::budget_study::BudgetStudySpec;
 use crate::frontier::{
-    budget_of, budgeted_policy, frontier_instance, BudgetSetup, FrontierKind,
-    PolicyPoint,
+    budget_of, budgeted_policy, frontier_instance, BudgetSetup, FrontierKind, PolicyPoint,
 };
 
 /// A frontier as stored: its valid inequalities, and what column generation reached at

@@ -16,6 +16,10 @@ pub enum SolveError {
     /// answer, or returned a placement that fails the checker.
     #[error("{0}")]
     Solver(String),
+    /// The method has no formulation of the objective (a by-type relaxation of
+    /// fragmentation, a pooled solve of power, …).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 impl From<String> for SolveError {

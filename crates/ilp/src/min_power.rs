@@ -13,10 +13,10 @@ use std::time::Instant;
 use good_lp::Expression;
 
 use crate::common::{solve, solver_candidate, start_from, Sense};
+use crate::error::SolveError;
 use crate::eval::{power_watts, state_of};
 use crate::model::{Demand, PlacementModel};
 use crate::snapshot::Snapshot;
-use crate::error::SolveError;
 use crate::solve::{interpret, Candidate, Objective, RawStatus, SolveOptions, SolveReport};
 
 /// Solves min-power on the heuristic's placed task set, warm-started from its placement.

@@ -252,9 +252,17 @@ mod tests {
             }
             assert_eq!(parse("Converged"), None);
         }
-        round_trip(ReplayBoundStatus::ALL, |s| s.label(), ReplayBoundStatus::parse);
+        round_trip(
+            ReplayBoundStatus::ALL,
+            |s| s.label(),
+            ReplayBoundStatus::parse,
+        );
         round_trip(ColgenStatus::ALL, |s| s.label(), ColgenStatus::parse);
-        round_trip(BudgetBoundStatus::ALL, |s| s.label(), BudgetBoundStatus::parse);
+        round_trip(
+            BudgetBoundStatus::ALL,
+            |s| s.label(),
+            BudgetBoundStatus::parse,
+        );
         round_trip(EacoLpStatus::ALL, |s| s.label(), EacoLpStatus::parse);
         let error = serde_json::from_str::<ColgenStatus>("\"time_limit\"").unwrap_err();
         assert!(error.to_string().contains("time limit"), "{error}");

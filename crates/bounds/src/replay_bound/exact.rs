@@ -1,5 +1,5 @@
 //! The bound's own tightness: one window's problem solved exactly by the per-node MIP
-//! ([`gapbench_ilp::min_power`]'s assignment model), on the same lowered power model, the same
+//! (`gapbench_ilp`'s per-node assignment model), on the same lowered power model, the same
 //! tasks (those running throughout, relaxed, the ones first fit placed) and the same
 //! dynamic floors as column generation's bound of that window. Column generation's
 //! Lagrangian bound is at most the configuration LP, which is at most this MIP's optimum
@@ -11,8 +11,7 @@
 
 use std::time::Instant;
 
-use gapbench_ilp::min_power::min_power_sleeping;
-use gapbench_ilp::{Snapshot, SolveError, SolveOptions};
+use gapbench_ilp::{min_power_sleeping, Snapshot, SolveError, SolveOptions};
 
 use super::{power, ReplayBoundInput};
 

@@ -8,7 +8,7 @@
 //! there, the least power of `S_W` alone. Windows partition the replay's span, and
 //! `E ≥ Σ_W |W|·P*_LB(S_W)`, with `P*_LB` the Lagrangian (Farley) bound of the
 //! configuration LP of the min-power snapshot problem
-//! ([`gapbench_ilp::cg::power_bound_carrying`]), valid at every column-generation iteration. A
+//! ([`gapbench_ilp::power_bound_carrying`]), valid at every column-generation iteration. A
 //! task may sit on different nodes in different windows (migration is relaxed), which is
 //! why this is a bound and not a schedule. The times are the replay's: a policy that
 //! delayed a start or stretched a run (queueing, co-location slowdown) gets the bound of
@@ -43,7 +43,7 @@
 //!   wherever it runs, and column generation bounds the rest (CPU and GPU idle power)
 //!   with the GPUs' busy power taken out.
 //! - *Sleep-when-empty*: an empty node draws `sleep_fraction × idle`; column generation
-//!   charges that to empty nodes ([`gapbench_ilp::cg::power_bound_carrying`]'s `sleep_watts`).
+//!   charges that to empty nodes ([`gapbench_ilp::power_bound_carrying`]'s `sleep_watts`).
 //! - *Oversubscribed devices* (EaCO-O): tenants' GPU memory, not reservations, must fit a
 //!   device, so a task's share is cut to `min(m_i, memory_i)` ([`BoundPower::oversubscribed`]).
 //! - *Policies that choose GPU counts* (PowerFlow/GreenFlow-style): a job holds at least
@@ -57,16 +57,15 @@
 //! `[start, end)` is not one stay on one request); leaving tasks out keeps the bound valid.
 
 mod exact;
-mod pack;
 mod power;
 
 use std::time::Instant;
 
 use gapbench_model::{Cluster, Task, TypicalPods};
 
-use gapbench_ilp::cg::{power_bound_carrying, ColumnCarry};
 use gapbench_ilp::Snapshot;
 use gapbench_ilp::SolveOptions;
+use gapbench_ilp::{power_bound_carrying, ColumnCarry};
 
 pub use exact::{window_mip, WindowMip};
 
@@ -522,7 +521,7 @@ impl WindowProblem {
         let tasks = tasks_throughout(input, from, to);
         let dynamic_watts = dynamic_floor(input, &tasks);
         let tasks: Vec<Task> = tasks.into_iter().map(|(_, t)| t).collect();
-        let placement = pack::first_fit(lowered, &tasks);
+        let placement = gapbench_ilp::first_fit(lowered, &tasks);
         WindowProblem {
             tasks,
             placement,

@@ -1,0 +1,269 @@
+//! The one entry point of snapshot solving: a [`Problem`] on owned data, an
+//! [`Objective`], a [`Method`] and [`Options`] in, a [`SolveReport`] or a [`SolveError`]
+//! out. The formulations (`min_power`, `max_alloc`, `min_frag`, `relaxation`, `cg`) are
+//! this module's to choose between; they work on a borrowed view of the problem
+//! ([`Snapshot`]) with a feasible start.
+
+use gapbench_model::{Cluster, Placement, Task, TypicalPods};
+
+use crate::cg::{
+    column_generation_carrying, column_generation_front, CgStats, ColumnCarry, PowerFragFront,
+};
+use crate::error::SolveError;
+use crate::first_fit::first_fit;
+use crate::max_alloc::max_alloc;
+use crate::min_frag::{frag_with_power_cap, min_frag_by_both, min_frag_from};
+use crate::min_power::min_power;
+use crate::pareto::pareto_front_from;
+use crate::relaxation::{relaxed_max_alloc, relaxed_min_power};
+use crate::snapshot::Snapshot;
+use crate::solve::{Objective, SolveOptions, SolveReport, SolveStatus};
+
+/// What to place, and where: a cluster, the FGD target workload its fragmentation is
+/// measured against (spec §5.7), and the tasks. Power and fragmentation place every task
+/// (the tasks a warm start places, when [`Options::warm_start`] leaves some out);
+/// allocation chooses which tasks to place.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    pub cluster: Cluster,
+    pub typical: TypicalPods,
+    pub tasks: Vec<Task>,
+}
+
+impl Problem {
+    pub fn new(cluster: Cluster, typical: TypicalPods, tasks: Vec<Task>) -> Problem {
+        Problem {
+            cluster,
+            typical,
+            tasks,
+        }
+    }
+}
+
+/// How to solve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// The per-node assignment MIP: exact on clusters of a few dozen nodes.
+    PerNode,
+    /// Column generation over one-node configurations (with branch and price in the time
+    /// left): a proven bound and a real placement on the full cluster.
+    ColumnGeneration,
+    /// Fragmentation only: column generation first, then, unless that proves optimality,
+    /// the per-node MIP from its placement for the rest of the time limit; the better
+    /// placement and the better bound ([`SolveReport::pooled_min`]).
+    Pooled,
+    /// The by-node-type LP relaxation: a valid bound on the full cluster; the incumbent is
+    /// the start's placement. Power and allocation only.
+    Relaxation,
+}
+
+/// How hard to work, and where to start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Options {
+    /// Time limit, gaps, threads, symmetry breaking, pricing rounds.
+    pub limits: SolveOptions,
+    /// A placement of the problem's tasks to start from (checked); without one, a first-fit
+    /// placement. For power and fragmentation its placed tasks are the ones to place.
+    pub warm_start: Option<Vec<Option<Placement>>>,
+    /// Fragmentation by [`Method::PerNode`] or [`Method::Pooled`]: more placements of the
+    /// same tasks, the least fragmented of which (with the warm start) starts the MIP.
+    pub other_starts: Vec<Vec<Option<Placement>>>,
+    /// Fragmentation by [`Method::PerNode`] only: total power at most this many watts (an
+    /// ε-constraint of the power–fragmentation front); the warm start must respect it.
+    pub power_cap_watts: Option<f64>,
+}
+
+impl Options {
+    /// `limits`, started from a first-fit placement.
+    pub fn new(limits: SolveOptions) -> Options {
+        Options {
+            limits,
+            ..Options::default()
+        }
+    }
+
+    /// Starts from `placement` (one entry per task of the problem).
+    pub fn warm_start(mut self, placement: Vec<Option<Placement>>) -> Options {
+        self.warm_start = Some(placement);
+        self
+    }
+
+    /// Adds starts for fragmentation's per-node MIP.
+    pub fn other_starts(mut self, starts: Vec<Vec<Option<Placement>>>) -> Options {
+        self.other_starts = starts;
+        self
+    }
+}
+
+/// Solves one after another that share what they learnt: column generation starts from
+/// the configurations earlier solves used (those that fit), and leaves it its own. A chain
+/// of growing snapshots of one sweep converges in fewer rounds in one session; solves in
+/// different sessions are independent.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    carry: ColumnCarry,
+    /// The fronts' configurations, kept apart: they would steer fragmentation's solves.
+    front_carry: ColumnCarry,
+    stats: CgStats,
+}
+
+impl Session {
+    pub fn new() -> Session {
+        Session::default()
+    }
+
+    /// Solves `objective` on `problem` by `method`: a report whose placement passes the
+    /// checker and is at least as good as the start, with a proven bound, or why it could
+    /// not run.
+    pub fn solve(
+        &mut self,
+        problem: &Problem,
+        objective: Objective,
+        method: Method,
+        options: &Options,
+    ) -> Result<SolveReport, SolveError> {
+        let view = view(problem, objective, options.warm_start.as_deref())?;
+        let limits = &options.limits;
+        let others: Vec<&[Option<Placement>]> =
+            options.other_starts.iter().map(Vec::as_slice).collect();
+        let report = match (method, objective) {
+            (Method::PerNode, Objective::Power) => min_power(&view, limits),
+            (Method::PerNode, Objective::Alloc) => max_alloc(&view, limits),
+            (Method::PerNode, Objective::Frag) => match options.power_cap_watts {
+                Some(cap) => frag_with_power_cap(&view, Some(cap), &view.heuristic, limits),
+                None => min_frag_from(&view, &others, limits),
+            },
+            (Method::ColumnGeneration, _) => {
+                let (report, stats) =
+                    column_generation_carrying(&view, objective, limits, &mut self.carry);
+                self.stats = stats;
+                report
+            }
+            (Method::Pooled, Objective::Frag) => {
+                min_frag_by_both(&view, &others, limits, &mut self.carry)
+            }
+            (Method::Relaxation, Objective::Power) => relaxed_min_power(&view, limits),
+            (Method::Relaxation, Objective::Alloc) => relaxed_max_alloc(&view, limits),
+            (Method::Pooled | Method::Relaxation, _) => {
+                return Err(SolveError::Unsupported(format!(
+                    "{method:?} does not solve {}",
+                    objective.name()
+                )))
+            }
+        };
+        match report.status {
+            SolveStatus::Error(message) => Err(SolveError::Solver(message)),
+            _ => Ok(report),
+        }
+    }
+
+    /// The power–fragmentation front of `problem` between its end points, solved on it
+    /// (`least_power`, `least_frag`: its least power and least fragmentation, by any
+    /// method): `points` points, by power — the two ends and `points − 2` power caps, each
+    /// a solve of `options.limits.time_limit_s` by `method`: [`Method::ColumnGeneration`]
+    /// (with walks between the placements found) or [`Method::PerNode`] (the ε-constraint
+    /// MIP from the least-power placement, dominated points left out).
+    pub fn front(
+        &mut self,
+        problem: &Problem,
+        (least_power, least_frag): (&SolveReport, &SolveReport),
+        points: usize,
+        method: Method,
+        options: &Options,
+    ) -> Result<PowerFragFront, SolveError> {
+        let view = view(problem, Objective::Power, options.warm_start.as_deref())?;
+        let limits = &options.limits;
+        match method {
+            Method::ColumnGeneration => column_generation_front(
+                &view,
+                least_power,
+                least_frag,
+                points,
+                limits,
+                &mut self.front_carry,
+            )
+            .map_err(SolveError::Solver),
+            Method::PerNode => Ok(PowerFragFront {
+                points: pareto_front_from(&view, least_power, least_frag, points, limits)?,
+                least_power: least_power.placement.clone(),
+                least_frag: least_frag.placement.clone(),
+            }),
+            Method::Pooled | Method::Relaxation => Err(SolveError::Unsupported(format!(
+                "no {method:?} front: use PerNode or ColumnGeneration"
+            ))),
+        }
+    }
+
+    /// The figures of the last column-generation solve (rounds, columns, times).
+    pub fn last_stats(&self) -> &CgStats {
+        &self.stats
+    }
+}
+
+/// Solves `objective` on `problem` by `method` in a session of its own.
+///
+/// Two nodes of one GPU each, two tasks that each need a whole GPU: the least power puts
+/// one task on each node (both nodes hold a working GPU whichever way they are placed, so
+/// it is the power of any placement), and the most allocated GPU milli is all of it.
+///
+/// ```
+/// use gapbench_ilp::{solve, Method, Objective, Options, Problem, SolveOptions, SolveStatus};
+/// use gapbench_model::{
+///     Cluster, CpuPowerProfile, GpuModel, GpuModelSet, NodeType, Task, TypicalPods,
+/// };
+///
+/// let node = NodeType::new(32_000, 131_072, 1, Some(GpuModel::V100M16));
+/// let cluster = Cluster::from_counts(vec![(node, 2)], CpuPowerProfile::default());
+/// let task = |name: &str| Task::new(name, 4_000, 8_192, 1, 1_000, GpuModelSet::any());
+/// let tasks = vec![task("a"), task("b")];
+/// let problem = Problem::new(cluster, TypicalPods::from_tasks(&tasks), tasks);
+/// let options = Options::new(SolveOptions::default());
+///
+/// let alloc = solve(&problem, Objective::Alloc, Method::PerNode, &options).unwrap();
+/// assert_eq!(alloc.status, SolveStatus::Optimal);
+/// assert_eq!(alloc.incumbent, Some(2_000.0));
+///
+/// let power = solve(&problem, Objective::Power, Method::ColumnGeneration, &options).unwrap();
+/// assert_eq!(power.status, SolveStatus::Optimal);
+/// assert!(power.placement.iter().all(Option::is_some));
+/// assert_ne!(power.placement[0].unwrap().node, power.placement[1].unwrap().node);
+/// ```
+pub fn solve(
+    problem: &Problem,
+    objective: Objective,
+    method: Method,
+    options: &Options,
+) -> Result<SolveReport, SolveError> {
+    Session::new().solve(problem, objective, method, options)
+}
+
+/// The formulations' view of `problem`, started from `warm_start` (checked) or a first-fit
+/// placement, which must place every task where `objective` places them all.
+fn view<'p>(
+    problem: &'p Problem,
+    objective: Objective,
+    warm_start: Option<&[Option<Placement>]>,
+) -> Result<Snapshot<'p>, SolveError> {
+    let start = match warm_start {
+        Some(start) => start.to_vec(),
+        None => {
+            let start = first_fit(&problem.cluster, &problem.tasks);
+            let placed = start.iter().flatten().count();
+            if objective != Objective::Alloc && placed < problem.tasks.len() {
+                return Err(SolveError::Problem(format!(
+                    "first fit placed {placed} of {} tasks, and {} places every task: give a warm start that places them",
+                    problem.tasks.len(),
+                    objective.name()
+                )));
+            }
+            start
+        }
+    };
+    Snapshot::new(
+        &problem.cluster,
+        &problem.typical,
+        &problem.tasks,
+        start,
+        0.0,
+    )
+}
