@@ -48,6 +48,7 @@
 
 use std::time::Instant;
 
+use crate::error::BoundError;
 use highs::{ColProblem, HighsModelStatus, Sense};
 
 /// One job: its class, window and work.
@@ -145,7 +146,7 @@ const SECONDS_PER_HOUR: f64 = 3600.0;
 pub fn eaco_energy_bound(
     input: &EacoBoundInput,
     options: &EacoBoundOptions,
-) -> Result<EacoBound, String> {
+) -> Result<EacoBound, BoundError> {
     let started = Instant::now();
     validate(input)?;
     let classes = input.classes();
@@ -176,7 +177,9 @@ pub fn eaco_energy_bound(
     };
     if let Some(slot_s) = options.slot_s {
         if !(slot_s.is_finite() && slot_s > 0.0) {
-            return Err(format!("the slot length must be positive, not {slot_s}"));
+            return Err(BoundError::Input(format!(
+                "the slot length must be positive, not {slot_s}"
+            )));
         }
         let lp = TimeIndexedLp::build(input, classes, t0, slot_s);
         bound.slots = lp.slots;
@@ -191,30 +194,37 @@ pub fn eaco_energy_bound(
     Ok(bound)
 }
 
-fn validate(input: &EacoBoundInput) -> Result<(), String> {
+fn validate(input: &EacoBoundInput) -> Result<(), BoundError> {
     if input.jobs.is_empty() {
-        return Err("no jobs".into());
+        return Err(BoundError::Input("no jobs".into()));
     }
     let classes = input.classes();
     for (i, p) in input.patterns.iter().enumerate() {
         if p.tenants() == 0 || !(p.slowdown >= 1.0 && p.slowdown.is_finite()) {
-            return Err(format!("pattern {i}: needs a tenant and a slowdown ≥ 1"));
+            return Err(BoundError::Input(format!(
+                "pattern {i}: needs a tenant and a slowdown ≥ 1"
+            )));
         }
         if !(p.extra_watts.is_finite() && p.extra_watts >= 0.0) {
-            return Err(format!("pattern {i}: extra power {} W", p.extra_watts));
+            return Err(BoundError::Input(format!(
+                "pattern {i}: extra power {} W",
+                p.extra_watts
+            )));
         }
     }
     for (i, j) in input.jobs.iter().enumerate() {
         let finite = j.release_s.is_finite() && j.due_s.is_finite() && j.work_s.is_finite();
         if !finite || j.work_s <= 0.0 || j.class >= classes {
-            return Err(format!(
+            return Err(BoundError::Input(format!(
                 "job {i}: class {} of {classes}, release {}, due {}, work {} s",
                 j.class, j.release_s, j.due_s, j.work_s
-            ));
+            )));
         }
     }
     if !(input.base_watts.is_finite() && input.base_watts >= 0.0) || input.nodes == 0 {
-        return Err("needs at least one node and a base power ≥ 0".into());
+        return Err(BoundError::Input(
+            "needs at least one node and a base power ≥ 0".into(),
+        ));
     }
     Ok(())
 }
@@ -367,7 +377,7 @@ impl TimeIndexedLp {
     }
 
     /// `(status, certified extra kWh)`.
-    fn solve(&self, options: &EacoBoundOptions) -> Result<(LpStatus, f64), String> {
+    fn solve(&self, options: &EacoBoundOptions) -> Result<(LpStatus, f64), BoundError> {
         let mut problem = ColProblem::default();
         let handles: Vec<_> = self
             .rows
@@ -413,7 +423,11 @@ impl TimeIndexedLp {
             HighsModelStatus::Infeasible | HighsModelStatus::UnboundedOrInfeasible => {
                 return Ok((LpStatus::Infeasible, f64::INFINITY))
             }
-            other => return Err(format!("the EaCO bound LP ended with status {other:?}")),
+            other => {
+                return Err(BoundError::Solver(format!(
+                    "the EaCO bound LP ended with status {other:?}"
+                )))
+            }
         };
         let duals = solved.get_solution().dual_rows().to_vec();
         Ok((status, self.certified_value(&duals)))

@@ -12,5 +12,8 @@
 //!   instances).
 
 pub mod eaco_bound;
+mod error;
 pub mod frontier;
 pub mod replay_bound;
+
+pub use error::BoundError;

@@ -202,31 +202,41 @@ impl Session {
 
 /// Solves `objective` on `problem` by `method` in a session of its own.
 ///
-/// Two nodes of one GPU each, two tasks that each need a whole GPU: the least power puts
-/// one task on each node (both nodes hold a working GPU whichever way they are placed, so
-/// it is the power of any placement), and the most allocated GPU milli is all of it.
+/// Three nodes of two T4 GPUs each, two tasks that each want half a GPU. The least power
+/// wakes as little as it can: both tasks on one device of one node (one working GPU on one
+/// busy node); every other placement draws more. Both tasks fit, so the most
+/// allocated GPU milli is all they ask for.
 ///
 /// ```
 /// use gapbench_ilp::{solve, Method, Objective, Options, Problem, SolveOptions, SolveStatus};
-/// use gapbench_model::{
-///     Cluster, CpuPowerProfile, GpuModel, GpuModelSet, NodeType, Task, TypicalPods,
-/// };
+/// use gapbench_model::{Cluster, CpuPowerProfile, GpuModel, NodeType, Task, TypicalPods};
 ///
-/// let node = NodeType::new(32_000, 131_072, 1, Some(GpuModel::V100M16));
-/// let cluster = Cluster::from_counts(vec![(node, 2)], CpuPowerProfile::default());
-/// let task = |name: &str| Task::new(name, 4_000, 8_192, 1, 1_000, GpuModelSet::any());
-/// let tasks = vec![task("a"), task("b")];
-/// let problem = Problem::new(cluster, TypicalPods::from_tasks(&tasks), tasks);
+/// let t4 = NodeType {
+///     gpu_model: Some(GpuModel::T4),
+///     gpu_count: 2,
+///     cpu_milli: 32_000,
+///     memory_mib: 131_072,
+/// };
+/// let nodes = (0..3).map(|n| (format!("n{n}"), t4));
+/// let cluster = Cluster::new(nodes, CpuPowerProfile::Reference).unwrap();
+/// let tasks = vec![
+///     Task::new("a", 4_000, 8_192, 1, 500),
+///     Task::new("b", 4_000, 8_192, 1, 500),
+/// ];
+/// let problem = Problem::new(cluster, TypicalPods::default(), tasks);
 /// let options = Options::new(SolveOptions::default());
 ///
-/// let alloc = solve(&problem, Objective::Alloc, Method::PerNode, &options).unwrap();
-/// assert_eq!(alloc.status, SolveStatus::Optimal);
-/// assert_eq!(alloc.incumbent, Some(2_000.0));
-///
-/// let power = solve(&problem, Objective::Power, Method::ColumnGeneration, &options).unwrap();
+/// let power = solve(&problem, Objective::Power, Method::PerNode, &options).unwrap();
 /// assert_eq!(power.status, SolveStatus::Optimal);
-/// assert!(power.placement.iter().all(Option::is_some));
-/// assert_ne!(power.placement[0].unwrap().node, power.placement[1].unwrap().node);
+/// let (a, b) = (power.placement[0].unwrap(), power.placement[1].unwrap());
+/// assert_eq!((a.node, a.devices), (b.node, b.devices), "one device holds both");
+///
+/// let by_columns = Method::ColumnGeneration;
+/// let same = solve(&problem, Objective::Power, by_columns, &options).unwrap();
+/// assert_eq!(same.incumbent, power.incumbent);
+///
+/// let alloc = solve(&problem, Objective::Alloc, Method::PerNode, &options).unwrap();
+/// assert_eq!(alloc.incumbent, Some(1_000.0));
 /// ```
 pub fn solve(
     problem: &Problem,

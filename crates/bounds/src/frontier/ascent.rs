@@ -29,6 +29,7 @@
 use super::job::BudgetRates;
 use super::lagrangian::{evaluate, Evaluation, Frontier, FrontierLine};
 use super::FrontierInstance;
+use crate::error::BoundError;
 
 /// How many pricing passes to spend.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -203,7 +204,7 @@ pub fn ascent_frontier(
     instance: &FrontierInstance,
     budgets: &[f64],
     options: &AscentOptions,
-) -> Result<AscentFrontier, String> {
+) -> Result<AscentFrontier, BoundError> {
     instance.validate()?;
     let rates = BudgetRates::of(instance);
     let capacity: Vec<f64> = (0..instance.slots.count())

@@ -31,6 +31,7 @@ use super::job::{cheapest_schedule, BudgetRates, JobSchedule, Prices};
 use super::lagrangian::{lagrangian_sweep, Frontier, FrontierLine, LagrangianOptions};
 use super::master::{ScheduleColumn, ScheduleMaster};
 use super::{FrontierInstance, FrontierJob};
+use crate::error::BoundError;
 
 /// How hard to work on the envelope.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -156,10 +157,12 @@ pub fn column_generation_frontier(
     instance: &FrontierInstance,
     budgets: &[f64],
     options: &ColumnGenerationOptions,
-) -> Result<ColumnGenerationFrontier, String> {
+) -> Result<ColumnGenerationFrontier, BoundError> {
     let clock = Instant::now();
     if !(options.tolerance >= 0.0 && options.time_limit_s > 0.0) {
-        return Err("column generation needs a tolerance ≥ 0 and a positive time limit".into());
+        return Err(BoundError::Input(
+            "column generation needs a tolerance ≥ 0 and a positive time limit".into(),
+        ));
     }
     // The warm start may use a third of the time.
     let warm_deadline = clock + std::time::Duration::from_secs_f64(options.time_limit_s / 3.0);
@@ -351,7 +354,11 @@ struct ColumnSet {
 
 impl ColumnSet {
     /// Adds `column` unless an identical one is in; true when added.
-    fn add(&mut self, master: &mut ScheduleMaster, column: ScheduleColumn) -> Result<bool, String> {
+    fn add(
+        &mut self,
+        master: &mut ScheduleMaster,
+        column: ScheduleColumn,
+    ) -> Result<bool, BoundError> {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         column.job.hash(&mut hasher);
         column.jct_s.to_bits().hash(&mut hasher);

@@ -11,9 +11,10 @@
 
 use std::time::Instant;
 
-use gapbench_ilp::{min_power_sleeping, Snapshot, SolveError, SolveOptions};
+use gapbench_ilp::{min_power_sleeping, Snapshot, SolveOptions};
 
 use super::{power, ReplayBoundInput};
+use crate::error::BoundError;
 
 /// One window's per-node MIP.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +41,7 @@ pub fn window_mip(
     from_s: f64,
     to_s: f64,
     options: &SolveOptions,
-) -> Result<WindowMip, SolveError> {
+) -> Result<WindowMip, BoundError> {
     let clock = Instant::now();
     let lowered = power::static_cluster(input.cluster, &input.power);
     let sleep = power::sleep_watts(input.cluster, &input.power);

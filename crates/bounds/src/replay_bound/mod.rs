@@ -63,6 +63,7 @@ use std::time::Instant;
 
 use gapbench_model::{Cluster, Task, TypicalPods};
 
+use crate::error::BoundError;
 use gapbench_ilp::Snapshot;
 use gapbench_ilp::SolveOptions;
 use gapbench_ilp::{power_bound_carrying, ColumnCarry};
@@ -197,7 +198,7 @@ pub struct ReplayBoundInput<'a> {
 pub fn replay_energy_bound(
     input: &ReplayBoundInput,
     options: &BoundOptions,
-) -> Result<ReplayBound, String> {
+) -> Result<ReplayBound, BoundError> {
     let clock = Instant::now();
     check(input, options)?;
     let lowered = power::static_cluster(input.cluster, &input.power);
@@ -263,43 +264,51 @@ pub fn replay_energy_bound(
     })
 }
 
-fn check(input: &ReplayBoundInput, options: &BoundOptions) -> Result<(), String> {
+fn check(input: &ReplayBoundInput, options: &BoundOptions) -> Result<(), BoundError> {
     let (from, to) = input.span_s;
     if !(from.is_finite() && to.is_finite() && from <= to) {
-        return Err(format!(
+        return Err(BoundError::Input(format!(
             "the replay's span {from}..{to} s is not an interval"
-        ));
+        )));
     }
     if let Some(t) = input
         .tasks
         .iter()
         .find(|t| !(t.start_s.is_finite() && t.end_s.is_finite() && t.start_s <= t.end_s))
     {
-        return Err(format!(
+        return Err(BoundError::Input(format!(
             "task {} runs {}..{} s: not an interval",
             t.task.name, t.start_s, t.end_s
-        ));
+        )));
     }
     if let GpuPowerBound::Utilisation { eta_min, eta_alone } = input.power.gpu {
         if !(eta_min > 0.0 && eta_min <= eta_alone && eta_alone.is_finite()) {
-            return Err(format!(
+            return Err(BoundError::Input(format!(
                 "co-location factors η_min {eta_min}, η_1 {eta_alone}: need 0 < η_min ≤ η_1"
-            ));
+            )));
         }
     }
     if let IdleBound::SleepWhenEmpty { sleep_fraction } = input.power.idle {
         if !(0.0..=1.0).contains(&sleep_fraction) {
-            return Err(format!("sleep fraction {sleep_fraction} is not in [0, 1]"));
+            return Err(BoundError::Input(format!(
+                "sleep fraction {sleep_fraction} is not in [0, 1]"
+            )));
         }
     }
     if options.initial_windows == 0 || options.max_windows == 0 {
-        return Err("a bound needs at least one window".into());
+        return Err(BoundError::Input(
+            "a bound needs at least one window".into(),
+        ));
     }
     if options.max_pricing_rounds == Some(0) {
-        return Err("a window's column generation needs at least one exact pricing round".into());
+        return Err(BoundError::Input(
+            "a window's column generation needs at least one exact pricing round".into(),
+        ));
     }
     if !(options.time_limit_s >= 0.0 && options.window_time_limit_s >= 0.0) {
-        return Err("time limits must be non-negative seconds".into());
+        return Err(BoundError::Input(
+            "time limits must be non-negative seconds".into(),
+        ));
     }
     Ok(())
 }
@@ -423,7 +432,7 @@ impl WindowSolver<'_> {
     }
 
     /// Column generation on the window's tasks, if time is left; keeps the higher bound.
-    fn solve(&mut self, window: &mut BoundWindow) -> Result<(), String> {
+    fn solve(&mut self, window: &mut BoundWindow) -> Result<(), BoundError> {
         let left = self.time_left();
         if left <= 0.0 || window.from_s >= window.to_s {
             window.solved = window.from_s >= window.to_s;
