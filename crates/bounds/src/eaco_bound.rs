@@ -290,6 +290,42 @@ struct TimeIndexedLp {
     columns: Vec<LpColumn>,
 }
 
+/// Job `j`'s rows and columns: its demand row `Σ_t w_{j,t} ≥ W_j` (hours), and in every
+/// slot `t` it may run in (`most[t]` > 0 hours of its window there) its time `r_{j,t}` and
+/// work `w_{j,t}`, at most `most[t]` each, in its class's time and work rows
+/// (`class_rows`: per class and slot), linked by `r − w ≥ 0`.
+fn add_job(
+    j: &EacoJob,
+    most: &[f64],
+    (time_row, work_row): (&[Vec<usize>], &[Vec<usize>]),
+    rows: &mut Vec<(f64, f64)>,
+    columns: &mut Vec<LpColumn>,
+) {
+    let demand_row = rows.len();
+    rows.push((j.work_s / SECONDS_PER_HOUR, f64::INFINITY));
+    for (t, &most) in most.iter().enumerate() {
+        if most <= 0.0 {
+            continue;
+        }
+        let link_row = rows.len();
+        rows.push((0.0, f64::INFINITY)); // r − w ≥ 0
+        columns.push((
+            0.0,
+            most,
+            vec![(time_row[j.class][t], 1.0), (link_row, 1.0)],
+        ));
+        columns.push((
+            0.0,
+            most,
+            vec![
+                (work_row[j.class][t], 1.0),
+                (link_row, -1.0),
+                (demand_row, 1.0),
+            ],
+        ));
+    }
+}
+
 impl TimeIndexedLp {
     fn build(input: &EacoBoundInput, classes: usize, t0: f64, slot_s: f64) -> Self {
         let h = |s: f64| s / SECONDS_PER_HOUR;
@@ -343,31 +379,10 @@ impl TimeIndexedLp {
                 columns.push((cost, input.nodes as f64 * slot_h, entries));
             }
         }
+        let class_rows = (time_row.as_slice(), work_row.as_slice());
         for j in &input.jobs {
-            let demand_row = rows.len();
-            rows.push((h(j.work_s), f64::INFINITY));
-            for t in 0..slots {
-                let most = overlap(j, t);
-                if most <= 0.0 {
-                    continue;
-                }
-                let link_row = rows.len();
-                rows.push((0.0, f64::INFINITY)); // r − w ≥ 0
-                columns.push((
-                    0.0,
-                    most,
-                    vec![(time_row[j.class][t], 1.0), (link_row, 1.0)],
-                ));
-                columns.push((
-                    0.0,
-                    most,
-                    vec![
-                        (work_row[j.class][t], 1.0),
-                        (link_row, -1.0),
-                        (demand_row, 1.0),
-                    ],
-                ));
-            }
+            let most: Vec<f64> = (0..slots).map(|t| overlap(j, t)).collect();
+            add_job(j, &most, class_rows, &mut rows, &mut columns);
         }
         TimeIndexedLp {
             slots,

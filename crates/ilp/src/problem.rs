@@ -95,6 +95,22 @@ impl Options {
     }
 }
 
+impl Snapshot<'_> {
+    /// The problem this checkpoint poses, and where to start: its cluster, typical pods
+    /// and arrived tasks (copied), the heuristic's placement as the warm start (so power
+    /// and fragmentation place the tasks it placed, and every report's placement is in
+    /// arrival order).
+    pub fn problem(&self, limits: &SolveOptions) -> (Problem, Options) {
+        let problem = Problem::new(
+            self.cluster.clone(),
+            self.typical.clone(),
+            self.tasks.to_vec(),
+        );
+        let options = Options::new(limits.clone()).warm_start(self.heuristic.clone());
+        (problem, options)
+    }
+}
+
 /// Solves one after another that share what they learnt: column generation starts from
 /// the configurations earlier solves used (those that fit), and leaves it its own. A chain
 /// of growing snapshots of one sweep converges in fewer rounds in one session; solves in

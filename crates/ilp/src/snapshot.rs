@@ -6,7 +6,6 @@ use gapbench_model::{
 };
 
 use crate::error::SolveError;
-use crate::problem::{Options, Problem};
 use crate::shapes::Shapes;
 use crate::solve::SolveOptions;
 
@@ -138,20 +137,6 @@ impl<'a> Snapshot<'a> {
         options.validate()?;
         self.check()?;
         Shapes::group(self.tasks, task_ids)
-    }
-
-    /// The problem this checkpoint poses, and where to start: its cluster, typical pods
-    /// and arrived tasks (copied), the heuristic's placement as the warm start (so power
-    /// and fragmentation place the tasks it placed, and every report's placement is in
-    /// arrival order).
-    pub fn problem(&self, limits: &SolveOptions) -> (Problem, Options) {
-        let problem = Problem::new(
-            self.cluster.clone(),
-            self.typical.clone(),
-            self.tasks.to_vec(),
-        );
-        let options = Options::new(limits.clone()).warm_start(self.heuristic.clone());
-        (problem, options)
     }
 
     /// Indices of the tasks the heuristic placed, in arrival order.

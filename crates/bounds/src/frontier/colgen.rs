@@ -27,9 +27,10 @@ use std::time::Instant;
 use gapbench_results::{BudgetBoundStatus, ColgenStatus};
 use rayon::prelude::*;
 
-use super::job::{cheapest_schedule, BudgetRates, JobSchedule, Prices};
-use super::lagrangian::{lagrangian_sweep, Frontier, FrontierLine, LagrangianOptions};
-use super::master::{ScheduleColumn, ScheduleMaster};
+use super::job::{cheapest_schedule, JobSchedule};
+use super::lagrangian::{lagrangian_sweep, Frontier, FrontierLine, LagrangianOptions, PricePair};
+use super::master::{MasterDuals, ScheduleColumn, ScheduleMaster};
+use super::rates::{BudgetRates, Prices};
 use super::{FrontierInstance, FrontierJob};
 use crate::error::BoundError;
 
@@ -175,111 +176,20 @@ pub fn column_generation_frontier(
             instance.slots.count()
         );
     }
-    let rates = BudgetRates::of(instance);
-    let capacity: Vec<f64> = (0..instance.slots.count())
-        .map(|t| instance.capacity(t))
-        .collect();
-    let budget_scale = frontier
-        .unconstrained_budget
-        .max(frontier.least_budget)
-        .max(1e-12);
-    let mut master = ScheduleMaster::new(
-        instance.jobs.len(),
-        &capacity,
-        budget_scale,
-        options.threads,
-    )?;
-    let mut pool = ColumnSet::default();
-    for (j, job) in instance.jobs.iter().enumerate() {
-        pool.add(&mut master, after_horizon(instance, &rates, j, job))?;
-    }
-    for (budget_price, gpu_second) in &warm {
-        for (j, schedule) in price(instance, &rates, *budget_price, gpu_second)
-            .into_iter()
-            .enumerate()
-        {
-            pool.add(&mut master, column_of(j, schedule))?;
-        }
-    }
+    let mut run = Tightening::new(instance, options, &frontier, &warm, clock)?;
     let mut order: Vec<usize> = (0..budgets.len()).collect();
     order.sort_by(|&a, &b| budgets[b].total_cmp(&budgets[a]));
     let mut results: Vec<Option<BudgetBound>> = vec![None; budgets.len()];
     for (done, &k) in order.iter().enumerate() {
         let budget = budgets[k];
-        let mut result = BudgetBound {
-            budget,
-            total_jct_bound_s: None,
-            master_total_jct_s: None,
-            rounds: 0,
-            converged: false,
-            timed_out: false,
-        };
-        if !(budget.is_finite() && budget >= frontier.least_budget) {
-            results[k] = Some(result);
-            continue;
-        }
-        // This budget's share of the time left.
-        let left = options.time_limit_s - clock.elapsed().as_secs_f64();
-        let deadline = clock.elapsed().as_secs_f64() + left / (order.len() - done) as f64;
-        master.set_budget(budget);
-        while result.rounds < options.rounds_per_budget {
-            // A budget's first solve may use all the time left (the first, cold one is the
-            // longest); later rounds keep to its share.
-            let left = if result.rounds == 0 {
-                options.time_limit_s - clock.elapsed().as_secs_f64()
-            } else {
-                deadline - clock.elapsed().as_secs_f64()
-            };
-            if left <= 0.0 {
-                result.timed_out = true;
-                break;
-            }
-            let Some(duals) = master.solve(left)? else {
-                result.timed_out = true;
-                break;
-            };
-            result.rounds += 1;
-            result.master_total_jct_s = Some(duals.total_jct_s);
-            let schedules = price(instance, &rates, duals.budget, &duals.gpu_second);
-            let priced: f64 = schedules.iter().map(|s| s.cost).sum();
-            let held: f64 = duals
-                .gpu_second
-                .iter()
-                .zip(&capacity)
-                .map(|(mu, cap)| mu * cap)
-                .sum();
-            frontier.lines.push(FrontierLine {
-                budget_price: duals.budget,
-                intercept: priced - held,
-            });
-            let bound = frontier.total_jct_bound(budget).unwrap_or(0.0);
-            if options.progress {
-                eprintln!(
-                    "frontier: budget {budget:.4}, round {}: master {:.0} s, bound {:.0} s, {} columns, {:.1} s",
-                    result.rounds,
-                    duals.total_jct_s,
-                    bound,
-                    master.columns,
-                    clock.elapsed().as_secs_f64()
-                );
-            }
-            if duals.total_jct_s - bound <= options.tolerance * duals.total_jct_s {
-                result.converged = true;
-                break;
-            }
-            let mut added = 0;
-            for (j, schedule) in schedules.into_iter().enumerate() {
-                let reduced = schedule.cost - duals.job[j];
-                if reduced < -1e-9 * (1.0 + duals.job[j].abs()) {
-                    added += usize::from(pool.add(&mut master, column_of(j, schedule))?);
-                }
-            }
-            if added == 0 {
-                break; // nothing new to price in: the LP is as low as these columns go
-            }
-        }
-        result.total_jct_bound_s = frontier.total_jct_bound(budget);
-        results[k] = Some(result);
+        results[k] = Some(if budget.is_finite() && budget >= frontier.least_budget {
+            // This budget's share of the time left.
+            let left = options.time_limit_s - clock.elapsed().as_secs_f64();
+            let deadline = clock.elapsed().as_secs_f64() + left / (order.len() - done) as f64;
+            run.tighten(&mut frontier, budget, deadline)?
+        } else {
+            BudgetBound::untouched(budget)
+        });
     }
     Ok(ColumnGenerationFrontier {
         frontier,
@@ -287,9 +197,169 @@ pub fn column_generation_frontier(
             .into_iter()
             .map(|r| r.expect("every budget"))
             .collect(),
-        columns: master.columns,
+        columns: run.master.columns,
         seconds: clock.elapsed().as_secs_f64(),
     })
+}
+
+impl BudgetBound {
+    /// A budget column generation did not work on (below the least budget, or not finite).
+    fn untouched(budget: f64) -> BudgetBound {
+        BudgetBound {
+            budget,
+            total_jct_bound_s: None,
+            master_total_jct_s: None,
+            rounds: 0,
+            converged: false,
+            timed_out: false,
+        }
+    }
+}
+
+/// Column generation across the budgets: the master (kept warm from budget to budget) and
+/// the columns it holds.
+struct Tightening<'a> {
+    instance: &'a FrontierInstance,
+    options: &'a ColumnGenerationOptions,
+    rates: BudgetRates,
+    /// GPU-seconds of each slot.
+    capacity: Vec<f64>,
+    master: ScheduleMaster,
+    pool: ColumnSet,
+    clock: Instant,
+}
+
+impl<'a> Tightening<'a> {
+    /// The master over every job's after-the-horizon schedule (so every budget above the
+    /// least is feasible) and the Lagrangian warm start's schedules at its prices `warm`.
+    fn new(
+        instance: &'a FrontierInstance,
+        options: &'a ColumnGenerationOptions,
+        frontier: &Frontier,
+        warm: &[PricePair],
+        clock: Instant,
+    ) -> Result<Tightening<'a>, BoundError> {
+        let rates = BudgetRates::of(instance);
+        let capacity: Vec<f64> = (0..instance.slots.count())
+            .map(|t| instance.capacity(t))
+            .collect();
+        let budget_scale = frontier
+            .unconstrained_budget
+            .max(frontier.least_budget)
+            .max(1e-12);
+        let mut master = ScheduleMaster::new(
+            instance.jobs.len(),
+            &capacity,
+            budget_scale,
+            options.threads,
+        )?;
+        let mut pool = ColumnSet::default();
+        for (j, job) in instance.jobs.iter().enumerate() {
+            pool.add(&mut master, after_horizon(instance, &rates, j, job))?;
+        }
+        for (budget_price, gpu_second) in warm {
+            for (j, schedule) in price(instance, &rates, *budget_price, gpu_second)
+                .into_iter()
+                .enumerate()
+            {
+                pool.add(&mut master, column_of(j, schedule))?;
+            }
+        }
+        Ok(Tightening {
+            instance,
+            options,
+            rates,
+            capacity,
+            master,
+            pool,
+            clock,
+        })
+    }
+
+    /// Rounds at `budget` until it converges, runs out of rounds or of improving columns,
+    /// or passes `deadline` (seconds since the start; its first solve may use all the time
+    /// left, the first cold one being the longest). Every round's duals add a line to
+    /// `frontier`.
+    fn tighten(
+        &mut self,
+        frontier: &mut Frontier,
+        budget: f64,
+        deadline: f64,
+    ) -> Result<BudgetBound, BoundError> {
+        let mut result = BudgetBound::untouched(budget);
+        self.master.set_budget(budget);
+        while result.rounds < self.options.rounds_per_budget {
+            let elapsed = self.clock.elapsed().as_secs_f64();
+            let left = if result.rounds == 0 {
+                self.options.time_limit_s - elapsed
+            } else {
+                deadline - elapsed
+            };
+            if left <= 0.0 {
+                result.timed_out = true;
+                break;
+            }
+            let Some(duals) = self.master.solve(left)? else {
+                result.timed_out = true;
+                break;
+            };
+            result.rounds += 1;
+            result.master_total_jct_s = Some(duals.total_jct_s);
+            if !self.round(frontier, budget, &duals, &mut result)? {
+                break;
+            }
+        }
+        result.total_jct_bound_s = frontier.total_jct_bound(budget);
+        Ok(result)
+    }
+
+    /// Prices every job at `duals`, adds the Lagrangian line they give to `frontier`, and
+    /// the columns that improve the master to it. Whether to go on: not when the bound
+    /// meets the master LP (`converged`) or no column improves it (the LP is as low as
+    /// these columns go).
+    fn round(
+        &mut self,
+        frontier: &mut Frontier,
+        budget: f64,
+        duals: &MasterDuals,
+        result: &mut BudgetBound,
+    ) -> Result<bool, BoundError> {
+        let schedules = price(self.instance, &self.rates, duals.budget, &duals.gpu_second);
+        let priced: f64 = schedules.iter().map(|s| s.cost).sum();
+        let held: f64 = duals
+            .gpu_second
+            .iter()
+            .zip(&self.capacity)
+            .map(|(mu, cap)| mu * cap)
+            .sum();
+        frontier.lines.push(FrontierLine {
+            budget_price: duals.budget,
+            intercept: priced - held,
+        });
+        let bound = frontier.total_jct_bound(budget).unwrap_or(0.0);
+        if self.options.progress {
+            eprintln!(
+                "frontier: budget {budget:.4}, round {}: master {:.0} s, bound {:.0} s, {} columns, {:.1} s",
+                result.rounds,
+                duals.total_jct_s,
+                bound,
+                self.master.columns,
+                self.clock.elapsed().as_secs_f64()
+            );
+        }
+        if duals.total_jct_s - bound <= self.options.tolerance * duals.total_jct_s {
+            result.converged = true;
+            return Ok(false);
+        }
+        let mut added = 0;
+        for (j, schedule) in schedules.into_iter().enumerate() {
+            let reduced = schedule.cost - duals.job[j];
+            if reduced < -1e-9 * (1.0 + duals.job[j].abs()) {
+                added += usize::from(self.pool.add(&mut self.master, column_of(j, schedule))?);
+            }
+        }
+        Ok(added > 0)
+    }
 }
 
 /// The cheapest schedule of every job at `(λ, μ)`, in job order.

@@ -15,7 +15,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::job::{cheapest_schedule, BudgetRates, JobSchedule, Prices};
+use super::job::{cheapest_schedule, JobSchedule};
+use super::rates::{BudgetRates, Prices};
 use super::FrontierInstance;
 use crate::error::BoundError;
 

@@ -1,4 +1,4 @@
-//! The restricted master LP of [`super::colgen`], kept in one HiGHS instance so each
+//! The restricted master LP of column generation (`colgen`), kept in one HiGHS instance so each
 //! re-solve starts from the previous basis (as `cg::master` does for placements):
 //!
 //! ```text

@@ -18,7 +18,7 @@
 
 use good_lp::{variable, Expression, ProblemVariables, SolverModel, Variable};
 
-use super::job::BudgetRates;
+use super::rates::BudgetRates;
 use super::FrontierInstance;
 use crate::error::BoundError;
 use gapbench_ilp::solver::{run_highs, RawStatus};

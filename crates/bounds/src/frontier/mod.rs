@@ -41,6 +41,7 @@ pub mod job;
 pub mod lagrangian;
 mod master;
 pub mod mip;
+pub mod rates;
 pub mod slots;
 
 use crate::error::BoundError;
