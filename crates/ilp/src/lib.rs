@@ -41,15 +41,15 @@ mod solve;
 pub mod solver;
 mod subcluster;
 
-pub use cg::{power_bound_carrying, CgStats, ColumnCarry, PowerBound, PowerFragFront};
+pub use cg::{CgStats, PowerBound, PowerFragFront};
 pub use cg::{PricingCase, PricingOutcome};
 pub use error::SolveError;
 pub use first_fit::first_fit;
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use gapbench_model::SweepEvent;
-pub use min_power::{min_power_sleeping, PowerMip};
+pub use min_power::PowerMip;
 pub use pareto::FrontPoint;
-pub use problem::{solve, Method, Options, Problem, Session};
+pub use problem::{min_power_sleeping, solve, Method, Options, Problem, Session};
 pub use snapshot::{check_assignment, Snapshot};
 pub use solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
 pub use solver::highs_version;

@@ -76,9 +76,9 @@ pub struct PowerMip {
 /// a node that holds nothing draw that instead of its idle power. A binary `awake_n` per
 /// node, every task on the node forces it (`x[n,s] ≤ max_s·awake_n`), and an empty node
 /// costs `sleep_n + awake_n·(idle_n − sleep_n)` instead of `idle_n` — exactly column
-/// generation's `wake_cost` ([`crate::cg::power_bound_carrying`]). Without the load-order
+/// generation's `wake_cost` ([`crate::Session::power_bound`]). Without the load-order
 /// rows between identical nodes: on 4 nodes of one type they made HiGHS slower.
-pub fn min_power_sleeping(
+pub(crate) fn min_power_sleeping(
     snapshot: &Snapshot,
     sleep_watts: Option<&[f64]>,
     options: &SolveOptions,

@@ -7,13 +7,14 @@
 use gapbench_model::{Cluster, Placement, Task, TypicalPods};
 
 use crate::cg::{
-    column_generation_carrying, column_generation_front, CgStats, ColumnCarry, PowerFragFront,
+    column_generation_carrying, column_generation_front, power_bound_carrying, CgStats,
+    ColumnCarry, PowerBound, PowerFragFront,
 };
 use crate::error::SolveError;
 use crate::first_fit::first_fit;
 use crate::max_alloc::max_alloc;
 use crate::min_frag::{frag_with_power_cap, min_frag_by_both, min_frag_from};
-use crate::min_power::min_power;
+use crate::min_power::{min_power, PowerMip};
 use crate::pareto::pareto_front_from;
 use crate::relaxation::{relaxed_max_alloc, relaxed_min_power};
 use crate::snapshot::Snapshot;
@@ -138,7 +139,7 @@ impl Session {
         method: Method,
         options: &Options,
     ) -> Result<SolveReport, SolveError> {
-        let view = view(problem, objective, options.warm_start.as_deref())?;
+        let view = view(problem, objective, options)?;
         let limits = &options.limits;
         let others: Vec<&[Option<Placement>]> =
             options.other_starts.iter().map(Vec::as_slice).collect();
@@ -187,7 +188,7 @@ impl Session {
         method: Method,
         options: &Options,
     ) -> Result<PowerFragFront, SolveError> {
-        let view = view(problem, Objective::Power, options.warm_start.as_deref())?;
+        let view = view(problem, Objective::Power, options)?;
         let limits = &options.limits;
         match method {
             Method::ColumnGeneration => column_generation_front(
@@ -208,6 +209,22 @@ impl Session {
                 "no {method:?} front: use PerNode or ColumnGeneration"
             ))),
         }
+    }
+
+    /// A lower bound on the least power of `problem` (the tasks the warm start places: a
+    /// task it leaves out is left out of the bound, which stays valid, only weaker) by
+    /// column generation alone, no integer phase: the best Lagrangian bound within the time
+    /// limit. `sleep_watts` (one entry per node type, by type id) makes empty nodes draw
+    /// that instead of their idle power.
+    pub fn power_bound(
+        &mut self,
+        problem: &Problem,
+        options: &Options,
+        sleep_watts: Option<&[f64]>,
+    ) -> Result<PowerBound, SolveError> {
+        let view = partial_view(problem, options)?;
+        power_bound_carrying(&view, &options.limits, sleep_watts, &mut self.carry)
+            .map_err(SolveError::Solver)
     }
 
     /// The figures of the last column-generation solve (rounds, columns, times).
@@ -263,27 +280,45 @@ pub fn solve(
     Session::new().solve(problem, objective, method, options)
 }
 
-/// The formulations' view of `problem`, started from `warm_start` (checked) or a first-fit
-/// placement, which must place every task where `objective` places them all.
+/// The least power of `problem` (the tasks the warm start places, a first-fit placement's
+/// without one) where an empty node may sleep, `sleep_watts` per node type, by the
+/// per-node MIP with an `awake` binary per node; what HiGHS proved, in its own terms. The
+/// exact counterpart of [`Session::power_bound`] on a few nodes.
+pub fn min_power_sleeping(
+    problem: &Problem,
+    options: &Options,
+    sleep_watts: Option<&[f64]>,
+) -> Result<PowerMip, SolveError> {
+    let view = partial_view(problem, options)?;
+    crate::min_power::min_power_sleeping(&view, sleep_watts, &options.limits)
+}
+
+/// The formulations' view of `problem`, started from the warm start (checked) or a
+/// first-fit placement, which must place every task where `objective` places them all.
 fn view<'p>(
     problem: &'p Problem,
     objective: Objective,
-    warm_start: Option<&[Option<Placement>]>,
+    options: &Options,
 ) -> Result<Snapshot<'p>, SolveError> {
-    let start = match warm_start {
-        Some(start) => start.to_vec(),
-        None => {
-            let start = first_fit(&problem.cluster, &problem.tasks);
-            let placed = start.iter().flatten().count();
-            if objective != Objective::Alloc && placed < problem.tasks.len() {
-                return Err(SolveError::Problem(format!(
-                    "first fit placed {placed} of {} tasks, and {} places every task: give a warm start that places them",
-                    problem.tasks.len(),
-                    objective.name()
-                )));
-            }
-            start
-        }
+    let view = partial_view(problem, options)?;
+    let placed = view.placed_tasks().len();
+    if options.warm_start.is_none() && objective != Objective::Alloc && placed < problem.tasks.len()
+    {
+        return Err(SolveError::Problem(format!(
+            "first fit placed {placed} of {} tasks, and {} places every task: give a warm start that places them",
+            problem.tasks.len(),
+            objective.name()
+        )));
+    }
+    Ok(view)
+}
+
+/// The formulations' view of `problem`, started from the warm start (checked) or a
+/// first-fit placement: the tasks it places are the ones power and fragmentation place.
+fn partial_view<'p>(problem: &'p Problem, options: &Options) -> Result<Snapshot<'p>, SolveError> {
+    let start = match &options.warm_start {
+        Some(start) => start.clone(),
+        None => first_fit(&problem.cluster, &problem.tasks),
     };
     Snapshot::new(
         &problem.cluster,

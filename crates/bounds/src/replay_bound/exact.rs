@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use gapbench_ilp::{min_power_sleeping, Snapshot, SolveOptions};
+use gapbench_ilp::{min_power_sleeping, Options, Problem, SolveOptions};
 
 use super::{power, ReplayBoundInput};
 use crate::error::BoundError;
@@ -64,14 +64,9 @@ pub fn window_mip(
         window.seconds = clock.elapsed().as_secs_f64();
         return Ok(window);
     }
-    let snapshot = Snapshot::new(
-        &lowered,
-        input.typical,
-        &problem.tasks,
-        problem.placement.clone(),
-        0.0,
-    )?;
-    let mip = min_power_sleeping(&snapshot, sleep.as_deref(), options)?;
+    let tasks = Problem::new(lowered, input.typical.clone(), problem.tasks);
+    let start = Options::new(options.clone()).warm_start(problem.placement);
+    let mip = min_power_sleeping(&tasks, &start, sleep.as_deref())?;
     window.optimal = mip.optimal;
     window.incumbent_watts = mip.incumbent_watts.map(|v| v + problem.dynamic_watts);
     let bound = mip.bound_watts;

@@ -8,7 +8,7 @@
 //! there, the least power of `S_W` alone. Windows partition the replay's span, and
 //! `E ≥ Σ_W |W|·P*_LB(S_W)`, with `P*_LB` the Lagrangian (Farley) bound of the
 //! configuration LP of the min-power snapshot problem
-//! ([`gapbench_ilp::power_bound_carrying`]), valid at every column-generation iteration. A
+//! ([`gapbench_ilp::Session::power_bound`]), valid at every column-generation iteration. A
 //! task may sit on different nodes in different windows (migration is relaxed), which is
 //! why this is a bound and not a schedule. The times are the replay's: a policy that
 //! delayed a start or stretched a run (queueing, co-location slowdown) gets the bound of
@@ -24,7 +24,7 @@
 //! `windows_converged`, or `round_limit` when the round cap stopped a window); a hit is the
 //! status `time_limit` (still a valid bound). A sub-window's task set contains its
 //! parent's, so it keeps the parent's bound as a floor. Consecutive solves share columns
-//! ([`ColumnCarry`]). A window's tasks are placed first fit so column generation starts
+//! (one [`Session`]). A window's tasks are placed first fit so column generation starts
 //! feasible; tasks that fit nowhere by first fit are left out of its bound (still valid:
 //! fewer tasks never need more power).
 //!
@@ -43,7 +43,7 @@
 //!   wherever it runs, and column generation bounds the rest (CPU and GPU idle power)
 //!   with the GPUs' busy power taken out.
 //! - *Sleep-when-empty*: an empty node draws `sleep_fraction × idle`; column generation
-//!   charges that to empty nodes ([`gapbench_ilp::power_bound_carrying`]'s `sleep_watts`).
+//!   charges that to empty nodes ([`gapbench_ilp::Session::power_bound`]'s `sleep_watts`).
 //! - *Oversubscribed devices* (EaCO-O): tenants' GPU memory, not reservations, must fit a
 //!   device, so a task's share is cut to `min(m_i, memory_i)` ([`BoundPower::oversubscribed`]).
 //! - *Policies that choose GPU counts* (PowerFlow/GreenFlow-style): a job holds at least
@@ -64,9 +64,8 @@ use std::time::Instant;
 use gapbench_model::{Cluster, Task, TypicalPods};
 
 use crate::error::BoundError;
-use gapbench_ilp::Snapshot;
 use gapbench_ilp::SolveOptions;
-use gapbench_ilp::{power_bound_carrying, ColumnCarry};
+use gapbench_ilp::{Options, Problem, Session};
 
 pub use exact::{window_mip, WindowMip};
 
@@ -209,7 +208,7 @@ pub fn replay_energy_bound(
         lowered: &lowered,
         sleep: sleep.as_deref(),
         empty_watts,
-        carry: ColumnCarry::new(),
+        session: Session::new(),
         clock,
         options,
     };
@@ -404,7 +403,7 @@ struct WindowSolver<'a> {
     sleep: Option<&'a [f64]>,
     /// The empty cluster's watts: the floor of every window's static part.
     empty_watts: f64,
-    carry: ColumnCarry,
+    session: Session,
     clock: Instant,
     options: &'a BoundOptions,
 }
@@ -451,21 +450,20 @@ impl WindowSolver<'_> {
                 &problem.tasks,
                 &problem.placement,
             );
-            let snapshot = Snapshot::new(
-                self.lowered,
-                self.input.typical,
-                &problem.tasks,
-                problem.placement,
-                0.0,
-            )?;
             let options = SolveOptions {
                 time_limit_s: self.options.window_time_limit_s.min(left),
                 threads: Some(1),
                 max_pricing_rounds: self.options.max_pricing_rounds,
                 ..SolveOptions::default()
             };
+            let tasks = Problem::new(
+                self.lowered.clone(),
+                self.input.typical.clone(),
+                problem.tasks,
+            );
+            let start = Options::new(options.clone()).warm_start(problem.placement);
             let window_clock = Instant::now();
-            let bound = power_bound_carrying(&snapshot, &options, self.sleep, &mut self.carry)?;
+            let bound = self.session.power_bound(&tasks, &start, self.sleep)?;
             // Column generation also stops when its bound meets the first-fit placement:
             // then the bound is the window's optimum, more than the LP's.
             let meets_placement = bound.watts >= first_fit_watts * (1.0 - 1e-9) - 1e-6;
