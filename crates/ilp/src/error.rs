@@ -16,6 +16,10 @@ pub enum SolveError {
     /// answer, or returned a placement that fails the checker.
     #[error("{0}")]
     Solver(String),
+    /// An instance file does not hold together: a placement it stores breaks the rules, or
+    /// a value it claims is not the one its placement has.
+    #[error("{0}")]
+    Instance(String),
     /// The method has no formulation of the objective (a by-type relaxation of
     /// fragmentation, a pooled solve of power, …).
     #[error("{0}")]
