@@ -139,6 +139,14 @@ impl Session {
         method: Method,
         options: &Options,
     ) -> Result<SolveReport, SolveError> {
+        if options.power_cap_watts.is_some()
+            && (method, objective) != (Method::PerNode, Objective::Frag)
+        {
+            return Err(SolveError::Unsupported(format!(
+                "a power cap is fragmentation's by the per-node MIP, not {} by {method:?}",
+                objective.name()
+            )));
+        }
         let view = view(problem, objective, options)?;
         let limits = &options.limits;
         let others: Vec<&[Option<Placement>]> =

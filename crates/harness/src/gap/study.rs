@@ -532,9 +532,10 @@ fn end_points(
         )
     });
     let least_frag = wants(Objective::Frag).then(|| {
-        let others: Vec<_> = match exact {
-            true => least_power.iter().map(|r| r.placement.clone()).collect(),
-            false => Vec::new(),
+        let others: Vec<_> = if exact {
+            least_power.iter().map(|r| r.placement.clone()).collect()
+        } else {
+            Vec::new()
         };
         solved(
             session,
