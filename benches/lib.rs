@@ -196,15 +196,7 @@ pub fn fgd_sweep_events(
     prepared: &PreparedWorkload,
 ) -> Vec<gapbench_ilp::SweepEvent> {
     let spec: PolicySpec = "fgd".parse().expect("fgd is a policy");
-    run_arrival_sweep(cluster, prepared, &spec)
-        .records
-        .iter()
-        .map(|r| gapbench_ilp::SweepEvent {
-            task: r.task as usize,
-            placement: r.placement,
-            arrived_gpu_milli: r.arrived_gpu_milli,
-        })
-        .collect()
+    run_arrival_sweep(cluster, prepared, &spec).events()
 }
 
 /// An overloaded queue, as Alibaba's serving traces put on the openb GPU nodes: `tasks`

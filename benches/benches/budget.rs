@@ -9,8 +9,8 @@
 //! The budgeted replays themselves are timed with every other policy in `replay`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gapbench_ilp::frontier::slots::busy_base_slots;
-use gapbench_ilp::frontier::{
+use gapbench_bounds::frontier::slots::busy_base_slots;
+use gapbench_bounds::frontier::{
     ascent_frontier, column_generation_frontier, lagrangian_frontier, AscentOptions, BudgetKind,
     ColumnGenerationOptions, FrontierInstance, FrontierJob, LagrangianOptions, Slots,
 };

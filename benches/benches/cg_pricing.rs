@@ -8,8 +8,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gapbench_ilp::cg::PricingCase;
-use gapbench_ilp::{Objective, Snapshot, SolveOptions};
+use gapbench_ilp::{Objective, PricingCase, Snapshot, SolveOptions};
 
 fn cg_pricing(c: &mut Criterion) {
     let (cluster, tasks) = gapbench_benches::openb_default();

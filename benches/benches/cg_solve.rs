@@ -11,10 +11,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gapbench_ilp::{
-    column_generation, column_generation_with_stats, relative_gap, Objective, Snapshot,
-    SolveOptions, SolveStatus,
-};
+use gapbench_ilp::{relative_gap, solve, Method, Objective, Session, Snapshot, SolveOptions};
 
 fn cg_solve(c: &mut Criterion) {
     let (cluster, tasks) = gapbench_benches::openb_default();
@@ -30,14 +27,14 @@ fn cg_solve(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_millis(1));
     group.measurement_time(Duration::from_secs(1));
+    let (problem, start) = snapshot.problem(&options);
+    let method = Method::ColumnGeneration;
     for objective in Objective::ALL {
-        let (report, stats) = column_generation_with_stats(&snapshot, objective, &options);
-        assert!(
-            !matches!(report.status, SolveStatus::Error(_)),
-            "{}: {:?}",
-            objective.name(),
-            report.status
-        );
+        let mut session = Session::new();
+        let report = session
+            .solve(&problem, objective, method, &start)
+            .unwrap_or_else(|e| panic!("{}: {e}", objective.name()));
+        let stats = session.last_stats();
         let (incumbent, bound) = (report.incumbent.unwrap_or(f64::NAN), report.bound);
         eprintln!(
             "cg_solve/{}: {} in {:.1} s, bound {bound:?}, incumbent {incumbent}, gap {:.3} %, {} columns, {} rounds",
@@ -49,7 +46,7 @@ fn cg_solve(c: &mut Criterion) {
             stats.iterations
         );
         group.bench_function(objective.name(), |b| {
-            b.iter(|| column_generation(&snapshot, objective, &options).bound)
+            b.iter(|| solve(&problem, objective, method, &start).map(|r| r.bound))
         });
     }
     group.finish();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gapbench_ilp::{
-    max_alloc, min_frag, min_power, sample_sub_cluster, Snapshot, SolveOptions, SolveStatus,
+    sample_sub_cluster, solve, Method, Objective, Snapshot, SolveOptions, SolveStatus,
 };
 
 fn ilp_solve(c: &mut Criterion) {
@@ -26,20 +26,20 @@ fn ilp_solve(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(5));
-    type Solver = fn(&Snapshot, &SolveOptions) -> gapbench_ilp::SolveReport;
-    let solvers: [(&str, Solver); 3] = [
-        ("min_power", min_power),
-        ("max_alloc", max_alloc),
-        ("min_frag", min_frag),
+    let (problem, start) = snapshot.problem(&options);
+    let solvers = [
+        ("min_power", Objective::Power),
+        ("max_alloc", Objective::Alloc),
+        ("min_frag", Objective::Frag),
     ];
-    for (name, solve) in solvers {
-        let report = solve(&snapshot, &options);
+    for (name, objective) in solvers {
+        let solved = || solve(&problem, objective, Method::PerNode, &start).expect(name);
         assert_eq!(
-            report.status,
+            solved().status,
             SolveStatus::Optimal,
             "{name}: the fixed snapshot must solve to optimality"
         );
-        group.bench_function(name, |b| b.iter(|| solve(&snapshot, &options).incumbent));
+        group.bench_function(name, |b| b.iter(|| solved().incumbent));
     }
     group.finish();
 }

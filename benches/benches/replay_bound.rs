@@ -1,11 +1,11 @@
-//! The energy bound of one replay (`gapbench_ilp::replay_bound`): PWR on the full real
+//! The energy bound of one replay (`gapbench_bounds::replay_bound`): PWR on the full real
 //! openb default trace at its real times, sleep-when-empty, utilisation GPU power, with
 //! `gapbench replay --bound`'s defaults (48 windows, 60 s; its input built as the harness's
 //! `replay_bound::bound_tasks` builds it: every task from its start to its end).
 //! Target: ≤ 60 s on 2 cores (it takes one).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gapbench_ilp::replay_bound::{
+use gapbench_bounds::replay_bound::{
     replay_energy_bound, BoundOptions, BoundPower, BoundTask, GpuPowerBound, IdleBound,
     ReplayBoundInput,
 };

@@ -25,8 +25,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use anyhow::{bail, Result};
-use gapbench_ilp::instance::RebuiltInstance;
-use gapbench_ilp::replay_bound::BoundOptions;
+use gapbench_bounds::replay_bound::BoundOptions;
 use gapbench_ilp::Objective;
 use gapbench_model::{Cluster, CpuPowerProfile, InputRules, NodeOrder, Task, TaskOrder};
 use gapbench_online::PolicySpec;
@@ -107,7 +106,7 @@ impl Workload {
     /// checked as the library index checks it (`export::load_checked`).
     pub fn instance(path: &Path) -> Result<Workload> {
         let file = crate::export::load_checked(path)?;
-        let rebuilt = RebuiltInstance::from_file(&file).map_err(anyhow::Error::msg)?;
+        let rebuilt = gapbench_ilp::instance::verify_instance(&file)?;
         let cpu_power = rebuilt.cluster.cpu_power_profile;
         Ok(Workload {
             sweep: crate::workload::Workload {

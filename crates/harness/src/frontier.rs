@@ -1,5 +1,5 @@
 //! The exact JCT–energy (or JCT–carbon) lower envelope of a budgeted replay's jobs
-//! (`gapbench_ilp::frontier`) and the budgeted policies' points against it, for the
+//! (`gapbench_bounds::frontier`) and the budgeted policies' points against it, for the
 //! `frontier` command (`gapbench`'s `cli/frontier.rs`) and the budget study.
 //!
 //! The frontier is built from the replay's own jobs ([`BudgetSetup`]): the same training
@@ -10,8 +10,8 @@
 //! the replay's rounds are relaxed, so every replay's point lies on or above it.
 
 use anyhow::{bail, Result};
-use gapbench_ilp::frontier::slots::busy_base_slots;
-use gapbench_ilp::frontier::{BudgetKind, Frontier, FrontierInstance, FrontierJob, Slots};
+use gapbench_bounds::frontier::slots::busy_base_slots;
+use gapbench_bounds::frontier::{BudgetKind, Frontier, FrontierInstance, FrontierJob, Slots};
 use gapbench_model::Cluster;
 use gapbench_replay::jobs::{first_arrival_s, trace_end_s};
 use gapbench_replay::policies::{time_policy_with, PolicySettings};
@@ -99,7 +99,7 @@ impl BudgetSetup {
 
 /// The frontier problem of a budgeted replay's jobs, in slots of `slot_s` where the trace
 /// is busy and up to `quiet_slot_s` where it is quiet (`busy_base_slots`; a coarser slot
-/// is a relaxation, so the bound stays valid: `gapbench_ilp::frontier::slots`).
+/// is a relaxation, so the bound stays valid: `gapbench_bounds::frontier::slots`).
 pub fn frontier_instance(
     setup: &BudgetSetup,
     kind: FrontierKind,
@@ -239,21 +239,6 @@ impl PolicyPoint {
             .bound_mean_jct_s
             .map(|b| (self.mean_jct_s - b) / b)
             .filter(|g| g.is_finite());
-    }
-}
-
-/// What column generation reached at a budget: `converged` (the bound is within the
-/// tolerance of the master LP), `time limit` or `stopped` (out of rounds or of improving
-/// columns: the bound valid, the LP not reached), `infeasible` (below the least budget).
-pub fn colgen_status(bound: &gapbench_ilp::frontier::BudgetBound) -> &'static str {
-    if bound.total_jct_bound_s.is_none() {
-        "infeasible"
-    } else if bound.converged {
-        "converged"
-    } else if bound.timed_out {
-        "time limit"
-    } else {
-        "stopped"
     }
 }
 

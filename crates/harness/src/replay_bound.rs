@@ -1,4 +1,4 @@
-//! The energy bound of a replay (`gapbench_ilp::replay_bound`) from what the replay did:
+//! The energy bound of a replay (`gapbench_bounds::replay_bound`) from what the replay did:
 //! its tasks at their own start and end times, its power model, and what its policy may do
 //! that lowers power (re-clock, oversubscribe, choose GPU counts). The ilp crate knows no
 //! engine; this is where a `ReplayResult` becomes the bound's input.
@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use gapbench_ilp::replay_bound::{
+use gapbench_bounds::replay_bound::{
     replay_energy_bound, BoundOptions, BoundPower, BoundTask, GpuPowerBound, IdleBound,
     ReplayBound, ReplayBoundInput,
 };
@@ -342,7 +342,7 @@ pub fn check_against_mip(request: &BoundRequest, mip_time_limit_s: f64) -> Resul
     let mut windows = Vec::with_capacity(bound.windows.len());
     let mut mip_seconds = 0.0;
     for w in &bound.windows {
-        let mip = gapbench_ilp::replay_bound::window_mip(&input, w.from_s, w.to_s, &mip_options)
+        let mip = gapbench_bounds::replay_bound::window_mip(&input, w.from_s, w.to_s, &mip_options)
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("the per-node MIP of window {}..{} s", w.from_s, w.to_s))?;
         mip_seconds += mip.seconds;
@@ -356,7 +356,7 @@ pub fn check_against_mip(request: &BoundRequest, mip_time_limit_s: f64) -> Resul
             cg_converged: w.solved && w.converged,
             mip_watts: mip.bound_watts,
             mip_optimal: mip.optimal,
-            replay_kwh: kwh(gapbench_ilp::replay_bound::reference_energy(
+            replay_kwh: kwh(gapbench_bounds::replay_bound::reference_energy(
                 &parts.reference,
                 w.from_s,
                 w.to_s,

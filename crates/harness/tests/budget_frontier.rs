@@ -3,7 +3,7 @@
 
 use gapbench::budget::{BudgetArgs, FidelityArg, ForecastArg};
 use gapbench::frontier::{frontier_instance, policy_points, BudgetSetup, FrontierKind};
-use gapbench_ilp::frontier::{lagrangian_frontier, LagrangianOptions};
+use gapbench_bounds::frontier::{lagrangian_frontier, LagrangianOptions};
 use gapbench_model::{Cluster, CpuPowerProfile, GpuModel, NodeType, Task};
 use gapbench_replay::{PodPhase, Qos, TimedTask, TimedWorkload};
 

@@ -8,9 +8,7 @@
 //! `SAMPLE_NODES` solves a sub-cluster of that many nodes drawn with seed 42 instead (the
 //! paper bench's sub-cluster gap study: `-- fgd 50,80,100,130 power,alloc,frag 1 15 8`).
 
-use gapbench_ilp::{
-    column_generation_carrying, gap_interval, heuristic_value, sample_sub_cluster, ColumnCarry,
-};
+use gapbench_ilp::{gap_interval, heuristic_value, sample_sub_cluster, Method, Session};
 use gapbench_ilp::{Objective, Snapshot, SolveOptions, SweepEvent};
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::{load_nodes_csv, load_tasks_csv};
@@ -63,15 +61,7 @@ fn main() -> Result<(), String> {
         42,
     );
     let spec: PolicySpec = policy.parse().map_err(|e| format!("{e:?}"))?;
-    let sweep: Vec<SweepEvent> = run_arrival_sweep(&cluster, &prepared, &spec)
-        .records
-        .iter()
-        .map(|r| SweepEvent {
-            task: r.task as usize,
-            placement: r.placement,
-            arrived_gpu_milli: r.arrived_gpu_milli,
-        })
-        .collect();
+    let sweep: Vec<SweepEvent> = run_arrival_sweep(&cluster, &prepared, &spec).events();
     let time_limit_s: f64 = args
         .get(4)
         .map_or(Ok(60.0), |t| t.parse())
@@ -83,12 +73,21 @@ fn main() -> Result<(), String> {
     };
     println!("policy,checkpoint,objective,tasks,heuristic,incumbent,bound,status,gap_low,gap_high,lp_value,lagrangian_bound,columns,initial_columns,carried_columns,iterations,converged,rounding_keep,rounding_dived,rounded,integer_master,dive_integral,dive_floors_undone,dive_backtracks,pricing_s,master_s,greedy_s,exact_s,integer_s,branch_nodes,branch_s,total_s");
     // Each checkpoint starts from the configurations the previous one used.
-    let mut carry = ColumnCarry::new();
+    let mut session = Session::new();
     for &checkpoint in &checkpoints {
-        let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint)?;
+        let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint)
+            .map_err(|e| e.to_string())?;
+        let (problem, start) = snapshot.problem(&options);
         for &objective in &objectives {
-            let (report, stats) =
-                column_generation_carrying(&snapshot, objective, &options, &mut carry);
+            let method = Method::ColumnGeneration;
+            let report = match session.solve(&problem, objective, method, &start) {
+                Ok(report) => report,
+                Err(e) => {
+                    println!("{policy},{checkpoint},{},error: {e}", objective.name());
+                    continue;
+                }
+            };
+            let stats = session.last_stats();
             let heuristic = heuristic_value(&snapshot, objective);
             let gap = gap_interval(&report, heuristic, cluster.gpu_capacity_milli());
             println!(
@@ -97,7 +96,7 @@ fn main() -> Result<(), String> {
                 snapshot.tasks.len(),
                 report.incumbent,
                 report.bound,
-                match &report.status { gapbench_ilp::SolveStatus::Error(e) => format!("error: {e}"), s => s.label().to_string() },
+                report.status.label(),
                 gap.map(|g| g.low_pct),
                 gap.and_then(|g| g.high_pct),
                 stats.lp_value,

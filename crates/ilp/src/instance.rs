@@ -22,6 +22,7 @@ use gapbench_results::instance::{
 };
 use gapbench_results::{INSTANCE_FORMAT, INSTANCE_FORMAT_VERSION};
 
+use crate::error::SolveError;
 use crate::eval::{alloc_gpu_milli, frag_milli, power_watts, state_of};
 use crate::gap::heuristic_value;
 use crate::shapes::Shapes;
@@ -40,6 +41,15 @@ pub fn cpu_power_profile_name(profile: CpuPowerProfile) -> &'static str {
 /// `name` and `provenance` come from the runner, which knows the command and inputs.
 /// Errors when a report's placement does not belong to the snapshot.
 pub fn build_instance(
+    name: String,
+    provenance: Provenance,
+    snapshot: &Snapshot,
+    reports: &[SolveReport],
+) -> Result<InstanceFile, SolveError> {
+    built(name, provenance, snapshot, reports).map_err(SolveError::Instance)
+}
+
+fn built(
     name: String,
     provenance: Provenance,
     snapshot: &Snapshot,
@@ -323,7 +333,7 @@ fn model_set(names: &[String], what: &str) -> Result<GpuModelSet, String> {
 impl RebuiltInstance {
     /// Rebuilds `file`'s cluster (with gapbench's power profile the file names; its power
     /// parameters must be the ones the file states), tasks and typical pods.
-    pub fn from_file(file: &InstanceFile) -> Result<RebuiltInstance, String> {
+    pub(crate) fn from_file(file: &InstanceFile) -> Result<RebuiltInstance, String> {
         let profile = match file.provenance.cpu_power_profile.as_str() {
             "reference" => CpuPowerProfile::Reference,
             "by-gpu-model" => CpuPowerProfile::ByGpuModel,
@@ -441,7 +451,7 @@ impl RebuiltInstance {
     /// its nodes in order, each shape's tasks are taken in order. Errors on an index out of
     /// range, more nodes of a type or tasks of a shape than exist, or a device list that is
     /// not a set of the type's devices. Capacities are left to the checker.
-    pub fn assignment(
+    pub(crate) fn assignment(
         &self,
         configurations: &[Configuration],
     ) -> Result<Vec<Option<Placement>>, String> {
@@ -512,7 +522,7 @@ impl RebuiltInstance {
     /// Checks `configurations` against the rules (the model's checker) and, for power and
     /// fragmentation, that exactly each shape's `placed` tasks are placed; then evaluates
     /// every objective with the model's power model and fragment measure.
-    pub fn evaluate(
+    pub(crate) fn evaluate(
         &self,
         objective: Option<Objective>,
         configurations: &[Configuration],
@@ -562,7 +572,11 @@ impl RebuiltInstance {
 /// with the model crate, and errors on the first whose value differs from the one stored
 /// (power and allocation exactly, fragmentation within 1e-9 relative: the file's node order
 /// sums the same floats in another order).
-pub fn verify_instance(file: &InstanceFile) -> Result<RebuiltInstance, String> {
+pub fn verify_instance(file: &InstanceFile) -> Result<RebuiltInstance, SolveError> {
+    verified(file).map_err(SolveError::Instance)
+}
+
+fn verified(file: &InstanceFile) -> Result<RebuiltInstance, String> {
     let rebuilt = RebuiltInstance::from_file(file)?;
     let heuristic = rebuilt
         .evaluate(None, &file.heuristic.placement)

@@ -1,76 +1,56 @@
 //! Exact offline counterparts of the online heuristics, on good_lp + HiGHS.
 //!
-//! For the very task set an online policy faced at a checkpoint of an arrival sweep (a
-//! [`Snapshot`]), how good could any placement have been?
-//! - [`min_power`]: least total power placing exactly the heuristic's placed tasks;
-//! - [`max_alloc`]: most allocated GPU milli over all arrived tasks (then least power);
-//! - [`min_frag`]: least FGD fragmentation for the heuristic's placed tasks;
-//! - [`pareto_front`]: power vs fragmentation by the ε-constraint method;
-//! - [`relaxed_min_power`], [`relaxed_max_alloc`]: valid bounds for the full cluster from a
-//!   by-node-type relaxation;
-//! - [`eaco_bound`]: EaCO's counterpart, a proven lower bound on the energy of any
-//!   co-allocation of training jobs that meets every deadline (closed form and a
-//!   time-indexed pattern LP);
-//! - [`column_generation`]: every objective on the full cluster by column generation, with a
-//!   Lagrangian bound and a real placement;
-//! - [`replay_bound`]: a lower bound on the energy of a time-mode replay, window by window;
-//! - [`highs_version`]: which HiGHS the binary runs, for result manifests.
+//! One entry point: [`solve`] (or a [`Session`] of solves that share columns) takes a
+//! [`Problem`] — a cluster, its FGD target workload and the tasks, owned — an
+//! [`Objective`] (least power, most allocated GPU milli, least fragmentation), a [`Method`]
+//! (the per-node MIP, column generation, both pooled, or a by-node-type relaxation) and
+//! [`Options`] (limits and an optional warm start), and returns a [`SolveReport`] —
+//! status, incumbent (evaluated by the model crate on a placement that passes
+//! `check_placements`), proven bound, gap, time — or a [`SolveError`]. A solve is started
+//! from the warm start (or a first-fit placement), so its incumbent is at least as good.
+//! [`Session::front`] draws the power–fragmentation front between two solved end points.
 //!
-//! Every solve returns a [`SolveReport`]: status, incumbent (evaluated by the model crate
-//! on a placement that passes `check_placements`), proven bound, gap and time. Every solve
-//! is warm-started from the heuristic's own placement, so there is always an incumbent at
-//! least as good as the heuristic. [`gap_interval`] turns a report into the interval the
-//! heuristic's true optimality gap lies in.
+//! For a checkpoint of an arrival sweep, a [`Snapshot`] holds what the online policy
+//! faced and did; [`Snapshot::problem`] poses it (its placement as the warm start), and
+//! [`gap_interval`] turns a report into the interval the heuristic's true optimality gap
+//! lies in. [`sample_sub_cluster`] draws smaller clusters with the same node-type mix;
+//! [`instance`] writes and re-checks instance files; [`highs_version`] says which HiGHS
+//! the binary runs, for result manifests; [`solver`] is the HiGHS plumbing the bounds
+//! crate builds on.
 //!
-//! Structure is exploited throughout: identical tasks are counted per shape
-//! ([`shapes`]), devices of a node and identical nodes are sorted (symmetry breaking), and
-//! [`sample_sub_cluster`] draws smaller clusters with the same node-type mix.
+//! Structure is exploited throughout: identical tasks are counted per shape, devices of a
+//! node and identical nodes are sorted (symmetry breaking).
 
-pub mod cg;
+mod cg;
 mod common;
-pub mod eaco_bound;
+mod error;
 pub mod eval;
-pub mod frontier;
-pub mod gap;
+mod first_fit;
+mod gap;
 pub mod instance;
-pub mod max_alloc;
-pub mod min_frag;
-pub mod min_power;
+mod max_alloc;
+mod min_frag;
+mod min_power;
 mod model;
-pub mod pareto;
-pub mod relaxation;
-pub mod replay_bound;
-pub mod shapes;
-pub mod snapshot;
-pub mod solve;
+mod pareto;
+mod problem;
+mod relaxation;
+mod shapes;
+mod snapshot;
+mod solve;
 pub mod solver;
-pub mod subcluster;
+mod subcluster;
 
-pub use cg::{
-    column_generation, column_generation_carrying, column_generation_front,
-    column_generation_with_stats, power_bound_carrying, CgStats, ColumnCarry, PowerBound,
-    PowerFragFront, Rounding,
-};
+pub use cg::{CgStats, PowerBound, PowerFragFront};
+pub use cg::{PricingCase, PricingOutcome};
+pub use error::SolveError;
+pub use first_fit::first_fit;
 pub use gap::{gap_interval, heuristic_value, GapInterval};
-pub use max_alloc::max_alloc;
-pub use min_frag::{min_frag, min_frag_by_both, min_frag_from};
-pub use min_power::min_power;
-pub use pareto::{pareto_front, pareto_front_from, ParetoPoint};
-pub use relaxation::{relaxed_max_alloc, relaxed_min_power};
-pub use snapshot::{check_assignment, Snapshot, SweepEvent};
+pub use gapbench_model::SweepEvent;
+pub use min_power::PowerMip;
+pub use pareto::FrontPoint;
+pub use problem::{min_power_sleeping, solve, Method, Options, Problem, Session};
+pub use snapshot::{check_assignment, Snapshot};
 pub use solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
 pub use solver::highs_version;
 pub use subcluster::{sample_sub_cluster, type_quota};
-
-/// Solves `objective` exactly on `snapshot` with the per-node model.
-pub fn solve_exact(
-    snapshot: &Snapshot,
-    objective: Objective,
-    options: &SolveOptions,
-) -> SolveReport {
-    match objective {
-        Objective::Power => min_power(snapshot, options),
-        Objective::Alloc => max_alloc(snapshot, options),
-        Objective::Frag => min_frag(snapshot, options),
-    }
-}

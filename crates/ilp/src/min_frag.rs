@@ -15,11 +15,6 @@ use crate::model::{Demand, PlacementModel};
 use crate::snapshot::Snapshot;
 use crate::solve::{interpret, Candidate, Objective, SolveOptions, SolveReport, SolveStatus};
 
-/// Solves min-frag on the heuristic's placed task set, warm-started from its placement.
-pub fn min_frag(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
-    frag_with_power_cap(snapshot, None, &snapshot.heuristic, options)
-}
-
 /// Min-frag warm-started from the least fragmented of the heuristic's placement and
 /// `others` (placements of the same task set, e.g. the min-power solution: HiGHS's own
 /// heuristics find good fragmentation slowly, and any placement of the set is a valid start).

@@ -6,15 +6,15 @@
 //! every `ε ≥ P*`). Every point is a real, checked placement; its fragmentation bound is
 //! proven for its own cap.
 
+use crate::error::SolveError;
 use crate::eval::{frag_milli, power_watts, state_of};
-use crate::min_frag::{frag_with_power_cap, min_frag_from};
-use crate::min_power::min_power;
+use crate::min_frag::frag_with_power_cap;
 use crate::snapshot::Snapshot;
 use crate::solve::{SolveOptions, SolveReport, SolveStatus};
 
 /// One point of the front.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ParetoPoint {
+pub struct FrontPoint {
     /// `min_power`, `eps_<k>` (k-th ε-constraint point) or `min_frag`.
     pub label: String,
     /// The ε of this point: `None` for the least-fragmentation end (no cap), and for both
@@ -36,28 +36,16 @@ pub struct ParetoPoint {
     pub solve_seconds: f64,
 }
 
-/// Computes up to `points` points of the front (the two end points and `points − 2`
-/// ε-constraint points), without dominated ones. Errors when an end point cannot be solved.
-pub fn pareto_front(
-    snapshot: &Snapshot,
-    points: usize,
-    options: &SolveOptions,
-) -> Result<Vec<ParetoPoint>, String> {
-    let least_power = min_power(snapshot, options);
-    let least_frag = min_frag_from(snapshot, &[&least_power.placement], options);
-    pareto_front_from(snapshot, &least_power, &least_frag, points, options)
-}
-
-/// The front between end points already solved: `least_power` from
-/// [`crate::min_power`] and `least_frag` from [`crate::min_frag`] (or
-/// [`crate::min_frag_from`]) on the same snapshot.
-pub fn pareto_front_from(
+/// Up to `points` points of the front (the two end points and `points − 2` ε-constraint
+/// points), without dominated ones, between end points already solved on the same
+/// snapshot (`least_power`, `least_frag`). Errors when an end point has no placement.
+pub(crate) fn pareto_front_from(
     snapshot: &Snapshot,
     least_power: &SolveReport,
     least_frag: &SolveReport,
     points: usize,
     options: &SolveOptions,
-) -> Result<Vec<ParetoPoint>, String> {
+) -> Result<Vec<FrontPoint>, SolveError> {
     let measure = |report: &SolveReport| -> (f64, f64) {
         let state = state_of(snapshot.cluster, snapshot.tasks, &report.placement);
         (
@@ -66,17 +54,20 @@ pub fn pareto_front_from(
         )
     };
     if least_power.incumbent.is_none() {
-        return Err(format!(
+        return Err(SolveError::Solver(format!(
             "min-power end point: {}",
             least_power.status.label()
-        ));
+        )));
     }
     if least_frag.incumbent.is_none() {
-        return Err(format!("min-frag end point: {}", least_frag.status.label()));
+        return Err(SolveError::Solver(format!(
+            "min-frag end point: {}",
+            least_frag.status.label()
+        )));
     }
     let (p_star, f_at_p_star) = measure(least_power);
     let (p_at_f_star, f_star) = measure(least_frag);
-    let mut front = vec![ParetoPoint {
+    let mut front = vec![FrontPoint {
         label: "min_power".into(),
         power_cap_watts: None,
         power_watts: p_star,
@@ -92,13 +83,13 @@ pub fn pareto_front_from(
             let cap = (p_star + (p_at_f_star - p_star) * k as f64 / (interior as f64)).floor();
             let report = frag_with_power_cap(snapshot, Some(cap), &least_power.placement, options);
             if report.incumbent.is_none() {
-                return Err(format!(
+                return Err(SolveError::Solver(format!(
                     "ε-constraint point at {cap} W: {}",
                     report.status.label()
-                ));
+                )));
             }
             let (power, frag) = measure(&report);
-            front.push(ParetoPoint {
+            front.push(FrontPoint {
                 label: format!("eps_{}", k + 1),
                 power_cap_watts: Some(cap),
                 power_watts: power,
@@ -109,7 +100,7 @@ pub fn pareto_front_from(
             });
         }
     }
-    front.push(ParetoPoint {
+    front.push(FrontPoint {
         label: "min_frag".into(),
         power_cap_watts: None,
         power_watts: p_at_f_star,
@@ -124,12 +115,12 @@ pub fn pareto_front_from(
 /// Drops points another point matches or beats in both power and fragmentation (e.g. the
 /// unconstrained min-frag point when an ε-point reaches the same fragmentation with less
 /// power); the first of equal points stays. Order (by power) is kept.
-fn non_dominated(points: Vec<ParetoPoint>) -> Vec<ParetoPoint> {
+fn non_dominated(points: Vec<FrontPoint>) -> Vec<FrontPoint> {
     const TOLERANCE: f64 = 1e-9;
-    let dominates = |a: &ParetoPoint, b: &ParetoPoint| {
+    let dominates = |a: &FrontPoint, b: &FrontPoint| {
         a.power_watts <= b.power_watts + TOLERANCE && a.frag_milli <= b.frag_milli + TOLERANCE
     };
-    let mut kept: Vec<ParetoPoint> = Vec::new();
+    let mut kept: Vec<FrontPoint> = Vec::new();
     for (i, point) in points.iter().enumerate() {
         let beaten = points.iter().enumerate().any(|(j, other)| {
             j != i && dominates(other, point) && (!dominates(point, other) || j < i)

@@ -1,22 +1,13 @@
 //! A snapshot: the exact objects an arrival sweep saw at a checkpoint — the cluster, the
 //! tasks that had arrived, and where the heuristic put each of them.
 
-use gapbench_model::{check_placements, Cluster, Placement, PreparedWorkload, Task, TypicalPods};
+use gapbench_model::{
+    check_placements, Cluster, Placement, PreparedWorkload, SweepEvent, Task, TypicalPods,
+};
 
+use crate::error::SolveError;
 use crate::shapes::Shapes;
 use crate::solve::SolveOptions;
-
-/// One event of an arrival sweep, as much as a snapshot needs of it. The runner turns the
-/// engine's records into these, so the exact side knows nothing of the heuristic engine.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SweepEvent {
-    /// Index of the task in `PreparedWorkload::events`.
-    pub task: usize,
-    /// Where the heuristic put it; `None` when it fit nowhere.
-    pub placement: Option<Placement>,
-    /// Cumulative GPU demand of arrived tasks after this event, failed ones included.
-    pub arrived_gpu_milli: u64,
-}
 
 /// What an online policy faced and did up to a checkpoint of an arrival sweep. Borrows the
 /// simulator's own cluster, task list and typical pods: nothing is re-parsed or copied, so
@@ -46,11 +37,11 @@ impl<'a> Snapshot<'a> {
         prepared: &'a PreparedWorkload,
         sweep: &[SweepEvent],
         checkpoint_pct: f64,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SolveError> {
         if !checkpoint_pct.is_finite() || checkpoint_pct < 0.0 {
-            return Err(format!(
+            return Err(SolveError::Problem(format!(
                 "checkpoint {checkpoint_pct} % is not a non-negative percentage"
-            ));
+            )));
         }
         let limit_milli = checkpoint_pct / 100.0 * cluster.gpu_capacity_milli() as f64;
         let events = sweep.partition_point(|r| r.arrived_gpu_milli as f64 <= limit_milli);
@@ -66,19 +57,19 @@ impl<'a> Snapshot<'a> {
         prepared: &'a PreparedWorkload,
         sweep: &[SweepEvent],
         events: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SolveError> {
         if sweep.len() != prepared.events.len() {
-            return Err(format!(
+            return Err(SolveError::Problem(format!(
                 "the sweep has {} events but the workload {}: they do not belong together",
                 sweep.len(),
                 prepared.events.len()
-            ));
+            )));
         }
         if events > sweep.len() {
-            return Err(format!(
+            return Err(SolveError::Problem(format!(
                 "{events} events asked for, the sweep has {}",
                 sweep.len()
-            ));
+            )));
         }
         let arrived = events
             .checked_sub(1)
@@ -112,7 +103,7 @@ impl<'a> Snapshot<'a> {
         tasks: &'a [Task],
         heuristic: Vec<Option<Placement>>,
         checkpoint_pct: f64,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SolveError> {
         let snapshot = Snapshot {
             cluster,
             typical,
@@ -125,13 +116,13 @@ impl<'a> Snapshot<'a> {
     }
 
     /// Runs the independent checker on the heuristic's placement.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SolveError> {
         if self.heuristic.len() != self.tasks.len() {
-            return Err(format!(
+            return Err(SolveError::Problem(format!(
                 "{} placements for {} tasks",
                 self.heuristic.len(),
                 self.tasks.len()
-            ));
+            )));
         }
         check_assignment(self.cluster, self.tasks, &self.heuristic)
     }
@@ -161,7 +152,7 @@ pub fn check_assignment(
     cluster: &Cluster,
     tasks: &[Task],
     assignment: &[Option<Placement>],
-) -> Result<(), String> {
+) -> Result<(), SolveError> {
     let violations = check_placements(
         cluster,
         tasks
@@ -173,10 +164,10 @@ pub fn check_assignment(
         return Ok(());
     }
     let shown: Vec<String> = violations.iter().take(5).map(|v| v.to_string()).collect();
-    Err(format!(
+    Err(SolveError::Problem(format!(
         "{} placement violation(s): {}{}",
         violations.len(),
         shown.join("; "),
         if violations.len() > 5 { "; …" } else { "" }
-    ))
+    )))
 }

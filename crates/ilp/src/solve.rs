@@ -11,6 +11,8 @@ use gapbench_model::Placement;
 use good_lp::solvers::highs::HighsProblem;
 use highs::HighsModelStatus;
 
+use crate::error::SolveError;
+
 /// How to solve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SolveOptions {
@@ -56,24 +58,26 @@ impl Default for SolveOptions {
 
 impl SolveOptions {
     /// Errors on values HiGHS would reject.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SolveError> {
         if !(self.time_limit_s.is_finite() && self.time_limit_s >= 0.0) {
-            return Err(format!(
+            return Err(SolveError::Options(format!(
                 "time limit {} s is not a non-negative number of seconds",
                 self.time_limit_s
-            ));
+            )));
         }
         if !(self.mip_rel_gap.is_finite() && self.mip_rel_gap >= 0.0) {
-            return Err(format!(
+            return Err(SolveError::Options(format!(
                 "relative MIP gap {} is not a non-negative number",
                 self.mip_rel_gap
-            ));
+            )));
         }
         if self.threads == Some(0) {
-            return Err("threads must be at least 1".into());
+            return Err(SolveError::Options("threads must be at least 1".into()));
         }
         if self.max_pricing_rounds == Some(0) {
-            return Err("most exact pricing rounds must be at least 1".into());
+            return Err(SolveError::Options(
+                "most exact pricing rounds must be at least 1".into(),
+            ));
         }
         Ok(())
     }
@@ -191,7 +195,7 @@ impl SolveReport {
 
 /// What HiGHS said, before interpretation.
 #[derive(Debug, Clone)]
-pub(crate) enum RawStatus {
+pub enum RawStatus {
     /// Proven within HiGHS's gap tolerances.
     Optimal,
     /// A limit (time, iterations, …) stopped the search.
@@ -201,7 +205,7 @@ pub(crate) enum RawStatus {
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct RawSolve {
+pub struct RawSolve {
     pub status: RawStatus,
     /// HiGHS's objective of `columns` (constant column included).
     pub objective: Option<f64>,
@@ -213,11 +217,7 @@ pub(crate) struct RawSolve {
 }
 
 /// Solves `problem` with `options`, warm-started from `start` (one value per column).
-pub(crate) fn run_highs(
-    problem: HighsProblem,
-    start: Option<&[f64]>,
-    options: &SolveOptions,
-) -> RawSolve {
+pub fn run_highs(problem: HighsProblem, start: Option<&[f64]>, options: &SolveOptions) -> RawSolve {
     let clock = Instant::now();
     let fail = |message: String| RawSolve {
         status: RawStatus::Error(message),

@@ -2,7 +2,12 @@
 //! runs, for result manifests (the library may be the one built from source, 1.15.0 bundled
 //! with highs-sys, or a system one found by pkg-config at build time and linked
 //! dynamically, so the version is asked of the library itself at run time), and a time
-//! limit that holds for one solve of a model solved again and again.
+//! limit that holds for one solve of a model solved again and again; and the HiGHS run
+//! every formulation shares (`gapbench_bounds` builds its own models on it).
+
+pub use crate::solve::{run_highs, RawSolve, RawStatus};
+
+use crate::error::SolveError;
 
 /// Sets `model`'s `time_limit` option for its next solve (at least 10 ms).
 ///
@@ -12,7 +17,7 @@
 /// after enough cheap solves, and report `ReachedTimeLimit` without solving. So HiGHS's
 /// clocks are zeroed first (`Highs_zeroAllClocks`, the C API's own work-around).
 #[allow(unsafe_code)]
-pub(crate) fn set_time_limit(model: &mut highs::Model, seconds: f64) -> Result<(), String> {
+pub fn set_time_limit(model: &mut highs::Model, seconds: f64) -> Result<(), SolveError> {
     // SAFETY: `as_mut_ptr` is the live HiGHS instance `model` owns; zeroing its clocks
     // touches nothing else.
     unsafe {
@@ -20,7 +25,7 @@ pub(crate) fn set_time_limit(model: &mut highs::Model, seconds: f64) -> Result<(
     }
     model
         .try_set_option("time_limit", seconds.max(0.01))
-        .map_err(|e| format!("HiGHS option time_limit: {e:?}"))
+        .map_err(|e| SolveError::Solver(format!("HiGHS option time_limit: {e:?}")))
 }
 
 /// The linked HiGHS's version, `major.minor.patch` (e.g. `1.15.1`), from its C API.

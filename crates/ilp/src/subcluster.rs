@@ -4,21 +4,25 @@
 use gapbench_model::rng::{seeded, shuffle};
 use gapbench_model::{Cluster, NodeId};
 
+use crate::error::SolveError;
+
 /// Nodes per node type for a sub-cluster of `nodes` nodes: Hamilton's largest-remainder
 /// apportionment of the type counts (quota `q_τ = nodes·N_τ/N`; each type gets `⌊q_τ⌋`,
 /// the remaining seats go to the largest remainders, ties to the larger type, then type
 /// order). When `nodes` is at least the number of types, a type left at zero gets one node,
 /// taken from the type furthest above its quota (ties: type order) — every type is then
 /// represented. Never more nodes of a type than it has.
-pub fn type_quota(type_counts: &[usize], nodes: usize) -> Result<Vec<usize>, String> {
+pub fn type_quota(type_counts: &[usize], nodes: usize) -> Result<Vec<usize>, SolveError> {
     let total: usize = type_counts.iter().sum();
     if nodes == 0 {
-        return Err("a sub-cluster needs at least one node".into());
+        return Err(SolveError::Problem(
+            "a sub-cluster needs at least one node".into(),
+        ));
     }
     if nodes > total {
-        return Err(format!(
+        return Err(SolveError::Problem(format!(
             "cannot draw {nodes} nodes from a cluster of {total}"
-        ));
+        )));
     }
     let quota: Vec<f64> = type_counts
         .iter()
@@ -72,7 +76,7 @@ pub fn sample_sub_cluster(
     cluster: &Cluster,
     nodes: usize,
     seed: u64,
-) -> Result<(Cluster, Vec<NodeId>), String> {
+) -> Result<(Cluster, Vec<NodeId>), SolveError> {
     let seats = type_quota(&cluster.type_counts(), nodes)?;
     let mut rng = seeded(seed);
     let mut chosen: Vec<NodeId> = Vec::with_capacity(nodes);
@@ -92,6 +96,7 @@ pub fn sample_sub_cluster(
             )
         }),
         cluster.cpu_power_profile,
-    )?;
+    )
+    .map_err(SolveError::Problem)?;
     Ok((sub, chosen))
 }

@@ -6,12 +6,14 @@
 mod support;
 
 use gapbench_ilp::{
-    check_assignment, gap_interval, heuristic_value, max_alloc, min_frag, min_power, pareto_front,
-    Objective, Snapshot, SolveOptions, SolveReport, SolveStatus,
+    check_assignment, gap_interval, heuristic_value, Method, Objective, Snapshot, SolveOptions,
+    SolveReport, SolveStatus,
 };
 use gapbench_model::{GpuModel, GpuModelSet, Task};
 use proptest::prelude::*;
-use support::{brute_force, cluster, node_type, small_task, sweep, tasks_of};
+use support::{
+    brute_force, cluster, node_type, per_node_front, small_task, solve_at, sweep, tasks_of,
+};
 
 fn options() -> SolveOptions {
     SolveOptions {
@@ -56,7 +58,7 @@ fn check_against_brute_force(types: &[gapbench_model::NodeType], tasks: &[Task],
         );
     };
 
-    let power = min_power(&snapshot, &options);
+    let power = solve_at(&snapshot, Objective::Power, Method::PerNode, &options);
     checked(&power);
     assert_eq!(power.incumbent, exact_set.min_power_watts.map(|w| w as f64));
     assert_eq!(power.bound, power.incumbent);
@@ -65,7 +67,7 @@ fn check_against_brute_force(types: &[gapbench_model::NodeType], tasks: &[Task],
         assert_eq!(h.is_some(), s.is_some());
     }
 
-    let frag = min_frag(&snapshot, &options);
+    let frag = solve_at(&snapshot, Objective::Frag, Method::PerNode, &options);
     checked(&frag);
     let expected = exact_set.min_frag_milli.unwrap();
     assert!(
@@ -74,7 +76,7 @@ fn check_against_brute_force(types: &[gapbench_model::NodeType], tasks: &[Task],
         frag.incumbent
     );
 
-    let alloc = max_alloc(&snapshot, &options);
+    let alloc = solve_at(&snapshot, Objective::Alloc, Method::PerNode, &options);
     checked(&alloc);
     assert_eq!(alloc.incumbent, Some(any_subset.max_alloc_milli as f64));
     assert_eq!(
@@ -83,7 +85,7 @@ fn check_against_brute_force(types: &[gapbench_model::NodeType], tasks: &[Task],
         "second stage: least power among the most-allocating placements"
     );
 
-    let front = pareto_front(&snapshot, 4, &options).unwrap();
+    let front = per_node_front(&snapshot, 4, &options).unwrap();
     let first = front.first().unwrap();
     let last = front.last().unwrap();
     assert_eq!(first.power_watts, power.incumbent.unwrap());

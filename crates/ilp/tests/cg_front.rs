@@ -6,10 +6,8 @@
 
 mod support;
 
-use gapbench_ilp::min_frag::frag_with_power_cap;
 use gapbench_ilp::{
-    column_generation_carrying, column_generation_front, sample_sub_cluster, ColumnCarry,
-    Objective, Snapshot, SolveOptions,
+    sample_sub_cluster, solve, Method, Objective, Options, Session, Snapshot, SolveOptions,
 };
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::{load_nodes_csv, load_tasks_csv};
@@ -63,18 +61,18 @@ fn check_front(seed: u64, nodes: usize, policy: &str, checkpoint: f64, exact_s: 
     let spec: PolicySpec = policy.parse().unwrap();
     let sweep = events_of(&run_arrival_sweep(&sub, &prepared, &spec));
     let snapshot = Snapshot::at_checkpoint(&sub, &prepared, &sweep, checkpoint).unwrap();
-    let mut carry = ColumnCarry::new();
-    let power = column_generation_carrying(&snapshot, Objective::Power, &options(), &mut carry).0;
-    let frag = column_generation_carrying(&snapshot, Objective::Frag, &options(), &mut carry).0;
-    let front = column_generation_front(
-        &snapshot,
-        &power,
-        &frag,
-        5,
-        &options(),
-        &mut ColumnCarry::new(),
-    )
-    .unwrap();
+    let (problem, start) = snapshot.problem(&options());
+    let mut session = Session::new();
+    let by_columns = Method::ColumnGeneration;
+    let power = session
+        .solve(&problem, Objective::Power, by_columns, &start)
+        .unwrap();
+    let frag = session
+        .solve(&problem, Objective::Frag, by_columns, &start)
+        .unwrap();
+    let front = session
+        .front(&problem, (&power, &frag), 5, by_columns, &start)
+        .unwrap();
     let front = front.points;
     assert!(front.len() >= 2);
     for pair in front.windows(2) {
@@ -105,7 +103,20 @@ fn check_front(seed: u64, nodes: usize, policy: &str, checkpoint: f64, exact_s: 
             time_limit_s: exact_s,
             ..options()
         };
-        let exact = frag_with_power_cap(&snapshot, Some(cap), &power.placement, &exact_options);
+        let capped = Options {
+            power_cap_watts: Some(cap),
+            ..Options::new(exact_options).warm_start(power.placement.clone())
+        };
+        let exact = match solve(&problem, Objective::Frag, Method::PerNode, &capped) {
+            Ok(exact) => exact,
+            Err(e) => {
+                eprintln!(
+                    "seed {seed} {checkpoint} % {}: per-node MIP failed: {e}",
+                    point.label
+                );
+                continue;
+            }
+        };
         eprintln!(
             "seed {seed} {checkpoint} % {}: under {cap} W, CG [{bound}, {}] {}, per-node MIP {:?} {}",
             point.label,

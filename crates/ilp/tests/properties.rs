@@ -8,13 +8,12 @@
 mod support;
 
 use gapbench_ilp::{
-    check_assignment, gap_interval, heuristic_value, max_alloc, min_frag, min_power,
-    relaxed_max_alloc, relaxed_min_power, Objective, Snapshot, SolveOptions, SolveReport,
-    SolveStatus,
+    check_assignment, gap_interval, heuristic_value, Method, Objective, Session, Snapshot,
+    SolveError, SolveOptions, SolveReport, SolveStatus,
 };
 use gapbench_model::{GpuModel, NodeType, Task};
 use proptest::prelude::*;
-use support::{cluster, node_type, sweep};
+use support::{cluster, node_type, solve_at, sweep, try_solve_in};
 
 const TYPES: [(GpuModel, u8, u32, u64); 5] = [
     (GpuModel::G2, 8, 96, 384),
@@ -80,10 +79,7 @@ fn options() -> SolveOptions {
 /// Checks one report against the heuristic's value of its objective.
 fn check(snapshot: &Snapshot, report: &SolveReport) {
     assert!(
-        !matches!(
-            report.status,
-            SolveStatus::Error(_) | SolveStatus::Infeasible
-        ),
+        !matches!(report.status, SolveStatus::Infeasible),
         "{:?}",
         report.status
     );
@@ -148,18 +144,18 @@ proptest! {
         let snapshot = Snapshot::at_checkpoint(&cluster, &prepared, &result, checkpoint).unwrap();
         let options = options();
 
-        let power = min_power(&snapshot, &options);
+        let power = solve_at(&snapshot, Objective::Power, Method::PerNode, &options);
         check(&snapshot, &power);
-        let alloc = max_alloc(&snapshot, &options);
+        let alloc = solve_at(&snapshot, Objective::Alloc, Method::PerNode, &options);
         check(&snapshot, &alloc);
-        let frag = min_frag(&snapshot, &options);
+        let frag = solve_at(&snapshot, Objective::Frag, Method::PerNode, &options);
         check(&snapshot, &frag);
 
         // The relaxation bounds are valid, so never tighter than a feasible placement.
-        let relaxed = relaxed_min_power(&snapshot, &options);
+        let relaxed = solve_at(&snapshot, Objective::Power, Method::Relaxation, &options);
         prop_assert_eq!(&relaxed.status, &SolveStatus::RelaxationBound);
         prop_assert!(relaxed.bound.unwrap() <= power.incumbent.unwrap());
-        let relaxed = relaxed_max_alloc(&snapshot, &options);
+        let relaxed = solve_at(&snapshot, Objective::Alloc, Method::Relaxation, &options);
         prop_assert_eq!(&relaxed.status, &SolveStatus::RelaxationBound);
         prop_assert!(relaxed.bound.unwrap() >= alloc.incumbent.unwrap());
     }
@@ -187,8 +183,8 @@ fn solves_are_deterministic() {
     let (prepared, result) = sweep(&cluster, &tasks, "fgd");
     let snapshot = Snapshot::after_events(&cluster, &prepared, &result, tasks.len()).unwrap();
     for objective in Objective::ALL {
-        let a = gapbench_ilp::solve_exact(&snapshot, objective, &options());
-        let b = gapbench_ilp::solve_exact(&snapshot, objective, &options());
+        let a = solve_at(&snapshot, objective, Method::PerNode, &options());
+        let b = solve_at(&snapshot, objective, Method::PerNode, &options());
         assert_eq!(a.status, SolveStatus::Optimal, "{objective:?}");
         assert_eq!(
             (a.incumbent, a.bound, &a.placement),
@@ -215,10 +211,17 @@ fn invalid_heuristic_placement_is_an_error() {
         heuristic: placement,
         checkpoint_pct: 100.0,
     };
-    let report = min_power(&snapshot, &options());
+    let mut session = Session::new();
+    let error = try_solve_in(
+        &mut session,
+        &snapshot,
+        Objective::Power,
+        Method::PerNode,
+        &options(),
+    )
+    .unwrap_err();
     assert!(
-        matches!(report.status, SolveStatus::Error(ref e) if e.contains("CPU")),
-        "{:?}",
-        report.status
+        matches!(error, SolveError::Problem(ref e) if e.contains("CPU")),
+        "{error:?}"
     );
 }

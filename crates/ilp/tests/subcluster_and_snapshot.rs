@@ -37,9 +37,11 @@ proptest! {
 fn quota_errors_are_clear() {
     assert!(type_quota(&[3, 4], 0)
         .unwrap_err()
+        .to_string()
         .contains("at least one node"));
     assert!(type_quota(&[3, 4], 8)
         .unwrap_err()
+        .to_string()
         .contains("cannot draw 8 nodes"));
 }
 

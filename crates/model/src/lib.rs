@@ -35,7 +35,7 @@ pub use gpu::{GpuModel, GpuModelSet};
 pub use input_rules::{Adjustment, AdjustmentKind, InputRules};
 pub use metrics::{ClusterMetrics, MetricsTracker};
 pub use power::{CpuPowerProfile, NodePower, PowerModel};
-pub use prepare::{prepare, NodeOrder, PreparedWorkload, TaskOrder};
+pub use prepare::{prepare, NodeOrder, PreparedWorkload, SweepEvent, TaskOrder};
 pub use state::{ClusterState, DeviceSet, NodeState, Placement};
 pub use task::Task;
 

@@ -26,6 +26,19 @@ pub enum NodeOrder {
     AsListed,
 }
 
+/// One event of an arrival sweep, as much as the exact side needs of it (a snapshot at a
+/// checkpoint): the engine produces these (`gapbench_online::SweepResult::events`), so the
+/// exact side knows nothing of the engine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepEvent {
+    /// Index of the task in `PreparedWorkload::events`.
+    pub task: usize,
+    /// Where the policy put it; `None` when it fit nowhere.
+    pub placement: Option<crate::state::Placement>,
+    /// Cumulative GPU demand of arrived tasks after this event, failed ones included.
+    pub arrived_gpu_milli: u64,
+}
+
 /// Everything an arrival sweep needs besides the cluster and the policy.
 #[derive(Debug, Clone)]
 pub struct PreparedWorkload {

@@ -2,7 +2,7 @@
 //! leave; each is placed or fails; metrics are sampled after every event.
 
 use gapbench_model::{
-    Cluster, ClusterMetrics, ClusterState, MetricsTracker, Placement, PreparedWorkload,
+    Cluster, ClusterMetrics, ClusterState, MetricsTracker, Placement, PreparedWorkload, SweepEvent,
 };
 
 use crate::policy::{NonFiniteScores, ScoreContext};
@@ -36,6 +36,19 @@ pub struct SweepResult {
 }
 
 impl SweepResult {
+    /// Every event as the exact side cuts snapshots from it: task, placement, arrived GPU
+    /// demand.
+    pub fn events(&self) -> Vec<SweepEvent> {
+        self.records
+            .iter()
+            .map(|r| SweepEvent {
+                task: r.task as usize,
+                placement: r.placement,
+                arrived_gpu_milli: r.arrived_gpu_milli,
+            })
+            .collect()
+    }
+
     /// The placed tasks among the first `events` events: (task index, placement).
     pub fn placements_until(&self, events: usize) -> impl Iterator<Item = (usize, Placement)> + '_ {
         self.records[..events]

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::Result;
 use gapbench_results::eaco_bound::DEADLINE_WINDOWS;
 use gapbench_results::table::read_rows;
-use gapbench_results::{EacoBoundRow, EACO_BOUNDS_CSV};
+use gapbench_results::{EacoBoundRow, EacoLpStatus, EACO_BOUNDS_CSV};
 
 use crate::figures::replay_data::{Panel, PolicyMeans};
 
@@ -78,7 +78,10 @@ impl EacoBounds {
     fn proof_line(&self, panel: &Panel) -> Option<String> {
         let rows: Vec<&EacoBoundRow> = self.deadline_rows(panel).collect();
         let first = rows.first()?;
-        let optimal = rows.iter().filter(|r| r.lp_status == "optimal").count();
+        let optimal = rows
+            .iter()
+            .filter(|r| EacoLpStatus::parse(&r.lp_status) == Some(EacoLpStatus::Optimal))
+            .count();
         let statuses: Vec<&str> = rows.iter().map(|r| r.lp_status.as_str()).collect();
         let mean = |f: fn(&EacoBoundRow) -> f64| {
             rows.iter().map(|r| f(r)).sum::<f64>() / rows.len() as f64

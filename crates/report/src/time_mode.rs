@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use gapbench_results::matrix::ReplayDescription;
-use gapbench_results::REPLAY_RUNS_CSV;
+use gapbench_results::{ReplayBoundStatus, REPLAY_RUNS_CSV};
 
 use crate::eaco::fifo;
 use crate::figures::replay_data::{read_replay_runs, Panel, PolicyMeans};
@@ -150,9 +150,9 @@ fn trace_table(out: &mut String, panel: &Panel, policies: &[PolicyMeans]) -> Res
 fn bound_cells(m: &gapbench_results::ReplayRunRow) -> String {
     match (m.bound_kwh, m.bound_gap) {
         (Some(bound), Some(gap)) => {
-            let limited = match m.bound_status.as_str() {
-                "windows_converged" => "",
-                "round_limit" => "†",
+            let limited = match ReplayBoundStatus::parse(&m.bound_status) {
+                Some(ReplayBoundStatus::Converged) => "",
+                Some(ReplayBoundStatus::RoundLimit) => "†",
                 _ => "*",
             };
             format!(" {bound:.1}{limited} | {:.2} % |", 100.0 * gap)

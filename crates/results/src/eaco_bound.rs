@@ -1,4 +1,4 @@
-//! The rows of `eaco_bounds.csv`: EaCO's exact counterpart (`gapbench_ilp::eaco_bound`), a
+//! The rows of `eaco_bounds.csv`: EaCO's exact counterpart (`gapbench_bounds::eaco_bound`), a
 //! proven lower bound on the cluster energy of any co-allocation of an EaCO-setup replay's
 //! jobs that ends every job inside its window, one row per (source, idle policy, seed,
 //! window).

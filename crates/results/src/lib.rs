@@ -37,7 +37,7 @@ pub use objective::Objective;
 pub use pareto::{ParetoPoint, PointKind};
 pub use replay::{ReplayKey, ReplayRunRow, ReplayTimelineRow, REPLAY_SCHEMA_VERSION};
 pub use runs::{MeanGridRow, RunRow};
-pub use status::SolveStatus;
+pub use status::{BudgetBoundStatus, ColgenStatus, EacoLpStatus, ReplayBoundStatus, SolveStatus};
 
 /// Per-integer-percent means over seeds, one row per (trace, policy, arrived %).
 pub const MEAN_GRID_CSV: &str = "mean_grid.csv";

@@ -101,7 +101,7 @@ pub struct ReplayRunRow {
     /// Why the replay stopped before every task was done (a spent budget…); empty when not.
     pub stopped_early: String,
     /// A proven lower bound on the energy of any placement of the same tasks at this
-    /// replay's own start and end times (`gapbench_ilp::replay_bound`); empty when not
+    /// replay's own start and end times (`gapbench_bounds::replay_bound`); empty when not
     /// computed.
     pub bound_kwh: Option<f64>,
     /// What the bound's windows proved: `windows_converged`, `round_limit` (a window's

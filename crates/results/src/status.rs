@@ -86,6 +86,126 @@ impl<'de> Deserialize<'de> for SolveStatus {
     }
 }
 
+/// An enum whose variants are written as fixed labels: `label`, `parse` (every label back,
+/// `None` for any other text), `Display` and serde as that text.
+macro_rules! labelled_status {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $label:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every status, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The text files and tables hold.
+            pub fn label(self) -> &'static str {
+                match self {
+                    $($name::$variant => $label,)+
+                }
+            }
+
+            /// The status a [`label`](Self::label) names; `None` for any other text.
+            pub fn parse(label: &str) -> Option<Self> {
+                match label {
+                    $($label => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.label())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.label())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(deserializer)?;
+                $name::parse(&text).ok_or_else(|| {
+                    let labels: Vec<&str> = $name::ALL.iter().map(|s| s.label()).collect();
+                    serde::de::Error::custom(format_args!(
+                        "status {text:?} is not one of {}",
+                        labels.join(", ")
+                    ))
+                })
+            }
+        }
+    };
+}
+
+labelled_status! {
+    /// What a replay's energy bound proved (`gapbench_bounds::replay_bound`).
+    ReplayBoundStatus {
+        /// Every window's configuration LP was solved to optimality (or its bound met a
+        /// placement), and the span was cut into `max_windows` windows (or no window left
+        /// has a start or end inside): the bound depends on its input alone.
+        Converged => "windows_converged",
+        /// As `Converged`, but the round cap (`max_pricing_rounds`) stopped some windows'
+        /// column generation before it converged: their Lagrangian bounds still hold, and
+        /// the bound depends on its input and options alone.
+        RoundLimit => "round_limit",
+        /// The time limit stopped a window's column generation, or stopped splitting before
+        /// `max_windows`: the bound still holds (Lagrangian or fallback), but may differ
+        /// between runs.
+        TimeLimit => "time_limit",
+    }
+}
+
+labelled_status! {
+    /// What column generation over per-job schedules reached at one budget of the
+    /// JCT–budget frontier (`gapbench_bounds::frontier::colgen`).
+    ColgenStatus {
+        /// The bound is within the tolerance of the master LP's optimum.
+        Converged => "converged",
+        /// The time limit stopped it: the bound valid, the LP not reached.
+        TimeLimit => "time limit",
+        /// Out of rounds or of improving columns: the bound valid, the LP not reached.
+        Stopped => "stopped",
+        /// The budget is below the least any schedule spends.
+        Infeasible => "infeasible",
+    }
+}
+
+labelled_status! {
+    /// The status of a budgeted point's mean-JCT bound against the frontier's master LP
+    /// values at the budgets column generation tightened (`gapbench_bounds::frontier`).
+    BudgetBoundStatus {
+        /// Within column generation's tolerance of the LP's value at the point's spend.
+        Converged => "converged",
+        /// Below the LP's value there by more: the bound valid, the LP not reached.
+        Open => "open",
+        /// No master LP was solved: Lagrangian lines only, nothing to hold them against.
+        Lagrangian => "lagrangian",
+        /// The point's spend lies below every tightened budget.
+        Outside => "outside",
+    }
+}
+
+labelled_status! {
+    /// What the time-indexed pattern LP of EaCO's bound proved
+    /// (`gapbench_bounds::eaco_bound`).
+    EacoLpStatus {
+        /// Solved to optimality; the certified value equals the optimum up to tolerances.
+        Optimal => "optimal",
+        /// Stopped at the time limit: the certified value is still a valid (weaker) bound.
+        TimeLimit => "time-limit",
+        /// No schedule meets every window (not even in the relaxation).
+        Infeasible => "infeasible",
+        /// Not run (no slot length).
+        Skipped => "skipped",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +236,35 @@ mod tests {
         }
         let error = serde_json::from_str::<SolveStatus>("\"solved\"").unwrap_err();
         assert!(error.to_string().contains("solved"), "{error}");
+    }
+
+    #[test]
+    fn every_bound_status_label_parses_back_and_serialises_as_itself() {
+        fn round_trip<T>(all: &[T], label: fn(&T) -> &'static str, parse: fn(&str) -> Option<T>)
+        where
+            T: Copy + PartialEq + std::fmt::Debug + Serialize + for<'de> Deserialize<'de>,
+        {
+            for &status in all {
+                assert_eq!(parse(label(&status)), Some(status));
+                let json = serde_json::to_string(&status).unwrap();
+                assert_eq!(json, format!("{:?}", label(&status)));
+                assert_eq!(serde_json::from_str::<T>(&json).unwrap(), status);
+            }
+            assert_eq!(parse("Converged"), None);
+        }
+        round_trip(
+            ReplayBoundStatus::ALL,
+            |s| s.label(),
+            ReplayBoundStatus::parse,
+        );
+        round_trip(ColgenStatus::ALL, |s| s.label(), ColgenStatus::parse);
+        round_trip(
+            BudgetBoundStatus::ALL,
+            |s| s.label(),
+            BudgetBoundStatus::parse,
+        );
+        round_trip(EacoLpStatus::ALL, |s| s.label(), EacoLpStatus::parse);
+        let error = serde_json::from_str::<ColgenStatus>("\"time_limit\"").unwrap_err();
+        assert!(error.to_string().contains("time limit"), "{error}");
     }
 }

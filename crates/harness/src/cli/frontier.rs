@@ -1,5 +1,5 @@
 //! `gapbench frontier`: the exact JCT–energy (or JCT–carbon) lower envelope of a budgeted
-//! replay's jobs (`gapbench::frontier`, `gapbench_ilp::frontier`), written as
+//! replay's jobs (`gapbench::frontier`, `gapbench_bounds::frontier`), written as
 //! `frontier.csv`; optionally the time-indexed MIP on small instances (`frontier.csv`'s
 //! `mip_*` columns), column generation's per-budget record (`colgen.csv`), and the budgeted
 //! policies' own points against it (`points.csv`: gap = (JCT_policy − JCT_bound)/JCT_bound
@@ -12,12 +12,12 @@ use anyhow::{bail, Result};
 use clap::Args;
 use gapbench::budget::BudgetArgs;
 use gapbench::frontier::{
-    colgen_status, frontier_instance, policy_points, BudgetSetup, FrontierKind, PolicyPoint,
+    frontier_instance, policy_points, BudgetSetup, FrontierKind, PolicyPoint,
 };
 use gapbench::io::{write_atomic, write_json};
 use gapbench::manifest::Manifest;
 use gapbench::replay::{ReplayInputs, Selection, TimedSource};
-use gapbench_ilp::frontier::{
+use gapbench_bounds::frontier::{
     ascent_frontier, column_generation_frontier, lagrangian_frontier, min_total_jct, AscentOptions,
     BudgetBound, ColumnGenerationOptions, Frontier, FrontierInstance, LagrangianOptions,
 };
@@ -329,7 +329,7 @@ impl Run {
                 self.mean_hours(b.total_jct_bound_s),
                 self.mean_hours(b.master_total_jct_s),
                 b.rounds,
-                colgen_status(b)
+                b.status()
             );
         }
         Ok((result.frontier, result.budgets))
@@ -431,7 +431,7 @@ impl Run {
                 optional_number(b.total_jct_bound_s.map(|t| t / jobs), 3),
                 optional_number(b.master_total_jct_s.map(|t| t / jobs), 3),
                 b.rounds,
-                colgen_status(b)
+                b.status()
             ));
         }
         write_atomic(&args.out.join("colgen.csv"), text.as_bytes())

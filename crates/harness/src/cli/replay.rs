@@ -12,7 +12,7 @@ use gapbench::replay::{
     run_replays, write_replay_outputs, ReplayInputs, ReplaySummary, SeedReplay, TimedSource,
 };
 use gapbench::replay_bound::bound_options;
-use gapbench_ilp::replay_bound::BoundOptions;
+use gapbench_bounds::replay_bound::BoundOptions;
 use gapbench_replay::{
     GpuPowerMode, IdlePolicy, OnFull, PowerSettings, QueueDiscipline, ReplayOptions, TimedWorkload,
 };

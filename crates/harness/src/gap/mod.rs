@@ -21,9 +21,8 @@ mod study;
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use gapbench_ilp::{sample_sub_cluster, Objective, Snapshot, SolveOptions, SweepEvent};
+use gapbench_ilp::{sample_sub_cluster, Objective, Snapshot, SolveOptions};
 use gapbench_model::Cluster;
-use gapbench_online::SweepResult;
 use gapbench_results::csv_text::number;
 pub use gapbench_results::{FrontRow, GapRow};
 use gapbench_results::{FRONTS_CSV, GAPS_CSV};
@@ -215,20 +214,6 @@ pub fn instance_key(snapshot: &Snapshot, objective: Objective) -> String {
     crate::workload::hex(&hasher.finalize()[..8])
 }
 
-/// The engine's records as the events a snapshot is cut from (the solver side knows no
-/// engine).
-pub fn sweep_events(sweep: &SweepResult) -> Vec<SweepEvent> {
-    sweep
-        .records
-        .iter()
-        .map(|r| SweepEvent {
-            task: r.task as usize,
-            placement: r.placement,
-            arrived_gpu_milli: r.arrived_gpu_milli,
-        })
-        .collect()
-}
-
 /// Writes `gaps.csv`, `fronts.csv` and `manifest.json` under `out`.
 pub fn write_gap_outputs(
     out: &Path,
@@ -322,7 +307,7 @@ mod tests {
                 NodeOrder::Random,
                 42,
             );
-            let sweep = sweep_events(&run_arrival_sweep(&cluster, &prepared, &spec));
+            let sweep = run_arrival_sweep(&cluster, &prepared, &spec).events();
             check(&Snapshot::at_checkpoint(&cluster, &prepared, &sweep, checkpoint).unwrap());
         };
         let facts = |policy: &str, checkpoint: f64| {

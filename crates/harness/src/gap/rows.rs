@@ -2,7 +2,7 @@
 //! and its own point beside the front.
 
 use gapbench_ilp::{
-    gap_interval, heuristic_value, Objective, ParetoPoint, Snapshot, SolveReport, SolveStatus,
+    gap_interval, heuristic_value, FrontPoint, Objective, Snapshot, SolveReport, SolveStatus,
 };
 
 use super::{instance_key, FrontRow, GapRow};
@@ -101,7 +101,7 @@ impl CheckpointOf<'_> {
     }
 
     /// The front's points, or one row with its error.
-    pub(super) fn front_rows(&self, front: Result<Vec<ParetoPoint>, String>) -> Vec<FrontRow> {
+    pub(super) fn front_rows(&self, front: Result<Vec<FrontPoint>, String>) -> Vec<FrontRow> {
         match front {
             Ok(front) => front
                 .into_iter()

@@ -9,23 +9,21 @@
 //! checkpoints and pooled the repeats afterwards (`results::best_known`).
 //!
 //! Column generation hands the configurations of one checkpoint's solves on to the next
-//! ([`ColumnCarry`]): each policy follows a chain of solves, and policies are one instance
+//! (a [`Session`]): each policy follows a chain of solves, and policies are one instance
 //! only when they also come from the same chain, so a result never depends on which of
 //! them was solved.
 
 use anyhow::{bail, Result};
 use gapbench_ilp::{
-    column_generation_carrying, column_generation_front, heuristic_value, max_alloc,
-    min_frag_by_both, min_frag_from, min_power, relaxed_max_alloc, relaxed_min_power, ColumnCarry,
-    Objective, ParetoPoint, PowerFragFront, Snapshot, SolveOptions, SolveReport, SolveStatus,
-    SweepEvent,
+    heuristic_value, FrontPoint, Method, Objective, PowerFragFront, Session, Snapshot,
+    SolveOptions, SolveReport, SolveStatus, SweepEvent,
 };
 use gapbench_model::{prepare, Cluster};
 use gapbench_online::run_arrival_sweep;
 use rayon::prelude::*;
 
 use super::rows::CheckpointOf;
-use super::{instance_key, study_cluster, sweep_events, FrontRow, GapMethod, GapRow, GapSettings};
+use super::{instance_key, study_cluster, FrontRow, GapMethod, GapRow, GapSettings};
 use crate::run::RunSettings;
 use crate::workload::Workload;
 
@@ -145,13 +143,9 @@ enum Reach {
     TuneTarget,
 }
 
-/// The columns a chain of column-generation solves hands from checkpoint to checkpoint:
-/// the objectives' and (kept apart, as they would steer fragmentation's) the front's.
-#[derive(Clone, Default)]
-struct Chain {
-    carry: ColumnCarry,
-    front_carry: ColumnCarry,
-}
+/// The columns a chain of column-generation solves hands from checkpoint to checkpoint
+/// (the objectives' and, kept apart, the front's): one solver session per chain.
+type Chain = Session;
 
 /// Every chain of a study so far, and where each policy's chains (per [`Part`]) stand.
 struct Chains {
@@ -181,7 +175,7 @@ impl Chains {
 /// instance it is, the study's first policy first.
 struct SolvedFront<'g> {
     members: &'g [usize],
-    front: Result<Vec<ParetoPoint>, String>,
+    front: Result<Vec<FrontPoint>, String>,
 }
 
 impl SolvedFront<'_> {
@@ -241,7 +235,7 @@ struct GroupSolve {
     reports: Vec<(Objective, SolveReport)>,
     chain: Chain,
     /// The front, where this group holds the study's first policy's placed tasks.
-    front: Option<Result<Vec<ParetoPoint>, String>>,
+    front: Option<Result<Vec<FrontPoint>, String>>,
 }
 
 impl Study<'_> {
@@ -277,7 +271,7 @@ impl Study<'_> {
         let sweeps: Vec<Vec<SweepEvent>> = self
             .runs
             .iter()
-            .map(|run| sweep_events(&run_arrival_sweep(&cluster, &prepared, &run.policy_spec)))
+            .map(|run| run_arrival_sweep(&cluster, &prepared, &run.policy_spec).events())
             .collect();
         for sweep in &sweeps {
             check_checkpoints_reached(
@@ -296,8 +290,7 @@ impl Study<'_> {
             let snapshots = sweeps
                 .iter()
                 .map(|sweep| Snapshot::at_checkpoint(&cluster, &prepared, sweep, checkpoint))
-                .collect::<Result<Vec<_>, String>>()
-                .map_err(anyhow::Error::msg)?;
+                .collect::<Result<Vec<_>, _>>()?;
             let at = |member: usize| CheckpointOf {
                 checkpoint_pct: checkpoint,
                 policy: &self.runs[member].policy,
@@ -399,7 +392,7 @@ impl Study<'_> {
         let snapshot = members[0];
         let (least_power, least_frag) = if part == Part::Placed && (exact || by_cg) {
             let starts = (start(Objective::Power), start(Objective::Frag));
-            end_points(starts, exact, wants, &options, &mut chain.carry)
+            end_points(starts, exact, wants, &options, &mut chain)
         } else {
             (None, None)
         };
@@ -413,7 +406,7 @@ impl Study<'_> {
                     Objective::Frag if exact || by_cg => least_frag.clone().expect("solved"),
                     _ => {
                         let start = start(objective);
-                        solve_objective(method, objective, start, &options, &mut chain.carry)
+                        solve_objective(method, objective, start, &options, &mut chain)
                     }
                 };
                 (objective, report)
@@ -424,14 +417,13 @@ impl Study<'_> {
             // bench's 8-node samples the per-node ε-constraint MIPs never improved on the
             // least-power placement within 5–15 s, where these solves found the least
             // fragmentation at 420 W less in 0.03 s (FGD, 50 % arrived).
-            (true, Some(least_power), Some(least_frag)) => Some(column_generation_front(
-                snapshot,
-                least_power,
-                least_frag,
-                settings.pareto_points,
-                &settings.front_options(),
-                &mut chain.front_carry,
-            )),
+            (true, Some(least_power), Some(least_frag)) => {
+                let (problem, options) = snapshot.problem(&settings.front_options());
+                let ends = (least_power, least_frag);
+                let points = settings.pareto_points;
+                let front = chain.front(&problem, ends, points, Method::ColumnGeneration, &options);
+                Some(front.map_err(|e| e.to_string()))
+            }
             _ => None,
         };
         let front = front.map(|front| {
@@ -514,30 +506,45 @@ fn best_start<'s>(members: &[&'s Snapshot<'s>], objective: Objective) -> &'s Sna
 }
 
 /// The least power and the least fragmentation, each where `wants` it, started from the
-/// snapshots `(power, frag)` (one instance): per node (`exact`) or by column generation.
-/// Power is solved first: its placement is a good warm start for fragmentation, and the
-/// front reuses both.
+/// snapshots `(power, frag)` (one instance): per node (`exact`: fragmentation pooled with
+/// column generation's bound) or by column generation. Power is solved first: its placement
+/// is a good warm start for fragmentation, and the front reuses both.
 fn end_points(
     (power_start, frag_start): (&Snapshot, &Snapshot),
     exact: bool,
     wants: impl Fn(Objective) -> bool,
     options: &SolveOptions,
-    carry: &mut ColumnCarry,
+    session: &mut Session,
 ) -> (Option<SolveReport>, Option<SolveReport>) {
+    let (power_method, frag_method) = if exact {
+        (Method::PerNode, Method::Pooled)
+    } else {
+        (Method::ColumnGeneration, Method::ColumnGeneration)
+    };
     let least_power = wants(Objective::Power).then(|| {
-        if exact {
-            min_power(power_start, options)
-        } else {
-            column_generation_carrying(power_start, Objective::Power, options, carry).0
-        }
+        solved(
+            session,
+            power_start,
+            Objective::Power,
+            power_method,
+            options,
+            &[],
+        )
     });
     let least_frag = wants(Objective::Frag).then(|| {
-        if exact {
-            let others: Vec<&[_]> = least_power.iter().map(|r| r.placement.as_slice()).collect();
-            min_frag_by_both(frag_start, &others, options, carry)
+        let others: Vec<_> = if exact {
+            least_power.iter().map(|r| r.placement.clone()).collect()
         } else {
-            column_generation_carrying(frag_start, Objective::Frag, options, carry).0
-        }
+            Vec::new()
+        };
+        solved(
+            session,
+            frag_start,
+            Objective::Frag,
+            frag_method,
+            options,
+            &others,
+        )
     });
     (least_power, least_frag)
 }
@@ -549,30 +556,56 @@ fn solve_objective(
     objective: Objective,
     snapshot: &Snapshot,
     options: &SolveOptions,
-    carry: &mut ColumnCarry,
+    session: &mut Session,
 ) -> SolveReport {
-    match (method, objective) {
-        (GapMethod::PerNode, Objective::Power) => min_power(snapshot, options),
-        (GapMethod::PerNode, Objective::Frag) => min_frag_from(snapshot, &[], options),
-        (GapMethod::PerNode, Objective::Alloc) => max_alloc(snapshot, options),
-        (GapMethod::ColumnGeneration | GapMethod::Auto, _) => {
-            column_generation_carrying(snapshot, objective, options, carry).0
+    let method = match (method, objective) {
+        (GapMethod::PerNode, _) => Method::PerNode,
+        (GapMethod::ColumnGeneration | GapMethod::Auto, _) => Method::ColumnGeneration,
+        (GapMethod::Relaxation, Objective::Power | Objective::Alloc) => Method::Relaxation,
+        (GapMethod::Relaxation, Objective::Frag) => {
+            return SolveReport {
+                objective,
+                status: SolveStatus::Unsupported(
+                    "no by-type relaxation of fragmentation: use --method cg".into(),
+                ),
+                incumbent: None,
+                bound: None,
+                mip_gap: None,
+                solve_seconds: 0.0,
+                placement: Vec::new(),
+                secondary_power_watts: None,
+            }
         }
-        (GapMethod::Relaxation, Objective::Power) => relaxed_min_power(snapshot, options),
-        (GapMethod::Relaxation, Objective::Alloc) => relaxed_max_alloc(snapshot, options),
-        (GapMethod::Relaxation, Objective::Frag) => SolveReport {
+    };
+    solved(session, snapshot, objective, method, options, &[])
+}
+
+/// `objective` solved by `method` on the instance `snapshot` poses, started from its
+/// placement (and, for fragmentation, the least fragmented of `others`). A solve that
+/// cannot run is a report without a solution whose status is the error, as rows record it.
+fn solved(
+    session: &mut Session,
+    snapshot: &Snapshot,
+    objective: Objective,
+    method: Method,
+    options: &SolveOptions,
+    others: &[Vec<Option<gapbench_model::Placement>>],
+) -> SolveReport {
+    let clock = std::time::Instant::now();
+    let (problem, start) = snapshot.problem(options);
+    let start = start.other_starts(others.to_vec());
+    session
+        .solve(&problem, objective, method, &start)
+        .unwrap_or_else(|error| SolveReport {
             objective,
-            status: SolveStatus::Unsupported(
-                "no by-type relaxation of fragmentation: use --method cg".into(),
-            ),
+            status: SolveStatus::Error(error.to_string()),
             incumbent: None,
             bound: None,
             mip_gap: None,
-            solve_seconds: 0.0,
+            solve_seconds: clock.elapsed().as_secs_f64(),
             placement: Vec::new(),
             secondary_power_watts: None,
-        },
-    }
+        })
 }
 
 /// Refuses a checkpoint past the end of the sweep: its snapshot would be the sweep's end

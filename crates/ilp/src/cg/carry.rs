@@ -39,18 +39,6 @@ pub struct ColumnCarry {
 }
 
 impl ColumnCarry {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Carried configurations for `objective`.
-    pub fn len(&self, objective: Objective) -> usize {
-        self.configurations
-            .iter()
-            .filter(|(o, _, _)| *o == objective)
-            .count()
-    }
-
     /// Replaces what is carried for `objective` with `columns` of `pool`.
     pub(crate) fn keep(
         &mut self,

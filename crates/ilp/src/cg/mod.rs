@@ -105,27 +105,9 @@ pub struct Rounding {
     pub value: f64,
 }
 
-/// Solves `objective` on `snapshot` by column generation; the report reads like any
-/// other solve's (status, incumbent, bound, gap, placement).
-pub fn column_generation(
-    snapshot: &Snapshot,
-    objective: Objective,
-    options: &SolveOptions,
-) -> SolveReport {
-    column_generation_with_stats(snapshot, objective, options).0
-}
-
-/// [`column_generation`] with the figures of the run.
-pub fn column_generation_with_stats(
-    snapshot: &Snapshot,
-    objective: Objective,
-    options: &SolveOptions,
-) -> (SolveReport, CgStats) {
-    column_generation_carrying(snapshot, objective, options, &mut ColumnCarry::new())
-}
-
-/// [`column_generation_with_stats`] for one checkpoint of a sweep: starts from the
-/// configurations `carry` holds from earlier checkpoints (those that fit) and leaves it the
+/// Solves `objective` on `snapshot` by column generation (the report reads like any
+/// other solve's: status, incumbent, bound, gap, placement), with the figures of the run,
+/// for one checkpoint of a sweep: starts from the configurations `carry` holds from earlier checkpoints (those that fit) and leaves it the
 /// ones this solve's LP and integer solution used.
 pub fn column_generation_carrying(
     snapshot: &Snapshot,

@@ -9,6 +9,7 @@ use super::bound::project;
 use super::column::{heuristic_columns, ColumnPool, TypeCluster};
 use super::master::Master;
 use super::pricing::PricingContext;
+use crate::error::SolveError;
 use crate::model::Demand;
 use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
@@ -41,7 +42,7 @@ impl<'a> PricingCase<'a> {
         snapshot: &'a Snapshot<'a>,
         objective: Objective,
         options: &SolveOptions,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SolveError> {
         let (indices, demand) = match objective {
             Objective::Power | Objective::Frag => (snapshot.placed_tasks(), Demand::Exactly),
             Objective::Alloc => ((0..snapshot.tasks.len()).collect(), Demand::AtMost),
@@ -73,7 +74,7 @@ impl<'a> PricingCase<'a> {
     }
 
     /// Prices the case's node type exactly (no deadline).
-    pub fn price(&self) -> Result<PricingOutcome, String> {
+    pub fn price(&self) -> Result<PricingOutcome, SolveError> {
         let context = PricingContext {
             objective: self.objective,
             shapes: &self.shapes,

@@ -4,7 +4,10 @@
 #![allow(dead_code)]
 
 use gapbench_ilp::eval::{alloc_gpu_milli, frag_milli, power_watts};
-use gapbench_ilp::SweepEvent;
+use gapbench_ilp::{
+    CgStats, FrontPoint, Method, Objective, Session, Snapshot, SolveError, SolveOptions,
+    SolveReport, SweepEvent,
+};
 use gapbench_model::{
     prepare, Cluster, ClusterState, CpuPowerProfile, DeviceSet, GpuModel, GpuModelSet, NodeOrder,
     NodeType, Placement, PreparedWorkload, Task, TaskOrder, TypicalPods,
@@ -51,15 +54,7 @@ pub fn sweep(
 
 /// A sweep's records as the events a snapshot is cut from.
 pub fn events_of(result: &gapbench_online::SweepResult) -> Vec<SweepEvent> {
-    result
-        .records
-        .iter()
-        .map(|r| SweepEvent {
-            task: r.task as usize,
-            placement: r.placement,
-            arrived_gpu_milli: r.arrived_gpu_milli,
-        })
-        .collect()
+    result.events()
 }
 
 /// Every way to put `task` on `cluster` ignoring other tasks: node × device subset.
@@ -226,4 +221,76 @@ pub fn tasks_of(raw: Vec<(u32, u64, u8, u16, bool)>, models: &[GpuModel]) -> Vec
             task
         })
         .collect()
+}
+
+/// `objective` by `method` in `session` on the problem `snapshot` poses (its placement the
+/// warm start).
+pub fn try_solve_in(
+    session: &mut Session,
+    snapshot: &Snapshot,
+    objective: Objective,
+    method: Method,
+    options: &SolveOptions,
+) -> Result<SolveReport, SolveError> {
+    let (problem, start) = snapshot.problem(options);
+    session.solve(&problem, objective, method, &start)
+}
+
+/// [`try_solve_in`], which must run.
+pub fn solve_in(
+    session: &mut Session,
+    snapshot: &Snapshot,
+    objective: Objective,
+    method: Method,
+    options: &SolveOptions,
+) -> SolveReport {
+    try_solve_in(session, snapshot, objective, method, options)
+        .unwrap_or_else(|e| panic!("{} by {method:?}: {e}", objective.name()))
+}
+
+/// [`solve_in`] in a session of its own.
+pub fn solve_at(
+    snapshot: &Snapshot,
+    objective: Objective,
+    method: Method,
+    options: &SolveOptions,
+) -> SolveReport {
+    solve_in(&mut Session::new(), snapshot, objective, method, options)
+}
+
+/// Column generation in a session of its own, with the figures of the run.
+pub fn cg_with_stats(
+    snapshot: &Snapshot,
+    objective: Objective,
+    options: &SolveOptions,
+) -> (SolveReport, CgStats) {
+    let mut session = Session::new();
+    let report = solve_in(
+        &mut session,
+        snapshot,
+        objective,
+        Method::ColumnGeneration,
+        options,
+    );
+    (report, session.last_stats().clone())
+}
+
+/// The per-node ε-constraint front of `points` points: least power, then least
+/// fragmentation from its placement, then the capped solves between them.
+pub fn per_node_front(
+    snapshot: &Snapshot,
+    points: usize,
+    options: &SolveOptions,
+) -> Result<Vec<FrontPoint>, SolveError> {
+    let (problem, start) = snapshot.problem(options);
+    let mut session = Session::new();
+    let least_power = session.solve(&problem, Objective::Power, Method::PerNode, &start)?;
+    let from_power = start
+        .clone()
+        .other_starts(vec![least_power.placement.clone()]);
+    let least_frag = session.solve(&problem, Objective::Frag, Method::PerNode, &from_power)?;
+    let ends = (&least_power, &least_frag);
+    Ok(session
+        .front(&problem, ends, points, Method::PerNode, &start)?
+        .points)
 }

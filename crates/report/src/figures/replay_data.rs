@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 use gapbench_results::table::read_rows;
-use gapbench_results::{ReplayKey, ReplayRunRow, ReplayTimelineRow};
+use gapbench_results::{ReplayBoundStatus, ReplayKey, ReplayRunRow, ReplayTimelineRow};
 
 /// What one panel of time-mode results shares: the source, its arrival scale and idle
 /// policy. Ordered by source (natural order), then scale, then idle.
@@ -154,12 +154,12 @@ fn means(rows: &[ReplayRunRow]) -> PolicyMeans {
             bound_status: rows
                 .iter()
                 .map(|r| r.bound_status.as_str())
-                .max_by_key(|s| match *s {
-                    "windows_converged" => 0,
-                    "round_limit" => 1,
+                .max_by_key(|s| match ReplayBoundStatus::parse(s) {
+                    Some(ReplayBoundStatus::Converged) => 0,
+                    Some(ReplayBoundStatus::RoundLimit) => 1,
                     _ => 2,
                 })
-                .unwrap_or("windows_converged")
+                .unwrap_or(ReplayBoundStatus::Converged.label())
                 .to_string(),
             bound_gap: mean_of(rows, |r| r.bound_gap),
         },

@@ -390,7 +390,10 @@ pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]
                     .zip(spend(p))
                     .and_then(|(f, s)| f.mean_jct_bound(s));
                 let status = match (&stored, spend(p), bound) {
-                    (Some(stored), Some(spent), Some(bound)) => stored.status_at(spent, bound),
+                    (Some(stored), Some(spent), Some(bound)) => {
+                        let (status, limit) = stored.status_at(spent, bound);
+                        (status.label().to_string(), limit)
+                    }
                     _ => (String::new(), None),
                 };
                 if p.policy == "fifo-full-clock" || p.fraction == Some(1.0) {
@@ -474,7 +477,7 @@ fn point_row(
 /// (`budget_frontier.csv`).
 fn frontier_rows_of(
     (setup, seed, kind): (&str, u64, &str),
-    frontier: &gapbench_ilp::frontier::Frontier,
+    frontier: &gapbench_bounds::frontier::Frontier,
     most_spent: f64,
 ) -> Vec<BudgetFrontierRow> {
     (0..FRONTIER_BUDGETS)

@@ -1,4 +1,4 @@
-//! EaCO's exact counterpart in a bench: the instance of `gapbench_ilp::eaco_bound` built
+//! EaCO's exact counterpart in a bench: the instance of `gapbench_bounds::eaco_bound` built
 //! from a replay's own numbers, and `eaco_bounds.csv`.
 //!
 //! The replay crate's accounting gives every number, so the bound and the replays cannot
@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use gapbench_ilp::eaco_bound::{
+use gapbench_bounds::eaco_bound::{
     eaco_energy_bound, CoPattern, EacoBound, EacoBoundInput, EacoBoundOptions, EacoJob,
 };
 use gapbench_model::{Cluster, ClusterState, DeviceSet, NodeId, Placement, Task};
@@ -401,7 +401,7 @@ fn bound_row(job: &BoundJob, bound: &EacoBound) -> EacoBoundRow {
         bound_kwh: bound.lower_kwh,
         closed_form_kwh: bound.closed_form_kwh,
         lp_kwh: bound.lp_kwh,
-        lp_status: bound.lp_status.as_str().to_string(),
+        lp_status: bound.lp_status.label().to_string(),
         slot_s: bound.slot_s,
         slots: bound.slots,
         columns: bound.columns,

@@ -3,17 +3,17 @@
 //! point's bound against them, and where to tighten.
 
 use anyhow::{Context, Result};
-use gapbench_ilp::frontier::{
-    ascent_frontier, column_generation_frontier, lagrangian_frontier, AscentOptions,
-    ColumnGenerationOptions, Frontier, FrontierLine, LagrangianOptions,
+use gapbench_bounds::frontier::{
+    ascent_frontier, bound_status_at, column_generation_frontier, lagrangian_frontier,
+    AscentOptions, ColumnGenerationOptions, Frontier, FrontierLine, LagrangianOptions,
 };
 use gapbench_replay::Budget;
+use gapbench_results::{BudgetBoundStatus, ColgenStatus};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::spec::budget::BudgetStudySpec;
 use crate::frontier::{
-    budget_of, budgeted_policy, colgen_status, frontier_instance, BudgetSetup, FrontierKind,
-    PolicyPoint,
+    budget_of, budgeted_policy, frontier_instance, BudgetSetup, FrontierKind, PolicyPoint,
 };
 
 /// A frontier as stored: its valid inequalities, and what column generation reached at
@@ -26,50 +26,25 @@ pub(crate) struct StoredFrontier {
     /// `(budget price, intercept)` of each line.
     pub(crate) lines: Vec<(f64, f64)>,
     /// Per tightened budget: `(budget, master LP total JCT s, status)`, by budget.
-    pub(crate) tightened: Vec<(f64, Option<f64>, String)>,
+    pub(crate) tightened: Vec<(f64, Option<f64>, ColgenStatus)>,
     pub(crate) slots: usize,
 }
 
-/// Column generation's tolerance: within it, a point's bound counts as converged.
-const CONVERGED_WITHIN: f64 = 0.005;
-
 impl StoredFrontier {
     /// The status of the bound `bound_mean_s` at `spent` and the most any bound of this
-    /// relaxation could be there (mean JCT, s): the master LP values at the tightened
-    /// budgets around `spent`, interpolated (the LP's value is convex in the budget).
-    pub(crate) fn status_at(&self, spent: f64, bound_mean_s: f64) -> (String, Option<f64>) {
+    /// relaxation could be there (mean JCT, s), from the master LP values at the tightened
+    /// budgets ([`bound_status_at`]).
+    pub(crate) fn status_at(
+        &self,
+        spent: f64,
+        bound_mean_s: f64,
+    ) -> (BudgetBoundStatus, Option<f64>) {
         let tightened: Vec<(f64, f64)> = self
             .tightened
             .iter()
             .filter_map(|(b, lp, _)| lp.map(|lp| (*b, lp / self.jobs.max(1) as f64)))
             .collect();
-        if tightened.is_empty() {
-            // No master LP solved: the lines are the Lagrangian warm start's (and any
-            // pricing round's), valid but with no limit to measure them against.
-            return ("lagrangian".into(), None);
-        }
-        let above = tightened.partition_point(|&(b, _)| b < spent);
-        let limit = match (
-            above.checked_sub(1).map(|k| tightened[k]),
-            tightened.get(above),
-        ) {
-            (_, Some(&(b, lp))) if b == spent => Some(lp),
-            (Some((b1, lp1)), Some(&(b2, lp2))) => {
-                let share = (spent - b1) / (b2 - b1);
-                Some(lp1 + (lp2 - lp1) * share)
-            }
-            // Above every tightened budget the LP's value can only be lower (it never
-            // rises with the budget): the largest budget's value still caps it.
-            (Some((_, lp)), None) => Some(lp),
-            _ => None,
-        };
-        match limit {
-            None => ("outside".into(), None),
-            Some(limit) if limit - bound_mean_s <= CONVERGED_WITHIN * limit => {
-                ("converged".into(), Some(limit))
-            }
-            Some(limit) => ("open".into(), Some(limit)),
-        }
+        bound_status_at(&tightened, spent, bound_mean_s)
     }
 
     pub(crate) fn frontier(&self) -> Frontier {
@@ -153,10 +128,10 @@ pub(crate) fn compute(
         };
         let result = column_generation_frontier(&instance, &targets, &options)
             .map_err(anyhow::Error::msg)?;
-        let mut tightened: Vec<(f64, Option<f64>, String)> = result
+        let mut tightened: Vec<(f64, Option<f64>, ColgenStatus)> = result
             .budgets
             .iter()
-            .map(|b| (b.budget, b.master_total_jct_s, colgen_status(b).to_string()))
+            .map(|b| (b.budget, b.master_total_jct_s, b.status()))
             .collect();
         tightened.sort_by(|a, b| a.0.total_cmp(&b.0));
         (result.frontier, tightened)

@@ -81,10 +81,10 @@ pub struct BudgetSetupSpec {
     /// Quiet stretches of the trace (trace-configuration load under half the GPUs, no fluid
     /// queue) go in slots of up to this many seconds; none = the slot length everywhere.
     /// Coarser slots relax the problem, so the bound stays valid
-    /// (`gapbench_ilp::frontier::slots`).
+    /// (`gapbench_bounds::frontier::slots`).
     #[serde(default)]
     pub quiet_slot_s: Option<f64>,
-    /// The frontier by dual ascent (`gapbench_ilp::frontier::ascent`) instead of the
+    /// The frontier by dual ascent (`gapbench_bounds::frontier::ascent`) instead of the
     /// Lagrangian sweep and column generation: this many steps at the unconstrained end, then
     /// as many at each point's own spend (the cell replays the points' policies to know
     /// them). Counted in steps, so deterministic; no LP, so the bound's status is

@@ -134,7 +134,7 @@ pub struct ReplaySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carbon: Option<String>,
     /// `[replay.bound]`: prove a lower bound on every replay's energy
-    /// (`gapbench_ilp::replay_bound`); none: no bound.
+    /// (`gapbench_bounds::replay_bound`); none: no bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<ReplayBoundSpec>,
 }

@@ -116,7 +116,7 @@ fn rows_take_the_front_ends_where_they_are_better() {
         placement: Vec::new(),
         secondary_power_watts: None,
     };
-    let point = |label: &str, power_watts: f64, frag_milli: f64| ParetoPoint {
+    let point = |label: &str, power_watts: f64, frag_milli: f64| FrontPoint {
         label: label.into(),
         power_cap_watts: None,
         power_watts,

@@ -44,7 +44,7 @@ use self::capped::{solve_under_cap, Measured};
 use self::staircase::{Staircase, FRAG_TOLERANCE_MILLI};
 use self::walk::{relink_from, walk_from, Toward};
 use super::ColumnCarry;
-use crate::pareto::ParetoPoint;
+use crate::pareto::FrontPoint;
 use crate::snapshot::Snapshot;
 use crate::solve::{relative_gap, SolveOptions, SolveReport, SolveStatus};
 
@@ -55,7 +55,7 @@ const GAP_SHARES: [f64; 4] = [0.5, 0.25, 0.75, 0.125];
 /// improve on the end points' own solves: a placement of less power, or less fragmentation).
 pub struct PowerFragFront {
     /// By power: `min_power`, the caps `eps_<k>`, `min_frag`.
-    pub points: Vec<ParetoPoint>,
+    pub points: Vec<FrontPoint>,
     /// The least-power placement found (the least fragmentation of those), and the
     /// least-fragmentation one (the least power of those).
     pub least_power: Vec<Option<Placement>>,
@@ -201,7 +201,7 @@ pub fn column_generation_front(
             Source::LeastFrag(end) => end.solve_seconds,
             Source::Found { seconds } => seconds,
         };
-        Ok(ParetoPoint {
+        Ok(FrontPoint {
             label,
             power_cap_watts: cap_watts,
             power_watts: power,

@@ -1,6 +1,7 @@
 use gapbench_model::{CpuPowerProfile, GpuModel, NodeType};
 
 use super::*;
+use crate::error::BoundError;
 
 /// Two nodes of 2 V100 (30 W idle, 300 W full) and one 16-core socket (15 W idle,
 /// 120 W working): 75 W each when idle.
@@ -47,7 +48,7 @@ fn bound_within(
     tasks: &[BoundTask],
     power: BoundPower,
     options: &BoundOptions,
-) -> Result<ReplayBound, String> {
+) -> Result<ReplayBound, BoundError> {
     let cluster = two_nodes();
     let typical = TypicalPods::default();
     let input = ReplayBoundInput {
@@ -179,7 +180,10 @@ fn a_task_that_is_no_interval_is_refused() {
         reference: &[],
     };
     let error = replay_energy_bound(&input, &BoundOptions::default()).unwrap_err();
-    assert!(error.contains("task A"), "{error}");
+    assert!(
+        matches!(error, BoundError::Input(ref e) if e.contains("task A")),
+        "{error:?}"
+    );
 }
 
 /// The per-node MIP of each window proves the hand optima: always-on 525, 795, 525 W;
@@ -232,7 +236,10 @@ fn a_cap_of_no_round_is_refused() {
     };
     let power = reservation(IdleBound::AlwaysOn);
     let error = bound_within(&three_tasks(), power, &options).unwrap_err();
-    assert!(error.contains("exact pricing round"), "{error}");
+    assert!(
+        matches!(error, BoundError::Input(ref e) if e.contains("exact pricing round")),
+        "{error:?}"
+    );
 }
 
 /// A cap that does not bind changes nothing: the hand case converges within one exact

@@ -1,9 +1,9 @@
 //! A slot's cost hull for one job at given prices: the lower convex hull of idle and the
 //! job's configurations as `(speed, cost per second)` points, its pieces as work segments,
 //! and the mix of configurations that runs a slot at a given average speed (the model is in
-//! [`super::job`]'s documentation).
+//! the `job` module's documentation).
 
-use super::job::{BudgetRates, Prices};
+use super::rates::{BudgetRates, Prices};
 use super::FrontierJob;
 
 /// A corner of a slot's cost hull: running speed and cost per second, and which

@@ -1,7 +1,7 @@
 //! The Lagrangian JCT–budget envelope against the time-indexed MIP on small instances: the
 //! envelope never exceeds a proven optimum, and how close it comes is measured.
 
-use gapbench_ilp::frontier::{
+use gapbench_bounds::frontier::{
     ascent_frontier, lagrangian_frontier, min_total_jct, AscentOptions, BudgetKind,
     FrontierInstance, FrontierJob, LagrangianOptions, Slots,
 };

@@ -14,6 +14,8 @@
 //! slots therefore cost tightness only where the capacity binds, and the grid of
 //! [`Slots::adaptive`] keeps the short base slot there.
 
+use crate::error::BoundError;
+
 /// Slot boundaries: slot `t` is `[end_s[t−1], end_s[t])`, slot 0 starting at 0.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Slots {
@@ -29,13 +31,13 @@ impl Slots {
     }
 
     /// Slots ending at `end_s` (strictly increasing, positive); errors otherwise.
-    pub fn from_ends(end_s: Vec<f64>) -> Result<Slots, String> {
+    pub fn from_ends(end_s: Vec<f64>) -> Result<Slots, BoundError> {
         let mut previous = 0.0;
         for (t, &end) in end_s.iter().enumerate() {
             if !(end.is_finite() && end > previous) {
-                return Err(format!(
+                return Err(BoundError::Input(format!(
                     "slot {t} ends at {end} s, not after its start {previous} s"
-                ));
+                )));
             }
             previous = end;
         }

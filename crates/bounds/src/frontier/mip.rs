@@ -18,9 +18,11 @@
 
 use good_lp::{variable, Expression, ProblemVariables, SolverModel, Variable};
 
-use super::job::BudgetRates;
+use super::rates::BudgetRates;
 use super::FrontierInstance;
-use crate::solve::{run_highs, RawStatus, SolveOptions, SolveStatus};
+use crate::error::BoundError;
+use gapbench_ilp::solver::{run_highs, RawStatus};
+use gapbench_ilp::{SolveOptions, SolveStatus};
 
 /// The MIP's answer for one budget.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +42,7 @@ pub fn min_total_jct(
     instance: &FrontierInstance,
     budget: f64,
     options: &SolveOptions,
-) -> Result<MipFrontierPoint, String> {
+) -> Result<MipFrontierPoint, BoundError> {
     instance.validate()?;
     options.validate()?;
     let horizon = instance.slots.count();
@@ -49,9 +51,9 @@ pub fn min_total_jct(
         .iter()
         .position(|job| instance.arrival_slot(job) >= horizon)
     {
-        return Err(format!(
+        return Err(BoundError::Input(format!(
             "job {j} arrives after the horizon of {horizon} slots"
-        ));
+        )));
     }
     let rates = BudgetRates::of(instance);
     let mut vars = ProblemVariables::new();

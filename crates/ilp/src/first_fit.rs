@@ -1,13 +1,13 @@
-//! A first-fit placement of one window's tasks: column generation starts from a feasible
-//! master, and the tasks it leaves out are only left out of the bound (fewer tasks never
-//! need more power, so the bound stays valid, just weaker).
+//! A first-fit placement: the start of a solve given no warm start, and of a replay
+//! window's bound (`gapbench_bounds::replay_bound`: column generation starts from a
+//! feasible master, and the tasks it leaves out are only left out of the bound).
 
 use gapbench_model::{Cluster, ClusterState, DeviceSet, NodeId, Placement, Task};
 
 /// Largest first (GPU milli, then CPU), each on the lowest-index node it fits, its devices
 /// the fullest that still hold it (best fit, so fewer devices start working). `None` for
 /// a task that fits nowhere.
-pub(super) fn first_fit(cluster: &Cluster, tasks: &[Task]) -> Vec<Option<Placement>> {
+pub fn first_fit(cluster: &Cluster, tasks: &[Task]) -> Vec<Option<Placement>> {
     let mut order: Vec<usize> = (0..tasks.len()).collect();
     order.sort_by_key(|&i| {
         let t = &tasks[i];

@@ -8,7 +8,7 @@
 //! there, the least power of `S_W` alone. Windows partition the replay's span, and
 //! `E ≥ Σ_W |W|·P*_LB(S_W)`, with `P*_LB` the Lagrangian (Farley) bound of the
 //! configuration LP of the min-power snapshot problem
-//! ([`crate::cg::power_bound_carrying`]), valid at every column-generation iteration. A
+//! ([`gapbench_ilp::Session::power_bound`]), valid at every column-generation iteration. A
 //! task may sit on different nodes in different windows (migration is relaxed), which is
 //! why this is a bound and not a schedule. The times are the replay's: a policy that
 //! delayed a start or stretched a run (queueing, co-location slowdown) gets the bound of
@@ -24,7 +24,7 @@
 //! `windows_converged`, or `round_limit` when the round cap stopped a window); a hit is the
 //! status `time_limit` (still a valid bound). A sub-window's task set contains its
 //! parent's, so it keeps the parent's bound as a floor. Consecutive solves share columns
-//! ([`ColumnCarry`]). A window's tasks are placed first fit so column generation starts
+//! (one [`Session`]). A window's tasks are placed first fit so column generation starts
 //! feasible; tasks that fit nowhere by first fit are left out of its bound (still valid:
 //! fewer tasks never need more power).
 //!
@@ -43,7 +43,7 @@
 //!   wherever it runs, and column generation bounds the rest (CPU and GPU idle power)
 //!   with the GPUs' busy power taken out.
 //! - *Sleep-when-empty*: an empty node draws `sleep_fraction × idle`; column generation
-//!   charges that to empty nodes ([`crate::cg::power_bound_carrying`]'s `sleep_watts`).
+//!   charges that to empty nodes ([`gapbench_ilp::Session::power_bound`]'s `sleep_watts`).
 //! - *Oversubscribed devices* (EaCO-O): tenants' GPU memory, not reservations, must fit a
 //!   device, so a task's share is cut to `min(m_i, memory_i)` ([`BoundPower::oversubscribed`]).
 //! - *Policies that choose GPU counts* (PowerFlow/GreenFlow-style): a job holds at least
@@ -57,16 +57,15 @@
 //! `[start, end)` is not one stay on one request); leaving tasks out keeps the bound valid.
 
 mod exact;
-mod pack;
 mod power;
 
 use std::time::Instant;
 
 use gapbench_model::{Cluster, Task, TypicalPods};
 
-use crate::cg::{power_bound_carrying, ColumnCarry};
-use crate::snapshot::Snapshot;
-use crate::solve::SolveOptions;
+use crate::error::BoundError;
+use gapbench_ilp::SolveOptions;
+use gapbench_ilp::{Options, Problem, Session};
 
 pub use exact::{window_mip, WindowMip};
 
@@ -165,32 +164,9 @@ pub struct BoundWindow {
     pub round_limited: bool,
 }
 
-/// What was proven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BoundStatus {
-    /// Every window's configuration LP was solved to optimality (or its bound met a
-    /// placement), and the span was cut into `max_windows` windows (or no window left has
-    /// a start or end inside): the bound depends on its input alone.
-    Converged,
-    /// As `Converged`, but the round cap (`max_pricing_rounds`) stopped some windows' column
-    /// generation before it converged: their Lagrangian bounds still hold, and the bound
-    /// depends on its input and options alone.
-    RoundLimit,
-    /// The time limit stopped a window's column generation, or stopped splitting before
-    /// `max_windows`: the bound still holds (Lagrangian or fallback), but may differ
-    /// between runs.
-    TimeLimit,
-}
-
-impl BoundStatus {
-    pub fn label(self) -> &'static str {
-        match self {
-            BoundStatus::Converged => "windows_converged",
-            BoundStatus::RoundLimit => "round_limit",
-            BoundStatus::TimeLimit => "time_limit",
-        }
-    }
-}
+/// What was proven: decided here, written as `windows_converged`, `round_limit` or
+/// `time_limit` (the results schema's labels).
+pub use gapbench_results::ReplayBoundStatus as BoundStatus;
 
 /// The energy bound of one replay.
 #[derive(Debug, Clone, PartialEq)]
@@ -221,7 +197,7 @@ pub struct ReplayBoundInput<'a> {
 pub fn replay_energy_bound(
     input: &ReplayBoundInput,
     options: &BoundOptions,
-) -> Result<ReplayBound, String> {
+) -> Result<ReplayBound, BoundError> {
     let clock = Instant::now();
     check(input, options)?;
     let lowered = power::static_cluster(input.cluster, &input.power);
@@ -232,7 +208,7 @@ pub fn replay_energy_bound(
         lowered: &lowered,
         sleep: sleep.as_deref(),
         empty_watts,
-        carry: ColumnCarry::new(),
+        session: Session::new(),
         clock,
         options,
     };
@@ -287,43 +263,51 @@ pub fn replay_energy_bound(
     })
 }
 
-fn check(input: &ReplayBoundInput, options: &BoundOptions) -> Result<(), String> {
+fn check(input: &ReplayBoundInput, options: &BoundOptions) -> Result<(), BoundError> {
     let (from, to) = input.span_s;
     if !(from.is_finite() && to.is_finite() && from <= to) {
-        return Err(format!(
+        return Err(BoundError::Input(format!(
             "the replay's span {from}..{to} s is not an interval"
-        ));
+        )));
     }
     if let Some(t) = input
         .tasks
         .iter()
         .find(|t| !(t.start_s.is_finite() && t.end_s.is_finite() && t.start_s <= t.end_s))
     {
-        return Err(format!(
+        return Err(BoundError::Input(format!(
             "task {} runs {}..{} s: not an interval",
             t.task.name, t.start_s, t.end_s
-        ));
+        )));
     }
     if let GpuPowerBound::Utilisation { eta_min, eta_alone } = input.power.gpu {
         if !(eta_min > 0.0 && eta_min <= eta_alone && eta_alone.is_finite()) {
-            return Err(format!(
+            return Err(BoundError::Input(format!(
                 "co-location factors η_min {eta_min}, η_1 {eta_alone}: need 0 < η_min ≤ η_1"
-            ));
+            )));
         }
     }
     if let IdleBound::SleepWhenEmpty { sleep_fraction } = input.power.idle {
         if !(0.0..=1.0).contains(&sleep_fraction) {
-            return Err(format!("sleep fraction {sleep_fraction} is not in [0, 1]"));
+            return Err(BoundError::Input(format!(
+                "sleep fraction {sleep_fraction} is not in [0, 1]"
+            )));
         }
     }
     if options.initial_windows == 0 || options.max_windows == 0 {
-        return Err("a bound needs at least one window".into());
+        return Err(BoundError::Input(
+            "a bound needs at least one window".into(),
+        ));
     }
     if options.max_pricing_rounds == Some(0) {
-        return Err("a window's column generation needs at least one exact pricing round".into());
+        return Err(BoundError::Input(
+            "a window's column generation needs at least one exact pricing round".into(),
+        ));
     }
     if !(options.time_limit_s >= 0.0 && options.window_time_limit_s >= 0.0) {
-        return Err("time limits must be non-negative seconds".into());
+        return Err(BoundError::Input(
+            "time limits must be non-negative seconds".into(),
+        ));
     }
     Ok(())
 }
@@ -419,7 +403,7 @@ struct WindowSolver<'a> {
     sleep: Option<&'a [f64]>,
     /// The empty cluster's watts: the floor of every window's static part.
     empty_watts: f64,
-    carry: ColumnCarry,
+    session: Session,
     clock: Instant,
     options: &'a BoundOptions,
 }
@@ -447,7 +431,7 @@ impl WindowSolver<'_> {
     }
 
     /// Column generation on the window's tasks, if time is left; keeps the higher bound.
-    fn solve(&mut self, window: &mut BoundWindow) -> Result<(), String> {
+    fn solve(&mut self, window: &mut BoundWindow) -> Result<(), BoundError> {
         let left = self.time_left();
         if left <= 0.0 || window.from_s >= window.to_s {
             window.solved = window.from_s >= window.to_s;
@@ -466,21 +450,20 @@ impl WindowSolver<'_> {
                 &problem.tasks,
                 &problem.placement,
             );
-            let snapshot = Snapshot::new(
-                self.lowered,
-                self.input.typical,
-                &problem.tasks,
-                problem.placement,
-                0.0,
-            )?;
             let options = SolveOptions {
                 time_limit_s: self.options.window_time_limit_s.min(left),
                 threads: Some(1),
                 max_pricing_rounds: self.options.max_pricing_rounds,
                 ..SolveOptions::default()
             };
+            let tasks = Problem::new(
+                self.lowered.clone(),
+                self.input.typical.clone(),
+                problem.tasks,
+            );
+            let start = Options::new(options.clone()).warm_start(problem.placement);
             let window_clock = Instant::now();
-            let bound = power_bound_carrying(&snapshot, &options, self.sleep, &mut self.carry)?;
+            let bound = self.session.power_bound(&tasks, &start, self.sleep)?;
             // Column generation also stops when its bound meets the first-fit placement:
             // then the bound is the window's optimum, more than the LP's.
             let meets_placement = bound.watts >= first_fit_watts * (1.0 - 1e-9) - 1e-6;
@@ -545,7 +528,7 @@ impl WindowProblem {
         let tasks = tasks_throughout(input, from, to);
         let dynamic_watts = dynamic_floor(input, &tasks);
         let tasks: Vec<Task> = tasks.into_iter().map(|(_, t)| t).collect();
-        let placement = pack::first_fit(lowered, &tasks);
+        let placement = gapbench_ilp::first_fit(lowered, &tasks);
         WindowProblem {
             tasks,
             placement,

@@ -26,9 +26,10 @@
 //! never in seconds, and summed in job order: the same instance gives the same lines on any
 //! machine and any number of threads.
 
-use super::job::BudgetRates;
 use super::lagrangian::{evaluate, Evaluation, Frontier, FrontierLine};
+use super::rates::BudgetRates;
 use super::FrontierInstance;
+use crate::error::BoundError;
 
 /// How many pricing passes to spend.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -100,46 +101,10 @@ impl Ascent<'_> {
         // λ's own controller: a factor e^h towards the budget, h halved on every reversal.
         let (mut h, mut last_sign) = (LAMBDA_FIRST_STEP, 0.0);
         for step in 0..steps {
-            // Scaled, projected subgradient of the slots.
-            let slot_state = current
-                .subgradient
-                .iter()
-                .zip(&self.capacity)
-                .zip(&self.gpu_second);
-            for (d, ((over_s, cap), price)) in direction.iter_mut().zip(slot_state) {
-                let over = over_s / cap;
-                let g = if *price <= 0.0 && over < 0.0 {
-                    0.0
-                } else {
-                    over
-                };
-                *d = if step == 0 {
-                    g
-                } else {
-                    DEFLECTION * g + (1.0 - DEFLECTION) * *d
-                };
-            }
-            let norm: f64 = direction.iter().map(|d| d * d).sum();
-            if norm > 1e-18 {
-                let length = theta * FIRST_AIM * best.abs().max(1.0) / norm;
-                let slot_state = self.gpu_second.iter_mut().zip(&self.capacity);
-                for ((price, cap), d) in slot_state.zip(&direction) {
-                    *price = (*price * cap + length * d).max(0.0) / cap;
-                }
-            }
+            let aim = theta * FIRST_AIM * best.abs().max(1.0);
+            let norm = self.step_slot_prices(&current, &mut direction, step == 0, aim);
             if let Some(b) = budget {
-                let sign = (current.budget_used - b).signum();
-                if sign * last_sign < 0.0 {
-                    h *= 0.5;
-                }
-                last_sign = sign;
-                if self.budget_price <= 0.0 {
-                    if sign > 0.0 {
-                        self.budget_price = self.reference_price;
-                    }
-                } else {
-                    self.budget_price *= (sign * h).exp();
-                }
+                self.step_budget_price(current.budget_used - b, &mut h, &mut last_sign);
             } else if norm <= 1e-18 {
                 break; // every slot balanced: these prices are optimal at λ = 0
             }
@@ -180,6 +145,63 @@ impl Ascent<'_> {
         best
     }
 
+    /// One scaled, projected, deflected subgradient step on the slot prices from `current`
+    /// (`first`: no earlier direction to deflect), of length `aim / ‖direction‖²`; returns
+    /// `‖direction‖²` (0: every slot balanced, nothing moved).
+    fn step_slot_prices(
+        &mut self,
+        current: &Evaluation,
+        direction: &mut [f64],
+        first: bool,
+        aim: f64,
+    ) -> f64 {
+        let slot_state = current
+            .subgradient
+            .iter()
+            .zip(&self.capacity)
+            .zip(&self.gpu_second);
+        for (d, ((over_s, cap), price)) in direction.iter_mut().zip(slot_state) {
+            let over = over_s / cap;
+            let g = if *price <= 0.0 && over < 0.0 {
+                0.0
+            } else {
+                over
+            };
+            *d = if first {
+                g
+            } else {
+                DEFLECTION * g + (1.0 - DEFLECTION) * *d
+            };
+        }
+        let norm: f64 = direction.iter().map(|d| d * d).sum();
+        if norm > 1e-18 {
+            let length = aim / norm;
+            let slot_state = self.gpu_second.iter_mut().zip(&self.capacity);
+            for ((price, cap), d) in slot_state.zip(direction.iter()) {
+                *price = (*price * cap + length * d).max(0.0) / cap;
+            }
+        }
+        norm
+    }
+
+    /// λ's own controller, one step: a factor `e^h` towards the budget (`overspent`: the
+    /// budget used minus the budget), `h` halved on every reversal (`last_sign`: the
+    /// previous step's direction); from 0 it starts at the reference price once overspent.
+    fn step_budget_price(&mut self, overspent: f64, h: &mut f64, last_sign: &mut f64) {
+        let sign = overspent.signum();
+        if sign * *last_sign < 0.0 {
+            *h *= 0.5;
+        }
+        *last_sign = sign;
+        if self.budget_price <= 0.0 {
+            if sign > 0.0 {
+                self.budget_price = self.reference_price;
+            }
+        } else {
+            self.budget_price *= (sign * *h).exp();
+        }
+    }
+
     /// Prices every job at the current prices and records the line.
     fn evaluate(&mut self) -> Evaluation {
         let evaluation = evaluate(
@@ -203,7 +225,7 @@ pub fn ascent_frontier(
     instance: &FrontierInstance,
     budgets: &[f64],
     options: &AscentOptions,
-) -> Result<AscentFrontier, String> {
+) -> Result<AscentFrontier, BoundError> {
     instance.validate()?;
     let rates = BudgetRates::of(instance);
     let capacity: Vec<f64> = (0..instance.slots.count())

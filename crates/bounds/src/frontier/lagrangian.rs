@@ -15,8 +15,10 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::job::{cheapest_schedule, BudgetRates, JobSchedule, Prices};
+use super::job::{cheapest_schedule, JobSchedule};
+use super::rates::{BudgetRates, Prices};
 use super::FrontierInstance;
+use crate::error::BoundError;
 
 /// How hard to work on the envelope.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -177,7 +179,7 @@ fn climb(
 pub fn lagrangian_frontier(
     instance: &FrontierInstance,
     options: &LagrangianOptions,
-) -> Result<Frontier, String> {
+) -> Result<Frontier, BoundError> {
     lagrangian_sweep(instance, options, None).map(|(frontier, _)| frontier)
 }
 
@@ -191,7 +193,7 @@ pub(crate) fn lagrangian_sweep(
     instance: &FrontierInstance,
     options: &LagrangianOptions,
     deadline: Option<Instant>,
-) -> Result<(Frontier, Vec<PricePair>), String> {
+) -> Result<(Frontier, Vec<PricePair>), BoundError> {
     instance.validate()?;
     let rates = BudgetRates::of(instance);
     let mut gpu_second = vec![0.0; instance.slots.count()];

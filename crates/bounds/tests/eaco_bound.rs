@@ -1,9 +1,10 @@
 //! EaCO's energy bound on cases small enough to solve by hand (the module doc of
-//! `gapbench_ilp::eaco_bound` has the formulas).
+//! `gapbench_bounds::eaco_bound` has the formulas).
 
-use gapbench_ilp::eaco_bound::{
+use gapbench_bounds::eaco_bound::{
     eaco_energy_bound, CoPattern, EacoBoundInput, EacoBoundOptions, EacoJob, LpStatus,
 };
+use gapbench_bounds::BoundError;
 
 const HOUR: f64 = 3600.0;
 
@@ -104,5 +105,8 @@ fn bad_input_is_refused_with_its_reason() {
     let mut input = one_node(vec![job(0.0, 1.0, 1.0)], 0.0);
     input.jobs[0].class = 3;
     let err = eaco_energy_bound(&input, &half_hour_slots()).unwrap_err();
-    assert!(err.contains("job 0"), "{err}");
+    assert!(
+        matches!(err, BoundError::Input(ref reason) if reason.contains("job 0")),
+        "{err:?}"
+    );
 }

@@ -48,6 +48,7 @@
 
 use std::time::Instant;
 
+use crate::error::BoundError;
 use highs::{ColProblem, HighsModelStatus, Sense};
 
 /// One job: its class, window and work.
@@ -118,29 +119,8 @@ impl Default for EacoBoundOptions {
     }
 }
 
-/// What the LP proved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LpStatus {
-    /// Solved to optimality; the certified value equals the optimum up to tolerances.
-    Optimal,
-    /// Stopped at the time limit: the certified value is still a valid (weaker) bound.
-    TimeLimit,
-    /// No schedule meets every window (not even in the relaxation).
-    Infeasible,
-    /// Not run (no slot length).
-    Skipped,
-}
-
-impl LpStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LpStatus::Optimal => "optimal",
-            LpStatus::TimeLimit => "time-limit",
-            LpStatus::Infeasible => "infeasible",
-            LpStatus::Skipped => "skipped",
-        }
-    }
-}
+/// What the LP proved (the results schema's labels: `optimal`, `time-limit`, …).
+pub use gapbench_results::EacoLpStatus as LpStatus;
 
 /// The bound and how it was obtained.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,7 +146,7 @@ const SECONDS_PER_HOUR: f64 = 3600.0;
 pub fn eaco_energy_bound(
     input: &EacoBoundInput,
     options: &EacoBoundOptions,
-) -> Result<EacoBound, String> {
+) -> Result<EacoBound, BoundError> {
     let started = Instant::now();
     validate(input)?;
     let classes = input.classes();
@@ -197,7 +177,9 @@ pub fn eaco_energy_bound(
     };
     if let Some(slot_s) = options.slot_s {
         if !(slot_s.is_finite() && slot_s > 0.0) {
-            return Err(format!("the slot length must be positive, not {slot_s}"));
+            return Err(BoundError::Input(format!(
+                "the slot length must be positive, not {slot_s}"
+            )));
         }
         let lp = TimeIndexedLp::build(input, classes, t0, slot_s);
         bound.slots = lp.slots;
@@ -212,30 +194,37 @@ pub fn eaco_energy_bound(
     Ok(bound)
 }
 
-fn validate(input: &EacoBoundInput) -> Result<(), String> {
+fn validate(input: &EacoBoundInput) -> Result<(), BoundError> {
     if input.jobs.is_empty() {
-        return Err("no jobs".into());
+        return Err(BoundError::Input("no jobs".into()));
     }
     let classes = input.classes();
     for (i, p) in input.patterns.iter().enumerate() {
         if p.tenants() == 0 || !(p.slowdown >= 1.0 && p.slowdown.is_finite()) {
-            return Err(format!("pattern {i}: needs a tenant and a slowdown ≥ 1"));
+            return Err(BoundError::Input(format!(
+                "pattern {i}: needs a tenant and a slowdown ≥ 1"
+            )));
         }
         if !(p.extra_watts.is_finite() && p.extra_watts >= 0.0) {
-            return Err(format!("pattern {i}: extra power {} W", p.extra_watts));
+            return Err(BoundError::Input(format!(
+                "pattern {i}: extra power {} W",
+                p.extra_watts
+            )));
         }
     }
     for (i, j) in input.jobs.iter().enumerate() {
         let finite = j.release_s.is_finite() && j.due_s.is_finite() && j.work_s.is_finite();
         if !finite || j.work_s <= 0.0 || j.class >= classes {
-            return Err(format!(
+            return Err(BoundError::Input(format!(
                 "job {i}: class {} of {classes}, release {}, due {}, work {} s",
                 j.class, j.release_s, j.due_s, j.work_s
-            ));
+            )));
         }
     }
     if !(input.base_watts.is_finite() && input.base_watts >= 0.0) || input.nodes == 0 {
-        return Err("needs at least one node and a base power ≥ 0".into());
+        return Err(BoundError::Input(
+            "needs at least one node and a base power ≥ 0".into(),
+        ));
     }
     Ok(())
 }
@@ -301,6 +290,42 @@ struct TimeIndexedLp {
     columns: Vec<LpColumn>,
 }
 
+/// Job `j`'s rows and columns: its demand row `Σ_t w_{j,t} ≥ W_j` (hours), and in every
+/// slot `t` it may run in (`most[t]` > 0 hours of its window there) its time `r_{j,t}` and
+/// work `w_{j,t}`, at most `most[t]` each, in its class's time and work rows
+/// (`class_rows`: per class and slot), linked by `r − w ≥ 0`.
+fn add_job(
+    j: &EacoJob,
+    most: &[f64],
+    (time_row, work_row): (&[Vec<usize>], &[Vec<usize>]),
+    rows: &mut Vec<(f64, f64)>,
+    columns: &mut Vec<LpColumn>,
+) {
+    let demand_row = rows.len();
+    rows.push((j.work_s / SECONDS_PER_HOUR, f64::INFINITY));
+    for (t, &most) in most.iter().enumerate() {
+        if most <= 0.0 {
+            continue;
+        }
+        let link_row = rows.len();
+        rows.push((0.0, f64::INFINITY)); // r − w ≥ 0
+        columns.push((
+            0.0,
+            most,
+            vec![(time_row[j.class][t], 1.0), (link_row, 1.0)],
+        ));
+        columns.push((
+            0.0,
+            most,
+            vec![
+                (work_row[j.class][t], 1.0),
+                (link_row, -1.0),
+                (demand_row, 1.0),
+            ],
+        ));
+    }
+}
+
 impl TimeIndexedLp {
     fn build(input: &EacoBoundInput, classes: usize, t0: f64, slot_s: f64) -> Self {
         let h = |s: f64| s / SECONDS_PER_HOUR;
@@ -354,31 +379,10 @@ impl TimeIndexedLp {
                 columns.push((cost, input.nodes as f64 * slot_h, entries));
             }
         }
+        let class_rows = (time_row.as_slice(), work_row.as_slice());
         for j in &input.jobs {
-            let demand_row = rows.len();
-            rows.push((h(j.work_s), f64::INFINITY));
-            for t in 0..slots {
-                let most = overlap(j, t);
-                if most <= 0.0 {
-                    continue;
-                }
-                let link_row = rows.len();
-                rows.push((0.0, f64::INFINITY)); // r − w ≥ 0
-                columns.push((
-                    0.0,
-                    most,
-                    vec![(time_row[j.class][t], 1.0), (link_row, 1.0)],
-                ));
-                columns.push((
-                    0.0,
-                    most,
-                    vec![
-                        (work_row[j.class][t], 1.0),
-                        (link_row, -1.0),
-                        (demand_row, 1.0),
-                    ],
-                ));
-            }
+            let most: Vec<f64> = (0..slots).map(|t| overlap(j, t)).collect();
+            add_job(j, &most, class_rows, &mut rows, &mut columns);
         }
         TimeIndexedLp {
             slots,
@@ -388,7 +392,7 @@ impl TimeIndexedLp {
     }
 
     /// `(status, certified extra kWh)`.
-    fn solve(&self, options: &EacoBoundOptions) -> Result<(LpStatus, f64), String> {
+    fn solve(&self, options: &EacoBoundOptions) -> Result<(LpStatus, f64), BoundError> {
         let mut problem = ColProblem::default();
         let handles: Vec<_> = self
             .rows
@@ -434,7 +438,11 @@ impl TimeIndexedLp {
             HighsModelStatus::Infeasible | HighsModelStatus::UnboundedOrInfeasible => {
                 return Ok((LpStatus::Infeasible, f64::INFINITY))
             }
-            other => return Err(format!("the EaCO bound LP ended with status {other:?}")),
+            other => {
+                return Err(BoundError::Solver(format!(
+                    "the EaCO bound LP ended with status {other:?}"
+                )))
+            }
         };
         let duals = solved.get_solution().dual_rows().to_vec();
         Ok((status, self.certified_value(&duals)))

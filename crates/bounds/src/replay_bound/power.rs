@@ -151,7 +151,7 @@ pub(super) fn placement_watts(
     tasks: &[Task],
     placement: &[Option<Placement>],
 ) -> f64 {
-    let state = crate::eval::state_of(cluster, tasks, placement);
+    let state = gapbench_ilp::eval::state_of(cluster, tasks, placement);
     (0..cluster.len())
         .map(|n| {
             let node = &state.nodes[n];

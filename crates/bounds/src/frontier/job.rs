@@ -13,45 +13,8 @@
 //! the time of the earlier slots alone exceeds the best cost) gives the exact optimum.
 
 use super::hull::{run_times, segments, slot_hull, Corner, Segment};
+use super::rates::{BudgetRates, Prices};
 use super::{FrontierInstance, FrontierJob};
-
-/// Prices of the dualised constraints.
-#[derive(Debug, Clone, Copy)]
-pub struct Prices<'a> {
-    /// λ: JCT seconds per unit of budget (kWh or kg).
-    pub budget: f64,
-    /// μ_t: JCT seconds per GPU-second in each slot of the horizon.
-    pub gpu_second: &'a [f64],
-}
-
-/// Budget per watt-second in each slot and after the horizon
-/// ([`FrontierInstance::budget_per_watt_second`]), computed once per instance.
-#[derive(Debug, Clone)]
-pub struct BudgetRates {
-    pub per_slot: Vec<f64>,
-    pub after_horizon: f64,
-    /// The lowest rate of any slot, or after the horizon.
-    pub lowest: f64,
-}
-
-impl BudgetRates {
-    pub fn of(instance: &FrontierInstance) -> BudgetRates {
-        let (per_slot, after_horizon) = instance.budget_per_watt_second();
-        let lowest = per_slot.iter().copied().fold(after_horizon, f64::min);
-        BudgetRates {
-            per_slot,
-            after_horizon,
-            lowest,
-        }
-    }
-
-    pub(super) fn at(&self, slot: usize) -> f64 {
-        self.per_slot
-            .get(slot)
-            .copied()
-            .unwrap_or(self.after_horizon)
-    }
-}
 
 /// The cheapest schedule of one job at given prices.
 #[derive(Debug, Clone, PartialEq)]
@@ -409,6 +372,33 @@ fn finishing_segments(
     segments_out.extend(segments(corners, instance.available_s(job, finish), finish));
 }
 
+/// How long `job` runs each configuration (index, seconds) to do `work` iterations in
+/// `slot`, whose hull is `corners`: the hull's mix at the slot's average speed; after the
+/// horizon, the single best configuration for as long as it takes.
+fn slot_run_times(
+    instance: &FrontierInstance,
+    job: &FrontierJob,
+    corners: &[Corner],
+    slot: usize,
+    work: f64,
+) -> Vec<(usize, f64)> {
+    if slot >= instance.slots.count() {
+        let (k, speed) = corners
+            .iter()
+            .skip(1)
+            .min_by(|a, b| (a.cost_per_s / a.speed).total_cmp(&(b.cost_per_s / b.speed)))
+            .map(|c| (c.config.expect("a configuration"), c.speed))
+            .expect("a job has a configuration");
+        vec![(k, work / speed)]
+    } else {
+        run_times(
+            corners,
+            work / instance.available_s(job, slot),
+            instance.available_s(job, slot),
+        )
+    }
+}
+
 /// The schedule that finishes in slot `finish`, with the times it runs each configuration.
 fn schedule_finishing_in(
     instance: &FrontierInstance,
@@ -460,22 +450,7 @@ fn schedule_finishing_in(
     for &(slot, work) in &taken {
         let charge = if slot == finish { 1.0 } else { 0.0 };
         slot_hull(job, prices, rates, (slot, charge), &mut corners);
-        let times = if slot >= instance.slots.count() {
-            // After the horizon: the single best configuration, for as long as it takes.
-            let (k, speed) = corners
-                .iter()
-                .skip(1)
-                .min_by(|a, b| (a.cost_per_s / a.speed).total_cmp(&(b.cost_per_s / b.speed)))
-                .map(|c| (c.config.expect("a configuration"), c.speed))
-                .expect("a job has a configuration");
-            vec![(k, work / speed)]
-        } else {
-            run_times(
-                &corners,
-                work / instance.available_s(job, slot),
-                instance.available_s(job, slot),
-            )
-        };
+        let times = slot_run_times(instance, job, &corners, slot, work);
         let mut gpu_seconds = 0.0;
         for (k, seconds) in times {
             let config = job.configs[k];

@@ -1,4 +1,4 @@
-//! The restricted master LP of [`super::colgen`], kept in one HiGHS instance so each
+//! The restricted master LP of column generation (`colgen`), kept in one HiGHS instance so each
 //! re-solve starts from the previous basis (as `cg::master` does for placements):
 //!
 //! ```text
@@ -12,6 +12,7 @@
 //! bound, not the matrix, and keeps the basis. Rows are scaled to order 1; the duals are
 //! returned unscaled (seconds per GPU-second, seconds per budget unit).
 
+use crate::error::BoundError;
 use highs::{Col, ColProblem, HighsModelStatus, Model, Row, Sense};
 
 /// A column of the master: one whole schedule of one job.
@@ -56,7 +57,7 @@ impl ScheduleMaster {
         capacity: &[f64],
         budget_scale: f64,
         threads: Option<u32>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, BoundError> {
         let mut problem = ColProblem::default();
         let convexity: Vec<Row> = (0..jobs).map(|_| problem.add_row(1.0..=1.0)).collect();
         let capacity_rows: Vec<Row> = capacity.iter().map(|_| problem.add_row(..=1.0)).collect();
@@ -91,7 +92,7 @@ impl ScheduleMaster {
         model.change_column_bounds(self.spend, 0.0..=budget * self.budget_scale);
     }
 
-    pub fn add(&mut self, column: &ScheduleColumn) -> Result<(), String> {
+    pub fn add(&mut self, column: &ScheduleColumn) -> Result<(), BoundError> {
         let model = self.model.as_mut().expect("master present between solves");
         let mut factors = Vec::with_capacity(column.gpu_seconds.len() + 2);
         factors.push((self.convexity[column.job], 1.0));
@@ -113,9 +114,9 @@ impl ScheduleMaster {
     }
 
     /// Solves from the current basis within `time_limit_s`; `None` when time ran out.
-    pub fn solve(&mut self, time_limit_s: f64) -> Result<Option<MasterDuals>, String> {
+    pub fn solve(&mut self, time_limit_s: f64) -> Result<Option<MasterDuals>, BoundError> {
         let mut model = self.model.take().expect("master present between solves");
-        crate::solver::set_time_limit(&mut model, time_limit_s)?;
+        gapbench_ilp::solver::set_time_limit(&mut model, time_limit_s)?;
         let solved = model
             .try_solve()
             .map_err(|e| format!("HiGHS failed on the frontier master: {e:?}"))?;
@@ -135,7 +136,9 @@ impl ScheduleMaster {
                     budget: (-duals[jobs + slots]).max(0.0) * self.budget_scale / HOURS,
                 }))
             }
-            other => Err(format!("the frontier master ended with status {other:?}")),
+            other => Err(BoundError::Solver(format!(
+                "the frontier master ended with status {other:?}"
+            ))),
         };
         self.model = Some(Model::from(solved));
         result

@@ -41,14 +41,17 @@ pub mod job;
 pub mod lagrangian;
 mod master;
 pub mod mip;
+pub mod rates;
 pub mod slots;
 
+use crate::error::BoundError;
 use gapbench_model::training::{Fidelity, TrainingJob};
 use gapbench_model::CarbonSeries;
 
 pub use ascent::{ascent_frontier, AscentFrontier, AscentOptions};
 pub use colgen::{
-    column_generation_frontier, BudgetBound, ColumnGenerationFrontier, ColumnGenerationOptions,
+    bound_status_at, column_generation_frontier, BudgetBound, ColumnGenerationFrontier,
+    ColumnGenerationOptions,
 };
 pub use lagrangian::{lagrangian_frontier, Frontier, FrontierLine, LagrangianOptions};
 pub use mip::{min_total_jct, MipFrontierPoint};
@@ -117,25 +120,28 @@ pub struct FrontierInstance {
 
 impl FrontierInstance {
     /// Errors on an instance the bound cannot be computed for, naming the job.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), BoundError> {
         if self.slots.is_empty() {
-            return Err("the horizon has no slot".into());
+            return Err(BoundError::Input("the horizon has no slot".into()));
         }
         if self.gpus == 0 {
-            return Err("the GPU pool is empty".into());
+            return Err(BoundError::Input("the GPU pool is empty".into()));
         }
         for (j, job) in self.jobs.iter().enumerate() {
             if !(job.arrival_s.is_finite() && job.arrival_s >= 0.0) {
-                return Err(format!(
+                return Err(BoundError::Input(format!(
                     "job {j}: arrival {} s is not a time",
                     job.arrival_s
-                ));
+                )));
             }
             if !(job.iterations.is_finite() && job.iterations > 0.0) {
-                return Err(format!("job {j}: work {} must be positive", job.iterations));
+                return Err(BoundError::Input(format!(
+                    "job {j}: work {} must be positive",
+                    job.iterations
+                )));
             }
             if job.configs.is_empty() {
-                return Err(format!("job {j} has no configuration"));
+                return Err(BoundError::Input(format!("job {j} has no configuration")));
             }
             for config in &job.configs {
                 let usable = config.iterations_per_s.is_finite()
@@ -145,10 +151,10 @@ impl FrontierInstance {
                     && config.gpus >= 1
                     && config.gpus <= self.gpus;
                 if !usable {
-                    return Err(format!(
+                    return Err(BoundError::Input(format!(
                         "job {j}: configuration {config:?} cannot run on {} GPUs",
                         self.gpus
-                    ));
+                    )));
                 }
             }
         }
