@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use gapbench_online::PolicySpec;
+use gapbench_replay::policies::{BudgetTarget, TimePolicySpec};
 use serde::{Deserialize, Serialize};
 
 pub use gapbench_results::Seeds;
@@ -205,8 +206,11 @@ impl ReplaySpec {
             gapbench_model::CpuPowerProfile::Reference,
         );
         for policy in &self.policies {
-            let (base, _) = crate::replay_cells::budgeted_share(policy)?;
-            if base == "greenflow" && self.carbon.is_none() {
+            let spec: TimePolicySpec = policy.parse()?;
+            let base = spec.name.as_str();
+            if spec.kind().and_then(|k| k.budget()) == Some(BudgetTarget::Carbon)
+                && self.carbon.is_none()
+            {
                 bail!("[replay] policy `{policy}` needs `carbon` (e.g. \"caiso-2023\")");
             }
             gapbench_replay::policies::time_policy(base, &cluster)

@@ -12,12 +12,8 @@ use gapbench_replay::budget::Forecast;
 use gapbench_replay::policies::clock_fifo::DEFAULT_ZEUS_ETA;
 use gapbench_replay::policies::greenflow::DEFAULT_THETA;
 use gapbench_replay::policies::powerflow::DEFAULT_ROUND_S;
-use gapbench_replay::policies::{PolicySettings, BUDGET_POLICIES};
+use gapbench_replay::policies::{PolicySettings, TimePolicyKind};
 use gapbench_replay::Budget;
-
-pub fn is_budget_policy(name: &str) -> bool {
-    BUDGET_POLICIES.contains(&name.trim())
-}
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum FidelityArg {
@@ -147,9 +143,10 @@ impl BudgetArgs {
     /// Refuses every flag `policy` does not use, and a budgeted policy without its budget.
     pub fn check_policy(&self, policy: &str) -> Result<()> {
         let policy = policy.trim();
+        let kind = TimePolicyKind::parse(policy);
         let (planner, greenflow) = (
-            matches!(policy, "powerflow" | "greenflow"),
-            policy == "greenflow",
+            kind.is_some_and(TimePolicyKind::is_budgeted),
+            kind == Some(TimePolicyKind::GreenFlow),
         );
         let uses = [
             (

@@ -23,7 +23,7 @@ use gapbench_ilp::frontier::{
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
 use gapbench_replay::jobs::{first_arrival_s, trace_end_s};
-use gapbench_replay::policies::{time_policy_with, PolicySettings};
+use gapbench_replay::policies::{time_policy_with, BudgetTarget, PolicySettings, TimePolicyKind};
 use gapbench_replay::{Budget, JobTable, ReplayOptions, ReplayResult, TimedWorkload, TimelineRow};
 use gapbench_results::csv_text::{field, number, optional_number};
 use serde::Serialize;
@@ -368,10 +368,11 @@ pub fn colgen_status(bound: &gapbench_ilp::frontier::BudgetBound) -> &'static st
 /// The budgeted policy of a frontier kind: PowerFlow-style for energy, GreenFlow-style for
 /// carbon.
 pub fn budgeted_policy(kind: FrontierKind) -> &'static str {
-    match kind {
-        FrontierKind::Energy => "powerflow",
-        FrontierKind::Carbon => "greenflow",
-    }
+    let budget = match kind {
+        FrontierKind::Energy => BudgetTarget::Energy,
+        FrontierKind::Carbon => BudgetTarget::Carbon,
+    };
+    TimePolicyKind::planning_to(budget).name()
 }
 
 /// The budget of `kind` worth `value` (kWh or kg).

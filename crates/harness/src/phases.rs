@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use gapbench_model::{NodeOrder, TaskOrder};
-use gapbench_replay::policies::time_policy;
+use gapbench_replay::policies::{time_policy, TimePolicySpec};
 use rayon::prelude::*;
 
 use crate::bench::Matrix;
@@ -57,9 +57,9 @@ pub(crate) fn check_against_inputs(
     }
     let policies = matrix.spec.replay.iter().flat_map(|r| &r.policies);
     for policy in policies {
-        let (base, _) = crate::replay_cells::budgeted_share(policy)?;
+        let base = policy.parse::<TimePolicySpec>()?.name;
         for ((source, _), inputs) in replay_workloads {
-            time_policy(base, &inputs.cluster).map_err(|e| {
+            time_policy(&base, &inputs.cluster).map_err(|e| {
                 anyhow::anyhow!("[replay] policy `{policy}` on source `{source}`: {e}")
             })?;
         }

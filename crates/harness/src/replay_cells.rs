@@ -10,13 +10,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
 use anyhow::{Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules};
-use gapbench_replay::policies::time_policy;
-use gapbench_replay::{
-    Budget, DeadlineFactors, IdlePolicy, PowerSettings, ReplayOptions, ReplayResult,
-};
+use gapbench_replay::policies::{time_policy, BudgetTarget, TimePolicySpec};
+use gapbench_replay::{DeadlineFactors, IdlePolicy, PowerSettings, ReplayOptions, ReplayResult};
 use gapbench_results::replay::TIMELINE_SAMPLES;
 use gapbench_results::{
     ReplayKey, ReplayRunRow, ReplayTimelineRow, REPLAY_RUNS_CSV, REPLAY_SCHEMA_VERSION,
@@ -330,7 +327,8 @@ pub(crate) fn run_replay_cell(
         .context("a replay cell without a [replay] spec")?;
     let inputs = &workloads[&(cell.source.name(), scale_key(cell.arrival_scale))];
     let workload = inputs.workload(cell.seed)?;
-    let (policy_name, share) = budgeted_share(&cell.policy)?;
+    let policy_spec: TimePolicySpec = cell.policy.parse()?;
+    let policy_name = policy_spec.name.as_str();
     let last_end_s = workload
         .tasks
         .iter()
@@ -358,12 +356,13 @@ pub(crate) fn run_replay_cell(
             options,
         ))
     };
-    if let Some(share) = share {
+    let budget_kind = policy_spec.kind().and_then(|kind| kind.budget());
+    if let (Some(share), Some(budget_kind)) = (policy_spec.budget_share, budget_kind) {
         let fifo = replay("fifo-full-clock", &options)?.summary();
-        options.budget = match policy_name {
-            "greenflow" => Budget::CarbonKg(share * fifo.job_carbon_kg.unwrap_or(0.0)),
-            _ => Budget::EnergyKwh(share * fifo.job_energy_kwh),
-        };
+        options.budget = budget_kind.budget(match budget_kind {
+            BudgetTarget::Carbon => share * fifo.job_carbon_kg.unwrap_or(0.0),
+            BudgetTarget::Energy => share * fifo.job_energy_kwh,
+        });
         let jobs = crate::replay::training_jobs(&inputs.cluster, &workload, &options, cell.seed);
         gapbench_replay::budget::check_budget(
             jobs.jobs(),
@@ -431,32 +430,6 @@ pub(crate) fn power_settings(idle: &str, sleep_fraction: f64) -> PowerSettings {
         },
         sleep_fraction,
         ..PowerSettings::default()
-    }
-}
-
-/// A replay policy name and its budget as a share of full-clock FIFO's spend: `powerflow@0.9`
-/// → (`powerflow`, 0.9). The budgeted policies need the share; no other policy takes one.
-pub(crate) fn budgeted_share(name: &str) -> Result<(&str, Option<f64>)> {
-    let (base, share) = match name.split_once('@') {
-        Some((base, share)) => {
-            let share: f64 = share.trim().parse().map_err(|_| {
-                anyhow::anyhow!(
-                    "`{name}`: the budget after `@` is a share of FIFO's spend such as 0.9"
-                )
-            })?;
-            if !(share.is_finite() && share > 0.0) {
-                bail!("`{name}`: the budget share must be positive");
-            }
-            (base.trim(), Some(share))
-        }
-        None => (name.trim(), None),
-    };
-    match (base, share) {
-        ("powerflow" | "greenflow", None) => {
-            bail!("`{name}` plans to a budget: write it as `{name}@1.0` (a share of FIFO's spend)")
-        }
-        ("powerflow" | "greenflow", Some(_)) | (_, None) => Ok((base, share)),
-        (_, Some(_)) => bail!("`{name}`: only powerflow and greenflow take a budget share"),
     }
 }
 

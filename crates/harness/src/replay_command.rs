@@ -137,7 +137,7 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
     };
     let policy = args.policy.trim();
     args.budget.check_policy(policy)?;
-    if matches!(policy, "powerflow" | "greenflow") {
+    if gapbench_replay::policies::is_budgeted(policy) {
         for (flag, given) in [
             ("--queue", args.queue.is_some()),
             ("--on-full", args.on_full.is_some()),
@@ -198,7 +198,7 @@ pub(crate) fn replay(args: ReplayArgs) -> Result<()> {
         );
     }
     // Only the planners run rounds (check_policy refused --round for the others).
-    let planner = matches!(policy, "powerflow" | "greenflow");
+    let planner = gapbench_replay::policies::is_budgeted(policy);
     let round = planner.then_some(args.budget.round_s());
     gapbench::limits::check_replay(&inputs, &seeds, args.tick, round)?;
     let settings = args.budget.policy_settings()?;

@@ -7,6 +7,7 @@
 use std::fmt::Display;
 
 use anyhow::{bail, Result};
+use gapbench_replay::policies::TimePolicySpec;
 
 use crate::bench_spec::{BenchSpec, ReplaySpec};
 use crate::budget_study::BudgetStudySpec;
@@ -81,11 +82,11 @@ fn refuse_duplicate_time_policies(policies: &[String]) -> Result<()> {
         "[replay] policies",
         policies,
         |p| {
-            let (base, share) = crate::replay_cells::budgeted_share(p)?;
-            let base = base
+            let TimePolicySpec { name, budget_share } = p.parse()?;
+            let base = name
                 .parse::<gapbench_online::PolicySpec>()
-                .map_or(base.to_string(), |spec| spec.to_string());
-            Ok((base, share))
+                .map_or(name.clone(), |spec| spec.to_string());
+            Ok((base, budget_share))
         },
         "the same policy",
     )?;

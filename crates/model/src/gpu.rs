@@ -125,14 +125,3 @@ pub fn known_models() -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
-
-/// The models a node may have, comma-separated: those the reference power model has a
-/// profile for (not G1; a task may still ask for it, and then fits no node).
-pub fn node_models() -> String {
-    GpuModel::ALL
-        .iter()
-        .filter(|m| crate::power::gpu_power_profile(**m).is_some())
-        .map(|m| m.name())
-        .collect::<Vec<_>>()
-        .join(", ")
-}

@@ -3,6 +3,7 @@
 //! pick node → pick GPUs), score expressions (`expr:…`, a policy without recompiling), and
 //! the arrival-sweep engine.
 
+mod declare;
 pub mod engine;
 pub mod expr;
 pub mod memo;

@@ -245,7 +245,7 @@ const MAX_NESTING: usize = 64;
 
 /// The deepest syntax tree parsed. Folding, checking and dropping a tree recurse once per
 /// level, so a deeper one (50,000 `+` terms) would overflow the stack; constant parts fold
-/// away before compiling's tighter [`super::compile::MAX_DEPTH`] applies.
+/// away before compiling's tighter depth limit (`compile.rs`'s `MAX_DEPTH`) applies.
 pub const MAX_TREE_DEPTH: usize = 1024;
 
 /// A syntax tree and its depth, as the parser builds it.
