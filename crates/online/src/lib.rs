@@ -5,6 +5,7 @@
 
 mod declare;
 pub mod engine;
+mod error;
 pub mod expr;
 pub mod memo;
 pub mod policies;
@@ -15,6 +16,7 @@ pub mod selection;
 pub mod spec;
 
 pub use engine::{run_arrival_sweep, run_arrival_sweep_with, EventRecord, SweepResult};
+pub use error::OnlineError;
 pub use expr::{ExprScale, ScoreExpr};
 pub use policies::new_policy;
 pub use policy::{GpuSelection, NonFiniteScores, Normalization, Policy, ScoreContext};

@@ -7,7 +7,10 @@ pub enum ReplayError {
     /// Neither a time policy of the table nor a sweep policy spec (the spec's own reason,
     /// then the time policies).
     #[error("{reason}; time mode also knows {known}")]
-    UnknownPolicy { reason: String, known: String },
+    UnknownPolicy {
+        reason: gapbench_online::OnlineError,
+        known: String,
+    },
     /// `powerflow@x` where `x` is not a number.
     #[error("`{spec}`: the budget after `@` is a share of FIFO's spend such as 0.9")]
     ShareNotANumber { spec: String },

@@ -69,7 +69,7 @@ declare_time_policies! {
 /// How the help text groups the time policies (in table order, each group once).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimePolicyGroup {
-    /// EaCO's modes and the Gavel baselines on GPU reservations.
+    /// EaCO's two modes and the Gavel baselines that respect GPU reservations.
     Reserving,
     /// The Gavel baselines sharing whole-GPU reservations (`-o`).
     Sharing,
@@ -306,13 +306,13 @@ pub fn time_policy_with(
     if let Some(kind) = TimePolicyKind::parse(name) {
         return Ok(kind.build(settings));
     }
-    let spec: PolicySpec =
-        name.trim()
-            .parse()
-            .map_err(|reason: String| ReplayError::UnknownPolicy {
-                reason,
-                known: time_policy_names(),
-            })?;
+    let spec: PolicySpec = name
+        .trim()
+        .parse()
+        .map_err(|reason| ReplayError::UnknownPolicy {
+            reason,
+            known: time_policy_names(),
+        })?;
     Ok(Box::new(OnlinePolicy::new(&spec, cluster)))
 }
 
