@@ -152,7 +152,7 @@ impl BudgetArgs {
             (
                 "--budget-energy",
                 self.budget_energy.is_some(),
-                policy == "powerflow",
+                kind == Some(TimePolicyKind::PowerFlow),
             ),
             ("--budget-carbon", self.budget_carbon.is_some(), planner),
             ("--fidelity", self.fidelity.is_some(), planner),
@@ -161,7 +161,11 @@ impl BudgetArgs {
             ("--forecast", self.forecast.is_some(), greenflow),
             ("--forecast-noise", self.forecast_noise.is_some(), greenflow),
             ("--theta", self.theta.is_some(), greenflow),
-            ("--eta", self.eta.is_some(), policy == "zeus"),
+            (
+                "--eta",
+                self.eta.is_some(),
+                kind == Some(TimePolicyKind::Zeus),
+            ),
         ];
         for (flag, given, used) in uses {
             if given && !used {
@@ -179,12 +183,16 @@ impl BudgetArgs {
         if self.forecast_noise.is_some() && self.forecast != Some(ForecastArg::Noisy) {
             bail!("--forecast-noise applies to --forecast noisy only");
         }
-        match policy {
-            "powerflow" if self.budget_energy.is_none() && self.budget_carbon.is_none() => bail!(
-                "powerflow plans to a budget: give --budget-energy KWH (or --budget-carbon KG \
+        match kind {
+            Some(TimePolicyKind::PowerFlow)
+                if self.budget_energy.is_none() && self.budget_carbon.is_none() =>
+            {
+                bail!(
+                    "powerflow plans to a budget: give --budget-energy KWH (or --budget-carbon KG \
                  with --carbon); run fifo-full-clock first to see what FIFO spends"
-            ),
-            "greenflow" if self.budget_carbon.is_none() => {
+                )
+            }
+            Some(TimePolicyKind::GreenFlow) if self.budget_carbon.is_none() => {
                 bail!("greenflow plans to a carbon budget: give --budget-carbon KG and --carbon")
             }
             _ => {}

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use gapbench_model::{CpuPowerProfile, InputRules};
-use gapbench_replay::policies::{time_policy, BudgetTarget, TimePolicySpec};
+use gapbench_replay::policies::{time_policy, BudgetTarget, TimePolicyKind, TimePolicySpec};
 use gapbench_replay::{DeadlineFactors, IdlePolicy, PowerSettings, ReplayOptions, ReplayResult};
 use gapbench_results::replay::TIMELINE_SAMPLES;
 use gapbench_results::{
@@ -358,7 +358,7 @@ pub(crate) fn run_replay_cell(
     };
     let budget_kind = policy_spec.kind().and_then(|kind| kind.budget());
     if let (Some(share), Some(budget_kind)) = (policy_spec.budget_share, budget_kind) {
-        let fifo = replay("fifo-full-clock", &options)?.summary();
+        let fifo = replay(TimePolicyKind::FifoFullClock.name(), &options)?.summary();
         options.budget = budget_kind.budget(match budget_kind {
             BudgetTarget::Carbon => share * fifo.job_carbon_kg.unwrap_or(0.0),
             BudgetTarget::Energy => share * fifo.job_energy_kwh,
