@@ -92,6 +92,7 @@ pub fn sample_sub_cluster(
             )
         }),
         cluster.cpu_power_profile,
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     Ok((sub, chosen))
 }

@@ -39,31 +39,34 @@ impl CarbonSeries {
         start_s: Vec<f64>,
         g_per_kwh: Vec<f64>,
         period_s: f64,
-    ) -> Result<CarbonSeries, String> {
+    ) -> Result<CarbonSeries, InputError> {
         if start_s.is_empty() || start_s.len() != g_per_kwh.len() {
-            return Err(
-                "a carbon series needs as many intensities as step times, at least one".into(),
-            );
-        }
-        if start_s[0] != 0.0 {
-            return Err(format!(
-                "the first step must start at 0 s, not {}",
-                start_s[0]
+            return Err(InputError::invalid(
+                "a carbon series needs as many intensities as step times, at least one",
             ));
         }
+        if start_s[0] != 0.0 {
+            return Err(InputError::invalid(format!(
+                "the first step must start at 0 s, not {}",
+                start_s[0]
+            )));
+        }
         if let Some(w) = start_s.windows(2).find(|w| w[1] <= w[0]) {
-            return Err(format!("step times must increase: {} then {}", w[0], w[1]));
+            return Err(InputError::invalid(format!(
+                "step times must increase: {} then {}",
+                w[0], w[1]
+            )));
         }
         let last_step = *start_s.last().expect("non-empty");
         if !period_s.is_finite() || period_s <= last_step {
-            return Err(format!(
+            return Err(InputError::invalid(format!(
                 "the period ({period_s} s) must end after the last step"
-            ));
+            )));
         }
         if let Some(bad) = g_per_kwh.iter().find(|g| !g.is_finite() || **g < 0.0) {
-            return Err(format!(
+            return Err(InputError::invalid(format!(
                 "carbon intensity must be a finite non-negative number, found {bad}"
-            ));
+            )));
         }
         let mut prefix = Vec::with_capacity(start_s.len());
         let mut sum = 0.0;
@@ -86,7 +89,7 @@ impl CarbonSeries {
         name: impl Into<String>,
         step_s: f64,
         g_per_kwh: Vec<f64>,
-    ) -> Result<CarbonSeries, String> {
+    ) -> Result<CarbonSeries, InputError> {
         let start_s = (0..g_per_kwh.len()).map(|k| k as f64 * step_s).collect();
         let period_s = g_per_kwh.len() as f64 * step_s;
         CarbonSeries::new(name, start_s, g_per_kwh, period_s)
@@ -311,7 +314,7 @@ pub fn read_carbon_csv(file: &Path, input: impl std::io::Read) -> Result<CarbonS
     };
     let period_s = start_s.last().expect("non-empty") + last_step;
     CarbonSeries::new(file.display().to_string(), start_s, values, period_s)
-        .map_err(|message| located(file, None, None, message))
+        .map_err(|error| located(file, None, None, error.message))
 }
 
 /// An input error of `file` at `line` and `column` (where known).

@@ -368,7 +368,7 @@ fn build_cluster(
             "no nodes: the file has a header but no rows",
         ));
     }
-    Cluster::new(nodes, profile).map_err(|message| InputError::new(file, message))
+    Cluster::new(nodes, profile).map_err(|error| InputError::new(file, error.message))
 }
 
 /// Parses an openb node list (`sn,cpu_milli,memory_mib,gpu,model`).
@@ -570,8 +570,8 @@ impl TaskColumns {
         if let Some(spec) = self.spec {
             let spec_text = table.text(line, record, spec)?;
             if !task.is_cpu_only() {
-                task.gpu_models =
-                    GpuModelSet::parse(spec_text).map_err(|m| table.error(line, spec, m))?;
+                task.gpu_models = GpuModelSet::parse(spec_text)
+                    .map_err(|e| table.error(line, spec, e.message))?;
             } else if spec_text.split('|').any(|piece| !piece.is_empty()) {
                 adjust(AdjustmentKind::GpuSpecOnCpuOnlyTask)?;
             }
