@@ -12,12 +12,8 @@ use gapbench_replay::budget::Forecast;
 use gapbench_replay::policies::clock_fifo::DEFAULT_ZEUS_ETA;
 use gapbench_replay::policies::greenflow::DEFAULT_THETA;
 use gapbench_replay::policies::powerflow::DEFAULT_ROUND_S;
-use gapbench_replay::policies::{PolicySettings, BUDGET_POLICIES};
+use gapbench_replay::policies::{PolicySettings, TimePolicyKind};
 use gapbench_replay::Budget;
-
-pub fn is_budget_policy(name: &str) -> bool {
-    BUDGET_POLICIES.contains(&name.trim())
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FidelityArg {
@@ -137,15 +133,16 @@ impl BudgetArgs {
     /// Refuses every flag `policy` does not use, and a budgeted policy without its budget.
     pub fn check_policy(&self, policy: &str) -> Result<()> {
         let policy = policy.trim();
+        let kind = TimePolicyKind::parse(policy);
         let (planner, greenflow) = (
-            matches!(policy, "powerflow" | "greenflow"),
-            policy == "greenflow",
+            kind.is_some_and(TimePolicyKind::is_budgeted),
+            kind == Some(TimePolicyKind::GreenFlow),
         );
         let uses = [
             (
                 "--budget-energy",
                 self.budget_energy.is_some(),
-                policy == "powerflow",
+                kind == Some(TimePolicyKind::PowerFlow),
             ),
             ("--budget-carbon", self.budget_carbon.is_some(), planner),
             ("--fidelity", self.fidelity.is_some(), planner),
@@ -154,7 +151,11 @@ impl BudgetArgs {
             ("--forecast", self.forecast.is_some(), greenflow),
             ("--forecast-noise", self.forecast_noise.is_some(), greenflow),
             ("--theta", self.theta.is_some(), greenflow),
-            ("--eta", self.eta.is_some(), policy == "zeus"),
+            (
+                "--eta",
+                self.eta.is_some(),
+                kind == Some(TimePolicyKind::Zeus),
+            ),
         ];
         for (flag, given, used) in uses {
             if given && !used {
@@ -172,12 +173,16 @@ impl BudgetArgs {
         if self.forecast_noise.is_some() && self.forecast != Some(ForecastArg::Noisy) {
             bail!("--forecast-noise applies to --forecast noisy only");
         }
-        match policy {
-            "powerflow" if self.budget_energy.is_none() && self.budget_carbon.is_none() => bail!(
-                "powerflow plans to a budget: give --budget-energy KWH (or --budget-carbon KG \
+        match kind {
+            Some(TimePolicyKind::PowerFlow)
+                if self.budget_energy.is_none() && self.budget_carbon.is_none() =>
+            {
+                bail!(
+                    "powerflow plans to a budget: give --budget-energy KWH (or --budget-carbon KG \
                  with --carbon); run fifo-full-clock first to see what FIFO spends"
-            ),
-            "greenflow" if self.budget_carbon.is_none() => {
+                )
+            }
+            Some(TimePolicyKind::GreenFlow) if self.budget_carbon.is_none() => {
                 bail!("greenflow plans to a carbon budget: give --budget-carbon KG and --carbon")
             }
             _ => {}

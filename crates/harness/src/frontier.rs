@@ -14,7 +14,7 @@ use gapbench_bounds::frontier::slots::busy_base_slots;
 use gapbench_bounds::frontier::{BudgetKind, Frontier, FrontierInstance, FrontierJob, Slots};
 use gapbench_model::Cluster;
 use gapbench_replay::jobs::{first_arrival_s, trace_end_s};
-use gapbench_replay::policies::{time_policy_with, PolicySettings};
+use gapbench_replay::policies::{time_policy_with, BudgetTarget, PolicySettings, TimePolicyKind};
 use gapbench_replay::{Budget, JobTable, ReplayOptions, ReplayResult, TimedWorkload, TimelineRow};
 use serde::Serialize;
 
@@ -245,10 +245,11 @@ impl PolicyPoint {
 /// The budgeted policy of a frontier kind: PowerFlow-style for energy, GreenFlow-style for
 /// carbon.
 pub fn budgeted_policy(kind: FrontierKind) -> &'static str {
-    match kind {
-        FrontierKind::Energy => "powerflow",
-        FrontierKind::Carbon => "greenflow",
-    }
+    let budget = match kind {
+        FrontierKind::Energy => BudgetTarget::Energy,
+        FrontierKind::Carbon => BudgetTarget::Carbon,
+    };
+    TimePolicyKind::planning_to(budget).name()
 }
 
 /// The budget of `kind` worth `value` (kWh or kg).

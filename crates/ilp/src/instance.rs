@@ -356,7 +356,7 @@ impl RebuiltInstance {
             first_node.push(nodes.len());
             nodes.extend((0..spec.count).map(|k| (format!("type{index}-{k}"), node_type)));
         }
-        let cluster = Cluster::new(nodes, profile)?;
+        let cluster = Cluster::new(nodes, profile).map_err(|e| e.to_string())?;
         // Types are numbered in order of first appearance: the file's order, as long as no
         // two listed types are equal.
         if cluster.node_types.len() != file.node_types.iter().filter(|t| t.count > 0).count() {

@@ -97,6 +97,6 @@ pub fn sample_sub_cluster(
         }),
         cluster.cpu_power_profile,
     )
-    .map_err(SolveError::Problem)?;
+    .map_err(|e| SolveError::Problem(e.to_string()))?;
     Ok((sub, chosen))
 }

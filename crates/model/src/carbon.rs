@@ -39,31 +39,34 @@ impl CarbonSeries {
         start_s: Vec<f64>,
         g_per_kwh: Vec<f64>,
         period_s: f64,
-    ) -> Result<CarbonSeries, String> {
+    ) -> Result<CarbonSeries, InputError> {
         if start_s.is_empty() || start_s.len() != g_per_kwh.len() {
-            return Err(
-                "a carbon series needs as many intensities as step times, at least one".into(),
-            );
-        }
-        if start_s[0] != 0.0 {
-            return Err(format!(
-                "the first step must start at 0 s, not {}",
-                start_s[0]
+            return Err(InputError::invalid(
+                "a carbon series needs as many intensities as step times, at least one",
             ));
         }
+        if start_s[0] != 0.0 {
+            return Err(InputError::invalid(format!(
+                "the first step must start at 0 s, not {}",
+                start_s[0]
+            )));
+        }
         if let Some(w) = start_s.windows(2).find(|w| w[1] <= w[0]) {
-            return Err(format!("step times must increase: {} then {}", w[0], w[1]));
+            return Err(InputError::invalid(format!(
+                "step times must increase: {} then {}",
+                w[0], w[1]
+            )));
         }
         let last_step = *start_s.last().expect("non-empty");
         if !period_s.is_finite() || period_s <= last_step {
-            return Err(format!(
+            return Err(InputError::invalid(format!(
                 "the period ({period_s} s) must end after the last step"
-            ));
+            )));
         }
         if let Some(bad) = g_per_kwh.iter().find(|g| !g.is_finite() || **g < 0.0) {
-            return Err(format!(
+            return Err(InputError::invalid(format!(
                 "carbon intensity must be a finite non-negative number, found {bad}"
-            ));
+            )));
         }
         let mut prefix = Vec::with_capacity(start_s.len());
         let mut sum = 0.0;
@@ -86,7 +89,7 @@ impl CarbonSeries {
         name: impl Into<String>,
         step_s: f64,
         g_per_kwh: Vec<f64>,
-    ) -> Result<CarbonSeries, String> {
+    ) -> Result<CarbonSeries, InputError> {
         let start_s = (0..g_per_kwh.len()).map(|k| k as f64 * step_s).collect();
         let period_s = g_per_kwh.len() as f64 * step_s;
         CarbonSeries::new(name, start_s, g_per_kwh, period_s)
@@ -256,99 +259,43 @@ pub fn read_carbon_csv(file: &Path, input: impl std::io::Read) -> Result<CarbonS
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_reader(input);
-    let located = |line: Option<u64>, column: Option<&str>, message: String| {
-        let mut error = InputError::new(file, message);
-        error.line = line;
-        error.column = column.map(str::to_string);
-        error
-    };
     let headers = reader
         .headers()
-        .map_err(|e| located(None, None, format!("malformed CSV: {e}")))?
+        .map_err(|e| located(file, None, None, format!("malformed CSV: {e}")))?
         .clone();
-    let find = |name: &str| headers.iter().position(|h| h == name);
-    let (time_column, value_column, electricity_maps) = match (
-        find("time_s"),
-        find("g_per_kwh"),
-        find(ELECTRICITY_MAPS_TIME),
-        find(ELECTRICITY_MAPS_DIRECT),
-    ) {
-        (Some(t), Some(v), _, _) => (t, v, false),
-        (_, _, Some(t), Some(v)) => (t, v, true),
-        _ => {
-            return Err(located(
-                Some(1),
-                None,
-                format!(
-                    "expected columns `time_s,g_per_kwh` (or an Electricity Maps export with `{ELECTRICITY_MAPS_TIME}` and `{ELECTRICITY_MAPS_DIRECT}`); header: {}",
-                    headers.iter().collect::<Vec<_>>().join(",")
-                ),
-            ))
-        }
-    };
-    let (time_name, value_name) = (&headers[time_column], &headers[value_column]);
+    let columns = CarbonColumns::find(&headers).ok_or_else(|| {
+        located(
+            file,
+            Some(1),
+            None,
+            format!(
+                "expected columns `time_s,g_per_kwh` (or an Electricity Maps export with `{ELECTRICITY_MAPS_TIME}` and `{ELECTRICITY_MAPS_DIRECT}`); header: {}",
+                headers.iter().collect::<Vec<_>>().join(",")
+            ),
+        )
+    })?;
     let mut start_s = Vec::new();
     let mut values = Vec::new();
     let mut first_epoch_s = None;
     for record in reader.records() {
         let record = record.map_err(|e| {
             located(
+                file,
                 e.position().map(|p| p.line()),
                 None,
                 format!("malformed CSV: {e}"),
             )
         })?;
+        let (time, value) = columns.read_row(file, &headers, &record, &mut first_epoch_s)?;
         let line = record.position().map(|p| p.line());
-        let field = |column: usize, name: &str| {
-            record.get(column).ok_or_else(|| {
-                located(line, Some(name), format!("row has {} fields", record.len()))
-            })
-        };
-        let time_text = field(time_column, time_name)?;
-        let time = if electricity_maps {
-            let epoch = utc_datetime_seconds(time_text)
-                .map_err(|message| located(line, Some(time_name), message))?;
-            (epoch - *first_epoch_s.get_or_insert(epoch)) as f64
-        } else {
-            time_text
-                .parse::<f64>()
-                .ok()
-                .filter(|t| t.is_finite())
-                .ok_or_else(|| {
-                    located(
-                        line,
-                        Some(time_name),
-                        format!("expected seconds, found `{time_text}`"),
-                    )
-                })?
-        };
-        let value_text = field(value_column, value_name)?;
-        let value = value_text
-            .parse::<f64>()
-            .ok()
-            .filter(|g| g.is_finite() && *g >= 0.0)
-            .ok_or_else(|| {
-                located(
-                    line,
-                    Some(value_name),
-                    format!("expected a non-negative intensity in g/kWh, found `{value_text}`"),
-                )
-            })?;
-        let expected_first = start_s.is_empty() && time != 0.0;
-        let not_increasing = start_s.last().is_some_and(|&last| time <= last);
-        if expected_first || not_increasing {
-            return Err(located(
-                line,
-                Some(time_name),
-                if expected_first {
-                    format!("the first row must be at time 0, found {time}")
-                } else {
-                    format!(
-                        "times must increase, found {time} after {}",
-                        start_s.last().expect("a row before")
-                    )
-                },
-            ));
+        let time_name = Some(&headers[columns.time]);
+        if start_s.is_empty() && time != 0.0 {
+            let message = format!("the first row must be at time 0, found {time}");
+            return Err(located(file, line, time_name, message));
+        }
+        if let Some(&last) = start_s.last().filter(|&&last| time <= last) {
+            let message = format!("times must increase, found {time} after {last}");
+            return Err(located(file, line, time_name, message));
         }
         start_s.push(time);
         values.push(value);
@@ -356,6 +303,7 @@ pub fn read_carbon_csv(file: &Path, input: impl std::io::Read) -> Result<CarbonS
     let last_step = match start_s.as_slice() {
         [] => {
             return Err(located(
+                file,
                 None,
                 None,
                 "no rows: the file has a header but no data".into(),
@@ -366,7 +314,96 @@ pub fn read_carbon_csv(file: &Path, input: impl std::io::Read) -> Result<CarbonS
     };
     let period_s = start_s.last().expect("non-empty") + last_step;
     CarbonSeries::new(file.display().to_string(), start_s, values, period_s)
-        .map_err(|message| located(None, None, message))
+        .map_err(|error| located(file, None, None, error.message))
+}
+
+/// An input error of `file` at `line` and `column` (where known).
+fn located(file: &Path, line: Option<u64>, column: Option<&str>, message: String) -> InputError {
+    let mut error = InputError::new(file, message);
+    error.line = line;
+    error.column = column.map(str::to_string);
+    error
+}
+
+/// Where a carbon CSV keeps its times and intensities, and how it writes times.
+struct CarbonColumns {
+    time: usize,
+    value: usize,
+    /// An Electricity Maps export: UTC date-times (seconds from the first row), not seconds.
+    electricity_maps: bool,
+}
+
+impl CarbonColumns {
+    /// Our own `time_s,g_per_kwh` columns first, then an Electricity Maps export's.
+    fn find(headers: &csv::StringRecord) -> Option<CarbonColumns> {
+        let find = |name: &str| headers.iter().position(|h| h == name);
+        match (
+            find("time_s"),
+            find("g_per_kwh"),
+            find(ELECTRICITY_MAPS_TIME),
+            find(ELECTRICITY_MAPS_DIRECT),
+        ) {
+            (Some(time), Some(value), _, _) => Some(CarbonColumns {
+                time,
+                value,
+                electricity_maps: false,
+            }),
+            (_, _, Some(time), Some(value)) => Some(CarbonColumns {
+                time,
+                value,
+                electricity_maps: true,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A row's time (seconds from the first row) and intensity (g/kWh, non-negative).
+    fn read_row(
+        &self,
+        file: &Path,
+        headers: &csv::StringRecord,
+        record: &csv::StringRecord,
+        first_epoch_s: &mut Option<i64>,
+    ) -> Result<(f64, f64), InputError> {
+        let line = record.position().map(|p| p.line());
+        let (time_name, value_name) = (&headers[self.time], &headers[self.value]);
+        let field = |column: usize, name: &str| {
+            record.get(column).ok_or_else(|| {
+                located(
+                    file,
+                    line,
+                    Some(name),
+                    format!("row has {} fields", record.len()),
+                )
+            })
+        };
+        let time_text = field(self.time, time_name)?;
+        let time = if self.electricity_maps {
+            let epoch = utc_datetime_seconds(time_text)
+                .map_err(|message| located(file, line, Some(time_name), message))?;
+            (epoch - *first_epoch_s.get_or_insert(epoch)) as f64
+        } else {
+            time_text
+                .parse::<f64>()
+                .ok()
+                .filter(|t| t.is_finite())
+                .ok_or_else(|| {
+                    let message = format!("expected seconds, found `{time_text}`");
+                    located(file, line, Some(time_name), message)
+                })?
+        };
+        let value_text = field(self.value, value_name)?;
+        let value = value_text
+            .parse::<f64>()
+            .ok()
+            .filter(|g| g.is_finite() && *g >= 0.0)
+            .ok_or_else(|| {
+                let message =
+                    format!("expected a non-negative intensity in g/kWh, found `{value_text}`");
+                located(file, line, Some(value_name), message)
+            })?;
+        Ok((time, value))
+    }
 }
 
 pub fn load_carbon_csv(path: &Path) -> Result<CarbonSeries, InputError> {

@@ -125,99 +125,141 @@ pub fn check_placements<'a>(
     cluster: &Cluster,
     placements: impl IntoIterator<Item = (&'a Task, Placement)>,
 ) -> Vec<Violation> {
-    let n = cluster.len();
-    let mut cpu = vec![0u64; n];
-    let mut memory = vec![0u64; n];
-    let mut tasks = vec![0u64; n];
-    let mut gpu = vec![[0u64; crate::MAX_GPUS_PER_NODE]; n];
+    let mut totals = NodeTotals::new(cluster.len());
     let mut violations = Vec::new();
     for (task, placement) in placements {
-        let node = placement.node;
-        if node as usize >= n {
+        if placement.node as usize >= cluster.len() {
             violations.push(Violation::UnknownNode {
                 task: task.name.clone(),
-                node,
+                node: placement.node,
             });
             continue;
         }
-        let node_type = cluster.node_type(node);
-        let i = node as usize;
-        cpu[i] += u64::from(task.cpu_milli);
-        memory[i] += task.memory_mib;
-        tasks[i] += 1;
-        let expected = if task.gpu_milli == 0 {
-            0
-        } else {
-            usize::from(task.gpu_count)
-        };
-        if task.gpu_count > 1 && task.gpu_milli < 1000 {
-            violations.push(Violation::PartialMultiGpu {
-                task: task.name.clone(),
-            });
-        }
-        if placement.devices.len() != expected {
-            violations.push(Violation::WrongDeviceCount {
+        check_request(cluster, task, &placement, &mut violations);
+        totals.add(cluster, task, &placement, &mut violations);
+    }
+    totals.check_capacities(cluster, &mut violations);
+    violations
+}
+
+/// The violations of one placement on a known node taken alone: a partial multi-GPU
+/// request, the wrong number of devices, a GPU model the task does not allow.
+fn check_request(
+    cluster: &Cluster,
+    task: &Task,
+    placement: &Placement,
+    violations: &mut Vec<Violation>,
+) {
+    let node = placement.node;
+    let expected = if task.gpu_milli == 0 {
+        0
+    } else {
+        usize::from(task.gpu_count)
+    };
+    if task.gpu_count > 1 && task.gpu_milli < 1000 {
+        violations.push(Violation::PartialMultiGpu {
+            task: task.name.clone(),
+        });
+    }
+    if placement.devices.len() != expected {
+        violations.push(Violation::WrongDeviceCount {
+            task: task.name.clone(),
+            node,
+            expected,
+            got: placement.devices.len(),
+        });
+    }
+    if expected > 0 {
+        let allowed = cluster
+            .node_type(node)
+            .gpu_model
+            .is_some_and(|m| task.gpu_models.allows(m));
+        if !allowed {
+            violations.push(Violation::GpuModelNotAllowed {
                 task: task.name.clone(),
                 node,
-                expected,
-                got: placement.devices.len(),
             });
         }
-        if expected > 0 {
-            let allowed = node_type
-                .gpu_model
-                .is_some_and(|m| task.gpu_models.allows(m));
-            if !allowed {
-                violations.push(Violation::GpuModelNotAllowed {
-                    task: task.name.clone(),
-                    node,
-                });
-            }
+    }
+}
+
+/// What the placements ask of each node, summed, to compare with its capacity.
+struct NodeTotals {
+    cpu_milli: Vec<u64>,
+    memory_mib: Vec<u64>,
+    tasks: Vec<u64>,
+    gpu_milli: Vec<[u64; crate::MAX_GPUS_PER_NODE]>,
+}
+
+impl NodeTotals {
+    fn new(nodes: usize) -> NodeTotals {
+        NodeTotals {
+            cpu_milli: vec![0; nodes],
+            memory_mib: vec![0; nodes],
+            tasks: vec![0; nodes],
+            gpu_milli: vec![[0; crate::MAX_GPUS_PER_NODE]; nodes],
         }
+    }
+
+    /// Adds a placement on a known node; a device the node does not have is a violation.
+    fn add(
+        &mut self,
+        cluster: &Cluster,
+        task: &Task,
+        placement: &Placement,
+        violations: &mut Vec<Violation>,
+    ) {
+        let (node, i) = (placement.node, placement.node as usize);
+        self.cpu_milli[i] += u64::from(task.cpu_milli);
+        self.memory_mib[i] += task.memory_mib;
+        self.tasks[i] += 1;
         for device in placement.devices.iter() {
-            if device >= usize::from(node_type.gpu_count) {
+            if device >= usize::from(cluster.node_type(node).gpu_count) {
                 violations.push(Violation::NoSuchDevice {
                     task: task.name.clone(),
                     node,
                     device,
                 });
             } else {
-                gpu[i][device] += u64::from(task.gpu_milli);
+                self.gpu_milli[i][device] += u64::from(task.gpu_milli);
             }
         }
     }
-    for (i, node) in cluster.nodes.iter().enumerate() {
-        let node_type = &cluster.node_types[usize::from(node.type_id)];
-        let id = i as NodeId;
-        if cpu[i] > u64::from(node_type.cpu_milli) {
-            violations.push(Violation::CpuOvercommitted {
-                node: id,
-                requested_milli: cpu[i],
-                capacity_milli: u64::from(node_type.cpu_milli),
-            });
-        }
-        if memory[i] > node_type.memory_mib {
-            violations.push(Violation::MemoryOvercommitted {
-                node: id,
-                requested_mib: memory[i],
-                capacity_mib: node_type.memory_mib,
-            });
-        }
-        if tasks[i] > u64::from(MAX_TASKS_PER_NODE) {
-            violations.push(Violation::TooManyTasks {
-                node: id,
-                tasks: tasks[i],
-            });
-        }
-        for (device, &used) in gpu[i].iter().enumerate() {
-            if used > u64::from(MILLI_GPU_PER_GPU) {
-                violations.push(Violation::GpuOvercommitted {
+
+    /// Every node whose totals exceed its CPU, memory, task count or a device.
+    fn check_capacities(&self, cluster: &Cluster, violations: &mut Vec<Violation>) {
+        for (i, node) in cluster.nodes.iter().enumerate() {
+            let node_type = &cluster.node_types[usize::from(node.type_id)];
+            let id = i as NodeId;
+            if self.cpu_milli[i] > u64::from(node_type.cpu_milli) {
+                violations.push(Violation::CpuOvercommitted {
                     node: id,
-                    device,
-                    requested_milli: used,
+                    requested_milli: self.cpu_milli[i],
+                    capacity_milli: u64::from(node_type.cpu_milli),
                 });
             }
+            if self.memory_mib[i] > node_type.memory_mib {
+                violations.push(Violation::MemoryOvercommitted {
+                    node: id,
+                    requested_mib: self.memory_mib[i],
+                    capacity_mib: node_type.memory_mib,
+                });
+            }
+            if self.tasks[i] > u64::from(MAX_TASKS_PER_NODE) {
+                violations.push(Violation::TooManyTasks {
+                    node: id,
+                    tasks: self.tasks[i],
+                });
+            }
+            for (device, &used) in self.gpu_milli[i].iter().enumerate() {
+                if used > u64::from(MILLI_GPU_PER_GPU) {
+                    violations.push(Violation::GpuOvercommitted {
+                        node: id,
+                        device,
+                        requested_milli: used,
+                    });
+                }
+            }
         }
     }
-    violations
 }

@@ -1,5 +1,6 @@
 //! The cluster: nodes and their (deduplicated) node types.
 
+use crate::error::InputError;
 use crate::gpu::GpuModel;
 use crate::power::{gpu_power_profile, CpuPowerProfile, PowerModel};
 
@@ -59,7 +60,7 @@ impl Cluster {
     pub fn new(
         nodes: impl IntoIterator<Item = (String, NodeType)>,
         cpu_power_profile: CpuPowerProfile,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, InputError> {
         let mut cluster = Cluster {
             nodes: Vec::new(),
             node_types: Vec::new(),
@@ -71,29 +72,33 @@ impl Cluster {
             std::collections::HashMap::new();
         for (name, node_type) in nodes {
             if usize::from(node_type.gpu_count) > crate::MAX_GPUS_PER_NODE {
-                return Err(format!(
+                return Err(InputError::invalid(format!(
                     "node `{name}` has {} GPUs; at most {} per node are supported",
                     node_type.gpu_count,
                     crate::MAX_GPUS_PER_NODE
-                ));
+                )));
             }
             if node_type.gpu_count > 0 && node_type.gpu_model.is_none() {
-                return Err(format!("node `{name}` has GPUs but no GPU model"));
+                return Err(InputError::invalid(format!(
+                    "node `{name}` has GPUs but no GPU model"
+                )));
             }
             let type_id = match type_ids.get(&node_type) {
                 Some(&id) => id,
                 None => {
                     let id = NodeTypeId::try_from(cluster.node_types.len()).map_err(|_| {
-                        format!(
+                        InputError::invalid(format!(
                             "node `{name}` would be node type {}: at most {} distinct node types (CPU, memory, GPU count and model) are supported",
                             cluster.node_types.len() + 1,
                             usize::from(NodeTypeId::MAX) + 1
-                        )
+                        ))
                     })?;
                     let gpu = match node_type.gpu_model {
                         None => None,
                         Some(model) => Some(gpu_power_profile(model).ok_or_else(|| {
-                            format!("node `{name}`: GPU model {model} has no power profile")
+                            InputError::invalid(format!(
+                                "node `{name}`: GPU model {model} has no power profile"
+                            ))
                         })?),
                     };
                     let socket = cpu_power_profile.socket_for(node_type.gpu_model);

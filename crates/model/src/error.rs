@@ -1,4 +1,6 @@
-//! Input errors that name the file, line and column, so a user can fix their data.
+//! Input errors that name the file, line and column, so a user can fix their data: the
+//! model crate's one error type (a cluster, GPU model list or carbon series built from
+//! values rather than read from a file names no file).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -10,8 +12,8 @@ use std::rc::Rc;
 /// A problem with user input, located as precisely as we can.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputError {
-    /// The file (or embedded table) the problem is in.
-    pub file: PathBuf,
+    /// The file (or embedded table) the problem is in; `None` for values not read from one.
+    pub file: Option<PathBuf>,
     /// 1-based line number, when the problem is on one line.
     pub line: Option<u64>,
     /// Column name, when the problem is in one field.
@@ -22,7 +24,16 @@ pub struct InputError {
 impl InputError {
     pub fn new(file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
         Self {
-            file: file.into(),
+            file: Some(file.into()),
+            ..Self::invalid(message)
+        }
+    }
+
+    /// A problem with values not read from a file (a cluster or carbon series built in
+    /// code, a GPU model list): it shows as its message alone.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self {
+            file: None,
             line: None,
             column: None,
             message: message.into(),
@@ -42,7 +53,10 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
+        let Some(file) = &self.file else {
+            return f.write_str(&self.message);
+        };
+        write!(f, "{}", file.display())?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::error::InputError;
+
 /// A GPU model of the openb traces. `G1`–`G3` are Alibaba's undisclosed models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum GpuModel {
@@ -75,12 +77,15 @@ impl GpuModelSet {
 
     /// Parses a `|`-separated model list; empty pieces are dropped (as the reference's
     /// CSV-to-YAML conversion does), order and duplicates kept in the text.
-    pub fn parse(spec: &str) -> Result<Self, String> {
+    pub fn parse(spec: &str) -> Result<Self, InputError> {
         let pieces: Vec<&str> = spec.split('|').filter(|p| !p.is_empty()).collect();
         let mut mask = 0;
         for piece in &pieces {
             let model = GpuModel::parse(piece).ok_or_else(|| {
-                format!("unknown GPU model `{piece}` (known: {})", known_models())
+                InputError::invalid(format!(
+                    "unknown GPU model `{piece}` (known: {})",
+                    known_models()
+                ))
             })?;
             mask |= model.bit();
         }
@@ -121,17 +126,6 @@ impl GpuModelSet {
 pub fn known_models() -> String {
     GpuModel::ALL
         .iter()
-        .map(|m| m.name())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The models a node may have, comma-separated: those the reference power model has a
-/// profile for (not G1; a task may still ask for it, and then fits no node).
-pub fn node_models() -> String {
-    GpuModel::ALL
-        .iter()
-        .filter(|m| crate::power::gpu_power_profile(**m).is_some())
         .map(|m| m.name())
         .collect::<Vec<_>>()
         .join(", ")

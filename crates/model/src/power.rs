@@ -75,6 +75,17 @@ impl CpuPowerProfile {
     }
 }
 
+/// The models a node may have, comma-separated: those the reference power model has a
+/// profile for (not G1; a task may still ask for it, and then fits no node).
+pub fn node_models() -> String {
+    GpuModel::ALL
+        .iter()
+        .filter(|m| gpu_power_profile(**m).is_some())
+        .map(|m| m.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// GPU power per model; `None` for G1, which the reference has no entry for (its Go code
 /// would crash on it; no openb GPU node uses G1).
 pub fn gpu_power_profile(model: GpuModel) -> Option<GpuPowerProfile> {

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use crate::cluster::{Cluster, NodeType};
 use crate::error::{InputError, LineTracked, StreamLines};
-use crate::gpu::{node_models, GpuModel, GpuModelSet};
+use crate::gpu::{GpuModel, GpuModelSet};
 use crate::input_rules::{Adjustment, AdjustmentKind, AdjustmentLog, InputRules};
+use crate::power::node_models;
 use crate::power::CpuPowerProfile;
 use crate::task::Task;
 
@@ -367,7 +368,7 @@ fn build_cluster(
             "no nodes: the file has a header but no rows",
         ));
     }
-    Cluster::new(nodes, profile).map_err(|message| InputError::new(file, message))
+    Cluster::new(nodes, profile).map_err(|error| InputError::new(file, error.message))
 }
 
 /// Parses an openb node list (`sn,cpu_milli,memory_mib,gpu,model`).
@@ -453,68 +454,13 @@ pub fn read_tasks_csv(
     rules: InputRules,
 ) -> Result<TaskList, InputError> {
     let (table, mut reader) = Table::open(file, input)?;
-    let name = table.column("name")?;
-    let cpu = table.column("cpu_milli")?;
-    let memory = table.column("memory_mib")?;
-    let gpus = table.column("num_gpu")?;
-    let milli = table.column("gpu_milli")?;
-    let spec = table.optional_column("gpu_spec");
-    let (created, deleted) = (
-        table.optional_column("creation_time"),
-        table.optional_column("deletion_time"),
-    );
+    let columns = TaskColumns::find(&table)?;
     let mut log = AdjustmentLog::default();
     let mut tasks: Vec<Task> = Vec::new();
     let mut names = NameCheck::default();
     table.each_row(&mut reader, |line, record| {
-        let mut adjust = |kind: AdjustmentKind| match rules {
-            InputRules::Reference => {
-                log.record(kind, line);
-                Ok(())
-            }
-            InputRules::Strict => {
-                let column = table.column(kind.column())?;
-                Err(table.error(
-                    line,
-                    column,
-                    format!(
-                        "{} (--input-rules reference converts it as the reference simulator does)",
-                        kind.describe()
-                    ),
-                ))
-            }
-        };
-        let gpu_count = table.bounded(line, record, gpus, 0, i64::from(u8::MAX))? as u8;
-        let raw_milli = table.integer(line, record, milli)?;
-        if gpu_count == 0 && raw_milli != 0 {
-            adjust(AdjustmentKind::GpuMilliWithoutCount)?;
-        } else if gpu_count > 0 && raw_milli <= 0 {
-            adjust(AdjustmentKind::GpuCountWithoutMilli)?;
-        } else if gpu_count > 0 && raw_milli > 1000 {
-            adjust(AdjustmentKind::GpuMilliAboveWhole)?;
-        }
-        let gpu_milli = raw_milli.clamp(0, 1000) as u16;
-        let mut task = Task::new(
-            table.text(line, record, name)?,
-            table.bounded(line, record, cpu, 0, i64::from(u32::MAX))? as u32,
-            table.bounded(line, record, memory, 0, i64::MAX)? as u64,
-            gpu_count,
-            gpu_milli,
-        );
-        if task.gpu_count > 1 && task.gpu_milli < 1000 {
-            return Err(table.error(line, milli, format!("a {gpu_count}-GPU task must request whole GPUs (gpu_milli 1000), found {gpu_milli}")));
-        }
-        if let Some(spec) = spec {
-            let spec_text = table.text(line, record, spec)?;
-            if !task.is_cpu_only() {
-                task.gpu_models =
-                    GpuModelSet::parse(spec_text).map_err(|m| table.error(line, spec, m))?;
-            } else if spec_text.split('|').any(|piece| !piece.is_empty()) {
-                adjust(AdjustmentKind::GpuSpecOnCpuOnlyTask)?;
-            }
-        }
-        task.creation_time_s = table.optional_time(line, record, created)?;
-        task.deletion_time_s = table.optional_time(line, record, deleted)?;
+        let adjust = |kind| apply_input_rule(&table, rules, &mut log, kind, line);
+        let task = columns.read(&table, line, record, adjust)?;
         names.push(&task.name, line);
         tasks.push(task);
         Ok(())
@@ -522,7 +468,7 @@ pub fn read_tasks_csv(
     if let Some((task, first, second)) = names.first_duplicate(|i| tasks[i].name.as_str()) {
         return Err(table.error(
             second,
-            name,
+            columns.name,
             format!("task `{task}` is listed twice, on lines {first} and {second}: task names must be unique"),
         ));
     }
@@ -536,6 +482,104 @@ pub fn read_tasks_csv(
         tasks,
         adjustments: log.into_sorted(),
     })
+}
+
+/// What `rules` make of a row the reference simulator converts: the conversion, logged
+/// (`Reference`), or an error naming the column (`Strict`).
+fn apply_input_rule(
+    table: &Table,
+    rules: InputRules,
+    log: &mut AdjustmentLog,
+    kind: AdjustmentKind,
+    line: u64,
+) -> Result<(), InputError> {
+    match rules {
+        InputRules::Reference => {
+            log.record(kind, line);
+            Ok(())
+        }
+        InputRules::Strict => {
+            let column = table.column(kind.column())?;
+            Err(table.error(
+                line,
+                column,
+                format!(
+                    "{} (--input-rules reference converts it as the reference simulator does)",
+                    kind.describe()
+                ),
+            ))
+        }
+    }
+}
+
+/// The columns of a task CSV (`gpu_spec` and the times may be absent).
+struct TaskColumns {
+    name: usize,
+    cpu: usize,
+    memory: usize,
+    gpus: usize,
+    milli: usize,
+    spec: Option<usize>,
+    created: Option<usize>,
+    deleted: Option<usize>,
+}
+
+impl TaskColumns {
+    fn find(table: &Table) -> Result<TaskColumns, InputError> {
+        Ok(TaskColumns {
+            name: table.column("name")?,
+            cpu: table.column("cpu_milli")?,
+            memory: table.column("memory_mib")?,
+            gpus: table.column("num_gpu")?,
+            milli: table.column("gpu_milli")?,
+            spec: table.optional_column("gpu_spec"),
+            created: table.optional_column("creation_time"),
+            deleted: table.optional_column("deletion_time"),
+        })
+    }
+
+    /// The task of one row; what the reference simulator would convert goes through
+    /// `adjust` (the input rules decide).
+    fn read(
+        &self,
+        table: &Table,
+        line: u64,
+        record: &csv::StringRecord,
+        mut adjust: impl FnMut(AdjustmentKind) -> Result<(), InputError>,
+    ) -> Result<Task, InputError> {
+        let gpu_count = table.bounded(line, record, self.gpus, 0, i64::from(u8::MAX))? as u8;
+        let raw_milli = table.integer(line, record, self.milli)?;
+        if gpu_count == 0 && raw_milli != 0 {
+            adjust(AdjustmentKind::GpuMilliWithoutCount)?;
+        } else if gpu_count > 0 && raw_milli <= 0 {
+            adjust(AdjustmentKind::GpuCountWithoutMilli)?;
+        } else if gpu_count > 0 && raw_milli > 1000 {
+            adjust(AdjustmentKind::GpuMilliAboveWhole)?;
+        }
+        let gpu_milli = raw_milli.clamp(0, 1000) as u16;
+        let mut task = Task::new(
+            table.text(line, record, self.name)?,
+            table.bounded(line, record, self.cpu, 0, i64::from(u32::MAX))? as u32,
+            table.bounded(line, record, self.memory, 0, i64::MAX)? as u64,
+            gpu_count,
+            gpu_milli,
+        );
+        if task.gpu_count > 1 && task.gpu_milli < 1000 {
+            return Err(table.error(line, self.milli, format!("a {gpu_count}-GPU task must request whole GPUs (gpu_milli 1000), found {gpu_milli}")));
+        }
+        if let Some(spec) = self.spec {
+            let spec_text = table.text(line, record, spec)?;
+            if !task.is_cpu_only() {
+                task.gpu_models = GpuModelSet::parse(spec_text)
+                    .map_err(|e| table.error(line, spec, e.message))?;
+            } else if spec_text.split('|').any(|piece| !piece.is_empty()) {
+                adjust(AdjustmentKind::GpuSpecOnCpuOnlyTask)?;
+            }
+        }
+        task.creation_time_s = table.optional_time(line, record, self.created)?;
+        task.deletion_time_s = table.optional_time(line, record, self.deleted)?;
+        Ok(task)
+    }
 }
 
 pub fn load_tasks_csv(path: &Path, rules: InputRules) -> Result<TaskList, InputError> {

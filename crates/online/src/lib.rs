@@ -3,7 +3,9 @@
 //! pick node → pick GPUs), score expressions (`expr:…`, a policy without recompiling), and
 //! the arrival-sweep engine.
 
+mod declare;
 pub mod engine;
+mod error;
 pub mod expr;
 pub mod memo;
 pub mod policies;
@@ -14,6 +16,7 @@ pub mod selection;
 pub mod spec;
 
 pub use engine::{run_arrival_sweep, run_arrival_sweep_with, EventRecord, SweepResult};
+pub use error::OnlineError;
 pub use expr::{ExprScale, ScoreExpr};
 pub use policies::new_policy;
 pub use policy::{GpuSelection, NonFiniteScores, Normalization, Policy, ScoreContext};

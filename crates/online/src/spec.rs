@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use sha2::{Digest, Sha256};
 
+use crate::error::OnlineError;
 use crate::expr::{excerpt, ExprScale, ScoreExpr};
 use crate::policy::Policy;
 
@@ -174,7 +175,12 @@ fn expression_term(text: &str) -> Result<((PolicyRef, Option<u32>), &str), Strin
         let source = source.trim();
         ScoreExpr::parse(source, scale)
             .map(PolicyRef::Expr)
-            .map_err(|e| format!("expression `{}`: {e}", excerpt(source, e.column)))
+            .map_err(|e| {
+                format!(
+                    "expression `{}`: {e}",
+                    excerpt(source, e.column().unwrap_or(1))
+                )
+            })
     };
     if let Some(source) = rest.strip_prefix(':') {
         // `expr:EXPR` runs to the end of the spec, without a weight.
@@ -220,78 +226,81 @@ fn expression_term(text: &str) -> Result<((PolicyRef, Option<u32>), &str), Strin
 }
 
 impl FromStr for PolicySpec {
-    type Err = String;
+    type Err = OnlineError;
 
     /// `NAME`, `NAME:WEIGHT,NAME:WEIGHT,…`, `expr:EXPR` (the rest of the text), or
     /// `expr{EXPR}:WEIGHT` as a term of a mix (`expr-raw` likewise). A policy alone needs
     /// no weight (it is 1000, [`SOLO_WEIGHT`]); every term of a mix needs one: a silent 1000
     /// beside `pwr:200` would outweigh it fivefold.
-    fn from_str(text: &str) -> Result<Self, String> {
-        let known = PolicyKind::names();
-        let mut terms: Vec<(PolicyRef, Option<u32>)> = Vec::new();
-        let mut rest = text;
-        while !rest.trim().is_empty() {
-            let trimmed = rest.trim_start();
-            let (term, after) = if expression_keyword(trimmed).is_some() {
-                expression_term(trimmed)?
-            } else {
-                let (term, after) = trimmed.split_once(',').unwrap_or((trimmed, ""));
-                let term = term.trim();
-                if term.is_empty() {
-                    rest = after;
-                    continue;
-                }
-                let (name, weight) = match term.split_once(':') {
-                    Some((name, weight)) => (name, Some(parse_weight(term, weight)?)),
-                    None => (term, None),
-                };
-                let kind = PolicyKind::parse(name).ok_or_else(|| {
-                    format!(
-                        "unknown policy `{}` (known: {known}; or an expression `expr:…`)",
-                        excerpt(name.trim(), 1)
-                    )
-                })?;
-                ((PolicyRef::Native(kind), weight), after)
+    fn from_str(text: &str) -> Result<Self, OnlineError> {
+        parse_spec(text).map_err(OnlineError::Spec)
+    }
+}
+
+/// [`PolicySpec::from_str`], with the refusal as its message.
+fn parse_spec(text: &str) -> Result<PolicySpec, String> {
+    let known = PolicyKind::names();
+    let mut terms: Vec<(PolicyRef, Option<u32>)> = Vec::new();
+    let mut rest = text;
+    while !rest.trim().is_empty() {
+        let trimmed = rest.trim_start();
+        let (term, after) = if expression_keyword(trimmed).is_some() {
+            expression_term(trimmed)?
+        } else {
+            let (term, after) = trimmed.split_once(',').unwrap_or((trimmed, ""));
+            let term = term.trim();
+            if term.is_empty() {
+                rest = after;
+                continue;
+            }
+            let (name, weight) = match term.split_once(':') {
+                Some((name, weight)) => (name, Some(parse_weight(term, weight)?)),
+                None => (term, None),
             };
-            if terms.iter().any(|(p, _)| *p == term.0) {
-                let name = match &term.0 {
-                    PolicyRef::Native(kind) => kind.name().to_string(),
-                    PolicyRef::Expr(expr) => excerpt(&format!("{expr:?}"), 1),
-                };
-                return Err(format!(
-                    "policy `{name}` appears twice in `{}`",
-                    excerpt(text, 1)
-                ));
-            }
-            terms.push(term);
-            rest = after;
+            let kind = PolicyKind::parse(name).ok_or_else(|| {
+                format!(
+                    "unknown policy `{}` (known: {known}; or an expression `expr:…`)",
+                    excerpt(name.trim(), 1)
+                )
+            })?;
+            ((PolicyRef::Native(kind), weight), after)
+        };
+        if terms.iter().any(|(p, _)| *p == term.0) {
+            let name = match &term.0 {
+                PolicyRef::Native(kind) => kind.name().to_string(),
+                PolicyRef::Expr(expr) => excerpt(&format!("{expr:?}"), 1),
+            };
+            return Err(format!(
+                "policy `{name}` appears twice in `{}`",
+                excerpt(text, 1)
+            ));
         }
-        match &terms[..] {
-            [] => Err(format!("empty policy spec (known policies: {known})")),
-            [(policy, weight)] => Ok(PolicySpec {
-                terms: vec![(policy.clone(), weight.unwrap_or(SOLO_WEIGHT))],
-            }),
-            _ => {
-                let terms = terms
-                    .into_iter()
-                    .map(|(policy, weight)| match weight {
-                        Some(weight) => Ok((policy, weight)),
-                        None => Err(policy),
-                    })
-                    .collect::<Result<Vec<_>, PolicyRef>>()
-                    .map_err(|policy| {
-                        let written = match &policy {
-                            PolicyRef::Native(kind) => format!("`{}:500`", kind.name()),
-                            PolicyRef::Expr(expr) => {
-                                format!("`{}{{…}}:500`", expr.scale().keyword())
-                            }
-                        };
-                        format!(
-                            "every policy of a mix needs a weight, e.g. {written} ({WEIGHTS_ARE})"
-                        )
-                    })?;
-                Ok(PolicySpec { terms })
-            }
+        terms.push(term);
+        rest = after;
+    }
+    match &terms[..] {
+        [] => Err(format!("empty policy spec (known policies: {known})")),
+        [(policy, weight)] => Ok(PolicySpec {
+            terms: vec![(policy.clone(), weight.unwrap_or(SOLO_WEIGHT))],
+        }),
+        _ => {
+            let terms = terms
+                .into_iter()
+                .map(|(policy, weight)| match weight {
+                    Some(weight) => Ok((policy, weight)),
+                    None => Err(policy),
+                })
+                .collect::<Result<Vec<_>, PolicyRef>>()
+                .map_err(|policy| {
+                    let written = match &policy {
+                        PolicyRef::Native(kind) => format!("`{}:500`", kind.name()),
+                        PolicyRef::Expr(expr) => {
+                            format!("`{}{{…}}:500`", expr.scale().keyword())
+                        }
+                    };
+                    format!("every policy of a mix needs a weight, e.g. {written} ({WEIGHTS_ARE})")
+                })?;
+            Ok(PolicySpec { terms })
         }
     }
 }
@@ -370,7 +379,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_specs_with_a_reason() {
-        let error = |text: &str| text.parse::<PolicySpec>().unwrap_err();
+        let error = |text: &str| text.parse::<PolicySpec>().unwrap_err().to_string();
         assert!(error("fgd:x").contains("weight"));
         assert!(error("tetris").contains("unknown policy"));
         assert!(error("fgd,fgd:3").contains("twice"));
@@ -403,7 +412,7 @@ mod tests {
     /// expression five times PWR).
     #[test]
     fn every_term_of_a_mix_needs_a_weight() {
-        let error = |text: &str| text.parse::<PolicySpec>().unwrap_err();
+        let error = |text: &str| text.parse::<PolicySpec>().unwrap_err().to_string();
         for (text, example) in [
             ("pwr:200,expr:idle_gpus", "`expr{…}:500`"),
             ("pwr:200,expr-raw{idle_gpus}", "`expr-raw{…}:500`"),
@@ -426,7 +435,7 @@ mod tests {
     #[test]
     fn errors_show_only_the_text_around_the_fault() {
         let long = format!("expr:{})", "idle_gpus + ".repeat(100));
-        let message = long.parse::<PolicySpec>().unwrap_err();
+        let message = long.parse::<PolicySpec>().unwrap_err().to_string();
         assert!(message.len() < 400, "{} bytes", message.len());
         // The last 80 of 1,201 characters, where the fault is.
         let tail = format!(
@@ -438,10 +447,10 @@ mod tests {
             "{message}"
         );
         let huge = format!("expr:{}", "-".repeat(100_000));
-        assert!(huge.parse::<PolicySpec>().unwrap_err().len() < 400);
+        assert!(huge.parse::<PolicySpec>().unwrap_err().to_string().len() < 400);
         let twice = format!("expr{{{0}0}}:1,expr{{{0}0}}:2", "idle_gpus + ".repeat(150));
-        assert!(twice.parse::<PolicySpec>().unwrap_err().len() < 400);
+        assert!(twice.parse::<PolicySpec>().unwrap_err().to_string().len() < 400);
         let name = "x".repeat(100_000);
-        assert!(name.parse::<PolicySpec>().unwrap_err().len() < 600);
+        assert!(name.parse::<PolicySpec>().unwrap_err().to_string().len() < 600);
     }
 }

@@ -7,7 +7,26 @@ use crate::attributes::DeadlineFactors;
 use crate::budget::Budget;
 use crate::colocation::ColocationModel;
 use crate::energy::PowerSettings;
-use crate::engine::QueueDiscipline;
+
+/// Which waiting tasks the policy is offered when resources free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum QueueDiscipline {
+    /// Strict FIFO (Gavel's): the oldest waiting task blocks the ones behind it.
+    #[default]
+    Fifo,
+    /// The first waiting tasks that fit, in arrival order: a task the policy cannot place is
+    /// passed over, not waited for.
+    Backfill,
+}
+
+impl QueueDiscipline {
+    pub fn label(self) -> &'static str {
+        match self {
+            QueueDiscipline::Fifo => "fifo",
+            QueueDiscipline::Backfill => "backfill",
+        }
+    }
+}
 
 /// What happens to a task that fits nowhere on arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -50,7 +69,7 @@ pub struct ReplayOptions {
     /// Keeps each task's speed and power history in [`TaskRecord::segments`] (for tests
     /// and for bounds that need who ran when).
     ///
-    /// [`TaskRecord::segments`]: crate::results::TaskRecord::segments
+    /// [`TaskRecord::segments`]: crate::TaskRecord::segments
     pub record_segments: bool,
 }
 

@@ -32,6 +32,17 @@ pub enum CapacityMode {
     Oversubscribed,
 }
 
+impl CapacityMode {
+    /// What a policy's name ends with in this mode: `-o` for policies that share whole-GPU
+    /// reservations.
+    pub fn name_suffix(self) -> &'static str {
+        match self {
+            CapacityMode::Reserved => "",
+            CapacityMode::Oversubscribed => "-o",
+        }
+    }
+}
+
 /// Tasks that a policy refuses alike: the same request (CPU, memory, GPUs, milli-GPU per
 /// GPU, allowed models). See [`TimePolicy::refusal_class`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -14,7 +14,7 @@ use crate::attributes::TaskAttributes;
 use crate::budget::BudgetOutcome;
 use crate::devices::DeviceTable;
 use crate::energy::{Ledger, JOULES_PER_KWH};
-use crate::engine::QueueDiscipline;
+use crate::options::QueueDiscipline;
 use crate::timed_workload::{PodPhase, Qos};
 
 /// The cluster after one event. Power is constant until the next row, so energy over any

@@ -37,6 +37,8 @@ use gapbench_model::workload::{parse_tasks_csv, TaskList};
 use gapbench_model::{Adjustment, InputError, InputRules, Task};
 use serde::Serialize;
 
+use crate::error::ReplayError;
+
 /// The pod's QoS class, which decides its deadline class (spec §2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Qos {
@@ -252,11 +254,9 @@ impl TimedWorkload {
     /// Compresses inter-arrival times by `scale` (> 0): arrival `a` becomes
     /// `a₀ + (a − a₀) / scale`, where `a₀` is the first arrival. Durations are unchanged, so
     /// `scale = 2` offers the same work in half the time (a more loaded cluster).
-    pub fn with_arrival_scale(mut self, scale: f64) -> Result<TimedWorkload, String> {
+    pub fn with_arrival_scale(mut self, scale: f64) -> Result<TimedWorkload, ReplayError> {
         if !(scale.is_finite() && scale > 0.0) {
-            return Err(format!(
-                "arrival scale must be a positive number, got {scale}"
-            ));
+            return Err(ReplayError::ArrivalScale(scale));
         }
         let first = self.tasks.first().map_or(0.0, |t| t.arrival_s);
         for task in &mut self.tasks {

@@ -6,8 +6,9 @@ mod support;
 
 use gapbench_model::training::Fidelity;
 use gapbench_model::{Cluster, SyntheticGrid};
-use gapbench_replay::budget::{check_budget, BudgetError, Forecast};
+use gapbench_replay::budget::{check_budget, Forecast};
 use gapbench_replay::policies::{ClockFifo, ClockRule, GreenFlowStyle, PowerFlowStyle};
+use gapbench_replay::ReplayError;
 use gapbench_replay::{
     derive_attributes, run, Budget, ColocationModel, JobTable, Qos, ReplayOptions, ReplayResult,
     TimePolicy, TimedWorkload,
@@ -228,7 +229,10 @@ fn a_budget_below_the_least_energy_is_refused_with_the_numbers() {
         .sum::<f64>()
         / 3.6e6;
     let error = check_budget(jobs.jobs(), &Budget::EnergyKwh(0.9 * least_kwh), None).unwrap_err();
-    assert!(matches!(error, BudgetError::TooSmall { .. }), "{error}");
+    assert!(
+        matches!(error, ReplayError::BudgetTooSmall { .. }),
+        "{error}"
+    );
     let text = error.to_string();
     assert!(text.contains("too small") && text.contains("kWh"), "{text}");
     assert!(check_budget(jobs.jobs(), &Budget::CarbonKg(1.0), None).is_err());

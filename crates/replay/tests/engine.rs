@@ -171,7 +171,7 @@ proptest! {
             restart_overhead_s: 0.0,
             ..ReplayOptions::default()
         };
-        for name in POLICIES {
+        for name in policies() {
             let mut p = policy(name, &cluster);
             let result = run(&cluster, &workload, p.as_mut(), &options);
             prop_assert!(result.violations.is_empty(), "{name}: {:?}", result.violations);

@@ -6,7 +6,7 @@ use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::load_nodes_csv;
 use gapbench_model::{ClusterState, CpuPowerProfile, InputRules};
 use gapbench_replay::{run, ReplayOptions, TimedWorkload};
-use support::{policy, POLICIES};
+use support::{policies, policy};
 
 fn load() -> (gapbench_model::Cluster, TimedWorkload) {
     let dir = openb_traces_dir();
@@ -45,7 +45,7 @@ fn the_default_trace_loads_by_the_stated_rules() {
 fn every_policy_replays_the_whole_trace() {
     let (cluster, workload) = load();
     let options = ReplayOptions::default();
-    for name in POLICIES {
+    for name in policies() {
         let mut p = policy(name, &cluster);
         let result = run(&cluster, &workload, p.as_mut(), &options);
         let summary = result.summary();

@@ -10,14 +10,13 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use gapbench_replay::policies::time_policy;
+use gapbench_replay::policies::{time_policy, TimePolicySpec};
 use rayon::prelude::*;
 
 use super::kind::CellKind;
 use super::kinds::gap::{gap_settings, GapCell, GapStudies};
 use super::kinds::replay::{ReplayCell, Replays};
 use super::matrix::{Inputs, Matrix};
-use super::spec::budgeted_share;
 use crate::progress::Progress;
 
 /// Refuses, before any cell runs, what the spec asks of inputs that cannot give it: a
@@ -45,9 +44,9 @@ pub(crate) fn check_against_inputs(matrix: &Matrix, inputs: &Inputs) -> Result<(
     }
     let policies = matrix.spec.replay.iter().flat_map(|r| &r.policies);
     for policy in policies {
-        let (base, _) = budgeted_share(policy)?;
+        let base = policy.parse::<TimePolicySpec>()?.name;
         for ((source, _), replay_inputs) in &inputs.replays {
-            time_policy(base, &replay_inputs.cluster).map_err(|e| {
+            time_policy(&base, &replay_inputs.cluster).map_err(|e| {
                 anyhow::anyhow!("[replay] policy `{policy}` on source `{source}`: {e}")
             })?;
         }

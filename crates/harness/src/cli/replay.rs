@@ -210,10 +210,11 @@ pub fn replay(args: ReplayArgs) -> Result<()> {
     finish(&runs, start, &summary, &out)
 }
 
-/// Whether `policy` is a planner (powerflow, greenflow): it decides for every waiting task
-/// at each round, so it takes no --queue nor --on-full, and runs rounds.
+/// Whether `policy` is a planner (a budgeted policy of the time-policy table): it decides
+/// for every waiting task at each round, so it takes no --queue nor --on-full, and runs
+/// rounds.
 fn is_planner(policy: &str) -> bool {
-    matches!(policy, "powerflow" | "greenflow")
+    gapbench_replay::policies::is_budgeted(policy)
 }
 
 /// `policy` as a folder name: anything but letters, digits and `-` becomes `_`.

@@ -61,7 +61,8 @@ impl TypeCluster {
                 continue;
             }
             let mut one_node =
-                Cluster::new([(node_type.label(), *node_type)], cluster.cpu_power_profile)?;
+                Cluster::new([(node_type.label(), *node_type)], cluster.cpu_power_profile)
+                    .map_err(|e| e.to_string())?;
             // The full cluster's own power model of the type (a caller may have lowered
             // it, e.g. to the lowest clock's dynamic power).
             one_node.power_models[0] = cluster.power_models[type_id];

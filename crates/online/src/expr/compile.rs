@@ -11,7 +11,8 @@
 //! expression evaluates bit for bit like the same formula written in Rust.
 
 use super::features::{reader, Env, Feature, Needs};
-use super::parse::{Ast, Bin, ExprError, Un};
+use super::parse::{Ast, Bin, Un};
+use crate::error::OnlineError;
 
 /// The deepest syntax tree compiled (evaluation recurses once per level).
 pub const MAX_DEPTH: usize = 256;
@@ -69,8 +70,8 @@ fn depth(ast: &Ast) -> usize {
 /// Refuses what would make every score NaN or ±∞ whatever the node: a constant part that is
 /// not a finite number (`ln(0)`, `0 / 0`, `10 ^ 400`) or a division by a constant zero.
 /// Column 1: folding has merged the constant parts, so no one column is to blame.
-fn check_finite(ast: &Ast) -> Result<(), ExprError> {
-    let refuse = |message: String| Err(ExprError { column: 1, message });
+fn check_finite(ast: &Ast) -> Result<(), OnlineError> {
+    let refuse = |message: String| Err(OnlineError::Expr { column: 1, message });
     match ast {
         Ast::Num(v) if !v.is_finite() => refuse(format!(
             "a constant part of the expression is not a finite number ({v}), e.g. `ln(0)`, \
@@ -165,11 +166,11 @@ fn generate(ast: &Ast) -> Code {
 }
 
 impl Program {
-    pub fn compile(ast: Ast) -> Result<Program, ExprError> {
+    pub fn compile(ast: Ast) -> Result<Program, OnlineError> {
         let ast = fold(ast);
         let depth = depth(&ast);
         if depth > MAX_DEPTH {
-            return Err(ExprError {
+            return Err(OnlineError::Expr {
                 column: 1,
                 message: format!(
                     "expression too long or too deeply nested ({depth} levels, at most {MAX_DEPTH})"
@@ -307,7 +308,12 @@ mod tests {
     /// `ln(0)`, `1 / 0` and the like ran silently with NaN or ±∞ scores.
     #[test]
     fn non_finite_constants_and_division_by_zero_are_refused() {
-        let error = |text: &str| Program::compile(parse(text).unwrap()).unwrap_err().message;
+        let error = |text: &str| {
+            Program::compile(parse(text).unwrap())
+                .unwrap_err()
+                .message()
+                .to_string()
+        };
         for text in [
             "ln(0)",
             "idle_gpus + ln(0)",
@@ -337,7 +343,7 @@ mod tests {
         }
         let long = vec!["idle_gpus"; 300].join(" + ");
         let error = Program::compile(parse(&long).unwrap()).unwrap_err();
-        assert!(error.message.contains("too long"), "{error}");
+        assert!(error.message().contains("too long"), "{error}");
         let constants = vec!["1"; 300].join(" + ");
         assert!(
             Program::compile(parse(&constants).unwrap()).is_ok(),

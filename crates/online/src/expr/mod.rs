@@ -17,8 +17,9 @@ use gapbench_model::{NodeId, Task};
 
 pub use compile::Program;
 pub use features::{Feature, FeatureInfo, FEATURES};
-pub use parse::{excerpt, ExprError, FUNCTIONS};
+pub use parse::{excerpt, FUNCTIONS};
 
+use crate::error::OnlineError;
 use crate::policy::{NonFiniteScores, Normalization, Policy, ScoreContext};
 use features::Env;
 
@@ -68,7 +69,7 @@ pub struct ScoreExpr {
 }
 
 impl ScoreExpr {
-    pub fn parse(source: &str, scale: ExprScale) -> Result<ScoreExpr, ExprError> {
+    pub fn parse(source: &str, scale: ExprScale) -> Result<ScoreExpr, OnlineError> {
         let source = source.trim();
         let program = Program::compile(parse::parse(source)?)?;
         Ok(ScoreExpr {

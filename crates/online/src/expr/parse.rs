@@ -14,9 +14,8 @@
 //! Everything is an f64; a comparison or `and`/`or`/`not` gives 1 or 0, and any non-zero
 //! value is true.
 
-use std::fmt;
-
 use super::features::{constant, Feature, FEATURES};
+use crate::error::OnlineError;
 
 /// A binary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,21 +136,6 @@ pub enum Ast {
     If(Box<Ast>, Box<Ast>, Box<Ast>),
 }
 
-/// Why an expression does not parse or compile; `column` is 1-based, in characters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExprError {
-    pub column: usize,
-    pub message: String,
-}
-
-impl fmt::Display for ExprError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "column {}: {}", self.column, self.message)
-    }
-}
-
-impl std::error::Error for ExprError {}
-
 #[derive(Debug, Clone, PartialEq)]
 enum Token {
     Num(f64),
@@ -164,7 +148,7 @@ const SYMBOLS: [&str; 16] = [
     "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "/", "%", "^", "(", ")", ",", "=",
 ];
 
-fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ExprError> {
+fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, OnlineError> {
     let chars: Vec<char> = text.chars().collect();
     let mut tokens = Vec::new();
     let mut i = 0;
@@ -193,12 +177,12 @@ fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ExprError> {
                 }
             }
             let literal: String = chars[start..i].iter().filter(|&&c| c != '_').collect();
-            let value = literal.parse::<f64>().map_err(|_| ExprError {
+            let value = literal.parse::<f64>().map_err(|_| OnlineError::Expr {
                 column,
                 message: format!("`{literal}` is not a number"),
             })?;
             if value.is_infinite() {
-                return Err(ExprError {
+                return Err(OnlineError::Expr {
                     column,
                     message: format!("`{literal}` is too large for a number (at most ~1.8e308)"),
                 });
@@ -213,13 +197,13 @@ fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ExprError> {
         } else {
             let rest: String = chars[i..chars.len().min(i + 2)].iter().collect();
             let Some(symbol) = SYMBOLS.iter().find(|s| rest.starts_with(**s)) else {
-                return Err(ExprError {
+                return Err(OnlineError::Expr {
                     column,
                     message: format!("unexpected `{c}`"),
                 });
             };
             if *symbol == "=" {
-                return Err(ExprError {
+                return Err(OnlineError::Expr {
                     column,
                     message: "`=` is not an operator: compare with `==`".to_string(),
                 });
@@ -245,7 +229,7 @@ const MAX_NESTING: usize = 64;
 
 /// The deepest syntax tree parsed. Folding, checking and dropping a tree recurse once per
 /// level, so a deeper one (50,000 `+` terms) would overflow the stack; constant parts fold
-/// away before compiling's tighter [`super::compile::MAX_DEPTH`] applies.
+/// away before compiling's tighter depth limit (`compile.rs`'s `MAX_DEPTH`) applies.
 pub const MAX_TREE_DEPTH: usize = 1024;
 
 /// A syntax tree and its depth, as the parser builds it.
@@ -281,7 +265,7 @@ pub fn excerpt(text: &str, column: usize) -> String {
 }
 
 /// Parses `text` into a syntax tree; names are resolved to features and constants here.
-pub fn parse(text: &str) -> Result<Ast, ExprError> {
+pub fn parse(text: &str) -> Result<Ast, OnlineError> {
     let mut parser = Parser {
         tokens: tokenize(text)?,
         at: 0,
@@ -307,8 +291,8 @@ impl Parser {
         self.tokens[self.at].1
     }
 
-    fn error(&self, message: &str) -> ExprError {
-        ExprError {
+    fn error(&self, message: &str) -> OnlineError {
+        OnlineError::Expr {
             column: self.column(),
             message: message.to_string(),
         }
@@ -341,7 +325,7 @@ impl Parser {
         }
     }
 
-    fn expect_sym(&mut self, symbol: &str) -> Result<(), ExprError> {
+    fn expect_sym(&mut self, symbol: &str) -> Result<(), OnlineError> {
         if self.eat_sym(symbol) {
             Ok(())
         } else {
@@ -350,7 +334,7 @@ impl Parser {
         }
     }
 
-    fn enter(&mut self) -> Result<(), ExprError> {
+    fn enter(&mut self) -> Result<(), OnlineError> {
         self.nesting += 1;
         if self.nesting > MAX_NESTING {
             return Err(self.error(&format!(
@@ -362,7 +346,7 @@ impl Parser {
     }
 
     /// `tree`, unless it is deeper than [`MAX_TREE_DEPTH`].
-    fn bounded(&self, tree: Tree) -> Result<Tree, ExprError> {
+    fn bounded(&self, tree: Tree) -> Result<Tree, OnlineError> {
         if tree.depth > MAX_TREE_DEPTH {
             return Err(self.error(&format!(
                 "expression too long or too deeply nested: more than {MAX_TREE_DEPTH} \
@@ -372,21 +356,21 @@ impl Parser {
         Ok(tree)
     }
 
-    fn unary_node(&self, op: Un, inner: Tree) -> Result<Tree, ExprError> {
+    fn unary_node(&self, op: Un, inner: Tree) -> Result<Tree, OnlineError> {
         self.bounded(Tree {
             depth: inner.depth + 1,
             ast: Ast::Unary(op, Box::new(inner.ast)),
         })
     }
 
-    fn binary_node(&self, op: Bin, left: Tree, right: Tree) -> Result<Tree, ExprError> {
+    fn binary_node(&self, op: Bin, left: Tree, right: Tree) -> Result<Tree, OnlineError> {
         self.bounded(Tree {
             depth: left.depth.max(right.depth) + 1,
             ast: Ast::Binary(op, Box::new(left.ast), Box::new(right.ast)),
         })
     }
 
-    fn or(&mut self) -> Result<Tree, ExprError> {
+    fn or(&mut self) -> Result<Tree, OnlineError> {
         let mut left = self.and()?;
         while self.eat_word("or") {
             let right = self.and()?;
@@ -395,7 +379,7 @@ impl Parser {
         Ok(left)
     }
 
-    fn and(&mut self) -> Result<Tree, ExprError> {
+    fn and(&mut self) -> Result<Tree, OnlineError> {
         let mut left = self.comparison()?;
         while self.eat_word("and") {
             let right = self.comparison()?;
@@ -404,7 +388,7 @@ impl Parser {
         Ok(left)
     }
 
-    fn comparison(&mut self) -> Result<Tree, ExprError> {
+    fn comparison(&mut self) -> Result<Tree, OnlineError> {
         let left = self.sum()?;
         let op = match self.peek() {
             Token::Sym("==") => Bin::Eq,
@@ -426,7 +410,7 @@ impl Parser {
         self.binary_node(op, left, right)
     }
 
-    fn sum(&mut self) -> Result<Tree, ExprError> {
+    fn sum(&mut self) -> Result<Tree, OnlineError> {
         let mut left = self.product()?;
         loop {
             let op = if self.eat_sym("+") {
@@ -441,7 +425,7 @@ impl Parser {
         }
     }
 
-    fn product(&mut self) -> Result<Tree, ExprError> {
+    fn product(&mut self) -> Result<Tree, OnlineError> {
         let mut left = self.unary()?;
         loop {
             let op = if self.eat_sym("*") {
@@ -459,14 +443,14 @@ impl Parser {
     }
 
     /// A unary operator or a `^` exponent recurses: each counts as nesting.
-    fn nested_unary(&mut self) -> Result<Tree, ExprError> {
+    fn nested_unary(&mut self) -> Result<Tree, OnlineError> {
         self.enter()?;
         let inner = self.unary();
         self.nesting -= 1;
         inner
     }
 
-    fn unary(&mut self) -> Result<Tree, ExprError> {
+    fn unary(&mut self) -> Result<Tree, OnlineError> {
         for (word, op) in [("-", Un::Neg), ("not", Un::Not)] {
             if self.eat_sym(word) || self.eat_word(word) {
                 let inner = self.nested_unary()?;
@@ -481,7 +465,7 @@ impl Parser {
         Ok(base)
     }
 
-    fn atom(&mut self) -> Result<Tree, ExprError> {
+    fn atom(&mut self) -> Result<Tree, OnlineError> {
         let column = self.column();
         match self.peek().clone() {
             Token::Num(value) => {
@@ -511,7 +495,7 @@ impl Parser {
                     return Ok(Tree::leaf(Ast::Num(value)));
                 }
                 let known: Vec<&str> = FEATURES.iter().map(|f| f.name).collect();
-                Err(ExprError {
+                Err(OnlineError::Expr {
                     column,
                     message: format!("unknown name `{name}` (features: {})", known.join(", ")),
                 })
@@ -523,10 +507,10 @@ impl Parser {
         }
     }
 
-    fn call(&mut self, name: &str, column: usize) -> Result<Tree, ExprError> {
+    fn call(&mut self, name: &str, column: usize) -> Result<Tree, OnlineError> {
         let Some(&(_, arity, _)) = FUNCTIONS.iter().find(|(f, _, _)| *f == name) else {
             let known: Vec<&str> = FUNCTIONS.iter().map(|(f, _, _)| *f).collect();
-            return Err(ExprError {
+            return Err(OnlineError::Expr {
                 column,
                 message: format!(
                     "unknown function `{name}` (functions: {})",
@@ -545,7 +529,7 @@ impl Parser {
         };
         if !count_ok {
             let wanted = arity.map_or("at least 2".to_string(), |n| n.to_string());
-            return Err(ExprError {
+            return Err(OnlineError::Expr {
                 column,
                 message: format!("`{name}` takes {wanted} argument(s), got {}", args.len()),
             });
@@ -660,31 +644,37 @@ mod tests {
     #[test]
     fn errors_name_the_column_and_the_choices() {
         let error = parse("cpu_free_milli + gpu_fre").unwrap_err();
-        assert_eq!(error.column, 18);
-        assert!(error.message.contains("unknown name `gpu_fre`"), "{error}");
-        assert!(error.message.contains("gpu_free_milli"), "{error}");
-        assert_eq!(parse("").unwrap_err().message, "empty expression");
-        assert!(parse("max(1)").unwrap_err().message.contains("at least 2"));
-        assert!(parse("if(1, 2)").unwrap_err().message.contains("takes 3"));
+        assert_eq!(error.column(), Some(18));
+        assert!(
+            error.message().contains("unknown name `gpu_fre`"),
+            "{error}"
+        );
+        assert!(error.message().contains("gpu_free_milli"), "{error}");
+        assert_eq!(parse("").unwrap_err().message(), "empty expression");
+        assert!(parse("max(1)")
+            .unwrap_err()
+            .message()
+            .contains("at least 2"));
+        assert!(parse("if(1, 2)").unwrap_err().message().contains("takes 3"));
         assert!(parse("tan(1)")
             .unwrap_err()
-            .message
+            .message()
             .contains("unknown function"));
         assert!(parse("(1 + 2")
             .unwrap_err()
-            .message
+            .message()
             .contains("expected `)`"));
         assert!(parse("1 2")
             .unwrap_err()
-            .message
+            .message()
             .contains("after a complete"));
         assert!(parse("a = 1").is_err());
-        assert!(parse("1 < 2 < 3").unwrap_err().message.contains("chain"));
-        assert_eq!(parse("1 $ 2").unwrap_err().column, 3);
+        assert!(parse("1 < 2 < 3").unwrap_err().message().contains("chain"));
+        assert_eq!(parse("1 $ 2").unwrap_err().column(), Some(3));
         let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
         assert!(parse(&deep)
             .unwrap_err()
-            .message
+            .message()
             .contains("one inside another"));
         let nested_calls = format!("{}1{}", "abs(".repeat(60), ")".repeat(60));
         assert!(parse(&nested_calls).is_ok());
@@ -701,10 +691,11 @@ mod tests {
         for text in [&minus, &terms, &power, &negated] {
             let error = parse(text).unwrap_err();
             assert!(
-                error.message.contains("too long or too deeply nested"),
+                error.message().contains("too long or too deeply nested"),
                 "{error}"
             );
-            assert!(error.column > 1 && error.column < text.len(), "{error}");
+            let column = error.column().unwrap();
+            assert!(column > 1 && column < text.len(), "{error}");
         }
         // Long but shallow enough: a sum of 300 constants still parses (it folds to one).
         assert!(parse(&vec!["1"; 300].join(" + ")).is_ok());
@@ -715,7 +706,7 @@ mod tests {
     #[test]
     fn a_number_beyond_f64_is_refused() {
         let error = parse("idle_gpus + 1e400").unwrap_err();
-        assert_eq!(error.column, 13);
-        assert!(error.message.contains("too large"), "{error}");
+        assert_eq!(error.column(), Some(13));
+        assert!(error.message().contains("too large"), "{error}");
     }
 }

@@ -3,9 +3,9 @@
 //! Adding a policy: write `policies/<module>.rs` (a `Default` type implementing
 //! [`Policy`](crate::Policy)) and add its line below. Parsing, names, `PolicyKind::ALL`, the
 //! scheduler, `--help`, the README table and the benchmarks all follow from that line
-//! (see `registry.rs`; README "Add a policy").
+//! (see `declare.rs` and `registry.rs`; README "Add a policy").
 
-use crate::registry::declare_policies;
+use crate::declare::declare_policies;
 
 declare_policies! {
     // Kind     = module::Type,                 name,         other spellings,  tie rank, what it prefers

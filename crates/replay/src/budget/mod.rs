@@ -13,6 +13,7 @@ pub mod forecast;
 use gapbench_model::CarbonSeries;
 
 use crate::energy::JOULES_PER_KWH;
+use crate::error::ReplayError;
 use crate::jobs::TrainingTask;
 
 pub use forecast::Forecast;
@@ -52,55 +53,6 @@ impl Budget {
     }
 }
 
-/// Why a budgeted replay cannot run, or could not finish.
-#[derive(Debug, Clone, PartialEq)]
-pub enum BudgetError {
-    /// The settings are inconsistent (e.g. a carbon budget without a series).
-    Settings(String),
-    /// Even with every job at its most frugal configuration the budget is too small.
-    TooSmall {
-        budget: f64,
-        least: f64,
-        unit: &'static str,
-    },
-    /// The budget ran out at `at_s` with jobs unfinished.
-    Exhausted {
-        at_s: f64,
-        unfinished: usize,
-        least_more: f64,
-        unit: &'static str,
-    },
-}
-
-impl std::fmt::Display for BudgetError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BudgetError::Settings(text) => f.write_str(text),
-            BudgetError::TooSmall {
-                budget,
-                least,
-                unit,
-            } => write!(
-                f,
-                "budget {budget:.3} {unit} is too small: the jobs need at least {least:.3} {unit} \
-                 even with every job at its most frugal configuration"
-            ),
-            BudgetError::Exhausted {
-                at_s,
-                unfinished,
-                least_more,
-                unit,
-            } => write!(
-                f,
-                "budget exhausted at {at_s:.0} s with {unfinished} job(s) unfinished (they need at \
-                 least {least_more:.3} {unit} more); give a larger budget"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for BudgetError {}
-
 /// Least spend (engine unit: joules, or grams at the series' lowest intensity) to finish
 /// `remaining` `(job, iterations)` at the jobs' frugal configurations.
 pub fn least_spend<'a>(
@@ -129,9 +81,9 @@ pub fn check_budget(
     jobs: &[TrainingTask],
     budget: &Budget,
     carbon: Option<&CarbonSeries>,
-) -> Result<(), BudgetError> {
+) -> Result<(), ReplayError> {
     if budget.is_carbon() && carbon.is_none() {
-        return Err(BudgetError::Settings(
+        return Err(ReplayError::BudgetSettings(
             "a carbon budget needs a carbon-intensity series (--carbon)".into(),
         ));
     }
@@ -145,7 +97,7 @@ pub fn check_budget(
     );
     if least > limit {
         let (unit, to_unit) = budget.unit();
-        return Err(BudgetError::TooSmall {
+        return Err(ReplayError::BudgetTooSmall {
             budget: limit * to_unit,
             least: least * to_unit,
             unit,

@@ -30,16 +30,16 @@ use gapbench_model::{
 };
 
 use crate::attributes::{derive_attributes, TaskAttributes};
-use crate::budget::{least_spend, BudgetError};
+use crate::budget::least_spend;
 use crate::devices::DeviceTable;
 use crate::energy::{node_power, Ledger, PowerSplit};
+use crate::error::ReplayError;
 use crate::events::{Event, EventKind};
 use crate::jobs::JobTable;
-pub use crate::options::{OnFull, ReplayOptions};
+pub use crate::options::{OnFull, QueueDiscipline, ReplayOptions};
 use crate::policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
 use crate::results::{ReplayResult, Segment, TimelineRow};
-use crate::timed_workload::TimedWorkload;
-pub use queue::QueueDiscipline;
+use crate::timed_workload::{TimedTask, TimedWorkload};
 
 mod check;
 mod finish;
@@ -140,7 +140,7 @@ struct Replay<'a> {
     max_round_spend: f64,
     /// Training jobs neither completed nor failed.
     unfinished_jobs: usize,
-    exhausted: Option<BudgetError>,
+    exhausted: Option<ReplayError>,
     /// Why rounds stopped with tasks left, if they did.
     stalled: Option<String>,
 }
@@ -164,6 +164,56 @@ pub fn run(
     replay.finish(policy.name())
 }
 
+/// Each node's rank in the run's node priority order (a seeded shuffle: ties between
+/// equally good nodes go to the lower rank).
+fn node_priority_ranks(nodes: usize, rng: &mut SimRng) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..nodes as u32).collect();
+    shuffle(rng, &mut order);
+    let mut node_rank = vec![0; nodes];
+    for (rank, &node) in order.iter().enumerate() {
+        node_rank[node as usize] = rank as u32;
+    }
+    node_rank
+}
+
+/// A task's progress before it first starts: all its work left, at full speed alone.
+fn arrival_progress(task: &TimedTask) -> Progress {
+    Progress {
+        remaining_work_s: task.duration_s,
+        since_s: task.arrival_s,
+        slowdown: 1.0,
+        speed: 1.0,
+        placement: None,
+        option: None,
+    }
+}
+
+/// Each node's power draw on the empty cluster, and their sum.
+fn empty_cluster_power(
+    cluster: &Cluster,
+    state: &ClusterState,
+    devices: &DeviceTable,
+    options: &ReplayOptions,
+) -> (Vec<PowerSplit>, PowerSplit) {
+    let per_node: Vec<PowerSplit> = (0..cluster.len() as NodeId)
+        .map(|n| {
+            node_power(
+                cluster,
+                n,
+                state.node(n),
+                devices.node(n),
+                &options.power,
+                &options.colocation,
+            )
+        })
+        .collect();
+    let mut total = PowerSplit::default();
+    for p in &per_node {
+        total.add(*p, 1);
+    }
+    (per_node, total)
+}
+
 impl<'a> Replay<'a> {
     /// An empty cluster at the first arrival, and the run's generator (after the node
     /// priority shuffle).
@@ -176,43 +226,12 @@ impl<'a> Replay<'a> {
         by_name.sort_by(|a, b| a.name.cmp(&b.name));
         let typical = TypicalPods::from_tasks(&by_name, REFERENCE_POPULARITY_PCT);
         let mut rng = seeded(options.seed);
-        let mut order: Vec<u32> = (0..cluster.len() as u32).collect();
-        shuffle(&mut rng, &mut order);
-        let mut node_rank = vec![0; cluster.len()];
-        for (rank, &node) in order.iter().enumerate() {
-            node_rank[node as usize] = rank as u32;
-        }
+        let node_rank = node_priority_ranks(cluster.len(), &mut rng);
         let state = ClusterState::empty(cluster);
         let devices = DeviceTable::new(cluster);
         let tracker = MetricsTracker::new(cluster, &state, &typical);
-        let node_power: Vec<PowerSplit> = (0..cluster.len() as NodeId)
-            .map(|n| {
-                node_power(
-                    cluster,
-                    n,
-                    state.node(n),
-                    devices.node(n),
-                    &options.power,
-                    &options.colocation,
-                )
-            })
-            .collect();
-        let mut power = PowerSplit::default();
-        for p in &node_power {
-            power.add(*p, 1);
-        }
-        let progress: Vec<Progress> = workload
-            .tasks
-            .iter()
-            .map(|t| Progress {
-                remaining_work_s: t.duration_s,
-                since_s: t.arrival_s,
-                slowdown: 1.0,
-                speed: 1.0,
-                placement: None,
-                option: None,
-            })
-            .collect();
+        let (node_power, power) = empty_cluster_power(cluster, &state, &devices, options);
+        let progress = workload.tasks.iter().map(arrival_progress).collect();
         let first_arrival = workload.tasks.first().map_or(0.0, |t| t.arrival_s);
         let attributes = derive_attributes(&workload.tasks, options.seed, &options.deadlines);
         let jobs = JobTable::new(
@@ -561,7 +580,7 @@ impl<'a> Replay<'a> {
         });
         let more = least_spend(remaining, &self.options.budget, carbon);
         let (unit, to_unit) = self.options.budget.unit();
-        self.exhausted = Some(BudgetError::Exhausted {
+        self.exhausted = Some(ReplayError::BudgetExhausted {
             at_s: self.now_s,
             unfinished: self.unfinished_jobs,
             least_more: more * to_unit,

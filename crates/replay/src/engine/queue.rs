@@ -11,27 +11,8 @@ use gapbench_model::{Cluster, ClusterState, FailureReason, GpuModel, NodeId, Tas
 use super::waiting::ClassId;
 use super::{OnFull, Replay};
 use crate::events::EventKind;
+use crate::options::QueueDiscipline;
 use crate::policy::{Action, CapacityMode, TimePolicy};
-
-/// Which waiting tasks the policy is offered when resources free.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum QueueDiscipline {
-    /// Strict FIFO (Gavel's): the oldest waiting task blocks the ones behind it.
-    #[default]
-    Fifo,
-    /// The first waiting tasks that fit, in arrival order: a task the policy cannot place is
-    /// passed over, not waited for.
-    Backfill,
-}
-
-impl QueueDiscipline {
-    pub fn label(self) -> &'static str {
-        match self {
-            QueueDiscipline::Fifo => "fifo",
-            QueueDiscipline::Backfill => "backfill",
-        }
-    }
-}
 
 /// Upper bounds on what any one node offers now: a task above them fits nowhere, so a
 /// backfilling scan need not ask the policy (the policy is asked about every other task).

@@ -13,7 +13,7 @@ pub struct FifoExclusive {
 
 impl TimePolicy for FifoExclusive {
     fn name(&self) -> String {
-        format!("fifo{}", super::capacity_suffix(self.capacity))
+        format!("fifo{}", self.capacity.name_suffix())
     }
 
     fn capacity(&self) -> CapacityMode {

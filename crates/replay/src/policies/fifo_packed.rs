@@ -44,7 +44,7 @@ pub fn pair_devices(
 
 impl TimePolicy for FifoPacked {
     fn name(&self) -> String {
-        format!("fifo-packed{}", super::capacity_suffix(self.capacity))
+        format!("fifo-packed{}", self.capacity.name_suffix())
     }
 
     fn capacity(&self) -> CapacityMode {

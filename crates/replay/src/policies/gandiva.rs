@@ -33,7 +33,7 @@ impl Gandiva {
 
 impl TimePolicy for Gandiva {
     fn name(&self) -> String {
-        format!("gandiva{}", super::capacity_suffix(self.capacity))
+        format!("gandiva{}", self.capacity.name_suffix())
     }
 
     fn capacity(&self) -> CapacityMode {

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use gapbench_model::{Cluster, CpuPowerProfile, GpuModel, NodeType, Task};
-use gapbench_replay::policies::{time_policy, Eaco, EacoConfig};
+use gapbench_replay::policies::{is_budgeted, time_policy, Eaco, EacoConfig, TimePolicyKind};
 use gapbench_replay::{PodPhase, Qos, TimePolicy, TimedTask, TimedWorkload};
 
 pub fn node_type(gpus: u8, cpu_cores: u32) -> NodeType {
@@ -62,27 +62,18 @@ pub fn workload(mut tasks: Vec<TimedTask>) -> TimedWorkload {
     }
 }
 
-/// Every time-mode policy, by name (plus a noisy EaCO that must undo).
-pub const POLICIES: [&str; 14] = [
-    "fgd",
-    "pwr",
-    "pwr:200,fgd:800",
-    "eaco-r",
-    "eaco-o",
-    "eaco-o-noisy",
-    "fifo",
-    "fifo-packed-o",
-    "gandiva-o",
-    "gandiva",
-    "powerflow",
-    "greenflow",
-    "zeus",
-    "fifo-full-clock",
-];
+/// Every time-mode policy, by name: sweep policy specs, every policy of the time-policy
+/// table, and a noisy EaCO that must undo.
+pub fn policies() -> Vec<&'static str> {
+    let mut names = vec!["fgd", "pwr", "pwr:200,fgd:800"];
+    names.extend(TimePolicyKind::ALL.iter().map(|kind| kind.name()));
+    names.push("eaco-o-noisy");
+    names
+}
 
 /// Whether `name` plans in rounds (its first starts need not follow arrival order).
 pub fn plans_in_rounds(name: &str) -> bool {
-    matches!(name, "powerflow" | "greenflow")
+    is_budgeted(name)
 }
 
 pub fn policy(name: &str, cluster: &Cluster) -> Box<dyn TimePolicy> {

@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use gapbench_replay::policies::time_policy;
-use gapbench_replay::{Budget, ReplayOptions, ReplayResult, TimedWorkload};
+use gapbench_replay::policies::{time_policy, BudgetTarget, TimePolicyKind, TimePolicySpec};
+use gapbench_replay::{ReplayOptions, ReplayResult, TimedWorkload};
 use gapbench_results::replay::TIMELINE_SAMPLES;
 use gapbench_results::{
     ReplayKey, ReplayRunRow, ReplayTimelineRow, EACO_BOUNDS_CSV, REPLAY_RUNS_CSV,
@@ -25,7 +25,7 @@ use crate::bench::kind::CellKind;
 use crate::bench::matrix::{Inputs, Matrix};
 use crate::bench::sources::{scale_key, ReplayWorkloads};
 use crate::bench::spec::lists::file_safe;
-use crate::bench::spec::{budgeted_share, power_settings, ReplaySpec};
+use crate::bench::spec::{power_settings, ReplaySpec};
 use crate::bench::status::Kind;
 use crate::bench::store::short_hash;
 use crate::io::write_atomic;
@@ -166,7 +166,8 @@ pub(crate) fn run_replay_cell(
         .context("a replay cell without a [replay] spec")?;
     let inputs = &workloads[&(cell.source.name(), scale_key(cell.arrival_scale))];
     let workload = inputs.workload(cell.seed)?;
-    let (policy_name, share) = budgeted_share(&cell.policy)?;
+    let policy_spec: TimePolicySpec = cell.policy.parse()?;
+    let policy_name = policy_spec.name.as_str();
     let mut options = cell_options(spec, cell, &workload)?;
     let replay = |name: &str, options: &ReplayOptions| -> Result<ReplayResult> {
         let mut policy = time_policy(name, &inputs.cluster).map_err(anyhow::Error::msg)?;
@@ -177,12 +178,13 @@ pub(crate) fn run_replay_cell(
             options,
         ))
     };
-    if let Some(share) = share {
-        let fifo = replay("fifo-full-clock", &options)?.summary();
-        options.budget = match policy_name {
-            "greenflow" => Budget::CarbonKg(share * fifo.job_carbon_kg.unwrap_or(0.0)),
-            _ => Budget::EnergyKwh(share * fifo.job_energy_kwh),
-        };
+    let budget_kind = policy_spec.kind().and_then(|kind| kind.budget());
+    if let (Some(share), Some(budget_kind)) = (policy_spec.budget_share, budget_kind) {
+        let fifo = replay(TimePolicyKind::FifoFullClock.name(), &options)?.summary();
+        options.budget = budget_kind.budget(match budget_kind {
+            BudgetTarget::Carbon => share * fifo.job_carbon_kg.unwrap_or(0.0),
+            BudgetTarget::Energy => share * fifo.job_energy_kwh,
+        });
         let jobs = crate::replay::training_jobs(&inputs.cluster, &workload, &options, cell.seed);
         gapbench_replay::budget::check_budget(
             jobs.jobs(),

@@ -7,9 +7,10 @@
 use std::fmt::Display;
 
 use anyhow::{bail, Result};
+use gapbench_replay::policies::TimePolicySpec;
 
 use super::budget::BudgetStudySpec;
-use super::{budgeted_share, BenchSpec, ReplaySpec};
+use super::{BenchSpec, ReplaySpec};
 
 /// A policy name as a folder name: letters, digits, `-`, `_` and `.`; anything else `_`.
 pub(crate) fn file_safe(name: &str) -> String {
@@ -94,11 +95,11 @@ fn refuse_duplicate_time_policies(policies: &[String]) -> Result<()> {
         "[replay] policies",
         policies,
         |p| {
-            let (base, share) = budgeted_share(p)?;
-            let base = base
+            let TimePolicySpec { name, budget_share } = p.parse()?;
+            let base = name
                 .parse::<gapbench_online::PolicySpec>()
-                .map_or(base.to_string(), |spec| spec.to_string());
-            Ok((base, share))
+                .map_or(name.clone(), |spec| spec.to_string());
+            Ok((base, budget_share))
         },
         "the same policy",
     )?;

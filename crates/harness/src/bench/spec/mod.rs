@@ -8,6 +8,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use gapbench_online::PolicySpec;
+use gapbench_replay::policies::{BudgetTarget, TimePolicySpec};
 use gapbench_replay::{IdlePolicy, PowerSettings};
 use serde::{Deserialize, Serialize};
 
@@ -247,8 +248,11 @@ impl ReplaySpec {
             gapbench_model::CpuPowerProfile::Reference,
         );
         for policy in &self.policies {
-            let (base, _) = budgeted_share(policy)?;
-            if base == "greenflow" && self.carbon.is_none() {
+            let spec: TimePolicySpec = policy.parse()?;
+            let base = spec.name.as_str();
+            if spec.kind().and_then(|k| k.budget()) == Some(BudgetTarget::Carbon)
+                && self.carbon.is_none()
+            {
                 bail!("[replay] policy `{policy}` needs `carbon` (e.g. \"caiso-2023\")");
             }
             gapbench_replay::policies::time_policy(base, &cluster)
@@ -472,32 +476,6 @@ pub fn trace_family(trace: &str) -> &'static str {
         t if t.starts_with("multigpu") => "multigpu",
         t if t.starts_with("cpu") => "cpu",
         _ => "other",
-    }
-}
-
-/// A replay policy name and its budget as a share of full-clock FIFO's spend: `powerflow@0.9`
-/// → (`powerflow`, 0.9). The budgeted policies need the share; no other policy takes one.
-pub(crate) fn budgeted_share(name: &str) -> Result<(&str, Option<f64>)> {
-    let (base, share) = match name.split_once('@') {
-        Some((base, share)) => {
-            let share: f64 = share.trim().parse().map_err(|_| {
-                anyhow::anyhow!(
-                    "`{name}`: the budget after `@` is a share of FIFO's spend such as 0.9"
-                )
-            })?;
-            if !(share.is_finite() && share > 0.0) {
-                bail!("`{name}`: the budget share must be positive");
-            }
-            (base.trim(), Some(share))
-        }
-        None => (name.trim(), None),
-    };
-    match (base, share) {
-        ("powerflow" | "greenflow", None) => {
-            bail!("`{name}` plans to a budget: write it as `{name}@1.0` (a share of FIFO's spend)")
-        }
-        ("powerflow" | "greenflow", Some(_)) | (_, None) => Ok((base, share)),
-        (_, Some(_)) => bail!("`{name}`: only powerflow and greenflow take a budget share"),
     }
 }
 
