@@ -19,8 +19,12 @@ const ALLOWED_WORKSPACE_DEPS: [(&str, &[&str]); 9] = [
     // The heuristic engine.
     ("gapbench-online", &["gapbench-model"]),
     // Time mode: its engine and time-only policies, on online's scoring; nothing below it
-    // imports it.
-    ("gapbench-replay", &["gapbench-model", "gapbench-online"]),
+    // imports it. Its output files (`timeline.csv`, `tasks.csv`) are declared in results,
+    // with every other file users read.
+    (
+        "gapbench-replay",
+        &["gapbench-model", "gapbench-online", "gapbench-results"],
+    ),
     // The exact side: knows no heuristic engine.
     ("gapbench-ilp", &["gapbench-model", "gapbench-results"]),
     // Figures and REPORT.md: no solver, no engine, no runner.

@@ -9,18 +9,17 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use gapbench_results::csv_text::field as csv_field;
 use gapbench_results::{
-    FrontRow, GapRow, ParetoPoint, PointKind, RunRow, BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV,
-    BUDGET_TIMELINE_CSV, EACO_BOUNDS_CSV, GAPS_CSV, MEAN_GRID_CSV, PARETO_CSV, REPLAY_RUNS_CSV,
-    REPLAY_TIMELINE_CSV, RUNS_CSV,
+    FrontRow, GridRow, MeanGridLine, ParetoPoint, PointKind, RunRow, TracedGapRow,
+    BUDGET_FRONTIER_CSV, BUDGET_POINTS_CSV, BUDGET_TIMELINE_CSV, EACO_BOUNDS_CSV, GAPS_CSV,
+    MEAN_GRID_CSV, PARETO_CSV, REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV, RUNS_CSV,
 };
 
 use crate::bench::Matrix;
 use crate::bench_spec::trace_family;
 use crate::cells::{finished, finished_gap, Cell, GapCell};
 use crate::io::{write_atomic, write_atomic_with};
-use crate::summary::{SeedMeans, SAMPLE_COLUMNS};
+use crate::summary::SeedMeans;
 
 /// The sweeps' per-run grid (`grid.csv`, written with the sweeps' aggregates).
 const GRID_CSV: &str = "grid.csv";
@@ -49,9 +48,9 @@ fn write_sweep_aggregates(
     runs: &mut dyn Write,
     mean: &mut dyn Write,
 ) -> Result<()> {
-    writeln!(grid, "trace,family,policy,seed,{SAMPLE_COLUMNS}")?;
-    writeln!(runs, "{}", RunRow::CSV_HEADER)?;
-    writeln!(mean, "trace,family,policy,seeds,{SAMPLE_COLUMNS}")?;
+    writeln!(grid, "{}", GridRow::csv_header())?;
+    writeln!(runs, "{}", RunRow::csv_header())?;
+    writeln!(mean, "{}", MeanGridLine::csv_header())?;
     let mut group = SeedMeans::default();
     for (i, cell) in cells.iter().enumerate() {
         let record = finished(out, matrix, cell).with_context(|| {
@@ -60,16 +59,17 @@ fn write_sweep_aggregates(
                 cell.trace, cell.policy, cell.seed
             )
         })?;
-        let (family, policy) = (trace_family(&cell.trace), csv_field(&record.policy));
+        let family = trace_family(&cell.trace);
         let s = &record.summary;
         for sample in &s.grid {
-            writeln!(
-                grid,
-                "{},{family},{policy},{},{}",
-                cell.trace,
-                cell.seed,
-                sample.csv_row()
-            )?;
+            let row = GridRow {
+                trace: cell.trace.clone(),
+                family: family.to_string(),
+                policy: record.policy.clone(),
+                seed: cell.seed,
+                sample: *sample,
+            };
+            writeln!(grid, "{}", row.csv_line())?;
         }
         let f = &s.final_sample;
         let run = RunRow {
@@ -94,13 +94,14 @@ fn write_sweep_aggregates(
             .is_none_or(|next| next.trace != cell.trace || next.policy != cell.policy);
         if last_of_group {
             for sample in group.grid() {
-                writeln!(
-                    mean,
-                    "{},{family},{policy},{},{}",
-                    cell.trace,
-                    group.count(),
-                    sample.csv_row()
-                )?;
+                let row = MeanGridLine {
+                    trace: cell.trace.clone(),
+                    family: family.to_string(),
+                    policy: record.policy.clone(),
+                    seeds: group.count() as u64,
+                    sample,
+                };
+                writeln!(mean, "{}", row.csv_line())?;
             }
             group = SeedMeans::default();
         }
@@ -116,8 +117,8 @@ pub(crate) fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> 
     if matrix.spec.gaps.is_none() {
         return Ok(());
     }
-    let mut gaps = format!("trace,{}\n", GapRow::CSV_HEADER);
-    let mut pareto = format!("{}\n", ParetoPoint::CSV_HEADER);
+    let mut gaps = format!("{}\n", TracedGapRow::csv_header());
+    let mut pareto = format!("{}\n", ParetoPoint::csv_header());
     let first_seed = cells.first().map(|c| c.seed);
     let mut fronts: BTreeMap<(String, String), usize> = BTreeMap::new();
     for cell in cells {
@@ -130,7 +131,11 @@ pub(crate) fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> 
             )
         })?;
         for row in &record.rows {
-            writeln!(gaps, "{},{}", csv_field(&cell.trace), row.csv_line())?;
+            let traced = TracedGapRow {
+                trace: cell.trace.clone(),
+                gap: row.clone(),
+            };
+            writeln!(gaps, "{}", traced.csv_line())?;
         }
         if Some(cell.seed) != first_seed {
             continue;

@@ -25,7 +25,8 @@ use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
 use gapbench_replay::jobs::{first_arrival_s, trace_end_s};
 use gapbench_replay::policies::{time_policy_with, PolicySettings};
 use gapbench_replay::{Budget, JobTable, ReplayOptions, ReplayResult, TimedWorkload, TimelineRow};
-use gapbench_results::csv_text::{field, number, optional_number};
+use gapbench_results::csv_text::optional_number;
+use gapbench_results::frontier_output::{ColgenRow, FrontierPointRow, FrontierRow};
 use serde::Serialize;
 
 use crate::budget::BudgetArgs;
@@ -563,7 +564,7 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
     if let Some(why) = mip_too_big.filter(|_| args.mip) {
         eprintln!("warning: --mip skipped: {why}");
     }
-    let mut csv = String::from("budget,unit,mean_jct_bound_s,status,mip_mean_jct_s,mip_bound_mean_jct_s,mip_status,mip_seconds\n");
+    let mut csv = format!("{}\n", FrontierRow::csv_header());
     let jobs = instance.jobs.len() as f64;
     for &budget in &budgets {
         let bound = frontier.mean_jct_bound(budget);
@@ -588,29 +589,33 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
         } else {
             (None, None, String::new(), None)
         };
-        csv.push_str(&format!(
-            "{},{unit},{},{status},{},{},{},{}\n",
-            number(budget, 6),
-            optional_number(bound, 3),
-            optional_number(mip_mean, 3),
-            optional_number(mip_bound, 3),
-            field(&mip_status),
-            optional_number(mip_seconds, 3)
-        ));
+        let row = FrontierRow {
+            budget,
+            unit,
+            mean_jct_bound_s: bound,
+            status,
+            mip_mean_jct_s: mip_mean,
+            mip_bound_mean_jct_s: mip_bound,
+            mip_status,
+            mip_seconds,
+        };
+        csv.push_str(&row.csv_line());
+        csv.push('\n');
     }
     write_atomic(&args.out.join("frontier.csv"), csv.as_bytes())?;
     if args.colgen {
-        let mut text =
-            String::from("budget,unit,mean_jct_bound_s,master_mean_jct_s,rounds,status\n");
+        let mut text = format!("{}\n", ColgenRow::csv_header());
         for b in &colgen_rows {
-            text.push_str(&format!(
-                "{},{unit},{},{},{},{}\n",
-                number(b.budget, 6),
-                optional_number(b.total_jct_bound_s.map(|t| t / jobs), 3),
-                optional_number(b.master_total_jct_s.map(|t| t / jobs), 3),
-                b.rounds,
-                colgen_status(b)
-            ));
+            let row = ColgenRow {
+                budget: b.budget,
+                unit,
+                mean_jct_bound_s: b.total_jct_bound_s.map(|t| t / jobs),
+                master_mean_jct_s: b.master_total_jct_s.map(|t| t / jobs),
+                rounds: b.rounds,
+                status: colgen_status(b),
+            };
+            text.push_str(&row.csv_line());
+            text.push('\n');
         }
         write_atomic(&args.out.join("colgen.csv"), text.as_bytes())?;
     }
@@ -624,26 +629,25 @@ pub fn frontier(args: &FrontierArgs) -> Result<()> {
             }
             None => policy_points(&setup, args.kind, Some(&frontier), &fractions)?,
         };
-        let mut text = String::from(
-            "policy,budget,job_energy_kwh,carbon_kg,cluster_energy_kwh,mean_jct_s,bound_mean_jct_s,gap,error\n",
-        );
+        let mut text = format!("{}\n", FrontierPointRow::csv_header());
         println!(
             "\n{:<16} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8}",
             "policy", "budget", "energy kWh", "carbon kg", "mean JCT s", "bound s", "gap"
         );
         for p in &points {
-            text.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{}\n",
-                field(&p.policy),
-                optional_number(p.budget, 6),
-                number(p.job_energy_kwh, 6),
-                number(p.carbon_kg, 6),
-                number(p.cluster_energy_kwh, 6),
-                number(p.mean_jct_s, 3),
-                optional_number(p.bound_mean_jct_s, 3),
-                optional_number(p.gap, 4),
-                field(p.error.as_deref().unwrap_or(""))
-            ));
+            let row = FrontierPointRow {
+                policy: p.policy.clone(),
+                budget: p.budget,
+                job_energy_kwh: p.job_energy_kwh,
+                carbon_kg: p.carbon_kg,
+                cluster_energy_kwh: p.cluster_energy_kwh,
+                mean_jct_s: p.mean_jct_s,
+                bound_mean_jct_s: p.bound_mean_jct_s,
+                gap: p.gap,
+                error: p.error.clone().unwrap_or_default(),
+            };
+            text.push_str(&row.csv_line());
+            text.push('\n');
             println!(
                 "{:<16} {:>12} {:>12.3} {:>10.3} {:>12.1} {:>12} {:>8} {}",
                 p.policy,
