@@ -55,16 +55,16 @@ declare_row! {
         /// Cluster energy: every node by the power model, idle and sleep included.
         #[serde(with = "crate::float_text")]
         energy_kwh: f64 [Fixed(4), "kWh"],
-        /// Energy of GPUs running tasks.
+        /// GPU energy of the busy GPUs.
         #[serde(with = "crate::float_text")]
         gpu_busy_kwh: f64 [Fixed(4), "kWh"],
-        /// Energy of idle GPUs of powered nodes.
+        /// GPU energy of the idle GPUs of powered nodes.
         #[serde(with = "crate::float_text")]
         gpu_idle_kwh: f64 [Fixed(4), "kWh"],
-        /// Energy of the CPUs.
+        /// CPU energy.
         #[serde(with = "crate::float_text")]
         cpu_kwh: f64 [Fixed(4), "kWh"],
-        /// Energy of sleeping nodes.
+        /// Energy of nodes asleep (`sleep-when-empty`).
         #[serde(with = "crate::float_text")]
         sleep_kwh: f64 [Fixed(4), "kWh"],
         /// Cluster energy over the makespan.
@@ -95,7 +95,7 @@ declare_row! {
         /// Time-weighted mean of nodes with at least one task.
         #[serde(with = "crate::float_text")]
         mean_active_nodes: f64 [Fixed(4), ""],
-        /// Placements undone (a co-location that slowed a job past its deadline…).
+        /// Placements a policy undid (the task went back to the queue).
         undos: u32 [Plain, ""],
         /// Completed tasks that ended after their deadline.
         deadline_misses: usize [Plain, ""],

@@ -230,17 +230,23 @@ impl CsvCell for crate::SolveStatus {
 /// Declares a results row: the struct (every field `pub`, its doc comment the column's
 /// meaning), its file, and for each field its spelling and unit:
 ///
-/// ```ignore
+/// ```
+/// use gapbench_results::declare_row;
+///
 /// declare_row! {
-///     /// One row of `runs.csv`: a run's counts and its state after the last event.
+///     /// One row of `example.csv`.
 ///     #[derive(Debug, Clone)]
-///     pub struct RunRow in "runs.csv" {
+///     pub struct ExampleRow in "example.csv" {
 ///         /// The trace.
 ///         trace: String [Text, ""],
 ///         /// Allocated GPU, % of capacity.
-///         final_alloc_pct: f64 [Fixed(4), "%"],
+///         alloc_pct: f64 [Fixed(2), "%"],
 ///     }
 /// }
+///
+/// let row = ExampleRow { trace: "a,b".into(), alloc_pct: 12.5 };
+/// assert_eq!(ExampleRow::csv_header(), "trace,alloc_pct");
+/// assert_eq!(row.csv_line(), "\"a,b\",12.50");
 /// ```
 ///
 /// Spellings are [`Format`]'s variants. Field attributes other than doc comments must be

@@ -24,9 +24,10 @@ declare_row! {
         placed: usize [Plain, ""],
         /// Events whose task fit nowhere.
         failed: usize [Plain, ""],
-        /// Tasks cloned to reach the target arrived demand.
+        /// Clones appended by tune-up (`--tune`: the workload scaled to a multiple of the
+        /// cluster's GPU capacity).
         cloned_tasks: usize [Plain, ""],
-        /// Tasks of the trace left out (none of the cluster's nodes could ever hold them).
+        /// Tasks removed by tune-down.
         removed_tasks: usize [Plain, ""],
         /// Arrived GPU demand at the end, % of cluster GPU capacity.
         final_arrived_pct: f64 [Fixed(4), "%"],
