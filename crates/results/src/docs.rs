@@ -276,4 +276,38 @@ mod tests {
             assert!(text.contains(&format!("### `{name}`")), "{name}");
         }
     }
+
+    /// The headers are those the files had before they were declared here (a column
+    /// renamed or moved changes every reader's file: bump the schema and say so).
+    #[test]
+    fn headers_are_the_files_of_before() {
+        let fronts = "checkpoint_pct,policy,seed,nodes,tasks,point,power_cap_watts,power_watts,frag_milli,frag_bound_milli,status,solve_s";
+        for (generated, expected) in [
+            (TimelineRow::csv_header(), "time_s,event,power_watts,job_power_watts,energy_kwh,job_energy_kwh,carbon_kg,running,allocated_gpu_pct,frag_gpu_milli,active_nodes,active_gpus,queue_length,bound_power_watts"),
+            (TaskRow::csv_header(), "name,qos,phase,gpu_count,gpu_milli,arrival_s,duration_s,left_censored,right_censored,util_permille,gpu_memory_permille,epochs,deadline_s,start_s,end_s,wait_s,jct_s,slowdown,failed,failure,undos,deadline_missed,reconfigurations,energy_kwh,job_energy_kwh,job_carbon_kg"),
+            (ColgenRow::csv_header(), "budget,unit,mean_jct_bound_s,master_mean_jct_s,rounds,status"),
+            (FrontierRow::csv_header(), "budget,unit,mean_jct_bound_s,status,mip_mean_jct_s,mip_bound_mean_jct_s,mip_status,mip_seconds"),
+            (FrontierPointRow::csv_header(), "policy,budget,job_energy_kwh,carbon_kg,cluster_energy_kwh,mean_jct_s,bound_mean_jct_s,gap,error"),
+            (GridSample::csv_header(), "arrived_pct,alloc_pct,frag_gpu_milli,frag_ratio_pct,power_cpu_w,power_gpu_w,power_total_w,used_nodes,failed_tasks"),
+            (CurveRow::csv_header(), "event,task,outcome,reason,node,devices,arrived_gpu_milli,arrived_pct,used_gpu_milli,alloc_pct,frag_gpu_milli,frag_ratio_pct,q124_pct,idle_gpu_milli,power_cpu_w,power_gpu_w,power_total_w,used_nodes,used_gpus,arrived_cpu_milli,used_cpu_milli,failed_tasks"),
+            (BudgetFrontierRow::csv_header(), "setup,seed,kind,budget,mean_jct_bound_s"),
+            (BudgetPointRow::csv_header(), "setup,seed,kind,policy,fraction,budget,jobs,job_energy_kwh,carbon_kg,cluster_energy_kwh,mean_jct_s,fifo_mean_jct_s,jct_speedup_vs_fifo,bound_mean_jct_s,gap,bound_status,bound_lp_mean_jct_s,error"),
+            (BudgetTimelineRow::csv_header(), "setup,seed,kind,policy,time_s,job_kw,g_per_kwh,waiting"),
+            (EacoBoundRow::csv_header(), "source,nodes,idle,seed,deadline_factor,windows,bound_kwh,closed_form_kwh,lp_kwh,lp_status,slot_s,slots,columns,rows,patterns"),
+            (TracedGapRow::csv_header(), "trace,checkpoint_pct,objective,policy,seed,nodes,tasks,heuristic_value,incumbent,bound,status,gap_low_pct,gap_high_pct,solve_s,instance"),
+            (GridRow::csv_header(), "trace,family,policy,seed,arrived_pct,alloc_pct,frag_gpu_milli,frag_ratio_pct,power_cpu_w,power_gpu_w,power_total_w,used_nodes,failed_tasks"),
+            (MeanGridLine::csv_header(), "trace,family,policy,seeds,arrived_pct,alloc_pct,frag_gpu_milli,frag_ratio_pct,power_cpu_w,power_gpu_w,power_total_w,used_nodes,failed_tasks"),
+            (ParetoPoint::csv_header(), "trace,checkpoint_pct,seed,nodes,kind,label,power_w,frag_gpu_milli,status,power_cap_w,frag_bound_gpu_milli"),
+            (ReplayRunRow::csv_header(), "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses,job_energy_kwh,carbon_kg,job_carbon_kg,stopped_early,bound_kwh,bound_status,bound_gap"),
+            (ReplayTimelineRow::csv_header(), "source,nodes,policy,seed,arrival_scale,idle,time_s,power_w,active_nodes,allocated_gpu_pct,queue_length,bound_power_w"),
+            (RunRow::csv_header(), "trace,family,policy,seed,events,placed,failed,cloned_tasks,removed_tasks,final_arrived_pct,final_alloc_pct,final_frag_ratio_pct,final_power_total_w"),
+            (FrontRow::csv_header(), fronts),
+        ] {
+            assert_eq!(generated, expected);
+        }
+        assert_eq!(
+            format!("trace,{}", GapRow::csv_header()),
+            TracedGapRow::csv_header()
+        );
+    }
 }
