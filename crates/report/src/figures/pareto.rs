@@ -357,7 +357,7 @@ pub(crate) fn pareto_figure(
         .collect();
     if !policy_names.is_empty() {
         legend.push(LegendEntry::new(Swatch::Heading, "online policy"));
-        for style in palette.ordered(policy_names.into_iter()) {
+        for style in palette.ordered(policy_names) {
             let name = style.name.clone();
             legend.push(LegendEntry::new(Swatch::Marker(style), name));
         }
