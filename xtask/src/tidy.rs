@@ -22,8 +22,12 @@ const ALLOWED_WORKSPACE_DEPS: [(&str, &[&str]); 10] = [
     // The heuristic engine.
     ("gapbench-online", &["gapbench-model"]),
     // Time mode: its engine and time-only policies, on online's scoring; nothing below it
-    // imports it.
-    ("gapbench-replay", &["gapbench-model", "gapbench-online"]),
+    // imports it. Its output files (`timeline.csv`, `tasks.csv`) are declared in results,
+    // with every other file users read.
+    (
+        "gapbench-replay",
+        &["gapbench-model", "gapbench-online", "gapbench-results"],
+    ),
     // The exact side: knows no heuristic engine.
     ("gapbench-ilp", &["gapbench-model", "gapbench-results"]),
     // Bounds on whole runs (replay energy, EaCO, JCT–budget): on the exact side's solvers.

@@ -1,19 +1,14 @@
 //! From event records to what users read: the per-event curve, the integer-percent grid,
 //! and means over seeds.
 
-use std::fmt::Write as _;
-
 use gapbench_model::{Cluster, ClusterMetrics, FailureReason, PreparedWorkload};
 use gapbench_online::{EventRecord, SweepResult};
-use serde::{Deserialize, Serialize};
+use gapbench_results::CurveRow;
 
 /// Percent of cluster GPU capacity.
 fn pct(milli: f64, capacity_milli: u64) -> f64 {
     100.0 * milli / capacity_milli as f64
 }
-
-/// The header of `curve.csv`: one row per task event.
-pub const CURVE_HEADER: &str = "event,task,outcome,reason,node,devices,arrived_gpu_milli,arrived_pct,used_gpu_milli,alloc_pct,frag_gpu_milli,frag_ratio_pct,q124_pct,idle_gpu_milli,power_cpu_w,power_gpu_w,power_total_w,used_nodes,used_gpus,arrived_cpu_milli,used_cpu_milli,failed_tasks";
 
 /// Why each failed event of a run failed: counts per [`FailureReason`] label, in the
 /// order of [`FailureReason::ALL`], reasons that did not occur left out.
@@ -35,11 +30,11 @@ pub fn failure_counts(
         .collect()
 }
 
-/// `curve.csv` of one run, as text (deterministic formatting: fixed decimals).
+/// `curve.csv` of one run, as text ([`CurveRow`]s).
 pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepResult) -> String {
     let capacity = cluster.gpu_capacity_milli();
     let mut out = String::with_capacity(160 * (result.records.len() + 1));
-    out.push_str(CURVE_HEADER);
+    out.push_str(&CurveRow::csv_header());
     out.push('\n');
     for (event, record) in result.records.iter().enumerate() {
         let m = &record.metrics;
@@ -48,7 +43,7 @@ pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepR
             Some(p) => (
                 "placed",
                 "",
-                cluster.nodes[p.node as usize].name.as_str(),
+                cluster.nodes[p.node as usize].name.clone(),
                 p.devices
                     .iter()
                     .map(|d| d.to_string())
@@ -58,7 +53,7 @@ pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepR
             None => (
                 "failed",
                 FailureReason::of(cluster, task).label(),
-                "",
+                String::new(),
                 String::new(),
             ),
         };
@@ -68,106 +63,56 @@ pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepR
         } else {
             0.0
         };
-        writeln!(
-            out,
-            "{event},{},{outcome},{reason},{node},{devices},{},{:.4},{},{:.4},{:.2},{:.4},{:.4},{:.2},{},{},{},{},{},{},{},{}",
-            task.name,
-            record.arrived_gpu_milli,
-            pct(record.arrived_gpu_milli as f64, capacity),
-            m.used_gpu_milli,
-            pct(m.used_gpu_milli as f64, capacity),
-            m.frag_gpu_milli(),
-            m.frag_ratio_pct(),
+        let row = CurveRow {
+            event,
+            task: task.name.clone(),
+            outcome,
+            reason,
+            node,
+            devices,
+            arrived_gpu_milli: record.arrived_gpu_milli,
+            arrived_pct: pct(record.arrived_gpu_milli as f64, capacity),
+            used_gpu_milli: m.used_gpu_milli,
+            alloc_pct: pct(m.used_gpu_milli as f64, capacity),
+            frag_gpu_milli: m.frag_gpu_milli(),
+            frag_ratio_pct: m.frag_ratio_pct(),
             q124_pct,
-            idle,
-            m.power.cpu_watts,
-            m.power.gpu_watts,
-            m.power.total_watts(),
-            m.used_nodes,
-            m.used_gpus,
-            record.arrived_cpu_milli,
-            m.used_cpu_milli,
-            record.failed_tasks,
-        )
-        .expect("writing to a String cannot fail");
+            idle_gpu_milli: idle,
+            power_cpu_w: m.power.cpu_watts,
+            power_gpu_w: m.power.gpu_watts,
+            power_total_w: m.power.total_watts(),
+            used_nodes: m.used_nodes,
+            used_gpus: m.used_gpus,
+            arrived_cpu_milli: record.arrived_cpu_milli,
+            used_cpu_milli: m.used_cpu_milli,
+            failed_tasks: record.failed_tasks,
+        };
+        out.push_str(&row.csv_line());
+        out.push('\n');
     }
     out
 }
 
-/// The cluster's values at one point of a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    pub arrived_pct: f64,
-    pub alloc_pct: f64,
-    pub frag_gpu_milli: f64,
-    pub frag_ratio_pct: f64,
-    pub power_cpu_w: f64,
-    pub power_gpu_w: f64,
-    pub power_total_w: f64,
-    pub used_nodes: f64,
-    pub failed_tasks: f64,
-}
+/// The cluster's values at one point of a sweep (declared in the results crate).
+pub use gapbench_results::GridSample as Sample;
 
-pub const SAMPLE_COLUMNS: &str = "arrived_pct,alloc_pct,frag_gpu_milli,frag_ratio_pct,power_cpu_w,power_gpu_w,power_total_w,used_nodes,failed_tasks";
-
-impl Sample {
-    fn of(metrics: &ClusterMetrics, arrived_pct: f64, failed_tasks: u32, capacity: u64) -> Self {
-        Sample {
-            arrived_pct,
-            alloc_pct: pct(metrics.used_gpu_milli as f64, capacity),
-            frag_gpu_milli: metrics.frag_gpu_milli(),
-            frag_ratio_pct: metrics.frag_ratio_pct(),
-            power_cpu_w: metrics.power.cpu_watts as f64,
-            power_gpu_w: metrics.power.gpu_watts as f64,
-            power_total_w: metrics.power.total_watts() as f64,
-            used_nodes: f64::from(metrics.used_nodes),
-            failed_tasks: f64::from(failed_tasks),
-        }
-    }
-
-    /// One CSV row with [`SAMPLE_COLUMNS`] (fixed decimals, so output is deterministic).
-    pub fn csv_row(&self) -> String {
-        format!(
-            "{:.0},{:.4},{:.2},{:.4},{:.2},{:.2},{:.2},{:.2},{:.2}",
-            self.arrived_pct,
-            self.alloc_pct,
-            self.frag_gpu_milli,
-            self.frag_ratio_pct,
-            self.power_cpu_w,
-            self.power_gpu_w,
-            self.power_total_w,
-            self.used_nodes,
-            self.failed_tasks
-        )
-    }
-
-    /// The fields in [`SAMPLE_COLUMNS`] order.
-    fn fields(&self) -> [f64; 9] {
-        [
-            self.arrived_pct,
-            self.alloc_pct,
-            self.frag_gpu_milli,
-            self.frag_ratio_pct,
-            self.power_cpu_w,
-            self.power_gpu_w,
-            self.power_total_w,
-            self.used_nodes,
-            self.failed_tasks,
-        ]
-    }
-
-    fn from_fields(f: [f64; 9]) -> Sample {
-        Sample {
-            arrived_pct: f[0],
-            alloc_pct: f[1],
-            frag_gpu_milli: f[2],
-            frag_ratio_pct: f[3],
-            power_cpu_w: f[4],
-            power_gpu_w: f[5],
-            power_total_w: f[6],
-            used_nodes: f[7],
-            failed_tasks: f[8],
-        }
+/// The sample of `metrics` at `arrived_pct`.
+fn sample_of(
+    metrics: &ClusterMetrics,
+    arrived_pct: f64,
+    failed_tasks: u32,
+    capacity: u64,
+) -> Sample {
+    Sample {
+        arrived_pct,
+        alloc_pct: pct(metrics.used_gpu_milli as f64, capacity),
+        frag_gpu_milli: metrics.frag_gpu_milli(),
+        frag_ratio_pct: metrics.frag_ratio_pct(),
+        power_cpu_w: metrics.power.cpu_watts as f64,
+        power_gpu_w: metrics.power.gpu_watts as f64,
+        power_total_w: metrics.power.total_watts() as f64,
+        used_nodes: f64::from(metrics.used_nodes),
+        failed_tasks: f64::from(failed_tasks),
     }
 }
 
@@ -267,7 +212,7 @@ pub fn integer_grid(
 ) -> Vec<Sample> {
     let capacity = cluster.gpu_capacity_milli();
     let Some(last) = records.last() else {
-        return vec![Sample::of(empty, 0.0, 0, capacity)];
+        return vec![sample_of(empty, 0.0, 0, capacity)];
     };
     let top = last.arrived_gpu_milli * 100 / capacity;
     let mut grid = Vec::with_capacity(top as usize + 1);
@@ -278,7 +223,7 @@ pub fn integer_grid(
             current = (records[next].metrics, records[next].failed_tasks);
             next += 1;
         }
-        grid.push(Sample::of(&current.0, a as f64, current.1, capacity));
+        grid.push(sample_of(&current.0, a as f64, current.1, capacity));
     }
     grid
 }
@@ -287,13 +232,13 @@ pub fn integer_grid(
 pub fn final_sample(cluster: &Cluster, empty: &ClusterMetrics, records: &[EventRecord]) -> Sample {
     let capacity = cluster.gpu_capacity_milli();
     match records.last() {
-        Some(r) => Sample::of(
+        Some(r) => sample_of(
             &r.metrics,
             pct(r.arrived_gpu_milli as f64, capacity),
             r.failed_tasks,
             capacity,
         ),
-        None => Sample::of(empty, 0.0, 0, capacity),
+        None => sample_of(empty, 0.0, 0, capacity),
     }
 }
 
@@ -310,13 +255,7 @@ pub fn mean_sample(samples: &[Sample]) -> Sample {
     sum.mean(samples.len())
 }
 
-/// A grid as CSV text with [`SAMPLE_COLUMNS`].
+/// A grid as CSV text (`mean_curve.csv`: [`Sample`]s).
 pub fn grid_csv(grid: &[Sample]) -> String {
-    let mut out = String::from(SAMPLE_COLUMNS);
-    out.push('\n');
-    for sample in grid {
-        out.push_str(&sample.csv_row());
-        out.push('\n');
-    }
-    out
+    Sample::csv(grid)
 }

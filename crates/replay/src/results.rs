@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use gapbench_model::{ClusterState, FailureReason};
+use gapbench_results::replay_output::{timeline_csv, TaskRow};
+use gapbench_results::row::rows_to_csv;
 
 use crate::attributes::TaskAttributes;
 use crate::budget::BudgetOutcome;
@@ -17,37 +19,9 @@ use crate::energy::{Ledger, JOULES_PER_KWH};
 use crate::options::QueueDiscipline;
 use crate::timed_workload::{PodPhase, Qos};
 
-/// The cluster after one event. Power is constant until the next row, so energy over any
-/// interval is read off as power × time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TimelineRow {
-    pub time_s: f64,
-    /// `arrival`, `completion`, `observation`, `round`, `tick`, or `until` for the last row
-    /// of a replay `until_s` stopped (the cluster then, energy integrated up to it).
-    pub event: &'static str,
-    /// Cluster power (nodes by the power model, idle and sleep included).
-    pub power_watts: f64,
-    /// Σ of the running training jobs' power by the training model (what budgets limit).
-    pub job_power_watts: f64,
-    /// Cluster energy so far.
-    pub energy_kwh: f64,
-    pub job_energy_kwh: f64,
-    /// Carbon of cluster energy so far (0 without a carbon series).
-    pub carbon_kg: f64,
-    pub running: u32,
-    /// Reserved milli-GPU over capacity; above 100 only under oversubscription.
-    pub allocated_gpu_pct: f64,
-    /// FGD fragmentation (milli-GPU no typical task could use); not meaningful under
-    /// oversubscription, where reservations are not tracked per device.
-    pub frag_gpu_milli: f64,
-    pub active_nodes: u32,
-    pub active_gpus: u32,
-    pub queue_length: u32,
-    /// A proven lower bound on any placement's power then (the harness's `--bound`; the
-    /// column is absent without it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bound_power_watts: Option<f64>,
-}
+/// The cluster after one event: a row of `timeline.csv`, declared with the other results
+/// files.
+pub use gapbench_results::replay_output::TimelineRow;
 
 /// One task's fate.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,35 +107,45 @@ impl TaskRecord {
     }
 }
 
-#[derive(Serialize)]
-struct TaskRow<'a> {
-    name: &'a str,
-    qos: &'static str,
-    phase: &'static str,
-    gpu_count: u8,
-    gpu_milli: u16,
-    arrival_s: f64,
-    duration_s: f64,
-    left_censored: bool,
-    right_censored: bool,
-    util_permille: u32,
-    gpu_memory_permille: u32,
-    epochs: u32,
-    deadline_s: Option<f64>,
-    start_s: Option<f64>,
-    end_s: Option<f64>,
-    wait_s: Option<f64>,
-    jct_s: Option<f64>,
-    slowdown: Option<f64>,
-    failed: bool,
-    /// Why it failed (`never_fits:<resource>` or `no_room`), empty otherwise.
-    failure: &'static str,
-    undos: u32,
-    deadline_missed: bool,
-    reconfigurations: u32,
-    energy_kwh: f64,
-    job_energy_kwh: f64,
-    job_carbon_kg: f64,
+impl TaskRecord {
+    /// Its row of `tasks.csv`, derived attributes included.
+    fn row(&self) -> TaskRow {
+        let deadline_s = self.attributes.deadline_s;
+        TaskRow {
+            name: self.name.clone(),
+            qos: self.qos.name(),
+            phase: self.phase.name(),
+            gpu_count: self.gpu_count,
+            gpu_milli: self.gpu_milli,
+            arrival_s: self.arrival_s,
+            duration_s: self.duration_s,
+            left_censored: self.left_censored,
+            right_censored: self.right_censored,
+            util_permille: self.attributes.util_permille,
+            gpu_memory_permille: self.attributes.gpu_memory_permille,
+            epochs: self.attributes.epochs,
+            deadline_s: deadline_s.is_finite().then_some(deadline_s),
+            start_s: self.start_s,
+            end_s: self.end_s,
+            wait_s: self.wait_s(),
+            jct_s: self.jct_s(),
+            slowdown: self.slowdown(),
+            failed: self.failed(),
+            failure: self.failure.map_or("", FailureReason::label),
+            undos: self.undos,
+            deadline_missed: self.deadline_missed(),
+            reconfigurations: self.reconfigurations,
+            energy_kwh: self.energy_kwh,
+            job_energy_kwh: self.job_energy_kwh,
+            job_carbon_kg: self.job_carbon_kg,
+        }
+    }
+}
+
+/// Writes `bytes` whole and flushes.
+fn write_all(mut out: impl io::Write, bytes: &[u8]) -> io::Result<()> {
+    out.write_all(bytes)?;
+    out.flush()
 }
 
 /// Statistics of a sample: mean and nearest-rank percentiles. An empty sample has none:
@@ -454,53 +438,13 @@ impl ReplayResult {
 
     /// `timeline.csv`: one row per event.
     pub fn write_timeline_csv(&self, out: impl io::Write) -> io::Result<()> {
-        let mut writer = csv::Writer::from_writer(out);
-        for row in &self.timeline {
-            writer.serialize(row).map_err(io::Error::other)?;
-        }
-        writer.flush()
+        write_all(out, &timeline_csv(&self.timeline))
     }
 
     /// `tasks.csv`: one row per task, derived attributes included.
     pub fn write_tasks_csv(&self, out: impl io::Write) -> io::Result<()> {
-        let mut writer = csv::Writer::from_writer(out);
-        for t in &self.tasks {
-            writer
-                .serialize(TaskRow {
-                    name: &t.name,
-                    qos: t.qos.name(),
-                    phase: t.phase.name(),
-                    gpu_count: t.gpu_count,
-                    gpu_milli: t.gpu_milli,
-                    arrival_s: t.arrival_s,
-                    duration_s: t.duration_s,
-                    left_censored: t.left_censored,
-                    right_censored: t.right_censored,
-                    util_permille: t.attributes.util_permille,
-                    gpu_memory_permille: t.attributes.gpu_memory_permille,
-                    epochs: t.attributes.epochs,
-                    deadline_s: t
-                        .attributes
-                        .deadline_s
-                        .is_finite()
-                        .then_some(t.attributes.deadline_s),
-                    start_s: t.start_s,
-                    end_s: t.end_s,
-                    wait_s: t.wait_s(),
-                    jct_s: t.jct_s(),
-                    slowdown: t.slowdown(),
-                    failed: t.failed(),
-                    failure: t.failure.map_or("", FailureReason::label),
-                    undos: t.undos,
-                    deadline_missed: t.deadline_missed(),
-                    reconfigurations: t.reconfigurations,
-                    energy_kwh: t.energy_kwh,
-                    job_energy_kwh: t.job_energy_kwh,
-                    job_carbon_kg: t.job_carbon_kg,
-                })
-                .map_err(io::Error::other)?;
-        }
-        writer.flush()
+        let rows: Vec<TaskRow> = self.tasks.iter().map(TaskRecord::row).collect();
+        write_all(out, &rows_to_csv(&rows))
     }
 
     /// `summary.json`, pretty-printed, newline-terminated.

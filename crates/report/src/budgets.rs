@@ -70,68 +70,80 @@ pub(crate) fn section(out: &mut String, dir: &Path) -> Result<()> {
         writeln!(out, "### {setup}: {kind} budget ({jobs} jobs)\n")?;
         writeln!(out, "| policy | budget (share of FIFO's) | {kind} spent ({}) | cluster kWh | mean JCT (h) | FIFO ÷ this | bound (h) | gap | bound status |", unit(&kind))?;
         writeln!(out, "|---|---|---|---|---|---|---|---|---|")?;
-        // One line per (policy, budget share), in the order the rows first name it.
-        let mut by_point: Vec<(&BudgetPointRow, Means)> = Vec::new();
-        for p in &rows {
-            let index = match by_point
-                .iter()
-                .position(|(first, _)| first.policy == p.policy && first.fraction == p.fraction)
-            {
-                Some(index) => index,
-                None => {
-                    by_point.push((p, Means::default()));
-                    by_point.len() - 1
-                }
-            };
-            let m = &mut by_point[index].1;
-            m.seeds += 1;
-            if !p.error.is_empty() {
-                m.failed += 1;
-                if m.first_error.is_empty() {
-                    m.first_error = p.error.clone();
-                }
-                continue;
-            }
-            m.spent.extend(spend(p));
-            m.cluster_kwh.extend(p.cluster_energy_kwh);
-            m.jct_h.extend(p.mean_jct_s.map(|s| s / 3600.0));
-            m.speedup.extend(p.jct_speedup_vs_fifo);
-            m.bound_h.extend(p.bound_mean_jct_s.map(|s| s / 3600.0));
-            m.gap.extend(p.gap.map(|g| 100.0 * g));
-            if !p.bound_status.is_empty() {
-                m.status.push(p.bound_status.clone());
-            }
-        }
-        for (first, m) in &by_point {
-            let (policy, fraction) = (&first.policy, first.fraction);
-            if m.failed == m.seeds {
-                writeln!(
-                    out,
-                    "| {policy} | {} | — | — | — | — | — | {} | — |",
-                    cell(fraction, 2),
-                    m.first_error.replace('|', "/")
-                )?;
-                continue;
-            }
-            let failed = if m.failed > 0 {
-                format!(" ({} of {} seeds failed)", m.failed, m.seeds)
-            } else {
-                String::new()
-            };
-            writeln!(
-                out,
-                "| {policy}{failed} | {} | {} | {} | {} | {}× | {} | {} | {} |",
-                cell(fraction, 2),
-                cell(mean(&m.spent), 3),
-                cell(mean(&m.cluster_kwh), 1),
-                cell(mean(&m.jct_h), 2),
-                cell(mean(&m.speedup), 2),
-                cell(mean(&m.bound_h), 2),
-                mean(&m.gap).map_or("—".to_string(), |g| format!("{g:.1} %")),
-                status_cell(&m.status)
-            )?;
+        for (first, m) in &point_means(&rows) {
+            write_point_line(out, first, m)?;
         }
         writeln!(out)?;
     }
+    Ok(())
+}
+
+/// The rows of one study grouped by (policy, budget share), in the order the rows first name
+/// each, with their means over seeds.
+fn point_means<'a>(rows: &[&'a BudgetPointRow]) -> Vec<(&'a BudgetPointRow, Means)> {
+    let mut by_point: Vec<(&BudgetPointRow, Means)> = Vec::new();
+    for &p in rows {
+        let index = match by_point
+            .iter()
+            .position(|(first, _)| first.policy == p.policy && first.fraction == p.fraction)
+        {
+            Some(index) => index,
+            None => {
+                by_point.push((p, Means::default()));
+                by_point.len() - 1
+            }
+        };
+        let m = &mut by_point[index].1;
+        m.seeds += 1;
+        if !p.error.is_empty() {
+            m.failed += 1;
+            if m.first_error.is_empty() {
+                m.first_error = p.error.clone();
+            }
+            continue;
+        }
+        m.spent.extend(spend(p));
+        m.cluster_kwh.extend(p.cluster_energy_kwh);
+        m.jct_h.extend(p.mean_jct_s.map(|s| s / 3600.0));
+        m.speedup.extend(p.jct_speedup_vs_fifo);
+        m.bound_h.extend(p.bound_mean_jct_s.map(|s| s / 3600.0));
+        m.gap.extend(p.gap.map(|g| 100.0 * g));
+        if !p.bound_status.is_empty() {
+            m.status.push(p.bound_status.clone());
+        }
+    }
+    by_point
+}
+
+/// The table line of one (policy, budget share): its means, or the error of a point that
+/// failed on every seed.
+fn write_point_line(out: &mut String, first: &BudgetPointRow, m: &Means) -> Result<()> {
+    let (policy, fraction) = (&first.policy, first.fraction);
+    if m.failed == m.seeds {
+        writeln!(
+            out,
+            "| {policy} | {} | — | — | — | — | — | {} | — |",
+            cell(fraction, 2),
+            m.first_error.replace('|', "/")
+        )?;
+        return Ok(());
+    }
+    let failed = if m.failed > 0 {
+        format!(" ({} of {} seeds failed)", m.failed, m.seeds)
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "| {policy}{failed} | {} | {} | {} | {} | {}× | {} | {} | {} |",
+        cell(fraction, 2),
+        cell(mean(&m.spent), 3),
+        cell(mean(&m.cluster_kwh), 1),
+        cell(mean(&m.jct_h), 2),
+        cell(mean(&m.speedup), 2),
+        cell(mean(&m.bound_h), 2),
+        mean(&m.gap).map_or("—".to_string(), |g| format!("{g:.1} %")),
+        status_cell(&m.status)
+    )?;
     Ok(())
 }

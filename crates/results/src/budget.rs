@@ -8,81 +8,107 @@ use serde::{Deserialize, Serialize};
 
 use crate::check::{column_error, non_negative, non_negative_or_inf, optional_non_negative};
 use crate::check::{statistic, CheckedRow, ColumnError};
+use crate::declare_row;
 
 /// Samples per replay in `budget_timeline.csv`.
 pub const BUDGET_TIMELINE_SAMPLES: usize = 200;
 
-/// One budgeted replay: a policy (at a fraction of full-clock FIFO's spend, for the
-/// budgeted ones), what it spent and its mean JCT, against FIFO and the frontier.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BudgetPointRow {
-    pub setup: String,
-    pub seed: u64,
-    pub kind: String,
-    pub policy: String,
-    /// The budget as a share of full-clock FIFO's spend (budgeted policies only).
-    pub fraction: Option<f64>,
-    /// kWh for `energy`, kg CO2e for `carbon`.
-    pub budget: Option<f64>,
-    pub jobs: usize,
-    /// Job energy (the training model: what the budget limits) and its carbon.
-    pub job_energy_kwh: Option<f64>,
-    pub carbon_kg: Option<f64>,
-    /// Cluster energy: every node of the setup by the power model, idle included.
-    #[serde(default)]
-    pub cluster_energy_kwh: Option<f64>,
-    /// Mean JCT of the training jobs.
-    pub mean_jct_s: Option<f64>,
-    /// Full-clock FIFO's mean JCT on the same jobs.
-    pub fifo_mean_jct_s: f64,
-    /// FIFO's mean JCT over this one's (the papers' "×" improvement).
-    pub jct_speedup_vs_fifo: Option<f64>,
-    /// The frontier's proven lower bound on mean JCT at this point's own spend (every
-    /// schedule of the same jobs within that spend has at least this mean JCT).
-    pub bound_mean_jct_s: Option<f64>,
-    /// (JCT − bound) / bound.
-    pub gap: Option<f64>,
-    /// How the bound was reached: `lagrangian` (subgradient lines only), `converged` (column
-    /// generation brought it within tolerance of its LP's optimum), `open` (column generation
-    /// stopped first: the relaxation's optimum lies in [bound, `bound_lp_mean_jct_s`]),
-    /// `outside` (a spend outside the budgets column generation tightened); empty without
-    /// a frontier.
-    #[serde(default)]
-    pub bound_status: String,
-    /// With column generation: no bound from this relaxation can exceed this (the master
-    /// LP values, interpolated between tightened budgets: the LP's value is convex in the
-    /// budget).
-    #[serde(default)]
-    pub bound_lp_mean_jct_s: Option<f64>,
-    /// Why the replay has no point (a budget too small, …); empty otherwise.
-    pub error: String,
+declare_row! {
+    /// One budgeted replay: a policy (at a fraction of full-clock FIFO's spend, for the
+    /// budgeted ones), what it spent and its mean JCT, against FIFO and the frontier (one
+    /// row of `budget_points.csv`).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct BudgetPointRow in "budget_points.csv" {
+        /// The budget study's setup.
+        setup: String [Text, ""],
+        /// The seed of its jobs.
+        seed: u64 [Plain, ""],
+        /// `energy` (PowerFlow-style, budget in kWh) or `carbon` (GreenFlow-style, budget
+        /// in kg CO2e).
+        kind: String [Text, ""],
+        /// The policy.
+        policy: String [Text, ""],
+        /// The budget as a share of full-clock FIFO's spend (budgeted policies only).
+        fraction: Option<f64> [Shortest, ""],
+        /// The budget: kWh for `energy`, kg CO2e for `carbon`.
+        budget: Option<f64> [Shortest, "kWh | kg CO2e"],
+        /// Training jobs replayed.
+        jobs: usize [Plain, ""],
+        /// Job energy (the training model: what the budget limits).
+        job_energy_kwh: Option<f64> [Shortest, "kWh"],
+        /// The carbon of the job energy.
+        carbon_kg: Option<f64> [Shortest, "kg CO2e"],
+        /// Cluster energy: every node of the setup by the power model, idle included.
+        #[serde(default)]
+        cluster_energy_kwh: Option<f64> [Shortest, "kWh"],
+        /// Mean JCT of the training jobs.
+        mean_jct_s: Option<f64> [Shortest, "s"],
+        /// Full-clock FIFO's mean JCT on the same jobs.
+        fifo_mean_jct_s: f64 [Shortest, "s"],
+        /// FIFO's mean JCT over this one's (the papers' "×" improvement).
+        jct_speedup_vs_fifo: Option<f64> [Shortest, ""],
+        /// The frontier's proven lower bound on mean JCT at this point's own spend (every
+        /// schedule of the same jobs within that spend has at least this mean JCT).
+        bound_mean_jct_s: Option<f64> [Shortest, "s"],
+        /// (JCT − bound) / bound.
+        gap: Option<f64> [Shortest, ""],
+        /// How the bound was reached: `lagrangian` (subgradient lines only), `converged`
+        /// (column generation brought it within tolerance of its LP's optimum), `open`
+        /// (column generation stopped first: the relaxation's optimum lies in [bound,
+        /// `bound_lp_mean_jct_s`]), `outside` (a spend outside the budgets column
+        /// generation tightened); empty without a frontier.
+        #[serde(default)]
+        bound_status: String [Text, ""],
+        /// With column generation: no bound from this relaxation can exceed this (the
+        /// master LP values, interpolated between tightened budgets: the LP's value is
+        /// convex in the budget).
+        #[serde(default)]
+        bound_lp_mean_jct_s: Option<f64> [Shortest, "s"],
+        /// Why the replay has no point (a budget too small, …); empty otherwise.
+        error: String [Text, ""],
+    }
 }
 
-/// One budget of the exact frontier: no schedule of the same jobs within `budget` has a
-/// smaller mean JCT than `mean_jct_bound_s`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BudgetFrontierRow {
-    pub setup: String,
-    pub seed: u64,
-    pub kind: String,
-    pub budget: f64,
-    pub mean_jct_bound_s: f64,
+declare_row! {
+    /// One budget of the exact frontier: no schedule of the same jobs within `budget` has
+    /// a smaller mean JCT than `mean_jct_bound_s` (one row of `budget_frontier.csv`).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct BudgetFrontierRow in "budget_frontier.csv" {
+        /// The budget study's setup.
+        setup: String [Text, ""],
+        /// The seed of its jobs.
+        seed: u64 [Plain, ""],
+        /// `energy` or `carbon`.
+        kind: String [Text, ""],
+        /// The budget: kWh for `energy`, kg CO2e for `carbon`.
+        budget: f64 [Shortest, "kWh | kg CO2e"],
+        /// The proven lower bound on mean JCT within the budget (`inf`: nothing fits).
+        mean_jct_bound_s: f64 [Shortest, "s"],
+    }
 }
 
-/// One sample of a budgeted replay: the power its running jobs draw and the grid's
-/// carbon intensity.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BudgetTimelineRow {
-    pub setup: String,
-    pub seed: u64,
-    pub kind: String,
-    /// A policy label as in `budget_points.csv` (budgeted ones with their fraction).
-    pub policy: String,
-    /// Seconds since the first arrival.
-    pub time_s: f64,
-    pub job_kw: f64,
-    pub g_per_kwh: f64,
-    pub waiting: u32,
+declare_row! {
+    /// One sample of a budgeted replay: the power its running jobs draw and the grid's
+    /// carbon intensity (one row of `budget_timeline.csv`).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct BudgetTimelineRow in "budget_timeline.csv" {
+        /// The budget study's setup.
+        setup: String [Text, ""],
+        /// The seed of its jobs.
+        seed: u64 [Plain, ""],
+        /// `energy` or `carbon`.
+        kind: String [Text, ""],
+        /// A policy label as in `budget_points.csv` (budgeted ones with their fraction).
+        policy: String [Text, ""],
+        /// Seconds since the first arrival.
+        time_s: f64 [Shortest, "s"],
+        /// Power of the running jobs by the training model.
+        job_kw: f64 [Shortest, "kW"],
+        /// The grid's carbon intensity then.
+        g_per_kwh: f64 [Shortest, "g CO2e/kWh"],
+        /// Jobs waiting.
+        waiting: u32 [Plain, ""],
+    }
 }
 
 /// The label of a policy point: `powerflow@0.90` for a budgeted one. The fraction has two
@@ -102,14 +128,7 @@ pub fn budget_point_label(policy: &str, fraction: Option<f64>) -> String {
     }
 }
 
-/// Rows as CSV text (header from the field names).
-pub fn rows_to_csv<T: Serialize>(rows: &[T]) -> anyhow::Result<Vec<u8>> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in rows {
-        writer.serialize(row)?;
-    }
-    writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
-}
+pub use crate::row::rows_to_csv;
 
 impl CheckedRow for BudgetPointRow {
     fn check(&self) -> Result<(), ColumnError> {
@@ -175,10 +194,43 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("gapbench-budget-rows-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("points.csv");
-        std::fs::write(&path, rows_to_csv(std::slice::from_ref(&row)).unwrap()).unwrap();
+        std::fs::write(&path, rows_to_csv(std::slice::from_ref(&row))).unwrap();
         let back = read_rows::<BudgetPointRow>(&path, &[]).unwrap().unwrap();
         assert_eq!(back.rows[0].value, row);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(budget_point_label("powerflow", Some(0.9)), "powerflow@0.90");
+    }
+
+    /// The declared spelling is the one serde's CSV writer used for these files: header,
+    /// numbers (shortest exact, `inf`), empty options and quoting.
+    #[test]
+    fn budget_files_keep_serde_csv_bytes() {
+        fn serde_csv<T: Serialize>(rows: &[T]) -> Vec<u8> {
+            let mut writer = csv::Writer::from_writer(Vec::new());
+            for row in rows {
+                writer.serialize(row).unwrap();
+            }
+            writer.into_inner().unwrap()
+        }
+        let frontier = [BudgetFrontierRow {
+            setup: "a,b".into(),
+            seed: 7,
+            kind: "energy".into(),
+            budget: 12.345_678_9,
+            mean_jct_bound_s: f64::INFINITY,
+        }];
+        assert_eq!(rows_to_csv(&frontier), serde_csv(&frontier));
+        let timeline = [BudgetTimelineRow {
+            setup: "slice".into(),
+            seed: 42,
+            kind: "carbon".into(),
+            policy: "powerflow@0.90".into(),
+            time_s: 3600.0,
+            job_kw: 0.1 + 0.2,
+            g_per_kwh: 1e-7,
+            waiting: 3,
+        }];
+        assert_eq!(rows_to_csv(&timeline), serde_csv(&timeline));
+        assert!(rows_to_csv::<BudgetTimelineRow>(&[]).is_empty());
     }
 }

@@ -18,7 +18,7 @@ impl fmt::Display for ColumnError {
     }
 }
 
-/// A row whose values can be checked after it was read: [`crate::table::read_rows`] checks
+/// A row whose values can be checked after it was read: `table::read_rows` checks
 /// every row and names the file, line and column of the first value out of range.
 pub trait CheckedRow {
     fn check(&self) -> Result<(), ColumnError>;

@@ -1,46 +1,54 @@
 //! The points of a gap study's power–fragmentation front (ε-constraint), and the
 //! heuristic's own point beside them.
 
-use std::fmt::Write as _;
-
 use serde::{Deserialize, Serialize};
 
-use crate::csv_text::{field, number, optional_number};
+use crate::declare_row;
 use crate::float_text;
 use crate::SolveStatus;
 
-/// One row of `fronts.csv`: a solved point of the front, or the heuristic itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FrontRow {
-    #[serde(with = "float_text")]
-    pub checkpoint_pct: f64,
-    pub policy: String,
-    pub seed: u64,
-    pub nodes: usize,
-    pub tasks: usize,
-    /// [`FrontRow::HEURISTIC`], `min_power`, `eps_<k>`, `min_frag` (or `front` for a front
-    /// that could not be solved).
-    pub point: String,
-    #[serde(with = "float_text::option")]
-    pub power_cap_watts: Option<f64>,
-    /// NaN for a point without a solution.
-    #[serde(with = "float_text")]
-    pub power_watts: f64,
-    #[serde(with = "float_text")]
-    pub frag_milli: f64,
-    #[serde(with = "float_text::option")]
-    pub frag_bound_milli: Option<f64>,
-    /// `None` for the heuristic's own point (written `heuristic`).
-    pub status: Option<SolveStatus>,
-    #[serde(with = "float_text")]
-    pub solve_s: f64,
+declare_row! {
+    /// One point of a gap study's power–fragmentation front (ε-constraint), or the
+    /// policy's own placement beside it: one row of `fronts.csv`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct FrontRow in "fronts.csv" {
+        /// Arrived GPU demand, % of the (sub-)cluster's GPU capacity.
+        #[serde(with = "float_text")]
+        checkpoint_pct: f64 [Fixed(1), "%"],
+        /// The policy whose snapshot the front is of.
+        policy: String [Text, ""],
+        /// The seed.
+        seed: u64 [Plain, ""],
+        /// Nodes of the (sub-)cluster.
+        nodes: usize [Plain, ""],
+        /// Tasks placed.
+        tasks: usize [Plain, ""],
+        /// `heuristic` (the policy's own placement), `min_power`, `eps_<k>`, `min_frag` (or
+        /// `front` for a front that could not be solved).
+        point: String [Text, ""],
+        /// The point's power cap ε (empty for the unconstrained end points and the policy).
+        #[serde(with = "float_text::option")]
+        power_cap_watts: Option<f64> [Fixed(0), "W"],
+        /// The placement's cluster power; `nan` for a point without a solution.
+        #[serde(with = "float_text")]
+        power_watts: f64 [Fixed(0), "W"],
+        /// The placement's fragmentation Σ F(n); `nan` without a solution.
+        #[serde(with = "float_text")]
+        frag_milli: f64 [Fixed(3), "milli-GPU"],
+        /// A proven lower bound on the fragmentation within the cap (empty without one).
+        #[serde(with = "float_text::option")]
+        frag_bound_milli: Option<f64> [Fixed(3), "milli-GPU"],
+        /// The solver's status label, or `heuristic` for the policy's own point (`None`).
+        status: Option<SolveStatus> [Computed(FrontRow::status_label, "text"), ""],
+        /// Wall-clock time of the point's solve.
+        #[serde(with = "float_text")]
+        solve_s: f64 [Fixed(3), "s"],
+    }
 }
 
 impl FrontRow {
     /// The point (and status text) of the heuristic's own placement.
     pub const HEURISTIC: &'static str = "heuristic";
-
-    pub const CSV_HEADER: &'static str = "checkpoint_pct,policy,seed,nodes,tasks,point,power_cap_watts,power_watts,frag_milli,frag_bound_milli,status,solve_s";
 
     pub fn is_heuristic(&self) -> bool {
         self.status.is_none()
@@ -51,33 +59,6 @@ impl FrontRow {
         self.status
             .as_ref()
             .map_or(Self::HEURISTIC.to_string(), SolveStatus::label)
-    }
-
-    pub fn csv_line(&self) -> String {
-        format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{:.3}",
-            number(self.checkpoint_pct, 1),
-            field(&self.policy),
-            self.seed,
-            self.nodes,
-            self.tasks,
-            field(&self.point),
-            optional_number(self.power_cap_watts, 0),
-            number(self.power_watts, 0),
-            number(self.frag_milli, 3),
-            optional_number(self.frag_bound_milli, 3),
-            field(&self.status_label()),
-            self.solve_s
-        )
-    }
-
-    /// A whole `fronts.csv` (header included).
-    pub fn csv(rows: &[FrontRow]) -> String {
-        let mut out = format!("{}\n", Self::CSV_HEADER);
-        for row in rows {
-            writeln!(out, "{}", row.csv_line()).expect("writing to a String cannot fail");
-        }
-        out
     }
 }
 

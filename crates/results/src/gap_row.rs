@@ -1,13 +1,11 @@
 //! One exact gap: a heuristic's value at a checkpoint, the solver's incumbent and bound,
 //! and the interval the gap lies in.
 
-use std::fmt::Write as _;
-
 use serde::{Deserialize, Serialize};
 
 use crate::check::{column_error, finite, non_negative, optional_non_negative};
 use crate::check::{CheckedRow, ColumnError};
-use crate::csv_text::{field, number, optional_number};
+use crate::declare_row;
 use crate::float_text;
 use crate::{Objective, SolveStatus};
 
@@ -15,78 +13,75 @@ use crate::{Objective, SolveStatus};
 /// cells carry it in their key, so cells of an older schema are recomputed, never reused.
 pub const GAP_SCHEMA_VERSION: u32 = 4;
 
-/// One row of `gaps.csv` (after its `trace` column in a bench folder). Fields added here
-/// (solve method, columns, iterations…) go to the end of [`GapRow::CSV_HEADER`] and
-/// [`GapRow::csv_line`], and bump [`GAP_SCHEMA_VERSION`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GapRow {
-    /// Arrived GPU demand, % of the (sub-)cluster's capacity.
-    #[serde(with = "float_text")]
-    pub checkpoint_pct: f64,
-    pub objective: Objective,
-    pub policy: String,
-    pub seed: u64,
-    /// Nodes of the (sub-)cluster.
-    pub nodes: usize,
-    /// Tasks the solver decided about: the heuristic's placed tasks for power and
-    /// fragmentation, every arrived task for allocation.
-    pub tasks: usize,
-    /// Watts (power), milli-GPU allocated (alloc) or Σ F(n) in milli-GPU (frag).
-    #[serde(with = "float_text")]
-    pub heuristic_value: f64,
-    #[serde(with = "float_text::option")]
-    pub incumbent: Option<f64>,
-    #[serde(with = "float_text::option")]
-    pub bound: Option<f64>,
-    pub status: SolveStatus,
-    /// The gap against the incumbent (`None` without one).
-    #[serde(with = "float_text::option")]
-    pub gap_low_pct: Option<f64>,
-    /// The gap against the proven bound; +infinity when no finite one exists.
-    #[serde(with = "float_text::option")]
-    pub gap_high_pct: Option<f64>,
-    #[serde(with = "float_text")]
-    pub solve_s: f64,
-    /// A fingerprint of the instance solved (cluster, FGD target workload and the tasks the
-    /// solver decided about), the same for every policy whose snapshot holds the same tasks:
-    /// their solves bound one optimum ([`crate::best_known`]). Empty in folders written
-    /// before it existed.
-    #[serde(default)]
-    pub instance: String,
+declare_row! {
+    /// One exact gap: a policy's value at a checkpoint against the solver's incumbent and
+    /// bound (one row of `gapbench gap`'s `gaps.csv`; a bench folder's has `trace` first).
+    /// Fields added here (solve method, columns, iterations…) go to the end, and bump
+    /// [`GAP_SCHEMA_VERSION`].
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct GapRow in "gaps.csv" {
+        /// Arrived GPU demand, % of the (sub-)cluster's GPU capacity.
+        #[serde(with = "float_text")]
+        checkpoint_pct: f64 [Fixed(1), "%"],
+        /// `power` (minimised), `alloc` (maximised) or `frag` (minimised).
+        objective: Objective [Plain, ""],
+        /// The heuristic placement policy.
+        policy: String [Text, ""],
+        /// The sweep's seed (task arrival order).
+        seed: u64 [Plain, ""],
+        /// Nodes of the (sub-)cluster.
+        nodes: usize [Plain, ""],
+        /// Tasks the solver decided about: the heuristic's placed tasks for power and
+        /// fragmentation, every arrived task for allocation.
+        tasks: usize [Plain, ""],
+        /// The policy's value: watts (power), milli-GPU allocated (alloc) or Σ F(n) in
+        /// milli-GPU (frag).
+        #[serde(with = "float_text")]
+        heuristic_value: f64 [FixedBy(decimals, DECIMALS), "W | milli-GPU"],
+        /// The best placement the solver found, in the objective's unit (empty without one).
+        #[serde(with = "float_text::option")]
+        incumbent: Option<f64> [FixedBy(decimals, DECIMALS), "W | milli-GPU"],
+        /// The solver's proven bound on the optimum (empty without one).
+        #[serde(with = "float_text::option")]
+        bound: Option<f64> [FixedBy(decimals, DECIMALS), "W | milli-GPU"],
+        /// How the solve ended: `optimal`, `gap_limit`, `time_limit`, `lp_bound`,
+        /// `infeasible`, `relaxation_bound`, `unsupported: <why>` or `error: <message>`.
+        status: SolveStatus [Text, ""],
+        /// The gap against the incumbent (empty without one).
+        #[serde(with = "float_text::option")]
+        gap_low_pct: Option<f64> [Fixed(4), "%"],
+        /// The gap against the proven bound; `inf` when no finite one exists.
+        #[serde(with = "float_text::option")]
+        gap_high_pct: Option<f64> [Fixed(4), "%"],
+        /// Wall-clock time of the solve.
+        #[serde(with = "float_text")]
+        solve_s: f64 [Fixed(3), "s"],
+        /// A fingerprint of the instance solved (cluster, FGD target workload and the tasks
+        /// the solver decided about), the same for every policy whose snapshot holds the
+        /// same tasks: their solves bound one optimum. Empty in folders written before it
+        /// existed.
+        #[serde(default)]
+        instance: String [Text, ""],
+    }
 }
 
-impl GapRow {
-    pub const CSV_HEADER: &'static str = "checkpoint_pct,objective,policy,seed,nodes,tasks,heuristic_value,incumbent,bound,status,gap_low_pct,gap_high_pct,solve_s,instance";
+/// A gap row's values have its objective's decimals.
+fn decimals(row: &GapRow) -> usize {
+    row.objective.csv_decimals()
+}
 
-    /// The row as CSV, without line break: values in the objective's unit and decimals.
-    pub fn csv_line(&self) -> String {
-        let d = self.objective.csv_decimals();
-        format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{}",
-            number(self.checkpoint_pct, 1),
-            self.objective.name(),
-            field(&self.policy),
-            self.seed,
-            self.nodes,
-            self.tasks,
-            number(self.heuristic_value, d),
-            optional_number(self.incumbent, d),
-            optional_number(self.bound, d),
-            field(&self.status.label()),
-            optional_number(self.gap_low_pct, 4),
-            optional_number(self.gap_high_pct, 4),
-            self.solve_s,
-            field(&self.instance)
-        )
-    }
+/// How the documentation names [`decimals`].
+const DECIMALS: &str = "0 decimals (power, alloc), 3 (frag)";
 
-    /// A whole `gaps.csv` of a single study (header included).
-    pub fn csv(rows: &[GapRow]) -> String {
-        let mut out = format!("{}\n", Self::CSV_HEADER);
-        for row in rows {
-            writeln!(out, "{}", row.csv_line()).expect("writing to a String cannot fail");
-        }
-        out
+declare_row! {
+    /// One row of a bench folder's `gaps.csv`: the trace, then a [`GapRow`].
+    #[derive(Debug, Clone, PartialEq, Serialize)]
+    pub struct TracedGapRow in "gaps.csv" {
+        /// The trace the sweep ran.
+        trace: String [Text, ""],
+        /// The gap's columns.
+        #[serde(flatten)]
+        gap: GapRow [Nested, ""],
     }
 }
 
@@ -200,7 +195,7 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(back, rows);
-        assert_eq!(GapRow::CSV_HEADER.split(',').count(), 14);
+        assert_eq!(GapRow::csv_header().split(',').count(), 14);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::declare_row;
 use crate::{InputFingerprint, Objective, SolveStatus};
 
 /// The `format` field of every instance file.
@@ -313,40 +314,69 @@ impl InstanceFile {
     }
 }
 
-/// The header of a library's `index.csv`.
-pub const INDEX_HEADER: &str = "name,policy,seed,sample_nodes,checkpoint_pct,arrived_gpu_pct,objective,sense,unit,status,value,bound,heuristic_value,solve_s";
+declare_row! {
+    /// One instance and objective of an instance library (one row of `--export`'s
+    /// `index.csv`): the set's values and bounds at a glance (and diff between versions).
+    #[derive(Debug, Clone, PartialEq, Serialize)]
+    pub struct IndexRow in "index.csv" {
+        /// The instance file's name.
+        name: String [Text, ""],
+        /// The policy whose snapshot it is.
+        policy: String [Text, ""],
+        /// The seed.
+        seed: u64 [Plain, ""],
+        /// Sub-cluster size when one was drawn; empty for the whole cluster.
+        sample_nodes: Option<usize> [Plain, ""],
+        /// The checkpoint asked for, % of the cluster's GPU capacity.
+        checkpoint_pct: f64 [Fixed(0), "%"],
+        /// Arrived GPU demand at the cut, % of the cluster's GPU capacity.
+        arrived_gpu_pct: f64 [Fixed(2), "%"],
+        /// `power`, `alloc` or `frag`.
+        objective: Objective [Plain, ""],
+        /// `minimize` or `maximize`.
+        sense: String [Text, ""],
+        /// `watts` or `milli_gpu`.
+        unit: String [Text, ""],
+        /// How gapbench's solve ended (a solver status label).
+        status: SolveStatus [Text, ""],
+        /// The objective of gapbench's best placement (empty without one).
+        value: Option<f64> [Fixed(3), "W | milli-GPU"],
+        /// Proven bound on the optimum (lower when minimising, upper when maximising).
+        bound: Option<f64> [Fixed(3), "W | milli-GPU"],
+        /// The policy's own value.
+        heuristic_value: f64 [Fixed(3), "W | milli-GPU"],
+        /// Wall-clock time of the solve.
+        solve_s: f64 [Fixed(1), "s"],
+    }
+}
 
-/// A library's `index.csv`: one row per instance and objective, instances by name, so the
-/// set's values and bounds read at a glance (and diff between versions).
+/// A library's `index.csv` ([`IndexRow`]s), instances by name.
 pub fn index_csv(files: &[InstanceFile]) -> String {
-    use crate::csv_text::{field, number, optional_number};
     let mut sorted: Vec<&InstanceFile> = files.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut text = format!("{INDEX_HEADER}\n");
+    let mut rows = Vec::new();
     for file in sorted {
         let p = &file.provenance;
         for problem in &file.problems {
-            let row = [
-                field(&file.name),
-                field(&p.policy),
-                p.seed.to_string(),
-                p.sample_nodes.map_or(String::new(), |n| n.to_string()),
-                number(p.checkpoint_pct, 0),
-                number(p.arrived_gpu_pct, 2),
-                problem.objective.name().to_string(),
-                field(&problem.sense),
-                field(&problem.unit),
-                field(&problem.status.label()),
-                optional_number(problem.value, 3),
-                optional_number(problem.bound, 3),
-                number(file.heuristic_value(problem.objective), 3),
-                number(problem.solve_s, 1),
-            ];
-            text.push_str(&row.join(","));
-            text.push('\n');
+            rows.push(IndexRow {
+                name: file.name.clone(),
+                policy: p.policy.clone(),
+                seed: p.seed,
+                sample_nodes: p.sample_nodes,
+                checkpoint_pct: p.checkpoint_pct,
+                arrived_gpu_pct: p.arrived_gpu_pct,
+                objective: problem.objective,
+                sense: problem.sense.clone(),
+                unit: problem.unit.clone(),
+                status: problem.status.clone(),
+                value: problem.value,
+                bound: problem.bound,
+                heuristic_value: file.heuristic_value(problem.objective),
+                solve_s: problem.solve_s,
+            });
         }
     }
-    text
+    IndexRow::csv(&rows)
 }
 
 /// Lists whose elements are written one per line.
@@ -562,7 +592,10 @@ mod tests {
     fn the_index_has_one_row_per_objective_with_the_mix_quoted() {
         let index = index_csv(&[sample()]);
         let mut lines = index.lines();
-        assert_eq!(lines.next(), Some(INDEX_HEADER));
+        assert_eq!(
+            lines.next(),
+            Some("name,policy,seed,sample_nodes,checkpoint_pct,arrived_gpu_pct,objective,sense,unit,status,value,bound,heuristic_value,solve_s")
+        );
         assert_eq!(
             lines.next(),
             Some("pwr200-fgd800-seed42-chk50,\"pwr:200,fgd:800\",42,,50,49.50,power,minimize,watts,lp_bound,400.000,390.500,400.000,1.2")

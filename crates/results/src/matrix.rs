@@ -22,12 +22,12 @@ pub enum Seeds {
 pub const MAX_SEEDS: u64 = 1_000_000;
 
 /// Refuses the inclusive range `first..=last` when it holds more than [`MAX_SEEDS`] seeds.
-pub fn check_seed_range(first: u64, last: u64) -> std::result::Result<(), String> {
+pub fn check_seed_range(first: u64, last: u64) -> Result<()> {
     let count = u128::from(last) - u128::from(first) + 1;
     if count > u128::from(MAX_SEEDS) {
-        return Err(format!(
+        bail!(
             "{first}..{last} is {count} seeds, at most {MAX_SEEDS}: each seed is a whole run, and a million already take about a day on 2 cores"
-        ));
+        );
     }
     Ok(())
 }

@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::check::{finite, non_negative, optional_non_negative, CheckedRow, ColumnError};
 
-use crate::csv_text::{field, optional_number};
+use crate::declare_row;
 use crate::float_text;
+use crate::row::{CsvCell, Spelling};
 
 /// Which kind of point a [`ParetoPoint`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,60 +19,51 @@ pub enum PointKind {
     Policy,
 }
 
-/// One row of `pareto.csv`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ParetoPoint {
-    pub trace: String,
-    #[serde(with = "float_text")]
-    pub checkpoint_pct: f64,
-    /// The seed as written (text: the figures only group by it).
-    pub seed: String,
-    /// Nodes of the (sub-)cluster the front was solved on. Files written before this
-    /// column existed lack it (`None`): they hold the `[gaps]` sub-cluster study only.
-    #[serde(default)]
-    pub nodes: Option<usize>,
-    pub kind: PointKind,
-    /// The front point's name (`min_power`, `eps_1`…) or the policy.
-    pub label: String,
-    /// Empty for a front point without a solution.
-    #[serde(with = "float_text::option")]
-    pub power_w: Option<f64>,
-    #[serde(with = "float_text::option")]
-    pub frag_gpu_milli: Option<f64>,
-    /// A [`crate::SolveStatus`] label for front points, `heuristic` for policies.
-    pub status: String,
-    /// The front point's power cap ε (empty for the unconstrained least fragmentation and
-    /// for policies; absent in files written before the column existed).
-    #[serde(default, with = "float_text::option")]
-    pub power_cap_w: Option<f64>,
-    /// A proven lower bound on the fragmentation of any placement within the cap (empty
-    /// where none was proven).
-    #[serde(default, with = "float_text::option")]
-    pub frag_bound_gpu_milli: Option<f64>,
+declare_row! {
+    /// What a Pareto figure draws, per trace and checkpoint: one point of the exact
+    /// power–fragmentation front, or a policy's own point (one row of `pareto.csv`).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ParetoPoint in "pareto.csv" {
+        /// The trace.
+        trace: String [Text, ""],
+        /// Arrived GPU demand, % of the (sub-)cluster's GPU capacity.
+        #[serde(with = "float_text")]
+        checkpoint_pct: f64 [Fixed(1), "%"],
+        /// The seed as written (text: the figures only group by it).
+        seed: String [Text, ""],
+        /// Nodes of the (sub-)cluster the front was solved on. Files written before this
+        /// column existed lack it: they hold the `[gaps]` sub-cluster study only.
+        #[serde(default)]
+        nodes: Option<usize> [Plain, ""],
+        /// `front` (a point of the exact front) or `policy` (a policy's own placement).
+        kind: PointKind [Plain, ""],
+        /// The front point's name (`min_power`, `eps_1`…) or the policy.
+        label: String [Text, ""],
+        /// Cluster power of the placement (empty for a front point without a solution).
+        #[serde(with = "float_text::option")]
+        power_w: Option<f64> [Fixed(0), "W"],
+        /// Fragmentation Σ F(n) of the placement (empty without a solution).
+        #[serde(with = "float_text::option")]
+        frag_gpu_milli: Option<f64> [Fixed(3), "milli-GPU"],
+        /// The solver's status label for front points, `heuristic` for policies.
+        status: String [Text, ""],
+        /// The front point's power cap ε (empty for the unconstrained least fragmentation
+        /// and for policies; absent in files written before the column existed).
+        #[serde(default, with = "float_text::option")]
+        power_cap_w: Option<f64> [Fixed(0), "W"],
+        /// A proven lower bound on the fragmentation of any placement within the cap (empty
+        /// where none was proven).
+        #[serde(default, with = "float_text::option")]
+        frag_bound_gpu_milli: Option<f64> [Fixed(3), "milli-GPU"],
+    }
 }
 
-impl ParetoPoint {
-    pub const CSV_HEADER: &'static str =
-        "trace,checkpoint_pct,seed,nodes,kind,label,power_w,frag_gpu_milli,status,power_cap_w,frag_bound_gpu_milli";
-
-    pub fn csv_line(&self) -> String {
-        format!(
-            "{},{:.1},{},{},{},{},{},{},{},{},{}",
-            field(&self.trace),
-            self.checkpoint_pct,
-            field(&self.seed),
-            self.nodes.map_or(String::new(), |n| n.to_string()),
-            match self.kind {
-                PointKind::Front => "front",
-                PointKind::Policy => "policy",
-            },
-            field(&self.label),
-            optional_number(self.power_w, 0),
-            optional_number(self.frag_gpu_milli, 3),
-            field(&self.status),
-            optional_number(self.power_cap_w, 0),
-            optional_number(self.frag_bound_gpu_milli, 3)
-        )
+impl CsvCell for PointKind {
+    fn write_cell(&self, _: Spelling, out: &mut String) {
+        out.push_str(match self {
+            PointKind::Front => "front",
+            PointKind::Policy => "policy",
+        });
     }
 }
 
@@ -106,7 +98,7 @@ mod tests {
             power_cap_w: Some(1_600_000.0),
             frag_bound_gpu_milli: Some(29_000.25),
         };
-        let text = format!("{}\n{}\n", ParetoPoint::CSV_HEADER, point.csv_line());
+        let text = ParetoPoint::csv(std::slice::from_ref(&point));
         let back: Vec<ParetoPoint> = csv::Reader::from_reader(text.as_bytes())
             .deserialize()
             .collect::<Result<_, _>>()

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::check::{column_error, finite, non_negative, optional_non_negative, statistic};
 use crate::check::{CheckedRow, ColumnError};
 
-use crate::csv_text::{field, number, optional_number};
+use crate::declare_row;
 
 /// Bump when a replay row changes meaning: it is part of every replay cell's key, so cells
 /// of an older schema are recomputed.
@@ -16,172 +16,135 @@ pub const REPLAY_SCHEMA_VERSION: u32 = 3;
 /// Timeline samples per replay in `replay_timeline.csv` (plus the final state).
 pub const TIMELINE_SAMPLES: usize = 200;
 
-/// What identifies a replay: where its cluster and tasks came from and how it ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReplayKey {
-    /// `default` (an openb trace at its real times), `openb-like` (the embedded stand-in)
-    /// or `eaco-<servers>` (EaCO's evaluation setup).
-    pub source: String,
-    /// Nodes of the source's cluster.
-    pub nodes: usize,
-    pub policy: String,
-    pub seed: u64,
-    /// Inter-arrival times divided by this factor.
-    pub arrival_scale: f64,
-    /// `always-on` or `sleep-when-empty`.
-    pub idle: String,
-}
-
-impl ReplayKey {
-    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle";
-
-    fn csv_fields(&self) -> String {
-        format!(
-            "{},{},{},{},{},{}",
-            field(&self.source),
-            self.nodes,
-            field(&self.policy),
-            self.seed,
-            number(self.arrival_scale, 3),
-            field(&self.idle)
-        )
+declare_row! {
+    /// What identifies a replay: where its cluster and tasks came from and how it ran (the
+    /// first columns of `replay_runs.csv` and `replay_timeline.csv`).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ReplayKey in "replay_runs.csv" {
+        /// `default` (an openb trace at its real times), `openb-like` (the embedded
+        /// stand-in) or `eaco-<servers>` (EaCO's evaluation setup).
+        source: String [Text, ""],
+        /// Nodes of the source's cluster.
+        nodes: usize [Plain, ""],
+        /// The time-mode policy.
+        policy: String [Text, ""],
+        /// The seed.
+        seed: u64 [Plain, ""],
+        /// Inter-arrival times divided by this factor.
+        arrival_scale: f64 [Fixed(3), ""],
+        /// `always-on` or `sleep-when-empty`.
+        idle: String [Text, ""],
     }
 }
 
-/// One row of `replay_runs.csv`: a replay's energy, job times and cluster use.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReplayRunRow {
-    #[serde(flatten)]
-    pub key: ReplayKey,
-    pub tasks: usize,
-    pub completed: usize,
-    pub failed: usize,
-    /// Still waiting or running when the replay stopped.
-    pub unfinished: usize,
-    #[serde(with = "crate::float_text")]
-    pub energy_kwh: f64,
-    #[serde(with = "crate::float_text")]
-    pub gpu_busy_kwh: f64,
-    #[serde(with = "crate::float_text")]
-    pub gpu_idle_kwh: f64,
-    #[serde(with = "crate::float_text")]
-    pub cpu_kwh: f64,
-    #[serde(with = "crate::float_text")]
-    pub sleep_kwh: f64,
-    #[serde(with = "crate::float_text")]
-    pub mean_power_w: f64,
-    /// Job completion time (end − arrival) of completed tasks (`nan` when none completed,
-    /// likewise the waits and run times).
-    #[serde(with = "crate::float_text")]
-    pub mean_jct_s: f64,
-    #[serde(with = "crate::float_text")]
-    pub p50_jct_s: f64,
-    #[serde(with = "crate::float_text")]
-    pub p95_jct_s: f64,
-    #[serde(with = "crate::float_text")]
-    pub p99_jct_s: f64,
-    #[serde(with = "crate::float_text")]
-    pub mean_wait_s: f64,
-    /// Mean run time (end − first start) of completed tasks: EaCO's "runtime".
-    #[serde(with = "crate::float_text")]
-    pub mean_run_s: f64,
-    #[serde(with = "crate::float_text")]
-    pub makespan_s: f64,
-    /// Time-weighted mean of nodes with at least one task.
-    #[serde(with = "crate::float_text")]
-    pub mean_active_nodes: f64,
-    pub undos: u32,
-    pub deadline_misses: usize,
-    /// Job energy: what the training jobs drew by the training model (what budgets limit).
-    #[serde(with = "crate::float_text")]
-    pub job_energy_kwh: f64,
-    /// Carbon of cluster and of job energy (empty without a carbon series).
-    pub carbon_kg: Option<f64>,
-    pub job_carbon_kg: Option<f64>,
-    /// Why the replay stopped before every task was done (a spent budget…); empty when not.
-    pub stopped_early: String,
-    /// A proven lower bound on the energy of any placement of the same tasks at this
-    /// replay's own start and end times (`gapbench_bounds::replay_bound`); empty when not
-    /// computed.
-    pub bound_kwh: Option<f64>,
-    /// What the bound's windows proved: `windows_converged`, `round_limit` (a window's
-    /// column generation stopped at its round cap: still a bound, the same on every run) or
-    /// `time_limit` (still a bound, may differ between runs); empty without a bound.
-    pub bound_status: String,
-    /// `(energy − bound) / bound`: the replay is at most this far above the optimum.
-    pub bound_gap: Option<f64>,
-}
-
-impl ReplayRunRow {
-    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses,job_energy_kwh,carbon_kg,job_carbon_kg,stopped_early,bound_kwh,bound_status,bound_gap";
-
-    pub fn csv_line(&self) -> String {
-        format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            self.key.csv_fields(),
-            self.tasks,
-            self.completed,
-            self.failed,
-            self.unfinished,
-            number(self.energy_kwh, 4),
-            number(self.gpu_busy_kwh, 4),
-            number(self.gpu_idle_kwh, 4),
-            number(self.cpu_kwh, 4),
-            number(self.sleep_kwh, 4),
-            number(self.mean_power_w, 2),
-            number(self.mean_jct_s, 2),
-            number(self.p50_jct_s, 2),
-            number(self.p95_jct_s, 2),
-            number(self.p99_jct_s, 2),
-            number(self.mean_wait_s, 2),
-            number(self.mean_run_s, 2),
-            number(self.makespan_s, 2),
-            number(self.mean_active_nodes, 4),
-            self.undos,
-            self.deadline_misses,
-            number(self.job_energy_kwh, 4),
-            optional_number(self.carbon_kg, 4),
-            optional_number(self.job_carbon_kg, 4),
-            field(&self.stopped_early),
-            optional_number(self.bound_kwh, 4),
-            field(&self.bound_status),
-            optional_number(self.bound_gap, 6)
-        )
+declare_row! {
+    /// One replay's energy, job times and cluster use: one row of `replay_runs.csv`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ReplayRunRow in "replay_runs.csv" {
+        /// The replay.
+        #[serde(flatten)]
+        key: ReplayKey [Nested, ""],
+        /// Tasks of the workload.
+        tasks: usize [Plain, ""],
+        /// Tasks that ran to their end.
+        completed: usize [Plain, ""],
+        /// Tasks that fit no node.
+        failed: usize [Plain, ""],
+        /// Still waiting or running when the replay stopped.
+        unfinished: usize [Plain, ""],
+        /// Cluster energy: every node by the power model, idle and sleep included.
+        #[serde(with = "crate::float_text")]
+        energy_kwh: f64 [Fixed(4), "kWh"],
+        /// GPU energy of the busy GPUs.
+        #[serde(with = "crate::float_text")]
+        gpu_busy_kwh: f64 [Fixed(4), "kWh"],
+        /// GPU energy of the idle GPUs of powered nodes.
+        #[serde(with = "crate::float_text")]
+        gpu_idle_kwh: f64 [Fixed(4), "kWh"],
+        /// CPU energy.
+        #[serde(with = "crate::float_text")]
+        cpu_kwh: f64 [Fixed(4), "kWh"],
+        /// Energy of nodes asleep (`sleep-when-empty`).
+        #[serde(with = "crate::float_text")]
+        sleep_kwh: f64 [Fixed(4), "kWh"],
+        /// Cluster energy over the makespan.
+        #[serde(with = "crate::float_text")]
+        mean_power_w: f64 [Fixed(2), "W"],
+        /// Mean job completion time (end − arrival) of completed tasks (`nan` when none
+        /// completed, likewise the percentiles, waits and run times).
+        #[serde(with = "crate::float_text")]
+        mean_jct_s: f64 [Fixed(2), "s"],
+        /// Median JCT of completed tasks.
+        #[serde(with = "crate::float_text")]
+        p50_jct_s: f64 [Fixed(2), "s"],
+        /// 95th percentile of JCT.
+        #[serde(with = "crate::float_text")]
+        p95_jct_s: f64 [Fixed(2), "s"],
+        /// 99th percentile of JCT.
+        #[serde(with = "crate::float_text")]
+        p99_jct_s: f64 [Fixed(2), "s"],
+        /// Mean wait (first start − arrival) of started tasks.
+        #[serde(with = "crate::float_text")]
+        mean_wait_s: f64 [Fixed(2), "s"],
+        /// Mean run time (end − first start) of completed tasks: EaCO's "runtime".
+        #[serde(with = "crate::float_text")]
+        mean_run_s: f64 [Fixed(2), "s"],
+        /// From the first arrival to the last event.
+        #[serde(with = "crate::float_text")]
+        makespan_s: f64 [Fixed(2), "s"],
+        /// Time-weighted mean of nodes with at least one task.
+        #[serde(with = "crate::float_text")]
+        mean_active_nodes: f64 [Fixed(4), ""],
+        /// Placements a policy undid (the task went back to the queue).
+        undos: u32 [Plain, ""],
+        /// Completed tasks that ended after their deadline.
+        deadline_misses: usize [Plain, ""],
+        /// Job energy: what the training jobs drew by the training model (what budgets
+        /// limit).
+        #[serde(with = "crate::float_text")]
+        job_energy_kwh: f64 [Fixed(4), "kWh"],
+        /// Carbon of cluster energy (empty without a carbon series).
+        carbon_kg: Option<f64> [Fixed(4), "kg CO2e"],
+        /// Carbon of job energy (empty without a carbon series).
+        job_carbon_kg: Option<f64> [Fixed(4), "kg CO2e"],
+        /// Why the replay stopped before every task was done (a spent budget…); empty when
+        /// not.
+        stopped_early: String [Text, ""],
+        /// A proven lower bound on the energy of any placement of the same tasks at this
+        /// replay's own start and end times (`gapbench_bounds::replay_bound`); empty when not
+        /// computed.
+        bound_kwh: Option<f64> [Fixed(4), "kWh"],
+        /// What the bound's windows proved: `windows_converged`, `round_limit` (a window's
+        /// column generation stopped at its round cap: still a bound, the same on every
+        /// run) or `time_limit` (still a bound, may differ between runs); empty without a
+        /// bound.
+        bound_status: String [Text, ""],
+        /// `(energy − bound) / bound`: the replay is at most this far above the optimum.
+        bound_gap: Option<f64> [Fixed(6), ""],
     }
 }
 
-/// One row of `replay_timeline.csv`: the cluster's state at one sample time of a replay
-/// (the state after the last event at or before `time_s`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReplayTimelineRow {
-    #[serde(flatten)]
-    pub key: ReplayKey,
-    /// Seconds since the replay's first arrival.
-    pub time_s: f64,
-    pub power_w: f64,
-    pub active_nodes: u32,
-    /// Reserved GPU over capacity, % (above 100 only under oversubscription).
-    pub allocated_gpu_pct: f64,
-    pub queue_length: u32,
-    /// The energy bound's power then: no placement of the tasks running throughout its
-    /// window draws less (empty without a bound).
-    pub bound_power_w: Option<f64>,
-}
-
-impl ReplayTimelineRow {
-    pub const CSV_HEADER: &'static str = "source,nodes,policy,seed,arrival_scale,idle,time_s,power_w,active_nodes,allocated_gpu_pct,queue_length,bound_power_w";
-
-    pub fn csv_line(&self) -> String {
-        format!(
-            "{},{},{},{},{},{},{}",
-            self.key.csv_fields(),
-            number(self.time_s, 1),
-            number(self.power_w, 1),
-            self.active_nodes,
-            number(self.allocated_gpu_pct, 3),
-            self.queue_length,
-            optional_number(self.bound_power_w, 1)
-        )
+declare_row! {
+    /// The cluster's state at one sample time of a replay (the state after the last event
+    /// at or before `time_s`): one row of `replay_timeline.csv`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ReplayTimelineRow in "replay_timeline.csv" {
+        /// The replay.
+        #[serde(flatten)]
+        key: ReplayKey [Nested, ""],
+        /// Seconds since the replay's first arrival.
+        time_s: f64 [Fixed(1), "s"],
+        /// Cluster power.
+        power_w: f64 [Fixed(1), "W"],
+        /// Nodes with at least one task.
+        active_nodes: u32 [Plain, ""],
+        /// Reserved GPU over capacity (above 100 only under oversubscription).
+        allocated_gpu_pct: f64 [Fixed(3), "%"],
+        /// Tasks waiting.
+        queue_length: u32 [Plain, ""],
+        /// The energy bound's power then: no placement of the tasks running throughout its
+        /// window draws less (empty without a bound).
+        bound_power_w: Option<f64> [Fixed(1), "W"],
     }
 }
 
@@ -263,8 +226,9 @@ mod tests {
 
     #[test]
     fn headers_name_every_field_in_order() {
-        assert!(ReplayRunRow::CSV_HEADER.starts_with(ReplayKey::CSV_HEADER));
-        assert!(ReplayTimelineRow::CSV_HEADER.starts_with(ReplayKey::CSV_HEADER));
+        let key = "source,nodes,policy,seed,arrival_scale,idle";
+        assert!(ReplayRunRow::csv_header().starts_with(&format!("{key},tasks,")));
+        assert!(ReplayTimelineRow::csv_header().starts_with(&format!("{key},time_s,")));
     }
 
     #[test]
@@ -299,7 +263,7 @@ mod tests {
             bound_status: "time_limit".into(),
             bound_gap: Some(0.234_567),
         };
-        let text = format!("{}\n{}\n", ReplayRunRow::CSV_HEADER, run.csv_line());
+        let text = ReplayRunRow::csv(std::slice::from_ref(&run));
         let back: Vec<ReplayRunRow> = csv::Reader::from_reader(text.as_bytes())
             .deserialize()
             .collect::<Result<_, _>>()
@@ -315,7 +279,7 @@ mod tests {
             queue_length: 2,
             bound_power_w: Some(35_000.5),
         };
-        let text = format!("{}\n{}\n", ReplayTimelineRow::CSV_HEADER, sample.csv_line());
+        let text = ReplayTimelineRow::csv(std::slice::from_ref(&sample));
         let back: Vec<ReplayTimelineRow> = csv::Reader::from_reader(text.as_bytes())
             .deserialize()
             .collect::<Result<_, _>>()

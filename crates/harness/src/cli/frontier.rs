@@ -23,7 +23,8 @@ use gapbench_bounds::frontier::{
 };
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{CpuPowerProfile, InputRules};
-use gapbench_results::csv_text::{field, number, optional_number};
+use gapbench_results::csv_text::optional_number;
+use gapbench_results::frontier_output::{ColgenRow, FrontierPointRow, FrontierRow};
 
 use crate::cli::budget_flags::{BudgetFlags, FrontierKindArg, SelectionFlags};
 
@@ -364,7 +365,7 @@ impl Run {
         if let Some(why) = too_big.filter(|_| args.mip) {
             eprintln!("warning: --mip skipped: {why}");
         }
-        let mut csv = String::from("budget,unit,mean_jct_bound_s,status,mip_mean_jct_s,mip_bound_mean_jct_s,mip_status,mip_seconds\n");
+        let mut csv = format!("{}\n", FrontierRow::csv_header());
         for budget in Run::budgets(args, frontier) {
             let mip = if mip_allowed {
                 Some(self.mip_point(args, budget)?)
@@ -405,34 +406,35 @@ impl Run {
             Some(m) => (m.mean_jct_s, m.bound_mean_jct_s, m.status, Some(m.seconds)),
             None => (None, None, String::new(), None),
         };
-        format!(
-            "{},{},{},{status},{},{},{},{}\n",
-            number(budget, 6),
-            self.unit,
-            optional_number(bound, 3),
-            optional_number(mip_mean, 3),
-            optional_number(mip_bound, 3),
-            field(&mip_status),
-            optional_number(mip_seconds, 3)
-        )
+        let row = FrontierRow {
+            budget,
+            unit: self.unit,
+            mean_jct_bound_s: bound,
+            status,
+            mip_mean_jct_s: mip_mean,
+            mip_bound_mean_jct_s: mip_bound,
+            mip_status,
+            mip_seconds,
+        };
+        format!("{}\n", row.csv_line())
     }
 
     /// Writes `colgen.csv`: column generation's bound, master LP, rounds and status per
     /// budget.
     fn write_colgen_csv(&self, args: &FrontierArgs, rows: &[BudgetBound]) -> Result<()> {
         let jobs = self.instance.jobs.len() as f64;
-        let mut text =
-            String::from("budget,unit,mean_jct_bound_s,master_mean_jct_s,rounds,status\n");
+        let mut text = format!("{}\n", ColgenRow::csv_header());
         for b in rows {
-            text.push_str(&format!(
-                "{},{},{},{},{},{}\n",
-                number(b.budget, 6),
-                self.unit,
-                optional_number(b.total_jct_bound_s.map(|t| t / jobs), 3),
-                optional_number(b.master_total_jct_s.map(|t| t / jobs), 3),
-                b.rounds,
-                b.status()
-            ));
+            let row = ColgenRow {
+                budget: b.budget,
+                unit: self.unit,
+                mean_jct_bound_s: b.total_jct_bound_s.map(|t| t / jobs),
+                master_mean_jct_s: b.master_total_jct_s.map(|t| t / jobs),
+                rounds: b.rounds,
+                status: b.status().label(),
+            };
+            text.push_str(&row.csv_line());
+            text.push('\n');
         }
         write_atomic(&args.out.join("colgen.csv"), text.as_bytes())
     }
@@ -468,26 +470,25 @@ struct MipPoint {
 
 /// Writes `points.csv` and prints the same points as a table.
 fn write_points(args: &FrontierArgs, points: &[PolicyPoint]) -> Result<()> {
-    let mut text = String::from(
-        "policy,budget,job_energy_kwh,carbon_kg,cluster_energy_kwh,mean_jct_s,bound_mean_jct_s,gap,error\n",
-    );
+    let mut text = format!("{}\n", FrontierPointRow::csv_header());
     println!(
         "\n{:<16} {:>12} {:>12} {:>10} {:>12} {:>12} {:>8}",
         "policy", "budget", "energy kWh", "carbon kg", "mean JCT s", "bound s", "gap"
     );
     for p in points {
-        text.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{}\n",
-            field(&p.policy),
-            optional_number(p.budget, 6),
-            number(p.job_energy_kwh, 6),
-            number(p.carbon_kg, 6),
-            number(p.cluster_energy_kwh, 6),
-            number(p.mean_jct_s, 3),
-            optional_number(p.bound_mean_jct_s, 3),
-            optional_number(p.gap, 4),
-            field(p.error.as_deref().unwrap_or(""))
-        ));
+        let row = FrontierPointRow {
+            policy: p.policy.clone(),
+            budget: p.budget,
+            job_energy_kwh: p.job_energy_kwh,
+            carbon_kg: p.carbon_kg,
+            cluster_energy_kwh: p.cluster_energy_kwh,
+            mean_jct_s: p.mean_jct_s,
+            bound_mean_jct_s: p.bound_mean_jct_s,
+            gap: p.gap,
+            error: p.error.clone().unwrap_or_default(),
+        };
+        text.push_str(&row.csv_line());
+        text.push('\n');
         println!(
             "{:<16} {:>12} {:>12.3} {:>10.3} {:>12.1} {:>12} {:>8} {}",
             p.policy,

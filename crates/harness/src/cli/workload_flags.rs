@@ -86,7 +86,7 @@ pub fn parse_seed_range(text: &str) -> Result<RangeInclusive<u64>, String> {
     if a > b {
         return Err(format!("empty seed range {text}"));
     }
-    gapbench_results::check_seed_range(a, b)?;
+    gapbench_results::check_seed_range(a, b).map_err(|e| e.to_string())?;
     Ok(a..=b)
 }
 

@@ -194,6 +194,44 @@ where
         .build_cartesian_2d(x.coord(), y.coord())?;
     let (left, bottom) = chart.backend_coord(&(x.range.0, y.range.0));
     let (right, top) = chart.backend_coord(&(x.range.1, y.range.1));
+    let plot = PlotBox {
+        left,
+        right,
+        top,
+        bottom,
+    };
+    draw_ticks(root, &chart, &plot, x, y, mode)?;
+    draw_descriptions(root, area, &plot, (x, y), title, mode)?;
+    Ok(chart)
+}
+
+/// The plot's edges in pixels of the root.
+#[derive(Clone, Copy)]
+struct PlotBox {
+    left: i32,
+    right: i32,
+    top: i32,
+    bottom: i32,
+}
+
+/// Grid lines, tick marks and tick labels of both axes, then the axes' lines.
+fn draw_ticks<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart<'_, DB>,
+    plot: &PlotBox,
+    x: &Axis,
+    y: &Axis,
+    mode: TextMode,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let PlotBox {
+        left,
+        right,
+        top,
+        bottom,
+    } = *plot;
     let grid = GRID_LINE.stroke_width(1);
     let axis = SUBTLE_INK.stroke_width(1);
     let tick_font = font(TICK_PX);
@@ -234,9 +272,23 @@ where
         vec![(left, top), (left, bottom), (right, bottom)],
         axis,
     ))?;
+    Ok(())
+}
 
+/// The axes' descriptions (the y one upward, at the area's left edge) and the title.
+fn draw_descriptions<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    plot: &PlotBox,
+    (x, y): (&Axis, &Axis),
+    title: Option<&str>,
+    mode: TextMode,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let desc_font = font(AXIS_DESC_PX);
-    let (centre_x, centre_y) = ((left + right) / 2, (top + bottom) / 2);
+    let (centre_x, centre_y) = ((plot.left + plot.right) / 2, (plot.top + plot.bottom) / 2);
     let place = Placement::at(HPos::Center, VPos::Top);
     draw_text(
         root,
@@ -244,7 +296,7 @@ where
         &desc_font,
         INK,
         place,
-        (centre_x, bottom + 36),
+        (centre_x, plot.bottom + 36),
         mode,
     )?;
     let (area_x, area_y) = area.get_pixel_range();
@@ -274,7 +326,7 @@ where
             mode,
         )?;
     }
-    Ok(chart)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Allocation curves: allocated GPU vs arrived workload (the FGD paper's main figure), and
 //! a zoom on 80–130 % arrived where the policies separate.
 
-use super::lines::LineMetric;
+use super::line_metric::LineMetric;
 use super::mean_grid::{MeanPoint, TraceCurves};
 use crate::draw::{padded, Axis};
 

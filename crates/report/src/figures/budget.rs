@@ -104,19 +104,12 @@ pub(crate) fn budget_figures(
     Ok(figures)
 }
 
-fn jct_figure(
+/// The proven frontier of each seed (as many as there are front colours), with its legend.
+fn frontier_lines(
     tables: &BudgetTables,
-    setup: &str,
-    kind: &str,
-    palette: &Palette,
-) -> Result<Option<ParetoFigure>> {
-    let in_study = |s: &str, k: &str| s == setup && k == kind;
-    let points: Vec<&BudgetPointRow> = tables
-        .points
-        .iter()
-        .filter(|p| in_study(&p.setup, &p.kind))
-        .collect();
-    let seeds: BTreeSet<u64> = points.iter().map(|p| p.seed).collect();
+    in_study: &dyn Fn(&str, &str) -> bool,
+    seeds: &BTreeSet<u64>,
+) -> (Vec<FrontSeries>, Vec<LegendEntry>) {
     let mut fronts = Vec::new();
     let mut legend = Vec::new();
     for (i, seed) in seeds.iter().enumerate().take(FRONT_COLOURS.len()) {
@@ -142,14 +135,25 @@ fn jct_figure(
             bound: Vec::new(),
         });
     }
+    (fronts, legend)
+}
+
+/// A policy point per budgeted replay that has one (spend, mean JCT in hours), in palette
+/// order, and the policies' labels; `None` when no replay has a point.
+#[allow(clippy::type_complexity)]
+fn policy_marks(
+    points: &[&BudgetPointRow],
+    several_seeds: bool,
+    palette: &Palette,
+) -> Option<(Vec<(PolicyStyle, String, (f64, f64))>, BTreeSet<String>)> {
     let mut marks = Vec::new();
     let mut names = BTreeSet::new();
-    for p in &points {
+    for p in points {
         let (Some(x), Some(jct)) = (spend(p), p.mean_jct_s) else {
             continue;
         };
         let name = budget_point_label(&p.policy, p.fraction);
-        let label = if seeds.len() > 1 {
+        let label = if several_seeds {
             format!("{name} (seed {})", p.seed)
         } else {
             name.clone()
@@ -158,9 +162,29 @@ fn jct_figure(
         names.insert(name);
     }
     if marks.is_empty() {
-        return Ok(None);
+        return None;
     }
     marks.sort_by(|a, b| a.0.rank.cmp(&b.0.rank).then_with(|| a.1.cmp(&b.1)));
+    Some((marks, names))
+}
+
+fn jct_figure(
+    tables: &BudgetTables,
+    setup: &str,
+    kind: &str,
+    palette: &Palette,
+) -> Result<Option<ParetoFigure>> {
+    let in_study = |s: &str, k: &str| s == setup && k == kind;
+    let points: Vec<&BudgetPointRow> = tables
+        .points
+        .iter()
+        .filter(|p| in_study(&p.setup, &p.kind))
+        .collect();
+    let seeds: BTreeSet<u64> = points.iter().map(|p| p.seed).collect();
+    let (fronts, mut legend) = frontier_lines(tables, &in_study, &seeds);
+    let Some((marks, names)) = policy_marks(&points, seeds.len() > 1, palette) else {
+        return Ok(None);
+    };
     legend.push(LegendEntry::new(
         Swatch::Heading,
         "policy @ budget share of FIFO's",
@@ -210,28 +234,19 @@ fn padded_range(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
     padded(lo, hi, 0.1)
 }
 
-fn timeline_figure(
-    tables: &BudgetTables,
-    setup: &str,
-    kind: &str,
+/// The two panels of a budget timeline: each policy's job power, and the grid's carbon
+/// intensity (as the first policy's replay sampled it).
+fn power_and_grid_panels(
+    rows: &[&BudgetTimelineRow],
+    policies: &BTreeSet<String>,
     palette: &Palette,
-) -> Result<Option<TimelineFigure>> {
-    let rows: Vec<&BudgetTimelineRow> = tables
-        .timeline
-        .iter()
-        .filter(|r| r.setup == setup && r.kind == kind)
-        .collect();
-    let Some(seed) = rows.iter().map(|r| r.seed).min() else {
-        return Ok(None);
-    };
-    let rows: Vec<&BudgetTimelineRow> = rows.into_iter().filter(|r| r.seed == seed).collect();
+) -> Vec<TimelinePanel> {
     let span_h = rows.iter().map(|r| r.time_s / 3600.0).fold(0.0, f64::max);
     let (unit_name, per_unit) = if span_h > 72.0 {
         ("days", 24.0)
     } else {
         ("hours", 1.0)
     };
-    let policies: BTreeSet<String> = rows.iter().map(|r| r.policy.clone()).collect();
     let series_of = |value: fn(&BudgetTimelineRow) -> f64, policy: &str| -> Vec<(f64, f64)> {
         rows.iter()
             .filter(|r| r.policy == policy)
@@ -271,7 +286,7 @@ fn timeline_figure(
         )
         .1
     };
-    let panels = vec![
+    vec![
         TimelinePanel {
             title: "power of running jobs".into(),
             x: x.clone(),
@@ -286,7 +301,26 @@ fn timeline_figure(
             series: grid,
             bound: None,
         },
-    ];
+    ]
+}
+
+fn timeline_figure(
+    tables: &BudgetTables,
+    setup: &str,
+    kind: &str,
+    palette: &Palette,
+) -> Result<Option<TimelineFigure>> {
+    let rows: Vec<&BudgetTimelineRow> = tables
+        .timeline
+        .iter()
+        .filter(|r| r.setup == setup && r.kind == kind)
+        .collect();
+    let Some(seed) = rows.iter().map(|r| r.seed).min() else {
+        return Ok(None);
+    };
+    let rows: Vec<&BudgetTimelineRow> = rows.into_iter().filter(|r| r.seed == seed).collect();
+    let policies: BTreeSet<String> = rows.iter().map(|r| r.policy.clone()).collect();
+    let panels = power_and_grid_panels(&rows, &policies, palette);
     let mut legend = vec![LegendEntry::new(Swatch::Heading, "series")];
     let mut names = policies;
     names.insert(GRID_SERIES.to_string());

@@ -1,6 +1,6 @@
 //! Fragmentation curves: the FGD measure's fragmented share of the unallocated GPU.
 
-use super::lines::LineMetric;
+use super::line_metric::LineMetric;
 use super::mean_grid::{MeanPoint, TraceCurves};
 use crate::draw::Axis;
 

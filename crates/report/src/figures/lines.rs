@@ -1,5 +1,6 @@
 //! Line figures over arrived workload: one panel per trace of a family, one curve per
-//! policy. What each figure plots is a [`LineMetric`] of its family's module.
+//! policy. What each figure plots is a [`LineMetric`] of its family's module, listed in
+//! [`METRICS`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -7,6 +8,7 @@ use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::line_metric::LineMetric;
 use super::mean_grid::{MeanGrid, MeanPoint, TraceCurves};
 use super::{file_safe, seeds_phrase, Figure};
 use crate::draw::Palette;
@@ -35,45 +37,6 @@ pub(crate) struct LinePanel {
 }
 
 pub(crate) const ARRIVED_DESC: &str = "arrived workload (% of cluster GPU capacity)";
-
-/// What one line figure of a family plots. Each family module (allocation, power,
-/// fragmentation…) declares its metrics; [`METRICS`] lists them in drawing order.
-pub(crate) trait LineMetric: Sync {
-    /// The file stem for a (file-safe) family name.
-    fn stem(&self, family: &str) -> String;
-    /// What the title says, before ` — <family> family`.
-    fn what(&self) -> &'static str;
-    fn y_desc(&self) -> &'static str;
-    /// The arrived-% range shown.
-    fn x_range(&self) -> (f64, f64) {
-        (0.0, 130.0)
-    }
-    /// A zoom ticks every 10 % and marks every 5 % whatever the grid.
-    fn zoom(&self) -> bool {
-        false
-    }
-    /// Whether a trace's panel can show this metric at all.
-    fn applies(&self, _curves: &TraceCurves) -> bool {
-        true
-    }
-    /// The (arrived %, value) curve of `policy` from its in-range points; `None` leaves the
-    /// policy out of this figure.
-    fn values(
-        &self,
-        curves: &TraceCurves,
-        policy: &str,
-        points: &[&MeanPoint],
-    ) -> Option<Vec<(f64, f64)>>;
-    /// The y axis for data spanning `lo..=hi`.
-    fn y_axis(&self, lo: f64, hi: f64) -> Axis;
-    fn subtitle(&self, seeds: &str) -> String {
-        format!("mean over {seeds} per policy")
-    }
-    /// A dashed line at y = 0, with its legend text.
-    fn zero_line(&self) -> Option<&'static str> {
-        None
-    }
-}
 
 /// Every line metric, in the order their figures are drawn.
 pub(crate) const METRICS: [&dyn LineMetric; 5] = [

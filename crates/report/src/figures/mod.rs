@@ -13,6 +13,7 @@ pub(crate) mod energy_jct;
 pub(crate) mod fragmentation;
 pub(crate) mod gap_data;
 pub(crate) mod gaps;
+pub(crate) mod line_metric;
 pub(crate) mod lines;
 pub(crate) mod mean_grid;
 pub(crate) mod pareto;

@@ -248,6 +248,82 @@ fn fronts(
     (fronts, legend)
 }
 
+/// Each policy's point in axis units with its style and label (the seed too when several),
+/// in palette order.
+fn policy_points(
+    usable: &[&ParetoMark],
+    palette: &Palette,
+    several_seeds: bool,
+    to_axes: impl Fn((f64, f64)) -> (f64, f64),
+) -> Vec<(PolicyStyle, String, (f64, f64))> {
+    let mut points = Vec::new();
+    for row in usable.iter().filter(|r| r.kind == PointKind::Policy) {
+        let style = palette.style(&row.label);
+        let label = if several_seeds {
+            format!("{} (seed {})", row.label, row.seed)
+        } else {
+            row.label.clone()
+        };
+        points.push((style, label, to_axes(row.point.unwrap_or_default())));
+    }
+    points.sort_by(|a, b| {
+        a.0.rank
+            .cmp(&b.0.rank)
+            .then_with(|| natural_cmp(&a.1, &b.1))
+    });
+    points
+}
+
+/// Axes that hold every front point, bound corner and policy point, with a margin.
+fn pareto_axes(
+    fronts: &[FrontSeries],
+    points: &[(PolicyStyle, String, (f64, f64))],
+    frag_unit: &str,
+) -> (Axis, Axis) {
+    let all_x = fronts
+        .iter()
+        .flat_map(|f| {
+            f.points
+                .iter()
+                .map(|p| p.0)
+                .chain(f.bound.iter().map(|b| b.0))
+        })
+        .chain(points.iter().map(|p| p.2 .0));
+    let all_y = fronts
+        .iter()
+        .flat_map(|f| {
+            f.points
+                .iter()
+                .map(|p| p.1)
+                .chain(f.bound.iter().map(|b| b.1))
+        })
+        .chain(points.iter().map(|p| p.2 .1));
+    let (x_lo, x_hi) = min_max(all_x).unwrap_or((0.0, 1.0));
+    let (y_lo, y_hi) = min_max(all_y).unwrap_or((0.0, 1.0));
+    let (x_lo, x_hi) = padded(x_lo, x_hi, 0.1);
+    let (y_lo, y_hi) = padded(y_lo, y_hi, 0.1);
+    let x = Axis::nice(x_lo, x_hi, 8, "power (kW)");
+    let y = Axis::nice(y_lo, y_hi, 8, &format!("fragmented GPU ({frag_unit})"));
+    (x, y)
+}
+
+/// What the steps, the dashed bound and the points are, and how many front points failed.
+fn pareto_subtitle(fronts: &[FrontSeries], skipped: usize) -> String {
+    let mut subtitle = "steps: the least fragmentation found under each power cap \
+                        (ε-constraint solves); points: online policies on the same snapshot"
+        .to_string();
+    if fronts.iter().any(|f| !f.bound.is_empty()) {
+        subtitle.push_str("; dashed: the proven least fragmentation under each power cap");
+    }
+    if skipped > 0 {
+        let noun = if skipped == 1 { "point" } else { "points" };
+        subtitle.push_str(&format!(
+            "; {skipped} infeasible/failed front {noun} not plotted"
+        ));
+    }
+    subtitle
+}
+
 pub(crate) fn pareto_figure(
     what: &Snapshot,
     rows: &[&ParetoMark],
@@ -273,56 +349,20 @@ pub(crate) fn pareto_figure(
     let several_seeds = seeds.len() > 1;
     let (fronts, mut legend) = fronts(&usable, &seeds, to_axes);
 
-    let mut points = Vec::new();
-    let mut policy_names = BTreeSet::new();
-    for row in usable.iter().filter(|r| r.kind == PointKind::Policy) {
-        let style = palette.style(&row.label);
-        let label = if several_seeds {
-            format!("{} (seed {})", row.label, row.seed)
-        } else {
-            row.label.clone()
-        };
-        policy_names.insert(row.label.clone());
-        points.push((style, label, to_axes(row.point.unwrap_or_default())));
-    }
-    points.sort_by(|a, b| {
-        a.0.rank
-            .cmp(&b.0.rank)
-            .then_with(|| natural_cmp(&a.1, &b.1))
-    });
+    let points = policy_points(&usable, palette, several_seeds, to_axes);
+    let policy_names: BTreeSet<&String> = usable
+        .iter()
+        .filter(|r| r.kind == PointKind::Policy)
+        .map(|r| &r.label)
+        .collect();
     if !policy_names.is_empty() {
         legend.push(LegendEntry::new(Swatch::Heading, "online policy"));
-        for style in palette.ordered(policy_names.iter()) {
+        for style in palette.ordered(policy_names) {
             let name = style.name.clone();
             legend.push(LegendEntry::new(Swatch::Marker(style), name));
         }
     }
-
-    let all_x = fronts
-        .iter()
-        .flat_map(|f| {
-            f.points
-                .iter()
-                .map(|p| p.0)
-                .chain(f.bound.iter().map(|b| b.0))
-        })
-        .chain(points.iter().map(|p| p.2 .0));
-    let all_y = fronts
-        .iter()
-        .flat_map(|f| {
-            f.points
-                .iter()
-                .map(|p| p.1)
-                .chain(f.bound.iter().map(|b| b.1))
-        })
-        .chain(points.iter().map(|p| p.2 .1));
-    let (x_lo, x_hi) = min_max(all_x).unwrap_or((0.0, 1.0));
-    let (y_lo, y_hi) = min_max(all_y).unwrap_or((0.0, 1.0));
-    let (x_lo, x_hi) = padded(x_lo, x_hi, 0.1);
-    let (y_lo, y_hi) = padded(y_lo, y_hi, 0.1);
-    let x = Axis::nice(x_lo, x_hi, 8, "power (kW)");
-    let y = Axis::nice(y_lo, y_hi, 8, &format!("fragmented GPU ({frag_unit})"));
-
+    let (x, y) = pareto_axes(&fronts, &points, frag_unit);
     let title = format!(
         "Power vs fragmentation — trace {}, {}, {}, at {} % arrived",
         what.trace,
@@ -330,18 +370,7 @@ pub(crate) fn pareto_figure(
         seed_list(&seed_set),
         what.checkpoint.label()
     );
-    let mut subtitle = "steps: the least fragmentation found under each power cap \
-                        (ε-constraint solves); points: online policies on the same snapshot"
-        .to_string();
-    if fronts.iter().any(|f| !f.bound.is_empty()) {
-        subtitle.push_str("; dashed: the proven least fragmentation under each power cap");
-    }
-    if skipped > 0 {
-        let noun = if skipped == 1 { "point" } else { "points" };
-        subtitle.push_str(&format!(
-            "; {skipped} infeasible/failed front {noun} not plotted"
-        ));
-    }
+    let subtitle = pareto_subtitle(&fronts, skipped);
     let legend_width_px = legend_width_px(&legend)?;
     let width = (1000 + legend_width_px).max(header_width_px(&title, &subtitle)?);
     let height = HEADER_PX + 700u32.max(legend_height_px(&legend));
@@ -370,6 +399,55 @@ pub(crate) fn overlaps(a: PixelBox, b: PixelBox) -> bool {
     a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
 }
 
+/// Where a front point sits relative to the policies' markers.
+struct Crowding {
+    /// The policies' markers, in pixels.
+    centres: Vec<(i32, i32)>,
+}
+
+impl Crowding {
+    /// A front point this close to a policy's marker rings it instead of hiding under it.
+    fn near_a_policy(&self, at: (i32, i32)) -> bool {
+        self.centres
+            .iter()
+            .any(|c| (c.0 - at.0).abs() <= 8 && (c.1 - at.1).abs() <= 8)
+    }
+}
+
+/// A point label's candidate placement: anchor offset, horizontal and vertical anchor.
+type LabelSpot = ((i32, i32), HPos, VPos);
+
+/// Candidate label placements around a point, in order of preference.
+const LABEL_SPOTS: [LabelSpot; 10] = [
+    ((12, 0), HPos::Left, VPos::Center),
+    ((-12, 0), HPos::Right, VPos::Center),
+    ((0, -11), HPos::Center, VPos::Bottom),
+    ((0, 11), HPos::Center, VPos::Top),
+    ((8, -8), HPos::Left, VPos::Bottom),
+    ((8, 8), HPos::Left, VPos::Top),
+    ((-8, -8), HPos::Right, VPos::Bottom),
+    ((-8, 8), HPos::Right, VPos::Top),
+    ((12, -22), HPos::Left, VPos::Bottom),
+    ((12, 22), HPos::Left, VPos::Top),
+];
+
+/// The pixel box of a `w`×`h` label placed at `spot` around the centre `(cx, cy)`.
+fn label_box((cx, cy): (i32, i32), (w, h): (i32, i32), spot: LabelSpot) -> PixelBox {
+    let ((dx, dy), hpos, vpos) = spot;
+    let (ax, ay) = (cx + dx, cy + dy);
+    let x0 = match hpos {
+        HPos::Left => ax,
+        HPos::Center => ax - w / 2,
+        HPos::Right => ax - w,
+    };
+    let y0 = match vpos {
+        VPos::Top => ay,
+        VPos::Center => ay - h / 2,
+        VPos::Bottom => ay - h,
+    };
+    (x0, y0, x0 + w, y0 + h)
+}
+
 impl ParetoFigure {
     pub(crate) fn draw<DB: DrawingBackend>(
         &self,
@@ -388,18 +466,33 @@ impl ParetoFigure {
             mode,
         )?;
         let mut chart = build_chart(root, &plot, None, &self.x, &self.y, mode)?;
-        let (x_px, y_px) = chart.plotting_area().get_pixel_range();
-        let centres: Vec<(i32, i32)> = self
-            .points
-            .iter()
-            .map(|p| chart.backend_coord(&p.2))
-            .collect();
-        let near_a_policy = |at: (i32, i32)| {
-            centres
+        let crowding = Crowding {
+            centres: self
+                .points
                 .iter()
-                .any(|c| (c.0 - at.0).abs() <= 8 && (c.1 - at.1).abs() <= 8)
+                .map(|p| chart.backend_coord(&p.2))
+                .collect(),
         };
+        self.draw_fronts(root, &mut chart, &crowding)?;
+        // Markers first, then labels placed around them without overlaps where possible.
+        let mut taken = self.marker_boxes(&chart, &crowding);
+        for ((style, _, _), &centre) in self.points.iter().zip(&crowding.centres) {
+            draw_marker(root, style.shape, centre, 6.5, style.colour, INK)?;
+        }
+        self.draw_point_labels(root, &chart, &crowding, &mut taken, mode)
+    }
 
+    /// Each front: its proven bound (dashed), the staircase of what was found and its
+    /// points, marked by status.
+    fn draw_fronts<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        chart: &mut Chart<'_, DB>,
+        crowding: &Crowding,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
         for front in &self.fronts {
             chart.draw_series(DashedLineSeries::new(
                 front.bound.iter().copied(),
@@ -417,7 +510,7 @@ impl ParetoFigure {
                 let at = chart.backend_coord(&(x, y));
                 // A policy that reaches the front hides its point: the point then rings the
                 // policy's marker, so the front's points and their statuses stay visible.
-                let size = if near_a_policy(at) {
+                let size = if crowding.near_a_policy(at) {
                     FRONT_RING_PX
                 } else {
                     FRONT_POINT_PX
@@ -425,16 +518,24 @@ impl ParetoFigure {
                 draw_marker(root, shape, at, size, fill, front.colour)?;
             }
         }
+        Ok(())
+    }
 
-        // Markers first, then labels placed around them without overlaps where possible.
-        let mut taken: Vec<PixelBox> = centres
+    /// The pixel boxes every marker (policy or front point) covers.
+    fn marker_boxes<DB: DrawingBackend>(
+        &self,
+        chart: &Chart<'_, DB>,
+        crowding: &Crowding,
+    ) -> Vec<PixelBox> {
+        let mut taken: Vec<PixelBox> = crowding
+            .centres
             .iter()
             .map(|c| (c.0 - 7, c.1 - 7, c.0 + 7, c.1 + 7))
             .collect();
         for front in &self.fronts {
             for p in &front.points {
                 let c = chart.backend_coord(&(p.0, p.1));
-                let r = if near_a_policy(c) {
+                let r = if crowding.near_a_policy(c) {
                     FRONT_RING_PX as i32
                 } else {
                     5
@@ -442,59 +543,44 @@ impl ParetoFigure {
                 taken.push((c.0 - r, c.1 - r, c.0 + r, c.1 + r));
             }
         }
-        for ((style, _, _), &centre) in self.points.iter().zip(&centres) {
-            draw_marker(root, style.shape, centre, 6.5, style.colour, INK)?;
-        }
+        taken
+    }
+
+    /// Each policy's label at the first free spot around its marker, inside the plot.
+    fn draw_point_labels<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        chart: &Chart<'_, DB>,
+        crowding: &Crowding,
+        taken: &mut Vec<PixelBox>,
+        mode: TextMode,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (x_px, y_px) = chart.plotting_area().get_pixel_range();
+        let inside = |b: PixelBox| {
+            b.0 >= x_px.start && b.2 <= x_px.end && b.1 >= y_px.start && b.3 <= y_px.end
+        };
         let label_font = font(POINT_LABEL_PX);
-        for ((style, label, _), &(cx, cy)) in self.points.iter().zip(&centres) {
-            let (w, h) = (text_width_px(label, &label_font)?, POINT_LABEL_PX as i32);
-            // (anchor offset, horizontal anchor, vertical anchor) candidates around the point.
-            let candidates = [
-                ((12, 0), HPos::Left, VPos::Center),
-                ((-12, 0), HPos::Right, VPos::Center),
-                ((0, -11), HPos::Center, VPos::Bottom),
-                ((0, 11), HPos::Center, VPos::Top),
-                ((8, -8), HPos::Left, VPos::Bottom),
-                ((8, 8), HPos::Left, VPos::Top),
-                ((-8, -8), HPos::Right, VPos::Bottom),
-                ((-8, 8), HPos::Right, VPos::Top),
-                ((12, -22), HPos::Left, VPos::Bottom),
-                ((12, 22), HPos::Left, VPos::Top),
-            ];
-            let boxed = |((dx, dy), hpos, vpos): ((i32, i32), HPos, VPos)| -> PixelBox {
-                let (ax, ay) = (cx + dx, cy + dy);
-                let x0 = match hpos {
-                    HPos::Left => ax,
-                    HPos::Center => ax - w / 2,
-                    HPos::Right => ax - w,
-                };
-                let y0 = match vpos {
-                    VPos::Top => ay,
-                    VPos::Center => ay - h / 2,
-                    VPos::Bottom => ay - h,
-                };
-                (x0, y0, x0 + w, y0 + h)
-            };
-            let inside = |b: PixelBox| {
-                b.0 >= x_px.start && b.2 <= x_px.end && b.1 >= y_px.start && b.3 <= y_px.end
-            };
+        for ((style, label, _), &centre) in self.points.iter().zip(&crowding.centres) {
+            let size = (text_width_px(label, &label_font)?, POINT_LABEL_PX as i32);
             // No free spot: no label (the legend names the marker), rather than text on text.
-            let Some(chosen) = candidates.iter().copied().find(|c| {
-                let b = boxed(*c);
+            let Some(chosen) = LABEL_SPOTS.iter().copied().find(|spot| {
+                let b = label_box(centre, size, *spot);
                 inside(b) && !taken.iter().any(|t| overlaps(*t, b))
             }) else {
                 continue;
             };
-            taken.push(boxed(chosen));
+            taken.push(label_box(centre, size, chosen));
             let ((dx, dy), hpos, vpos) = chosen;
-            let place = Placement::at(hpos, vpos);
             draw_text(
                 root,
                 label,
                 &label_font,
                 mix_with_ink(style.colour),
-                place,
-                (cx + dx, cy + dy),
+                Placement::at(hpos, vpos),
+                (centre.0 + dx, centre.1 + dy),
                 mode,
             )?;
         }

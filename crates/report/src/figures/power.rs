@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::lines::LineMetric;
+use super::line_metric::LineMetric;
 use super::mean_grid::{MeanPoint, TraceCurves};
 use crate::draw::{padded, Axis};
 

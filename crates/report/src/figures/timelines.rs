@@ -88,108 +88,133 @@ pub(crate) fn timeline_figures(
         return Ok(Vec::new());
     }
     let mut figures = Vec::new();
-    for (stem, what, y_desc, value) in METRICS {
-        let mut drawn = Vec::new();
-        let mut bound_of: Option<String> = None;
-        let mut names = BTreeSet::new();
-        let mut seeds = BTreeSet::new();
-        for (panel, series) in panels {
-            let span_h = series
-                .iter()
-                .flat_map(|s| s.points.iter().map(|p| p.0))
-                .fold(0.0, f64::max);
-            let (unit, per_unit) = if span_h > 72.0 {
-                ("days", 24.0)
-            } else {
-                ("hours", 1.0)
-            };
-            let mut curves = Vec::new();
-            for style in palette.ordered(series.iter().map(|s| &s.policy)) {
-                let s = series
-                    .iter()
-                    .find(|s| s.policy == style.name)
-                    .expect("a style per series");
-                names.insert(s.policy.clone());
-                seeds.insert(s.seed);
-                let points = s
-                    .points
-                    .iter()
-                    .map(|p| (p.0 / per_unit, value(p)))
-                    .collect();
-                curves.push((style, points));
-            }
-            let (lo, hi) = min_max(
-                curves
-                    .iter()
-                    .flat_map(|(_, pts): &(_, Vec<(f64, f64)>)| pts.iter().map(|p| p.1)),
-            )
-            .unwrap_or((0.0, 1.0));
-            let (_, hi) = padded(lo.min(0.0), hi, 0.05);
-            let bound = (stem == POWER_STEM)
-                .then(|| least_power_bound(series))
-                .flatten()
-                .map(|s| {
-                    bound_of = Some(s.policy.clone());
-                    let points = s.bound_kw.iter().map(|p| (p.0 / per_unit, p.1)).collect();
-                    (s.policy.clone(), points)
-                });
-            drawn.push(TimelinePanel {
-                title: format!("{} ({} nodes)", panel.title(), panel.nodes),
-                x: Axis::nice(
-                    0.0,
-                    (span_h / per_unit).max(1e-3),
-                    8,
-                    &format!("time since the first arrival ({unit})"),
-                ),
-                y: Axis::nice(0.0, hi, 8, y_desc),
-                series: curves,
-                bound,
-            });
-        }
-        let mut legend = vec![LegendEntry::new(Swatch::Heading, "policy")];
-        legend.extend(
-            palette
-                .ordered(names.iter())
-                .into_iter()
-                .map(|s| LegendEntry::new(Swatch::Line(s.clone()), s.name)),
-        );
-        if bound_of.is_some() {
-            legend.push(LegendEntry::new(Swatch::Heading, "energy bound (dashed)"));
-            legend.push(LegendEntry::new(
-                Swatch::Line(bound_style()),
-                "least-power replay",
-            ));
-        }
-        let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
-        let subtitle = format!(
-            "time mode: one replay per policy (seed {}), sampled at 200 instants",
-            seeds.join("/")
-        );
-        let cols = match drawn.len() {
-            1 => 1,
-            2 | 4 => 2,
-            _ => 3,
-        };
-        let rows = drawn.len().div_ceil(cols);
-        let (panel_w, panel_h) = if cols == 1 { (960, 600) } else { (620, 440) };
-        let legend_width_px = legend_width_px(&legend)?;
-        let width =
-            (cols as u32 * panel_w + legend_width_px).max(header_width_px(what, &subtitle)?);
-        let height = HEADER_PX + (rows as u32 * panel_h).max(legend_height_px(&legend));
-        figures.push((
-            stem.to_string(),
-            Figure::Timeline(TimelineFigure {
-                size_px: (width, height),
-                title: what.to_string(),
-                subtitle,
-                grid: (rows, cols),
-                panels: drawn,
-                legend,
-                legend_width_px,
-            }),
-        ));
+    for metric in &METRICS {
+        let mut seen = Seen::default();
+        let drawn = panels
+            .iter()
+            .map(|(panel, series)| timeline_panel(panel, series, metric, palette, &mut seen))
+            .collect();
+        let figure = timeline_figure(metric, drawn, &seen, palette)?;
+        figures.push((metric.0.to_string(), Figure::Timeline(figure)));
     }
     Ok(figures)
+}
+
+/// What a figure's panels showed: policies, seeds, and whether a bound was drawn.
+#[derive(Default)]
+struct Seen {
+    names: BTreeSet<String>,
+    seeds: BTreeSet<u64>,
+    bound: bool,
+}
+
+/// One panel of `metric`: every policy's curve, in days past 72 hours, and the least-power
+/// replay's bound on power panels.
+fn timeline_panel(
+    panel: &Panel,
+    series: &[TimelineSeries],
+    &(stem, _, y_desc, value): &Metric,
+    palette: &Palette,
+    seen: &mut Seen,
+) -> TimelinePanel {
+    let span_h = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.0, f64::max);
+    let (unit, per_unit) = if span_h > 72.0 {
+        ("days", 24.0)
+    } else {
+        ("hours", 1.0)
+    };
+    let mut curves = Vec::new();
+    for style in palette.ordered(series.iter().map(|s| &s.policy)) {
+        let s = series
+            .iter()
+            .find(|s| s.policy == style.name)
+            .expect("a style per series");
+        seen.names.insert(s.policy.clone());
+        seen.seeds.insert(s.seed);
+        let points = s
+            .points
+            .iter()
+            .map(|p| (p.0 / per_unit, value(p)))
+            .collect();
+        curves.push((style, points));
+    }
+    let (lo, hi) = min_max(
+        curves
+            .iter()
+            .flat_map(|(_, pts): &(_, Vec<(f64, f64)>)| pts.iter().map(|p| p.1)),
+    )
+    .unwrap_or((0.0, 1.0));
+    let (_, hi) = padded(lo.min(0.0), hi, 0.05);
+    let bound = (stem == POWER_STEM)
+        .then(|| least_power_bound(series))
+        .flatten()
+        .map(|s| {
+            seen.bound = true;
+            let points = s.bound_kw.iter().map(|p| (p.0 / per_unit, p.1)).collect();
+            (s.policy.clone(), points)
+        });
+    TimelinePanel {
+        title: format!("{} ({} nodes)", panel.title(), panel.nodes),
+        x: Axis::nice(
+            0.0,
+            (span_h / per_unit).max(1e-3),
+            8,
+            &format!("time since the first arrival ({unit})"),
+        ),
+        y: Axis::nice(0.0, hi, 8, y_desc),
+        series: curves,
+        bound,
+    }
+}
+
+/// The figure of `metric`'s panels: legend, subtitle, panel grid and size.
+fn timeline_figure(
+    &(_, what, _, _): &Metric,
+    drawn: Vec<TimelinePanel>,
+    seen: &Seen,
+    palette: &Palette,
+) -> Result<TimelineFigure> {
+    let mut legend = vec![LegendEntry::new(Swatch::Heading, "policy")];
+    legend.extend(
+        palette
+            .ordered(seen.names.iter())
+            .into_iter()
+            .map(|s| LegendEntry::new(Swatch::Line(s.clone()), s.name)),
+    );
+    if seen.bound {
+        legend.push(LegendEntry::new(Swatch::Heading, "energy bound (dashed)"));
+        legend.push(LegendEntry::new(
+            Swatch::Line(bound_style()),
+            "least-power replay",
+        ));
+    }
+    let seeds: Vec<String> = seen.seeds.iter().map(u64::to_string).collect();
+    let subtitle = format!(
+        "time mode: one replay per policy (seed {}), sampled at 200 instants",
+        seeds.join("/")
+    );
+    let cols = match drawn.len() {
+        1 => 1,
+        2 | 4 => 2,
+        _ => 3,
+    };
+    let rows = drawn.len().div_ceil(cols);
+    let (panel_w, panel_h) = if cols == 1 { (960, 600) } else { (620, 440) };
+    let legend_width_px = legend_width_px(&legend)?;
+    let width = (cols as u32 * panel_w + legend_width_px).max(header_width_px(what, &subtitle)?);
+    let height = HEADER_PX + (rows as u32 * panel_h).max(legend_height_px(&legend));
+    Ok(TimelineFigure {
+        size_px: (width, height),
+        title: what.to_string(),
+        subtitle,
+        grid: (rows, cols),
+        panels: drawn,
+        legend,
+        legend_width_px,
+    })
 }
 
 impl TimelineFigure {

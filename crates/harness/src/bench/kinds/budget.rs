@@ -410,12 +410,12 @@ pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]
             }
         }
     }
-    write_atomic(&out.join(BUDGET_POINTS_CSV), &rows_to_csv(&points)?)?;
+    write_atomic(&out.join(BUDGET_POINTS_CSV), &rows_to_csv(&points))?;
     write_atomic(
         &out.join(BUDGET_FRONTIER_CSV),
-        &rows_to_csv(&frontier_rows)?,
+        &rows_to_csv(&frontier_rows),
     )?;
-    write_atomic(&out.join(BUDGET_TIMELINE_CSV), &rows_to_csv(&timeline)?)?;
+    write_atomic(&out.join(BUDGET_TIMELINE_CSV), &rows_to_csv(&timeline))?;
     Ok(())
 }
 

@@ -331,7 +331,7 @@ pub(crate) fn aggregate_eaco_bounds(
             Ok(bound_row(job, &bound))
         })
         .collect();
-    let mut text = format!("{}\n", EacoBoundRow::CSV_HEADER);
+    let mut text = format!("{}\n", EacoBoundRow::csv_header());
     for row in rows {
         writeln!(text, "{}", row?.csv_line())?;
     }

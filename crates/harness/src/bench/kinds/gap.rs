@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use gapbench_model::{NodeOrder, TaskOrder};
 use gapbench_online::PolicySpec;
-use gapbench_results::csv_text::field as csv_field;
 use gapbench_results::gap_row::GAP_SCHEMA_VERSION;
-use gapbench_results::{FrontRow, GapRow, ParetoPoint, PointKind, GAPS_CSV, PARETO_CSV};
+use gapbench_results::{
+    FrontRow, GapRow, ParetoPoint, PointKind, TracedGapRow, GAPS_CSV, PARETO_CSV,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::kind::CellKind;
@@ -235,8 +236,8 @@ pub(crate) fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> 
     if matrix.spec.gaps.is_none() {
         return Ok(());
     }
-    let mut gaps = format!("trace,{}\n", GapRow::CSV_HEADER);
-    let mut pareto = format!("{}\n", ParetoPoint::CSV_HEADER);
+    let mut gaps = format!("{}\n", TracedGapRow::csv_header());
+    let mut pareto = format!("{}\n", ParetoPoint::csv_header());
     let first_seed = cells.first().map(|c| c.seed);
     let mut fronts: BTreeMap<(String, String), usize> = BTreeMap::new();
     for cell in cells {
@@ -249,7 +250,11 @@ pub(crate) fn aggregate_gaps(out: &Path, matrix: &Matrix, cells: &[GapCell]) -> 
             )
         })?;
         for row in &record.rows {
-            writeln!(gaps, "{},{}", csv_field(&cell.trace), row.csv_line())?;
+            let traced = TracedGapRow {
+                trace: cell.trace.clone(),
+                gap: row.clone(),
+            };
+            writeln!(gaps, "{}", traced.csv_line())?;
         }
         if Some(cell.seed) != first_seed {
             continue;

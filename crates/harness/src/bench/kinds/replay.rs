@@ -340,8 +340,8 @@ pub(crate) fn aggregate_replays(out: &Path, matrix: &Matrix, cells: &[ReplayCell
     if cells.is_empty() {
         return Ok(());
     }
-    let mut runs = format!("{}\n", ReplayRunRow::CSV_HEADER);
-    let mut timeline = format!("{}\n", ReplayTimelineRow::CSV_HEADER);
+    let mut runs = format!("{}\n", ReplayRunRow::csv_header());
+    let mut timeline = format!("{}\n", ReplayTimelineRow::csv_header());
     for cell in cells {
         let record = Replays.finished(out, matrix, cell).with_context(|| {
             format!(

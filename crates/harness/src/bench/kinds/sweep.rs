@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use gapbench_model::{NodeOrder, TaskOrder};
 use gapbench_online::PolicySpec;
-use gapbench_results::csv_text::field as csv_field;
-use gapbench_results::{RunRow, MEAN_GRID_CSV, RUNS_CSV};
+use gapbench_results::{GridRow, MeanGridLine, RunRow, MEAN_GRID_CSV, RUNS_CSV};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::kind::CellKind;
@@ -19,7 +18,7 @@ use crate::bench::spec::{parse_policies, trace_family};
 use crate::bench::status::Kind;
 use crate::io::write_atomic_with;
 use crate::run::{run_seed, seed_summary, RunSettings, SeedSummary};
-use crate::summary::{SeedMeans, SAMPLE_COLUMNS};
+use crate::summary::SeedMeans;
 
 /// Key kind of sweep cells (bump when [`SeedSummary`] changes meaning).
 const CELL_KIND: &str = "gapbench-cell-v1";
@@ -154,9 +153,9 @@ fn write_sweep_aggregates(
     runs: &mut dyn Write,
     mean: &mut dyn Write,
 ) -> Result<()> {
-    writeln!(grid, "trace,family,policy,seed,{SAMPLE_COLUMNS}")?;
-    writeln!(runs, "{}", RunRow::CSV_HEADER)?;
-    writeln!(mean, "trace,family,policy,seeds,{SAMPLE_COLUMNS}")?;
+    writeln!(grid, "{}", GridRow::csv_header())?;
+    writeln!(runs, "{}", RunRow::csv_header())?;
+    writeln!(mean, "{}", MeanGridLine::csv_header())?;
     let mut group = SeedMeans::default();
     for (i, cell) in cells.iter().enumerate() {
         let record = Sweeps.finished(out, matrix, cell).with_context(|| {
@@ -165,16 +164,17 @@ fn write_sweep_aggregates(
                 cell.trace, cell.policy, cell.seed
             )
         })?;
-        let (family, policy) = (trace_family(&cell.trace), csv_field(&record.policy));
+        let family = trace_family(&cell.trace);
         let s = &record.summary;
         for sample in &s.grid {
-            writeln!(
-                grid,
-                "{},{family},{policy},{},{}",
-                cell.trace,
-                cell.seed,
-                sample.csv_row()
-            )?;
+            let row = GridRow {
+                trace: cell.trace.clone(),
+                family: family.to_string(),
+                policy: record.policy.clone(),
+                seed: cell.seed,
+                sample: *sample,
+            };
+            writeln!(grid, "{}", row.csv_line())?;
         }
         let f = &s.final_sample;
         let run = RunRow {
@@ -199,13 +199,14 @@ fn write_sweep_aggregates(
             .is_none_or(|next| next.trace != cell.trace || next.policy != cell.policy);
         if last_of_group {
             for sample in group.grid() {
-                writeln!(
-                    mean,
-                    "{},{family},{policy},{},{}",
-                    cell.trace,
-                    group.count(),
-                    sample.csv_row()
-                )?;
+                let row = MeanGridLine {
+                    trace: cell.trace.clone(),
+                    family: family.to_string(),
+                    policy: record.policy.clone(),
+                    seeds: group.count() as u64,
+                    sample,
+                };
+                writeln!(mean, "{}", row.csv_line())?;
             }
             group = SeedMeans::default();
         }
