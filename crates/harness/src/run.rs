@@ -214,6 +214,22 @@ pub struct RunTotals {
     pub run_seconds: f64,
 }
 
+impl RunTotals {
+    /// Counts one seed's run in; the `first` one stands for all until a mean replaces it.
+    fn add(&mut self, summary: SeedSummary, elapsed: Duration, first: bool) {
+        self.events += summary.events;
+        self.failed += summary.failed;
+        for (reason, count) in &summary.failures {
+            *self.failures.entry(reason.clone()).or_default() += count;
+        }
+        self.run_seconds += elapsed.as_secs_f64();
+        if first {
+            self.label = format!("seed {}", summary.seed);
+            (self.grid, self.final_sample) = (summary.grid, summary.final_sample);
+        }
+    }
+}
+
 /// Runs every seed (in parallel, batch by batch) and writes `curve.csv` (or
 /// `seed-N/curve.csv` per seed when `per_seed_folders`), `summary.json`,
 /// `mean_curve.csv` (several seeds) and `manifest.json` under `out`, streaming each seed's
@@ -258,16 +274,7 @@ pub fn run_to_folder(
         for (summary, elapsed) in done {
             runs.push(&summary)?;
             means.add(&summary.final_sample, &summary.grid);
-            totals.events += summary.events;
-            totals.failed += summary.failed;
-            for (reason, count) in &summary.failures {
-                *totals.failures.entry(reason.clone()).or_default() += count;
-            }
-            totals.run_seconds += elapsed.as_secs_f64();
-            if means.count() == 1 {
-                totals.label = format!("seed {}", summary.seed);
-                (totals.grid, totals.final_sample) = (summary.grid, summary.final_sample);
-            }
+            totals.add(summary, elapsed, means.count() == 1);
         }
     }
     let mean = (seeds.len() > 1).then(|| MeanSummary {

@@ -239,13 +239,9 @@ struct GroupSolve {
 }
 
 impl Study<'_> {
-    fn run(
-        &self,
-        on_row: &mut dyn FnMut(&GapRow),
-        on_solved: &mut dyn FnMut(SolvedSnapshot) -> Result<()>,
-    ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
-        let settings = self.settings;
-        settings.validate()?;
+    /// The first policy's run settings, once every policy is prepared as it is (same task
+    /// order, node order and tune ratio: one arrival sequence for all).
+    fn prepared_alike(&self) -> Result<&RunSettings> {
         let Some(first) = self.runs.first() else {
             bail!("a gap study needs a policy");
         };
@@ -259,6 +255,17 @@ impl Study<'_> {
                 other.policy
             );
         }
+        Ok(first)
+    }
+
+    fn run(
+        &self,
+        on_row: &mut dyn FnMut(&GapRow),
+        on_solved: &mut dyn FnMut(SolvedSnapshot) -> Result<()>,
+    ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
+        let settings = self.settings;
+        settings.validate()?;
+        let first = self.prepared_alike()?;
         let cluster = study_cluster(self.workload, settings, self.seed)?;
         let prepared = prepare(
             &self.workload.tasks,

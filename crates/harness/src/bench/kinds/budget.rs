@@ -385,17 +385,7 @@ pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]
             };
             for p in &kind_points {
                 let label = budget_point_label(&p.policy, p.fraction);
-                let bound = frontier
-                    .as_ref()
-                    .zip(spend(p))
-                    .and_then(|(f, s)| f.mean_jct_bound(s));
-                let status = match (&stored, spend(p), bound) {
-                    (Some(stored), Some(spent), Some(bound)) => {
-                        let (status, limit) = stored.status_at(spent, bound);
-                        (status.label().to_string(), limit)
-                    }
-                    _ => (String::new(), None),
-                };
+                let (bound, status) = bound_at(stored.as_ref(), frontier.as_ref(), spend(p));
                 if p.policy == "fifo-full-clock" || p.fraction == Some(1.0) {
                     timeline.extend(timeline_rows(group, &label, p));
                 }
@@ -411,12 +401,27 @@ pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]
         }
     }
     write_atomic(&out.join(BUDGET_POINTS_CSV), &rows_to_csv(&points))?;
-    write_atomic(
-        &out.join(BUDGET_FRONTIER_CSV),
-        &rows_to_csv(&frontier_rows),
-    )?;
+    write_atomic(&out.join(BUDGET_FRONTIER_CSV), &rows_to_csv(&frontier_rows))?;
     write_atomic(&out.join(BUDGET_TIMELINE_CSV), &rows_to_csv(&timeline))?;
     Ok(())
+}
+
+/// The frontier's bound on mean JCT at a point's spend, with the status of that bound
+/// (empty without a frontier or a spend).
+fn bound_at(
+    stored: Option<&StoredFrontier>,
+    frontier: Option<&gapbench_bounds::frontier::Frontier>,
+    spent: Option<f64>,
+) -> (Option<f64>, (String, Option<f64>)) {
+    let bound = frontier.zip(spent).and_then(|(f, s)| f.mean_jct_bound(s));
+    let status = match (stored, spent, bound) {
+        (Some(stored), Some(spent), Some(bound)) => {
+            let (status, limit) = stored.status_at(spent, bound);
+            (status.label().to_string(), limit)
+        }
+        _ => (String::new(), None),
+    };
+    (bound, status)
 }
 
 /// A point's downsampled timeline as `budget_timeline.csv` rows.
