@@ -58,47 +58,8 @@ fn built(
     let cluster = snapshot.cluster;
     let shapes = Shapes::group(snapshot.tasks, 0..snapshot.tasks.len())?;
     let shape_of = shapes.shape_of_task(snapshot.tasks.len());
-    let node_types = cluster
-        .node_types
-        .iter()
-        .zip(&cluster.power_models)
-        .zip(cluster.type_counts())
-        .map(|((node_type, power), count)| {
-            let empty = gapbench_model::state::NodeState::empty(node_type);
-            InstanceNodeType {
-                count,
-                cpu_milli: node_type.cpu_milli,
-                memory_mib: node_type.memory_mib,
-                gpu_model: node_type.gpu_model.map(|m| m.name().to_string()),
-                gpu_count: node_type.gpu_count,
-                cpu_socket_idle_watts: power.socket.idle_watts,
-                cpu_socket_full_watts: power.socket.full_watts,
-                cores_per_socket: power.socket.cores_per_socket,
-                gpu_idle_watts: power.gpu.map_or(0, |g| g.idle_watts),
-                gpu_full_watts: power.gpu.map_or(0, |g| g.full_watts),
-                empty_node_watts: power
-                    .node_power(empty.cpu_left_milli, empty.free_gpu_milli())
-                    .total_watts(),
-            }
-        })
-        .collect();
-    let instance_shapes = shapes
-        .shapes
-        .iter()
-        .map(|shape| InstanceShape {
-            cpu_milli: shape.cpu_milli,
-            memory_mib: shape.memory_mib,
-            gpu_count: shape.gpu_count,
-            gpu_milli: shape.gpu_milli,
-            gpu_models: model_list(&shape.gpu_models),
-            arrived: shape.count(),
-            placed: shape
-                .tasks
-                .iter()
-                .filter(|&&t| snapshot.heuristic[t].is_some())
-                .count(),
-        })
-        .collect();
+    let node_types = instance_node_types(cluster);
+    let instance_shapes = instance_shapes(&shapes, snapshot);
     let configurations =
         |assignment: &[Option<Placement>]| configurations_of(cluster, &shape_of, assignment);
     let mut problems = Vec::new();
@@ -132,6 +93,57 @@ fn built(
         },
         problems,
     })
+}
+
+/// The cluster's node types as the file describes them: capacities, power profile and
+/// the empty node's power, with how many nodes of each there are.
+fn instance_node_types(cluster: &Cluster) -> Vec<InstanceNodeType> {
+    cluster
+        .node_types
+        .iter()
+        .zip(&cluster.power_models)
+        .zip(cluster.type_counts())
+        .map(|((node_type, power), count)| {
+            let empty = gapbench_model::state::NodeState::empty(node_type);
+            InstanceNodeType {
+                count,
+                cpu_milli: node_type.cpu_milli,
+                memory_mib: node_type.memory_mib,
+                gpu_model: node_type.gpu_model.map(|m| m.name().to_string()),
+                gpu_count: node_type.gpu_count,
+                cpu_socket_idle_watts: power.socket.idle_watts,
+                cpu_socket_full_watts: power.socket.full_watts,
+                cores_per_socket: power.socket.cores_per_socket,
+                gpu_idle_watts: power.gpu.map_or(0, |g| g.idle_watts),
+                gpu_full_watts: power.gpu.map_or(0, |g| g.full_watts),
+                empty_node_watts: power
+                    .node_power(empty.cpu_left_milli, empty.free_gpu_milli())
+                    .total_watts(),
+            }
+        })
+        .collect()
+}
+
+/// The task shapes as the file describes them, with how many tasks of each arrived and
+/// how many the heuristic placed.
+fn instance_shapes(shapes: &Shapes, snapshot: &Snapshot) -> Vec<InstanceShape> {
+    shapes
+        .shapes
+        .iter()
+        .map(|shape| InstanceShape {
+            cpu_milli: shape.cpu_milli,
+            memory_mib: shape.memory_mib,
+            gpu_count: shape.gpu_count,
+            gpu_milli: shape.gpu_milli,
+            gpu_models: model_list(&shape.gpu_models),
+            arrived: shape.count(),
+            placed: shape
+                .tasks
+                .iter()
+                .filter(|&&t| snapshot.heuristic[t].is_some())
+                .count(),
+        })
+        .collect()
 }
 
 fn model_list(models: &GpuModelSet) -> Vec<String> {
@@ -339,107 +351,12 @@ impl RebuiltInstance {
             "by-gpu-model" => CpuPowerProfile::ByGpuModel,
             other => return Err(format!("unknown cpu_power_profile `{other}`")),
         };
-        let mut nodes = Vec::new();
-        let mut first_node = Vec::new();
-        for (index, spec) in file.node_types.iter().enumerate() {
-            let what = format!("node_types[{index}]");
-            let node_type = NodeType {
-                gpu_model: spec
-                    .gpu_model
-                    .as_deref()
-                    .map(|name| parse_model(name, &what))
-                    .transpose()?,
-                gpu_count: spec.gpu_count,
-                cpu_milli: spec.cpu_milli,
-                memory_mib: spec.memory_mib,
-            };
-            first_node.push(nodes.len());
-            nodes.extend((0..spec.count).map(|k| (format!("type{index}-{k}"), node_type)));
-        }
-        let cluster = Cluster::new(nodes, profile).map_err(|e| e.to_string())?;
-        // Types are numbered in order of first appearance: the file's order, as long as no
-        // two listed types are equal.
-        if cluster.node_types.len() != file.node_types.iter().filter(|t| t.count > 0).count() {
-            return Err("node_types lists the same node type twice".into());
-        }
-        for (index, spec) in file.node_types.iter().enumerate() {
-            if spec.count == 0 {
-                continue;
-            }
-            let power = cluster.power_model(first_node[index] as u32);
-            let stated = (
-                spec.cpu_socket_idle_watts,
-                spec.cpu_socket_full_watts,
-                spec.cores_per_socket,
-                spec.gpu_idle_watts,
-                spec.gpu_full_watts,
-            );
-            let own = (
-                power.socket.idle_watts,
-                power.socket.full_watts,
-                power.socket.cores_per_socket,
-                power.gpu.map_or(0, |g| g.idle_watts),
-                power.gpu.map_or(0, |g| g.full_watts),
-            );
-            if stated != own {
-                return Err(format!(
-                    "node_types[{index}]: power parameters {stated:?} (socket idle, socket full, cores per socket, GPU idle, GPU full) differ from gapbench's {} profile {own:?}",
-                    file.provenance.cpu_power_profile
-                ));
-            }
-        }
-        let mut tasks = Vec::new();
-        let mut first_task = Vec::new();
-        for (index, shape) in file.shapes.iter().enumerate() {
-            let what = format!("shapes[{index}]");
-            if shape.placed > shape.arrived {
-                return Err(format!(
-                    "{what}: {} placed of {} arrived",
-                    shape.placed, shape.arrived
-                ));
-            }
-            let mut task = Task::new(
-                "",
-                shape.cpu_milli,
-                shape.memory_mib,
-                shape.gpu_count,
-                shape.gpu_milli,
-            );
-            if (task.gpu_count, task.gpu_milli) != (shape.gpu_count, shape.gpu_milli) {
-                return Err(format!(
-                    "{what}: gpu_count and gpu_milli must both be 0 or both positive"
-                ));
-            }
-            task.gpu_models = model_set(&shape.gpu_models, &what)?;
-            first_task.push(tasks.len());
-            tasks.extend((0..shape.arrived).map(|k| Task {
-                name: format!("shape{index}-{k}"),
-                ..task.clone()
-            }));
-        }
-        let pods = file
-            .fragmentation_model
-            .typical_pods
-            .iter()
-            .enumerate()
-            .map(|(index, pod)| {
-                Ok(TypicalPod {
-                    cpu_milli: pod.cpu_milli,
-                    gpu_milli: pod.gpu_milli,
-                    gpu_count: pod.gpu_count,
-                    gpu_models: model_set(&pod.gpu_models, &format!("typical_pods[{index}]"))?,
-                    count: pod.count,
-                    probability: pod.probability,
-                })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let (cluster, first_node) = rebuilt_cluster(file, profile)?;
+        check_power_parameters(file, &cluster, &first_node)?;
+        let (tasks, first_task) = rebuilt_tasks(file)?;
         Ok(RebuiltInstance {
             cluster,
-            typical: TypicalPods {
-                pods,
-                distinct_shapes: file.fragmentation_model.distinct_shapes,
-                coverage_pct: file.fragmentation_model.coverage_pct,
-            },
+            typical: rebuilt_typical_pods(file)?,
             tasks,
             first_task,
             first_node,
@@ -566,6 +483,132 @@ impl RebuiltInstance {
             frag_milli: frag_milli(&self.cluster, &self.typical, &state),
         })
     }
+}
+
+/// The file's cluster (its node types in the file's order, `count` nodes each), and the
+/// index of each node type's first node.
+fn rebuilt_cluster(
+    file: &InstanceFile,
+    profile: CpuPowerProfile,
+) -> Result<(Cluster, Vec<usize>), String> {
+    let mut nodes = Vec::new();
+    let mut first_node = Vec::new();
+    for (index, spec) in file.node_types.iter().enumerate() {
+        let what = format!("node_types[{index}]");
+        let node_type = NodeType {
+            gpu_model: spec
+                .gpu_model
+                .as_deref()
+                .map(|name| parse_model(name, &what))
+                .transpose()?,
+            gpu_count: spec.gpu_count,
+            cpu_milli: spec.cpu_milli,
+            memory_mib: spec.memory_mib,
+        };
+        first_node.push(nodes.len());
+        nodes.extend((0..spec.count).map(|k| (format!("type{index}-{k}"), node_type)));
+    }
+    let cluster = Cluster::new(nodes, profile).map_err(|e| e.to_string())?;
+    // Types are numbered in order of first appearance: the file's order, as long as no
+    // two listed types are equal.
+    if cluster.node_types.len() != file.node_types.iter().filter(|t| t.count > 0).count() {
+        return Err("node_types lists the same node type twice".into());
+    }
+    Ok((cluster, first_node))
+}
+
+/// The file's power parameters of each node type are gapbench's own under its profile.
+fn check_power_parameters(
+    file: &InstanceFile,
+    cluster: &Cluster,
+    first_node: &[usize],
+) -> Result<(), String> {
+    for (index, spec) in file.node_types.iter().enumerate() {
+        if spec.count == 0 {
+            continue;
+        }
+        let power = cluster.power_model(first_node[index] as u32);
+        let stated = (
+            spec.cpu_socket_idle_watts,
+            spec.cpu_socket_full_watts,
+            spec.cores_per_socket,
+            spec.gpu_idle_watts,
+            spec.gpu_full_watts,
+        );
+        let own = (
+            power.socket.idle_watts,
+            power.socket.full_watts,
+            power.socket.cores_per_socket,
+            power.gpu.map_or(0, |g| g.idle_watts),
+            power.gpu.map_or(0, |g| g.full_watts),
+        );
+        if stated != own {
+            return Err(format!(
+                "node_types[{index}]: power parameters {stated:?} (socket idle, socket full, cores per socket, GPU idle, GPU full) differ from gapbench's {} profile {own:?}",
+                file.provenance.cpu_power_profile
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The file's tasks (`arrived` of each shape), and the index of each shape's first task.
+fn rebuilt_tasks(file: &InstanceFile) -> Result<(Vec<Task>, Vec<usize>), String> {
+    let mut tasks = Vec::new();
+    let mut first_task = Vec::new();
+    for (index, shape) in file.shapes.iter().enumerate() {
+        let what = format!("shapes[{index}]");
+        if shape.placed > shape.arrived {
+            return Err(format!(
+                "{what}: {} placed of {} arrived",
+                shape.placed, shape.arrived
+            ));
+        }
+        let mut task = Task::new(
+            "",
+            shape.cpu_milli,
+            shape.memory_mib,
+            shape.gpu_count,
+            shape.gpu_milli,
+        );
+        if (task.gpu_count, task.gpu_milli) != (shape.gpu_count, shape.gpu_milli) {
+            return Err(format!(
+                "{what}: gpu_count and gpu_milli must both be 0 or both positive"
+            ));
+        }
+        task.gpu_models = model_set(&shape.gpu_models, &what)?;
+        first_task.push(tasks.len());
+        tasks.extend((0..shape.arrived).map(|k| Task {
+            name: format!("shape{index}-{k}"),
+            ..task.clone()
+        }));
+    }
+    Ok((tasks, first_task))
+}
+
+/// The file's typical pods, for the fragmentation measure.
+fn rebuilt_typical_pods(file: &InstanceFile) -> Result<TypicalPods, String> {
+    let pods = file
+        .fragmentation_model
+        .typical_pods
+        .iter()
+        .enumerate()
+        .map(|(index, pod)| {
+            Ok(TypicalPod {
+                cpu_milli: pod.cpu_milli,
+                gpu_milli: pod.gpu_milli,
+                gpu_count: pod.gpu_count,
+                gpu_models: model_set(&pod.gpu_models, &format!("typical_pods[{index}]"))?,
+                count: pod.count,
+                probability: pod.probability,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(TypicalPods {
+        pods,
+        distinct_shapes: file.fragmentation_model.distinct_shapes,
+        coverage_pct: file.fragmentation_model.coverage_pct,
+    })
 }
 
 /// Re-evaluates every stored placement of `file` — the heuristic's and each problem's —

@@ -14,11 +14,13 @@
 
 use std::time::Instant;
 
+use gapbench_model::Placement;
 use good_lp::Expression;
 
 use crate::common::{solve, solver_candidate, start_from, Sense};
 use crate::eval::{alloc_gpu_milli, power_watts, state_of};
 use crate::model::{Demand, PlacementModel};
+use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
 use crate::solve::{
     interpret, relative_gap, Candidate, Objective, SolveOptions, SolveReport, SolveStatus,
@@ -38,13 +40,7 @@ pub fn max_alloc(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
         Ok(shapes) => shapes,
         Err(e) => return fail(e),
     };
-    let alloc = |placement: &[_]| alloc_gpu_milli(snapshot.tasks, placement) as f64;
-    let power = |placement: &[_]| {
-        power_watts(
-            snapshot.cluster,
-            &state_of(snapshot.cluster, snapshot.tasks, placement),
-        ) as f64
-    };
+    let alloc = |placement: &[_]| alloc_of(snapshot, placement);
 
     // Stage 1: the most GPU milli.
     let mut model = PlacementModel::new(
@@ -79,42 +75,7 @@ pub fn max_alloc(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
             time_limit_s: remaining,
             ..options.clone()
         };
-        let mut model = PlacementModel::new(
-            snapshot.cluster,
-            &shapes,
-            Demand::AtMost,
-            options.node_symmetry,
-        );
-        let allocated: Expression = model.allocated_gpu_milli();
-        model.rows.push(allocated.geq(best_alloc));
-        let power_terms = model.add_power();
-        let one = model.constant_column();
-        let objective = power_terms.dynamic_watts.clone() + power_terms.constant_watts * one;
-        match start_from(
-            &model,
-            &report.placement,
-            Some(&power_terms),
-            None,
-            Some(one),
-        ) {
-            Ok(start) => {
-                let raw = solve(&mut model, Sense::Minimise, objective, &start, &stage2);
-                match solver_candidate(&model, Sense::Minimise, &raw, snapshot, alloc, power) {
-                    Ok(Some(candidate))
-                        if candidate.value >= best_alloc
-                            && power(&candidate.placement) <= power(&report.placement) =>
-                    {
-                        report.placement = candidate.placement;
-                        report.incumbent = Some(candidate.value);
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        report.status = SolveStatus::Error(format!("second stage (power): {e}"));
-                    }
-                }
-            }
-            Err(e) => report.status = SolveStatus::Error(format!("second stage (power): {e}")),
-        }
+        least_power_at(snapshot, &shapes, best_alloc, &stage2, &mut report);
         // Stage 2 may only have raised the allocation: re-derive status and gap.
         if let (Some(incumbent), Some(bound)) = (report.incumbent, report.bound) {
             if !matches!(report.status, SolveStatus::Error(_)) {
@@ -127,7 +88,70 @@ pub fn max_alloc(snapshot: &Snapshot, options: &SolveOptions) -> SolveReport {
             }
         }
     }
-    report.secondary_power_watts = Some(power(&report.placement));
+    report.secondary_power_watts = Some(power_of(snapshot, &report.placement));
     report.solve_seconds = clock.elapsed().as_secs_f64();
     report
+}
+
+/// Allocated GPU milli of `placement`.
+fn alloc_of(snapshot: &Snapshot, placement: &[Option<Placement>]) -> f64 {
+    alloc_gpu_milli(snapshot.tasks, placement) as f64
+}
+
+/// Total power of `placement`, in watts.
+fn power_of(snapshot: &Snapshot, placement: &[Option<Placement>]) -> f64 {
+    power_watts(
+        snapshot.cluster,
+        &state_of(snapshot.cluster, snapshot.tasks, placement),
+    ) as f64
+}
+
+/// Stage 2: `min P` subject to allocating at least `best_alloc`, warm-started from the
+/// report's placement, within `stage2`'s limit. A placement allocating as much at no more
+/// power replaces the report's; a failure marks the report an error.
+fn least_power_at(
+    snapshot: &Snapshot,
+    shapes: &Shapes,
+    best_alloc: f64,
+    stage2: &SolveOptions,
+    report: &mut SolveReport,
+) {
+    let alloc = |placement: &[_]| alloc_of(snapshot, placement);
+    let power = |placement: &[_]| power_of(snapshot, placement);
+    let mut model = PlacementModel::new(
+        snapshot.cluster,
+        shapes,
+        Demand::AtMost,
+        stage2.node_symmetry,
+    );
+    let allocated: Expression = model.allocated_gpu_milli();
+    model.rows.push(allocated.geq(best_alloc));
+    let power_terms = model.add_power();
+    let one = model.constant_column();
+    let objective = power_terms.dynamic_watts.clone() + power_terms.constant_watts * one;
+    match start_from(
+        &model,
+        &report.placement,
+        Some(&power_terms),
+        None,
+        Some(one),
+    ) {
+        Ok(start) => {
+            let raw = solve(&mut model, Sense::Minimise, objective, &start, stage2);
+            match solver_candidate(&model, Sense::Minimise, &raw, snapshot, alloc, power) {
+                Ok(Some(candidate))
+                    if candidate.value >= best_alloc
+                        && power(&candidate.placement) <= power(&report.placement) =>
+                {
+                    report.placement = candidate.placement;
+                    report.incumbent = Some(candidate.value);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    report.status = SolveStatus::Error(format!("second stage (power): {e}"));
+                }
+            }
+        }
+        Err(e) => report.status = SolveStatus::Error(format!("second stage (power): {e}")),
+    }
 }

@@ -241,50 +241,75 @@ pub fn run_highs(problem: HighsProblem, start: Option<&[f64]>, options: &SolveOp
             seconds: clock.elapsed().as_secs_f64(),
         };
     }
-    let set = |name: &str, result: Result<(), highs::TrySetOptionError>| {
-        result.map_err(|e| format!("HiGHS option {name}: {e:?}"))
-    };
-    let settings = (|| -> Result<(), String> {
-        set(
-            "time_limit",
-            model.try_set_option("time_limit", options.time_limit_s),
-        )?;
-        set(
-            "mip_rel_gap",
-            model.try_set_option("mip_rel_gap", options.mip_rel_gap),
-        )?;
-        if let Some(gap) = options.mip_abs_gap {
-            set("mip_abs_gap", model.try_set_option("mip_abs_gap", gap))?;
-        }
-        if let Some(threads) = options.threads {
-            set("threads", model.try_set_option("threads", threads as i32))?;
-            if threads > 1 {
-                // HiGHS searches the MIP tree with several workers only when asked.
-                set("parallel", model.try_set_option("parallel", "on"))?;
-            }
-        }
-        if options.verbose {
-            set("output_flag", model.try_set_option("output_flag", true))?;
-            set(
-                "log_to_console",
-                model.try_set_option("log_to_console", true),
-            )?;
-        }
-        if let Some(start) = start {
-            model
-                .try_set_solution(Some(start), None, None, None)
-                .map_err(|e| format!("HiGHS refused the warm start: {e:?}"))?;
-        }
-        Ok(())
-    })();
-    if let Err(message) = settings {
+    if let Err(message) = apply_options(&mut model, options, start) {
         return fail(message);
     }
     let solved = match model.try_solve() {
         Ok(solved) => solved,
         Err(e) => return fail(format!("HiGHS failed: {e:?}")),
     };
-    let status = match solved.status() {
+    let status = raw_status(solved.status());
+    let has_solution = solved.primal_solution_status() == highs::HighsSolutionStatus::Feasible;
+    let bound = solved
+        .double_info_value(c"mip_dual_bound")
+        .ok()
+        .filter(|b| b.is_finite());
+    RawSolve {
+        status,
+        objective: has_solution.then(|| solved.objective_value()),
+        bound,
+        columns: has_solution.then(|| solved.get_solution().columns().to_vec()),
+        seconds: clock.elapsed().as_secs_f64(),
+    }
+}
+
+/// Sets `options` (time limit, gaps, threads, logging) on `model`, and the warm start
+/// `start` (one value per column) when given.
+fn apply_options(
+    model: &mut highs::Model,
+    options: &SolveOptions,
+    start: Option<&[f64]>,
+) -> Result<(), String> {
+    let set = |name: &str, result: Result<(), highs::TrySetOptionError>| {
+        result.map_err(|e| format!("HiGHS option {name}: {e:?}"))
+    };
+    set(
+        "time_limit",
+        model.try_set_option("time_limit", options.time_limit_s),
+    )?;
+    set(
+        "mip_rel_gap",
+        model.try_set_option("mip_rel_gap", options.mip_rel_gap),
+    )?;
+    if let Some(gap) = options.mip_abs_gap {
+        set("mip_abs_gap", model.try_set_option("mip_abs_gap", gap))?;
+    }
+    if let Some(threads) = options.threads {
+        set("threads", model.try_set_option("threads", threads as i32))?;
+        if threads > 1 {
+            // HiGHS searches the MIP tree with several workers only when asked.
+            set("parallel", model.try_set_option("parallel", "on"))?;
+        }
+    }
+    if options.verbose {
+        set("output_flag", model.try_set_option("output_flag", true))?;
+        set(
+            "log_to_console",
+            model.try_set_option("log_to_console", true),
+        )?;
+    }
+    if let Some(start) = start {
+        model
+            .try_set_solution(Some(start), None, None, None)
+            .map_err(|e| format!("HiGHS refused the warm start: {e:?}"))?;
+    }
+    Ok(())
+}
+
+/// What HiGHS's model status says of the solve: optimal, stopped at a limit, infeasible,
+/// or an error.
+fn raw_status(status: HighsModelStatus) -> RawStatus {
+    match status {
         HighsModelStatus::Optimal => RawStatus::Optimal,
         HighsModelStatus::ReachedTimeLimit
         | HighsModelStatus::ReachedIterationLimit
@@ -297,18 +322,6 @@ pub fn run_highs(problem: HighsProblem, start: Option<&[f64]>, options: &SolveOp
             RawStatus::Infeasible
         }
         other => RawStatus::Error(format!("HiGHS ended with status {other:?}")),
-    };
-    let has_solution = solved.primal_solution_status() == highs::HighsSolutionStatus::Feasible;
-    let bound = solved
-        .double_info_value(c"mip_dual_bound")
-        .ok()
-        .filter(|b| b.is_finite());
-    RawSolve {
-        status,
-        objective: has_solution.then(|| solved.objective_value()),
-        bound,
-        columns: has_solution.then(|| solved.get_solution().columns().to_vec()),
-        seconds: clock.elapsed().as_secs_f64(),
     }
 }
 

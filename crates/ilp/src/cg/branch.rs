@@ -129,29 +129,7 @@ pub(super) fn branch_and_price(
             continue;
         };
         match most_fractional(problem, pool, &lambda) {
-            Some((aggregate, value)) => {
-                let down = Branch {
-                    aggregate,
-                    at_most: true,
-                    bound: value.floor(),
-                };
-                let up = Branch {
-                    aggregate,
-                    at_most: false,
-                    bound: value.ceil(),
-                };
-                // Depth first, the nearer branch popped first.
-                let (first, second) = if value - value.floor() >= 0.5 {
-                    (up, down)
-                } else {
-                    (down, up)
-                };
-                for branch in [second, first] {
-                    let mut branches = node.branches.clone();
-                    branches.push(branch);
-                    stack.push(Pending { branches, bound });
-                }
-            }
+            Some((aggregate, value)) => push_children(&mut stack, &node, aggregate, value, bound),
             None => {
                 let integral = lambda
                     .iter()
@@ -178,6 +156,37 @@ pub(super) fn branch_and_price(
     }
     stats.branch_seconds += clock.elapsed().as_secs_f64();
     Ok(open_bound.min(problem.sign * best.value).max(root_bound))
+}
+
+/// Branches `node` on `aggregate` at its fractional `value`: both children (of bound
+/// `bound`) go on the stack, depth first, the nearer branch popped first.
+fn push_children(
+    stack: &mut Vec<Pending>,
+    node: &Pending,
+    aggregate: Aggregate,
+    value: f64,
+    bound: f64,
+) {
+    let down = Branch {
+        aggregate,
+        at_most: true,
+        bound: value.floor(),
+    };
+    let up = Branch {
+        aggregate,
+        at_most: false,
+        bound: value.ceil(),
+    };
+    let (first, second) = if value - value.floor() >= 0.5 {
+        (up, down)
+    } else {
+        (down, up)
+    };
+    for branch in [second, first] {
+        let mut branches = node.branches.clone();
+        branches.push(branch);
+        stack.push(Pending { branches, bound });
+    }
 }
 
 /// Whether a node of bound `bound` (minimisation inside) needs no search: it holds
@@ -418,6 +427,64 @@ impl<'b> NodeMaster<'b> {
     }
 }
 
+/// A node LP's duals with the signs the bound needs: shape duals non-positive where the
+/// demand is `≤`, `≤` branching rows non-positive and `≥` ones non-negative.
+struct SignedDuals {
+    shapes: Vec<f64>,
+    branches: Vec<f64>,
+}
+
+impl SignedDuals {
+    fn of(problem: &Problem, branches: &[Branch], lp: &NodeDuals) -> SignedDuals {
+        let mut shapes = lp.shapes.clone();
+        if problem.demand == Demand::AtMost {
+            for y in &mut shapes {
+                *y = y.min(0.0);
+            }
+        }
+        let branch_duals = branches
+            .iter()
+            .zip(&lp.branches)
+            .map(|(b, &d)| if b.at_most { d.min(0.0) } else { d.max(0.0) })
+            .collect();
+        SignedDuals {
+            shapes,
+            branches: branch_duals,
+        }
+    }
+
+    /// `C₀ + Σ_s y_s·count_s + Σ_b d_b·bound_b`: the node's bound before pricing adds
+    /// each type's `N_τ·min(0, ρ_τ − charge_τ)`.
+    fn bound_base(&self, problem: &Problem, branches: &[Branch]) -> f64 {
+        problem.constant
+            + self
+                .shapes
+                .iter()
+                .zip(&problem.shape_counts)
+                .map(|(y, &n)| y * n as f64)
+                .sum::<f64>()
+            + branches
+                .iter()
+                .zip(&self.branches)
+                .map(|(b, d)| d * b.bound)
+                .sum::<f64>()
+    }
+
+    /// Type `t`'s prices, and what its node-count rows charge a non-empty node.
+    fn of_type(&self, branches: &[Branch], t: usize) -> (Vec<f64>, f64) {
+        let mut prices = self.shapes.clone();
+        let mut charge = 0.0;
+        for (b, &d) in branches.iter().zip(&self.branches) {
+            match b.aggregate {
+                Aggregate::Nodes(u) if u == t => charge += d,
+                Aggregate::Tasks(u, s) if u == t => prices[s] += d,
+                _ => {}
+            }
+        }
+        (prices, charge)
+    }
+}
+
 /// The duals of a node's LP: per shape, per type's convexity row, per branching row.
 struct NodeDuals {
     value: f64,
@@ -481,42 +548,12 @@ fn solve_node(
                 lambda: None,
             });
         };
-        let mut shape_duals = lp.shapes.clone();
-        if problem.demand == Demand::AtMost {
-            for y in &mut shape_duals {
-                *y = y.min(0.0);
-            }
-        }
-        // Dual signs the bound needs: `≤` rows non-positive, `≥` rows non-negative.
-        let branch_duals: Vec<f64> = branches
-            .iter()
-            .zip(&lp.branches)
-            .map(|(b, &d)| if b.at_most { d.min(0.0) } else { d.max(0.0) })
-            .collect();
-        let mut bound_now = problem.constant
-            + shape_duals
-                .iter()
-                .zip(&problem.shape_counts)
-                .map(|(y, &n)| y * n as f64)
-                .sum::<f64>()
-            + branches
-                .iter()
-                .zip(&branch_duals)
-                .map(|(b, d)| d * b.bound)
-                .sum::<f64>();
+        let duals = SignedDuals::of(problem, branches, &lp);
+        let mut bound_now = duals.bound_base(problem, branches);
         let tolerance = 1e-9 * (problem.constant + lp.value).abs().max(1.0);
         let mut improving = Vec::new();
         for (t, kind) in types.iter().enumerate() {
-            // This type's prices, and what its node-count rows charge a non-empty node.
-            let mut prices = shape_duals.clone();
-            let mut charge = 0.0;
-            for (b, &d) in branches.iter().zip(&branch_duals) {
-                match b.aggregate {
-                    Aggregate::Nodes(u) if u == t => charge += d,
-                    Aggregate::Tasks(u, s) if u == t => prices[s] += d,
-                    _ => {}
-                }
-            }
+            let (prices, charge) = duals.of_type(branches, t);
             let start = pool.best_of_type(t, &prices, 1).first().copied().cloned();
             let priced = if charge > 0.0 {
                 context.price_non_empty(t, &prices, start.as_ref(), deadline)?

@@ -11,7 +11,7 @@
 //! improved by local search (add a task, drop one, or swap one for another shape) while
 //! the reduced cost falls.
 
-use gapbench_model::{ClusterState, DeviceSet, NodeState, Placement};
+use gapbench_model::{ClusterState, DeviceSet, NodeState, Placement, Task};
 
 use super::column::Column;
 use super::pricing::PricingContext;
@@ -87,97 +87,19 @@ impl PricingContext<'_> {
         prices: &[f64],
         profitable: &[usize],
         tasks_left: &[usize],
-        mut slots: Vec<(usize, DeviceSet)>,
+        slots: Vec<(usize, DeviceSet)>,
     ) -> Vec<(usize, DeviceSet)> {
         const MOVES: usize = 64;
-        let kind = &self.types[type_index];
-        let task_of = |s: usize| &self.tasks[self.shapes.shapes[s].tasks[0]];
-        let mut state = ClusterState::empty(&kind.one_node);
-        let mut used = vec![0usize; self.shapes.shapes.len()];
-        let (mut allocated, mut priced) = (0u64, 0.0);
-        for &(s, devices) in &slots {
-            state.bind(task_of(s), Placement { node: 0, devices });
-            used[s] += 1;
-            allocated += u64::from(self.shapes.shapes[s].total_gpu_milli());
-            priced += prices[s];
-        }
-        let reduced = |state: &ClusterState, allocated: u64, priced: f64| {
-            kind.relative_cost(self.typical, self.objective, state, allocated) - priced
-        };
-        let mut current = reduced(&state, allocated, priced);
-        // A move: drop slot `i` (if any), then add one task of shape `s` (if any).
-        type Move = (Option<usize>, Option<(usize, DeviceSet)>);
+        let mut search = LocalSearch::new(self, type_index, prices, slots);
+        let mut current = search.reduced(search.allocated, search.priced);
         for _ in 0..MOVES {
-            let mut best: Option<(Move, f64)> = None;
-            let mut consider = |m: Move, value: f64| {
-                if value < current - 1e-9 && best.as_ref().is_none_or(|(_, b)| value < *b) {
-                    best = Some((m, value));
-                }
-            };
-            // Distinct slots only: dropping either of two equal slots is the same move.
-            let mut drops: Vec<Option<usize>> = vec![None];
-            for (i, slot) in slots.iter().enumerate() {
-                if !slots[..i].contains(slot) {
-                    drops.push(Some(i));
-                }
-            }
-            for &drop in &drops {
-                let (mut alloc, mut price) = (allocated, priced);
-                if let Some(i) = drop {
-                    let (s, devices) = slots[i];
-                    state.release(task_of(s), Placement { node: 0, devices });
-                    used[s] -= 1;
-                    alloc -= u64::from(self.shapes.shapes[s].total_gpu_milli());
-                    price -= prices[s];
-                    consider((drop, None), reduced(&state, alloc, price));
-                }
-                for &s in profitable {
-                    let shape = &self.shapes.shapes[s];
-                    if drop.is_some_and(|i| slots[i].0 == s)
-                        || used[s] >= tasks_left[s]
-                        || !state.fits(&kind.one_node, 0, task_of(s))
-                    {
-                        continue;
-                    }
-                    let Some(devices) = choose_devices(&state.nodes[0], shape.kind(), shape) else {
-                        continue;
-                    };
-                    let placement = Placement { node: 0, devices };
-                    state.bind(task_of(s), placement);
-                    let value = reduced(
-                        &state,
-                        alloc + u64::from(shape.total_gpu_milli()),
-                        price + prices[s],
-                    );
-                    state.release(task_of(s), placement);
-                    consider((drop, Some((s, devices))), value);
-                }
-                if let Some(i) = drop {
-                    let (s, devices) = slots[i];
-                    state.bind(task_of(s), Placement { node: 0, devices });
-                    used[s] += 1;
-                }
-            }
-            let Some(((drop, add), value)) = best else {
+            let Some((best, value)) = search.best_move(profitable, tasks_left, current) else {
                 break;
             };
-            if let Some(i) = drop {
-                let (s, devices) = slots.swap_remove(i);
-                state.release(task_of(s), Placement { node: 0, devices });
-                used[s] -= 1;
-                allocated -= u64::from(self.shapes.shapes[s].total_gpu_milli());
-                priced -= prices[s];
-            }
-            if let Some((s, devices)) = add {
-                state.bind(task_of(s), Placement { node: 0, devices });
-                slots.push((s, devices));
-                used[s] += 1;
-                allocated += u64::from(self.shapes.shapes[s].total_gpu_milli());
-                priced += prices[s];
-            }
+            search.apply(best);
             current = value;
         }
-        slots
+        search.slots
     }
 
     /// The best prefix of one greedy fill in `order`, or `None` if no prefix beats the
@@ -220,6 +142,152 @@ impl PricingContext<'_> {
             slots.truncate(best_len);
             slots
         })
+    }
+}
+
+/// A move of the local search: drop slot `i` (if any), then add one task of shape `s` on
+/// the given devices (if any).
+type Move = (Option<usize>, Option<(usize, DeviceSet)>);
+
+/// The node a local search improves: its slots and state, tasks per shape, and the
+/// running sums of allocated GPU milli and prices (kept move by move).
+struct LocalSearch<'c, 'a> {
+    context: &'c PricingContext<'a>,
+    type_index: usize,
+    prices: &'c [f64],
+    slots: Vec<(usize, DeviceSet)>,
+    state: ClusterState,
+    used: Vec<usize>,
+    allocated: u64,
+    priced: f64,
+}
+
+impl<'c, 'a> LocalSearch<'c, 'a> {
+    fn new(
+        context: &'c PricingContext<'a>,
+        type_index: usize,
+        prices: &'c [f64],
+        slots: Vec<(usize, DeviceSet)>,
+    ) -> Self {
+        let kind = &context.types[type_index];
+        let mut search = LocalSearch {
+            context,
+            type_index,
+            prices,
+            slots: Vec::new(),
+            state: ClusterState::empty(&kind.one_node),
+            used: vec![0usize; context.shapes.shapes.len()],
+            allocated: 0,
+            priced: 0.0,
+        };
+        for &(s, devices) in &slots {
+            search
+                .state
+                .bind(search.task_of(s), Placement { node: 0, devices });
+            search.used[s] += 1;
+            search.allocated += u64::from(context.shapes.shapes[s].total_gpu_milli());
+            search.priced += prices[s];
+        }
+        search.slots = slots;
+        search
+    }
+
+    /// The representative task of shape `s`.
+    fn task_of(&self, s: usize) -> &'c Task {
+        &self.context.tasks[self.context.shapes.shapes[s].tasks[0]]
+    }
+
+    /// The reduced cost of the node's current state with these sums.
+    fn reduced(&self, allocated: u64, priced: f64) -> f64 {
+        let context = self.context;
+        let kind = &context.types[self.type_index];
+        kind.relative_cost(context.typical, context.objective, &self.state, allocated) - priced
+    }
+
+    /// The move of least reduced cost below `current` (by more than 1e-9), with that cost:
+    /// a drop, an add, or a swap (a drop, then an add of another shape).
+    fn best_move(
+        &mut self,
+        profitable: &[usize],
+        tasks_left: &[usize],
+        current: f64,
+    ) -> Option<(Move, f64)> {
+        let mut best: Option<(Move, f64)> = None;
+        let mut consider = |m: Move, value: f64| {
+            if value < current - 1e-9 && best.as_ref().is_none_or(|(_, b)| value < *b) {
+                best = Some((m, value));
+            }
+        };
+        // Distinct slots only: dropping either of two equal slots is the same move.
+        let mut drops: Vec<Option<usize>> = vec![None];
+        for (i, slot) in self.slots.iter().enumerate() {
+            if !self.slots[..i].contains(slot) {
+                drops.push(Some(i));
+            }
+        }
+        let shapes = &self.context.shapes.shapes;
+        let one_node = &self.context.types[self.type_index].one_node;
+        for &drop in &drops {
+            let (mut alloc, mut price) = (self.allocated, self.priced);
+            if let Some(i) = drop {
+                let (s, devices) = self.slots[i];
+                self.state
+                    .release(self.task_of(s), Placement { node: 0, devices });
+                self.used[s] -= 1;
+                alloc -= u64::from(shapes[s].total_gpu_milli());
+                price -= self.prices[s];
+                consider((drop, None), self.reduced(alloc, price));
+            }
+            for &s in profitable {
+                let shape = &shapes[s];
+                if drop.is_some_and(|i| self.slots[i].0 == s)
+                    || self.used[s] >= tasks_left[s]
+                    || !self.state.fits(one_node, 0, self.task_of(s))
+                {
+                    continue;
+                }
+                let Some(devices) = choose_devices(&self.state.nodes[0], shape.kind(), shape)
+                else {
+                    continue;
+                };
+                let placement = Placement { node: 0, devices };
+                self.state.bind(self.task_of(s), placement);
+                let value = self.reduced(
+                    alloc + u64::from(shape.total_gpu_milli()),
+                    price + self.prices[s],
+                );
+                self.state.release(self.task_of(s), placement);
+                consider((drop, Some((s, devices))), value);
+            }
+            if let Some(i) = drop {
+                let (s, devices) = self.slots[i];
+                self.state
+                    .bind(self.task_of(s), Placement { node: 0, devices });
+                self.used[s] += 1;
+            }
+        }
+        best
+    }
+
+    /// Makes the move: the slot dropped, the task added, the sums updated.
+    fn apply(&mut self, (drop, add): Move) {
+        let shapes = &self.context.shapes.shapes;
+        if let Some(i) = drop {
+            let (s, devices) = self.slots.swap_remove(i);
+            self.state
+                .release(self.task_of(s), Placement { node: 0, devices });
+            self.used[s] -= 1;
+            self.allocated -= u64::from(shapes[s].total_gpu_milli());
+            self.priced -= self.prices[s];
+        }
+        if let Some((s, devices)) = add {
+            self.state
+                .bind(self.task_of(s), Placement { node: 0, devices });
+            self.slots.push((s, devices));
+            self.used[s] += 1;
+            self.allocated += u64::from(shapes[s].total_gpu_milli());
+            self.priced += self.prices[s];
+        }
     }
 }
 

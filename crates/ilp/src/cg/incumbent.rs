@@ -130,31 +130,12 @@ pub(super) fn find_incumbent(
     last_duals: Option<&(Vec<f64>, Vec<f64>)>,
     stats: &mut CgStats,
 ) -> Result<Incumbent, String> {
-    let (snapshot, options, clock) = (problem.snapshot, problem.options, &problem.clock);
-    let context = &problem.context;
-    let (types, shapes) = (context.types, context.shapes);
-    let (objective, demand, sign) = (problem.objective, problem.demand, problem.sign);
-    let (type_nodes, shape_counts) = (&problem.type_nodes, &problem.shape_counts);
-    let heuristic_value = problem.heuristic_value;
+    let (options, clock) = (problem.options, &problem.clock);
     let integer_clock = Instant::now();
-    let mut best = (heuristic_value, snapshot.heuristic.clone());
-    // Checks and evaluates a solution, keeps it if it beats the best; returns its value.
-    let mut consider = |uses: &[(usize, u32)], pool: &ColumnPool| -> Result<f64, String> {
-        let placement = expand(
-            snapshot.cluster,
-            types,
-            pool,
-            shapes,
-            uses,
-            snapshot.tasks.len(),
-        )?;
-        check_assignment(snapshot.cluster, snapshot.tasks, &placement)
-            .map_err(|e| format!("the column-generation placement fails the checker: {e}"))?;
-        let value = problem.evaluate(&placement);
-        if sign * value < sign * best.0 {
-            best = (value, placement);
-        }
-        Ok(value)
+    let mut best = Best {
+        problem,
+        value: problem.heuristic_value,
+        placement: problem.snapshot.heuristic.clone(),
     };
     let mut kept: Vec<usize> = last_lambda.iter().map(|&(c, _)| c).collect();
     // The LP is re-solved without exchange columns (a solution that uses them over-covers
@@ -165,9 +146,9 @@ pub(super) fn find_incumbent(
     let left = finish_s - clock.elapsed().as_secs_f64();
     let mut dive = Dive::new(
         pool,
-        type_nodes,
-        shape_counts,
-        demand,
+        &problem.type_nodes,
+        &problem.shape_counts,
+        problem.demand,
         options.threads,
         left * DIVE_SHARE,
     )?;
@@ -175,75 +156,19 @@ pub(super) fn find_incumbent(
         false,
         dive.as_ref().map_or(last_lambda, |d| d.start.clone()),
     )];
-    // For power the least-added repair first (its placements cost less), first fit if it
-    // fails (it packs tighter); neither past the time limit.
-    let repairs: &[Repair] = if objective == Objective::Power {
-        &[Repair::LeastAdded, Repair::FirstFit]
-    } else {
-        &[Repair::FirstFit]
-    };
     let repair_deadline = *clock + Duration::from_secs_f64(finish_s);
     while let Some((dived, lambda)) = to_round.pop() {
-        // A repair can fail when the leftover tasks do not fit the leftover nodes; keeping
-        // fewer of the LP's nodes leaves the repair more room, and sometimes finds a
-        // cheaper packing: the first [`ROUNDINGS_KEPT`] repairs that work all count.
-        let mut repaired = 0;
-        for keep in ROUNDING_KEEP {
-            if repaired == ROUNDINGS_KEPT {
-                break;
-            }
-            let scaled: Vec<(usize, f64)> = lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
-            let rounded = repairs.iter().find_map(|&repair| {
-                round_and_repair(context, pool, &scaled, demand, repair, repair_deadline)
-            });
-            if let Some(rounded) = rounded {
-                let value = consider(&rounded, pool)?;
-                if stats.rounding.is_none_or(|r| sign * value < sign * r.value) {
-                    stats.rounding = Some(Rounding { keep, dived, value });
-                }
-                if solution_cost(pool, &rounded) < solution_cost(pool, &start) {
-                    start = rounded;
-                }
-                repaired += 1;
-            }
-        }
+        round_lp(
+            &mut best,
+            pool,
+            &lambda,
+            dived,
+            repair_deadline,
+            &mut start,
+            stats,
+        )?;
         if let Some(dive) = dive.take() {
-            let left = finish_s - clock.elapsed().as_secs_f64();
-            let share = if left < INTEGER_MASTER_MIN_S + ROUNDING_S {
-                DIVE_SHARE_WITHOUT_INTEGER_MASTER
-            } else if stats.rounding.is_some() {
-                DIVE_SHARE
-            } else {
-                DIVE_SHARE_AFTER_FAILED_ROUNDING
-            };
-            let deadline = Instant::now() + Duration::from_secs_f64((left * share).max(0.0));
-            // The dive prices greedily (the exact pricing is too slow to run per fixing).
-            let mut price =
-                |pool: &ColumnPool, duals: &[f64], convexity: &[f64], tasks_left: &[usize]| {
-                    let mut duals = duals.to_vec();
-                    project(&mut duals, demand);
-                    let tolerance = 1e-9 * stats.lp_value.abs().max(1.0);
-                    let mut improving = Vec::new();
-                    for (t, &convexity_dual) in convexity.iter().enumerate() {
-                        if Instant::now() >= deadline {
-                            break;
-                        }
-                        let seeds = pool.best_of_type(t, &duals, SEEDS_PER_TYPE);
-                        improving.extend(
-                            context
-                                .heuristic(t, &duals, &seeds, tasks_left)
-                                .into_iter()
-                                .filter(|(_, reduced)| reduced - convexity_dual < -tolerance)
-                                .map(|(column, _)| column),
-                        );
-                    }
-                    improving
-                };
-            let dived = dive.run(pool, &mut price, deadline)?;
-            stats.dive_floors_undone += dived.floors_undone;
-            stats.dive_backtracks += dived.backtracks;
-            stats.dive_integral = dived.integral;
-            to_round.push((true, dived.lambda));
+            to_round.push((true, run_dive(problem, pool, dive, finish_s, stats)?));
         }
     }
     stats.columns = pool.len();
@@ -253,15 +178,15 @@ pub(super) fn find_incumbent(
         let allowed = columns_within_gap(pool, last_duals, gap * INTEGER_MASTER_GAP_SHARE, &start);
         if let Some(integer) = solve_integer_master(
             pool,
-            types,
-            shape_counts,
-            demand,
+            problem.context.types,
+            &problem.shape_counts,
+            problem.demand,
             &start,
             &allowed,
             options,
             left * INTEGER_MASTER_CLOCK_SHARE,
         )? {
-            stats.integer_master_value = Some(consider(&integer.uses, pool)?);
+            stats.integer_master_value = Some(best.consider(&integer.uses, pool)?);
             kept.extend(integer.uses.iter().map(|&(c, _)| c));
         }
     }
@@ -270,8 +195,141 @@ pub(super) fn find_incumbent(
     kept.sort_unstable();
     kept.dedup();
     Ok(Incumbent {
-        value: best.0,
-        placement: best.1,
+        value: best.value,
+        placement: best.placement,
         used_columns: kept,
     })
+}
+
+/// The best placement so far (at first the heuristic's), which every integer solution
+/// found is checked and measured against.
+struct Best<'p, 'a> {
+    problem: &'p Problem<'a>,
+    value: f64,
+    placement: Vec<Option<Placement>>,
+}
+
+impl Best<'_, '_> {
+    /// Expands, checks and evaluates a solution (nodes per pool column), keeps it if it
+    /// beats the best; returns its value.
+    fn consider(&mut self, uses: &[(usize, u32)], pool: &ColumnPool) -> Result<f64, String> {
+        let problem = self.problem;
+        let snapshot = problem.snapshot;
+        let placement = expand(
+            snapshot.cluster,
+            problem.context.types,
+            pool,
+            problem.context.shapes,
+            uses,
+            snapshot.tasks.len(),
+        )?;
+        check_assignment(snapshot.cluster, snapshot.tasks, &placement)
+            .map_err(|e| format!("the column-generation placement fails the checker: {e}"))?;
+        let value = problem.evaluate(&placement);
+        if problem.sign * value < problem.sign * self.value {
+            self.value = value;
+            self.placement = placement;
+        }
+        Ok(value)
+    }
+}
+
+/// Rounds and repairs one LP solution (`dived`: the dive's) at each share of
+/// [`ROUNDING_KEEP`] until [`ROUNDINGS_KEPT`] repairs work: keeping fewer of the LP's
+/// nodes leaves the repair more room (a repair fails when the leftover tasks do not fit
+/// the leftover nodes), and sometimes finds a cheaper packing. Every repaired solution is
+/// considered; the cheapest replaces `start` if cheaper, the best is `stats.rounding`.
+fn round_lp(
+    best: &mut Best,
+    pool: &mut ColumnPool,
+    lambda: &[(usize, f64)],
+    dived: bool,
+    repair_deadline: Instant,
+    start: &mut Vec<(usize, u32)>,
+    stats: &mut CgStats,
+) -> Result<(), String> {
+    let problem = best.problem;
+    let sign = problem.sign;
+    // For power the least-added repair first (its placements cost less), first fit if it
+    // fails (it packs tighter); neither past the time limit.
+    let repairs: &[Repair] = if problem.objective == Objective::Power {
+        &[Repair::LeastAdded, Repair::FirstFit]
+    } else {
+        &[Repair::FirstFit]
+    };
+    let mut repaired = 0;
+    for keep in ROUNDING_KEEP {
+        if repaired == ROUNDINGS_KEPT {
+            break;
+        }
+        let scaled: Vec<(usize, f64)> = lambda.iter().map(|&(c, l)| (c, keep * l)).collect();
+        let rounded = repairs.iter().find_map(|&repair| {
+            round_and_repair(
+                &problem.context,
+                pool,
+                &scaled,
+                problem.demand,
+                repair,
+                repair_deadline,
+            )
+        });
+        if let Some(rounded) = rounded {
+            let value = best.consider(&rounded, pool)?;
+            if stats.rounding.is_none_or(|r| sign * value < sign * r.value) {
+                stats.rounding = Some(Rounding { keep, dived, value });
+            }
+            if solution_cost(pool, &rounded) < solution_cost(pool, start) {
+                *start = rounded;
+            }
+            repaired += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the dive with its share of the time left before `finish_s` (more when rounding
+/// failed, most when the integer master cannot run anyway), pricing greedily (the exact
+/// pricing is too slow to run per fixing); returns the dive's LP solution to round.
+fn run_dive(
+    problem: &Problem,
+    pool: &mut ColumnPool,
+    dive: Dive,
+    finish_s: f64,
+    stats: &mut CgStats,
+) -> Result<Vec<(usize, f64)>, String> {
+    let left = finish_s - problem.clock.elapsed().as_secs_f64();
+    let share = if left < INTEGER_MASTER_MIN_S + ROUNDING_S {
+        DIVE_SHARE_WITHOUT_INTEGER_MASTER
+    } else if stats.rounding.is_some() {
+        DIVE_SHARE
+    } else {
+        DIVE_SHARE_AFTER_FAILED_ROUNDING
+    };
+    let deadline = Instant::now() + Duration::from_secs_f64((left * share).max(0.0));
+    let (context, demand) = (&problem.context, problem.demand);
+    let tolerance = 1e-9 * stats.lp_value.abs().max(1.0);
+    let mut price = |pool: &ColumnPool, duals: &[f64], convexity: &[f64], tasks_left: &[usize]| {
+        let mut duals = duals.to_vec();
+        project(&mut duals, demand);
+        let mut improving = Vec::new();
+        for (t, &convexity_dual) in convexity.iter().enumerate() {
+            if Instant::now() >= deadline {
+                break;
+            }
+            let seeds = pool.best_of_type(t, &duals, SEEDS_PER_TYPE);
+            improving.extend(
+                context
+                    .heuristic(t, &duals, &seeds, tasks_left)
+                    .into_iter()
+                    .filter(|(_, reduced)| reduced - convexity_dual < -tolerance)
+                    .map(|(column, _)| column),
+            );
+        }
+        improving
+    };
+    let dived = dive.run(pool, &mut price, deadline)?;
+    stats.dive_floors_undone += dived.floors_undone;
+    stats.dive_backtracks += dived.backtracks;
+    stats.dive_integral = dived.integral;
+    Ok(dived.lambda)
 }

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use gapbench_model::{Cluster, ClusterState, DeviceSet, Placement};
+use gapbench_model::{Cluster, ClusterState, DeviceSet, Placement, Task};
 use highs::{ColProblem, HighsSolutionStatus, Sense};
 
 use super::column::{Added, ColumnPool, TypeCluster};
@@ -183,11 +183,75 @@ pub(crate) fn round_and_repair(
     repair: Repair,
     deadline: Instant,
 ) -> Option<Vec<(usize, u32)>> {
-    let types = context.types;
-    let shapes = context.shapes;
+    let Rounded {
+        uses,
+        mut nodes_left,
+        tasks_left,
+    } = round_down(context, pool, lambda);
+    if demand == Demand::AtMost {
+        return Some(uses);
+    }
+    let repairer = Repairer {
+        context,
+        best_fit: repair == Repair::LeastAdded,
+    };
+    // The rounded nodes take leftover tasks first, then empty nodes open: on a nearly full
+    // cluster there are too few empty nodes for the leftovers alone.
+    let mut open = repairer.rounded_nodes(pool, uses);
+    for s in residual_tasks(context.shapes, &tasks_left) {
+        if Instant::now() >= deadline {
+            return None;
+        }
+        let chosen = repairer.best_open_node(&open, s);
+        if !repairer.best_fit {
+            if let Some((_, i, after)) = chosen {
+                open[i] = after;
+                continue;
+            }
+        }
+        let fresh = repairer.cheapest_empty_node(&nodes_left, s);
+        let opens_a_node = match (&chosen, &fresh) {
+            (Some((added, _, _)), Some(node)) => node.cost < *added,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (None, None) => return None,
+        };
+        if opens_a_node {
+            let node = fresh.expect("an empty node takes the task");
+            nodes_left[node.type_index] -= 1;
+            open.push(node);
+        } else {
+            let (_, i, after) = chosen.expect("an open node takes the task");
+            open[i] = after;
+        }
+    }
+    let mut uses = Vec::with_capacity(open.len());
+    for node in open {
+        let column = context.column(node.type_index, node.slots).ok()?;
+        let c = match pool.add(column) {
+            Added::New(c) | Added::Cheaper(c) | Added::Known(c) => c,
+        };
+        uses.push((c, 1));
+    }
+    Some(uses)
+}
+
+/// The rounded-down part of a master LP solution, and what it leaves for the repair.
+struct Rounded {
+    /// Nodes per pool column, `⌊λ_c⌋` or fewer where nodes or tasks run out.
+    uses: Vec<(usize, u32)>,
+    /// Nodes of each type not used by `uses`.
+    nodes_left: Vec<usize>,
+    /// Tasks of each shape not placed by `uses`.
+    tasks_left: Vec<usize>,
+}
+
+/// Keeps `⌊λ_c⌋` nodes of each column, in pool order, as far as the nodes of its type and
+/// the tasks of its shapes still allow (the LP may over-cover an `AtMost` row).
+fn round_down(context: &PricingContext, pool: &ColumnPool, lambda: &[(usize, f64)]) -> Rounded {
     let mut uses: Vec<(usize, u32)> = Vec::new();
-    let mut nodes_left: Vec<usize> = types.iter().map(|t| t.nodes).collect();
-    let mut left: Vec<usize> = shapes.shapes.iter().map(|s| s.count()).collect();
+    let mut nodes_left: Vec<usize> = context.types.iter().map(|t| t.nodes).collect();
+    let mut left: Vec<usize> = context.shapes.shapes.iter().map(|s| s.count()).collect();
     let mut floors: Vec<(usize, u32)> = lambda
         .iter()
         .map(|&(c, l)| (c, (l + 1e-6).floor() as u32))
@@ -210,43 +274,18 @@ pub(crate) fn round_and_repair(
         }
         uses.push((c, n as u32));
     }
-    if demand == Demand::AtMost {
-        return Some(uses);
+    Rounded {
+        uses,
+        nodes_left,
+        tasks_left: left,
     }
-    struct Open {
-        type_index: usize,
-        state: ClusterState,
-        slots: Vec<(usize, DeviceSet)>,
-        /// The node's cost relative to the empty node.
-        cost: f64,
-        /// The pool column the node still is (the repair has not touched it): its twins
-        /// would take a task at the same cost, so only the first is tried.
-        column: Option<usize>,
-    }
-    // The rounded nodes take leftover tasks first, then empty nodes open: on a nearly full
-    // cluster there are too few empty nodes for the leftovers alone.
-    let best_fit = repair == Repair::LeastAdded;
-    let task_of = |s: usize| &context.tasks[shapes.shapes[s].tasks[0]];
-    let mut open: Vec<Open> = Vec::new();
-    for (c, n) in std::mem::take(&mut uses) {
-        let column = &pool.columns[c];
-        let mut state = ClusterState::empty(&types[column.type_index].one_node);
-        for &(s, devices) in &column.slots {
-            state.bind(task_of(s), Placement { node: 0, devices });
-        }
-        for _ in 0..n {
-            open.push(Open {
-                type_index: column.type_index,
-                state: state.clone(),
-                slots: column.slots.clone(),
-                cost: column.cost,
-                column: Some(c),
-            });
-        }
-    }
-    // Residual tasks, largest first (GPU milli, then CPU).
+}
+
+/// The residual tasks (one shape index per task), largest first (GPU milli, then CPU), as
+/// first-fit-decreasing packs them.
+fn residual_tasks(shapes: &Shapes, tasks_left: &[usize]) -> Vec<usize> {
     let mut residual: Vec<usize> = Vec::new();
-    for (s, &n) in left.iter().enumerate() {
+    for (s, &n) in tasks_left.iter().enumerate() {
         residual.extend(std::iter::repeat_n(s, n));
     }
     residual.sort_by_key(|&s| {
@@ -257,30 +296,84 @@ pub(crate) fn round_and_repair(
             s,
         )
     });
-    // The devices a task of shape `s` would take on `node`, if it fits.
-    let devices_on = |node: &Open, s: usize| -> Option<DeviceSet> {
-        let kind = &types[node.type_index];
-        if !node.state.fits(&kind.one_node, 0, task_of(s)) {
+    residual
+}
+
+/// One node of the repair: rounded from a column, or opened for a residual task.
+struct Open {
+    type_index: usize,
+    state: ClusterState,
+    slots: Vec<(usize, DeviceSet)>,
+    /// The node's cost relative to the empty node.
+    cost: f64,
+    /// The pool column the node still is (the repair has not touched it): its twins
+    /// would take a task at the same cost, so only the first is tried.
+    column: Option<usize>,
+}
+
+/// The repair's placement rules for one residual task at a time.
+struct Repairer<'c, 'a> {
+    context: &'c PricingContext<'a>,
+    /// [`Repair::LeastAdded`]: every open node is tried, and an empty one competes.
+    best_fit: bool,
+}
+
+impl Repairer<'_, '_> {
+    /// The representative task of shape `s` (every task of a shape binds alike).
+    fn task_of(&self, s: usize) -> &Task {
+        &self.context.tasks[self.context.shapes.shapes[s].tasks[0]]
+    }
+
+    /// One open node per rounded node, each with its column's slots bound.
+    fn rounded_nodes(&self, pool: &ColumnPool, uses: Vec<(usize, u32)>) -> Vec<Open> {
+        let mut open: Vec<Open> = Vec::new();
+        for (c, n) in uses {
+            let column = &pool.columns[c];
+            let mut state = ClusterState::empty(&self.context.types[column.type_index].one_node);
+            for &(s, devices) in &column.slots {
+                state.bind(self.task_of(s), Placement { node: 0, devices });
+            }
+            for _ in 0..n {
+                open.push(Open {
+                    type_index: column.type_index,
+                    state: state.clone(),
+                    slots: column.slots.clone(),
+                    cost: column.cost,
+                    column: Some(c),
+                });
+            }
+        }
+        open
+    }
+
+    /// The devices a task of shape `s` would take on `node`, if it fits.
+    fn devices_on(&self, node: &Open, s: usize) -> Option<DeviceSet> {
+        let kind = &self.context.types[node.type_index];
+        if !node.state.fits(&kind.one_node, 0, self.task_of(s)) {
             return None;
         }
-        choose_devices(
-            &node.state.nodes[0],
-            shapes.shapes[s].kind(),
-            &shapes.shapes[s],
-        )
-    };
-    // `node` with the task on `devices`: its state, slots and cost.
-    let with_task = |node: &Open, s: usize, devices: DeviceSet| -> Open {
+        let shape = &self.context.shapes.shapes[s];
+        choose_devices(&node.state.nodes[0], shape.kind(), shape)
+    }
+
+    /// `node` with the task on `devices`: its state, slots and cost.
+    fn with_task(&self, node: &Open, s: usize, devices: DeviceSet) -> Open {
+        let shapes = self.context.shapes;
         let mut state = node.state.clone();
-        state.bind(task_of(s), Placement { node: 0, devices });
+        state.bind(self.task_of(s), Placement { node: 0, devices });
         let mut slots = node.slots.clone();
         slots.push((s, devices));
         let allocated: u64 = slots
             .iter()
             .map(|&(s, _)| u64::from(shapes.shapes[s].total_gpu_milli()))
             .sum();
-        let kind = &types[node.type_index];
-        let cost = kind.relative_cost(context.typical, context.objective, &state, allocated);
+        let kind = &self.context.types[node.type_index];
+        let cost = kind.relative_cost(
+            self.context.typical,
+            self.context.objective,
+            &state,
+            allocated,
+        );
         Open {
             type_index: node.type_index,
             state,
@@ -288,39 +381,36 @@ pub(crate) fn round_and_repair(
             cost,
             column: None,
         }
-    };
-    for s in residual {
-        if Instant::now() >= deadline {
-            return None;
-        }
-        // The best node already open: (added cost, index, the node with the task).
+    }
+
+    /// The best node already open for a task of shape `s`: (added cost, index, the node
+    /// with the task); the first that fits unless [`Self::best_fit`].
+    fn best_open_node(&self, open: &[Open], s: usize) -> Option<(f64, usize, Open)> {
         let mut chosen: Option<(f64, usize, Open)> = None;
         let mut tried_columns = std::collections::HashSet::new();
         for (i, node) in open.iter().enumerate() {
             if node.column.is_some_and(|c| !tried_columns.insert(c)) {
                 continue;
             }
-            let Some(devices) = devices_on(node, s) else {
+            let Some(devices) = self.devices_on(node, s) else {
                 continue;
             };
-            let after = with_task(node, s, devices);
+            let after = self.with_task(node, s, devices);
             let added = after.cost - node.cost;
             if chosen.as_ref().is_none_or(|(best, _, _)| added < *best) {
                 chosen = Some((added, i, after));
             }
-            if !best_fit {
+            if !self.best_fit {
                 break;
             }
         }
-        if !best_fit {
-            if let Some((_, i, after)) = chosen {
-                open[i] = after;
-                continue;
-            }
-        }
-        // The cheapest empty node that takes the task alone.
+        chosen
+    }
+
+    /// The cheapest empty node (of a type with nodes left) that takes the task alone.
+    fn cheapest_empty_node(&self, nodes_left: &[usize], s: usize) -> Option<Open> {
         let mut fresh: Option<Open> = None;
-        for (t, kind) in types.iter().enumerate() {
+        for (t, kind) in self.context.types.iter().enumerate() {
             if nodes_left[t] == 0 {
                 continue;
             }
@@ -331,37 +421,16 @@ pub(crate) fn round_and_repair(
                 cost: 0.0,
                 column: None,
             };
-            let Some(devices) = devices_on(&empty, s) else {
+            let Some(devices) = self.devices_on(&empty, s) else {
                 continue;
             };
-            let node = with_task(&empty, s, devices);
+            let node = self.with_task(&empty, s, devices);
             if fresh.as_ref().is_none_or(|best| node.cost < best.cost) {
                 fresh = Some(node);
             }
         }
-        let opens_a_node = match (&chosen, &fresh) {
-            (Some((added, _, _)), Some(node)) => node.cost < *added,
-            (Some(_), None) => false,
-            (None, Some(_)) => true,
-            (None, None) => return None,
-        };
-        if opens_a_node {
-            let node = fresh.expect("an empty node takes the task");
-            nodes_left[node.type_index] -= 1;
-            open.push(node);
-        } else {
-            let (_, i, after) = chosen.expect("an open node takes the task");
-            open[i] = after;
-        }
+        fresh
     }
-    for node in open {
-        let column = context.column(node.type_index, node.slots).ok()?;
-        let c = match pool.add(column) {
-            Added::New(c) | Added::Cheaper(c) | Added::Known(c) => c,
-        };
-        uses.push((c, 1));
-    }
-    Some(uses)
 }
 
 /// Where the repair puts a leftover task.

@@ -26,7 +26,7 @@ pub(crate) enum MasterColumn {
     /// The exchange column of a dual-optimal inequality ([`super::dominance`]).
     Exchange,
     /// One task of a shape left unplaced at a penalty: keeps a dive's master feasible
-    /// while its fixings leave tasks no column covers yet ([`super::dive`]).
+    /// while its fixings leave tasks no column covers yet (the dive's).
     Artificial,
 }
 

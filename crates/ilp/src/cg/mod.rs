@@ -393,6 +393,29 @@ pub fn power_bound_carrying(
     })
 }
 
+/// `raw_bound` within what the objective can reach at all: allocation never exceeds the
+/// GPUs there are, nor what the tasks ask for, and fragmentation is never below 0 (early
+/// in column generation the Lagrangian bound can be weaker than that).
+fn within_natural_limits(problem: &Problem, raw_bound: f64) -> f64 {
+    let (types, shapes) = (problem.context.types, problem.context.shapes);
+    match problem.objective {
+        Objective::Alloc => {
+            let capacity: f64 = types
+                .iter()
+                .map(|t| t.nodes as f64 * f64::from(t.node_type().gpu_milli()))
+                .sum();
+            let asked: f64 = shapes
+                .shapes
+                .iter()
+                .map(|s| s.count() as f64 * f64::from(s.total_gpu_milli()))
+                .sum();
+            raw_bound.min(capacity).min(asked)
+        }
+        Objective::Frag => raw_bound.max(0.0),
+        Objective::Power => raw_bound,
+    }
+}
+
 /// The report of a solve: the incumbent, and the bound (`raw_bound`, in the objective's own
 /// sense) capped by what needs no solve and rounded for integral objectives. The status
 /// says what was proven: `optimal` (they meet), `gap_limit` (within the requested
@@ -406,28 +429,8 @@ fn report(
     converged: bool,
 ) -> Result<SolveReport, String> {
     let (snapshot, objective) = (problem.snapshot, problem.objective);
-    let (types, shapes) = (problem.context.types, problem.context.shapes);
     let incumbent = best.value;
-    // Allocation never exceeds the GPUs there are, nor what the tasks ask for, and
-    // fragmentation is never below 0: early in column generation the Lagrangian bound can
-    // be weaker than that.
-    let raw_bound = if objective == Objective::Alloc {
-        let capacity: f64 = types
-            .iter()
-            .map(|t| t.nodes as f64 * f64::from(t.node_type().gpu_milli()))
-            .sum();
-        let asked: f64 = shapes
-            .shapes
-            .iter()
-            .map(|s| s.count() as f64 * f64::from(s.total_gpu_milli()))
-            .sum();
-        raw_bound.min(capacity).min(asked)
-    } else if objective == Objective::Frag {
-        // Fragment amounts are never negative.
-        raw_bound.max(0.0)
-    } else {
-        raw_bound
-    };
+    let raw_bound = within_natural_limits(problem, raw_bound);
     let bound = if raw_bound.is_finite() {
         let rounded = match (objective.integral(), objective.maximise()) {
             (true, false) => (raw_bound - 1e-6).ceil(),

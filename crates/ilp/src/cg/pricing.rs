@@ -138,7 +138,7 @@ impl PricingContext<'_> {
             .map(|c| (c.slots.clone(), c.cost - c.priced(prices)));
         let kind = &self.types[type_index];
         let searched = pattern_pricing::best_configuration(
-            kind,
+            kind.node_type(),
             &kind.value,
             self.shapes,
             |s| self.profit(s, prices),

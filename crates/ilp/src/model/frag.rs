@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use gapbench_model::{NodeId, TypicalPods, MILLI_GPU_PER_GPU};
+use gapbench_model::{NodeId, NodeType, TypicalPods, MILLI_GPU_PER_GPU};
 use good_lp::{Expression, Variable};
 
 use super::*;
@@ -41,41 +41,14 @@ impl PlacementModel<'_> {
         for n in 0..self.nodes.len() {
             let node_type = *self.cluster.node_type(n as NodeId);
             let devices = usize::from(node_type.gpu_count);
-            // Merge typical pods that behave alike on this node.
-            let mut merged: BTreeMap<(u32, u16, u8), f64> = BTreeMap::new();
-            if let Some(model) = node_type.gpu_model {
-                for pod in &typical.pods {
-                    let usable = pod.gpu_milli > 0
-                        && pod.gpu_models.allows(model)
-                        && usize::from(pod.gpu_count) <= devices
-                        && pod.cpu_milli <= node_type.cpu_milli;
-                    if usable {
-                        *merged
-                            .entry((pod.cpu_milli, pod.gpu_milli, pod.gpu_count))
-                            .or_default() += pod.probability;
-                    }
-                }
-            }
+            let merged = merged_pods(typical, &node_type);
             let mut thresholds: Vec<u16> = merged.keys().map(|k| k.1).collect();
             thresholds.sort_unstable();
             thresholds.dedup();
             let mut fits = Vec::with_capacity(thresholds.len());
             let mut free_fitting = Vec::with_capacity(thresholds.len());
             for &m in &thresholds {
-                let g: Vec<Variable> = (0..devices).map(|_| self.cols.binary()).collect();
-                let q: Vec<Variable> = (0..devices)
-                    .map(|_| self.cols.continuous(0.0, MILLI))
-                    .collect();
-                for d in 0..devices {
-                    let used = used_gpu_milli(&self.nodes[n], self.shapes, d);
-                    self.rows
-                        .push((used.clone() + f64::from(m) * g[d]).leq(MILLI));
-                    self.rows.push((q[d] + used).leq(MILLI));
-                    self.rows.push((q[d] - MILLI * g[d]).leq(0.0));
-                }
-                for d in 1..devices {
-                    self.rows.push((g[d - 1] - g[d]).leq(0.0));
-                }
+                let (g, q) = self.add_threshold(n, devices, m);
                 fits.push(g);
                 free_fitting.push(q);
             }
@@ -85,16 +58,13 @@ impl PlacementModel<'_> {
                 let k = thresholds
                     .binary_search(&gpu_milli)
                     .expect("threshold listed");
-                let h = self.cols.binary();
-                let v = self.cols.continuous(0.0, MILLI * devices as f64);
-                let cpu = self.cpu_used_milli(n);
-                self.rows
-                    .push((cpu + f64::from(cpu_milli) * h).leq(f64::from(node_type.cpu_milli)));
-                self.rows
-                    .push((h - fits[k][devices - usize::from(gpu_count)]).leq(0.0));
-                let reachable: Expression = free_fitting[k].iter().copied().sum();
-                self.rows.push((v - reachable).leq(0.0));
-                self.rows.push((v - MILLI * devices as f64 * h).leq(0.0));
+                let (h, v) = self.add_pod(
+                    n,
+                    &node_type,
+                    (cpu_milli, gpu_count),
+                    &fits[k],
+                    &free_fitting[k],
+                );
                 q3_weighted.add_mul(probability, v);
                 pods.push(FragPodVars {
                     cpu_milli,
@@ -116,6 +86,58 @@ impl PlacementModel<'_> {
             q3_weighted,
             constant_milli: total_probability * (capacity_milli - placed_milli),
         }
+    }
+
+    /// Per device `d` of node `n`, for a typical pod's GPU milli `m`: `g[d]` (binary, the
+    /// device fits `m` more: `used + m·g ≤ 1000`, devices ordered `g[d−1] ≤ g[d]`) and
+    /// `q[d]` (the free milli it counts, at most its free milli and 0 unless `g[d]`).
+    fn add_threshold(
+        &mut self,
+        n: usize,
+        devices: usize,
+        m: u16,
+    ) -> (Vec<Variable>, Vec<Variable>) {
+        let g: Vec<Variable> = (0..devices).map(|_| self.cols.binary()).collect();
+        let q: Vec<Variable> = (0..devices)
+            .map(|_| self.cols.continuous(0.0, MILLI))
+            .collect();
+        for d in 0..devices {
+            let used = used_gpu_milli(&self.nodes[n], self.shapes, d);
+            self.rows
+                .push((used.clone() + f64::from(m) * g[d]).leq(MILLI));
+            self.rows.push((q[d] + used).leq(MILLI));
+            self.rows.push((q[d] - MILLI * g[d]).leq(0.0));
+        }
+        for d in 1..devices {
+            self.rows.push((g[d - 1] - g[d]).leq(0.0));
+        }
+        (g, q)
+    }
+
+    /// A merged typical pod `(cpu_milli, gpu_count)` on node `n`, given its threshold's
+    /// `fits` and `free_fitting`: `h` (binary, the pod fits: CPU left and `gpu_count`
+    /// devices fitting) and `v` (the free milli it cannot use, at most the fitting devices'
+    /// and 0 unless `h`).
+    fn add_pod(
+        &mut self,
+        n: usize,
+        node_type: &NodeType,
+        (cpu_milli, gpu_count): (u32, u8),
+        fits: &[Variable],
+        free_fitting: &[Variable],
+    ) -> (Variable, Variable) {
+        let devices = usize::from(node_type.gpu_count);
+        let h = self.cols.binary();
+        let v = self.cols.continuous(0.0, MILLI * devices as f64);
+        let cpu = self.cpu_used_milli(n);
+        self.rows
+            .push((cpu + f64::from(cpu_milli) * h).leq(f64::from(node_type.cpu_milli)));
+        self.rows
+            .push((h - fits[devices - usize::from(gpu_count)]).leq(0.0));
+        let reachable: Expression = free_fitting.iter().copied().sum();
+        self.rows.push((v - reachable).leq(0.0));
+        self.rows.push((v - MILLI * devices as f64 * h).leq(0.0));
+        (h, v)
     }
 
     /// Valid tightenings of the threshold indicators `g[k][d]` of one node (thresholds
@@ -176,6 +198,28 @@ impl PlacementModel<'_> {
             }
         }
     }
+}
+
+/// The typical pods that can use a node of `node_type` (GPU pods whose model, device count
+/// and CPU it admits), merged where they behave alike on it: probability per
+/// `(cpu_milli, gpu_milli, gpu_count)`.
+fn merged_pods(typical: &TypicalPods, node_type: &NodeType) -> BTreeMap<(u32, u16, u8), f64> {
+    let devices = usize::from(node_type.gpu_count);
+    let mut merged: BTreeMap<(u32, u16, u8), f64> = BTreeMap::new();
+    if let Some(model) = node_type.gpu_model {
+        for pod in &typical.pods {
+            let usable = pod.gpu_milli > 0
+                && pod.gpu_models.allows(model)
+                && usize::from(pod.gpu_count) <= devices
+                && pod.cpu_milli <= node_type.cpu_milli;
+            if usable {
+                *merged
+                    .entry((pod.cpu_milli, pod.gpu_milli, pod.gpu_count))
+                    .or_default() += pod.probability;
+            }
+        }
+    }
+    merged
 }
 
 pub(crate) struct FragPodVars {

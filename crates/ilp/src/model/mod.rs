@@ -28,7 +28,7 @@
 use std::collections::HashMap;
 
 use gapbench_model::state::MAX_TASKS_PER_NODE;
-use gapbench_model::{Cluster, NodeId, MILLI_GPU_PER_GPU};
+use gapbench_model::{Cluster, NodeId, NodeType, MILLI_GPU_PER_GPU};
 use good_lp::{variable, Constraint, Expression, ProblemVariables, Variable, VariableDefinition};
 
 use crate::shapes::{ShapeKind, Shapes};
@@ -121,144 +121,22 @@ impl<'a> PlacementModel<'a> {
         let mut cols = Columns::new();
         let mut rows = Vec::new();
         let mut nodes = Vec::with_capacity(cluster.len());
-        let class_count = shapes.share_milli.len();
         let total_tasks: usize = shapes.shapes.iter().map(|s| s.count()).sum();
         for n in 0..cluster.len() as NodeId {
             let node_type = cluster.node_type(n);
-            let devices = usize::from(node_type.gpu_count);
-            let count: Vec<Option<Variable>> = shapes
-                .shapes
-                .iter()
-                .map(|shape| match shape.max_per_node(node_type) {
-                    0 => None,
-                    most => Some(cols.integer(0.0, f64::from(most))),
-                })
-                .collect();
-            let any_whole = shapes
-                .shapes
-                .iter()
-                .zip(&count)
-                .any(|(s, x)| x.is_some() && s.kind() == ShapeKind::Whole);
-            let whole: Vec<Option<Variable>> = (0..devices)
-                .map(|_| any_whole.then(|| cols.binary()))
-                .collect();
-            // Per class: how many tasks of that class could come here at most.
-            let mut class_tasks = vec![0usize; class_count];
-            for (s, shape) in shapes.shapes.iter().enumerate() {
-                if let (Some(j), Some(_)) = (shapes.share_class(s), count[s]) {
-                    class_tasks[j] += shape.count();
-                }
-            }
-            let share: Vec<Vec<Option<Variable>>> = (0..devices)
-                .map(|_| {
-                    (0..class_count)
-                        .map(|j| {
-                            let per_device = MILLI_GPU_PER_GPU / u32::from(shapes.share_milli[j]);
-                            let most = (per_device as usize).min(class_tasks[j]);
-                            (most > 0).then(|| cols.integer(0.0, most as f64))
-                        })
-                        .collect()
-                })
-                .collect();
-            let vars = NodeVars {
-                node: n,
-                count,
-                whole,
-                share,
-            };
-
-            // Σ_s cpu_s·x ≤ cap, Σ_s mem_s·x ≤ cap, Σ_s x ≤ 1001.
-            let mut cpu = Expression::default();
-            let mut memory = Expression::default();
-            let mut tasks = Expression::default();
-            for (shape, x) in shapes.shapes.iter().zip(&vars.count) {
-                if let Some(x) = *x {
-                    cpu.add_mul(f64::from(shape.cpu_milli), x);
-                    memory.add_mul(shape.memory_mib as f64, x);
-                    tasks.add_mul(1.0, x);
-                }
-            }
-            rows.push(cpu.leq(f64::from(node_type.cpu_milli)));
-            rows.push(memory.leq(node_type.memory_mib as f64));
-            if total_tasks > MAX_TASKS_PER_NODE as usize {
-                rows.push(tasks.leq(f64::from(MAX_TASKS_PER_NODE)));
-            }
-            if devices > 0 {
-                // Whole tasks take whole devices: Σ_s k_s·x = Σ_d w.
-                let mut whole_demand = Expression::default();
-                for (shape, x) in shapes.shapes.iter().zip(&vars.count) {
-                    if let (Some(x), ShapeKind::Whole) = (*x, shape.kind()) {
-                        whole_demand.add_mul(f64::from(shape.gpu_count), x);
-                    }
-                }
-                let whole_devices: Expression = vars.whole.iter().flatten().copied().sum();
-                rows.push(whole_demand.eq(whole_devices));
-                // Sharing tasks of each class are spread over devices: Σ_d z[d][j] = Σ x.
-                for j in 0..class_count {
-                    let mut on_node = Expression::default();
-                    for (s, x) in vars.count.iter().enumerate() {
-                        if let (Some(x), Some(class)) = (*x, shapes.share_class(s)) {
-                            if class == j {
-                                on_node.add_mul(1.0, x);
-                            }
-                        }
-                    }
-                    let on_devices: Expression = vars.share.iter().filter_map(|row| row[j]).sum();
-                    rows.push(on_node.eq(on_devices));
-                }
-                // Device capacity, and devices sorted by load (whole ones first). The dual
-                // feasible weights of what one device holds sum to at most 1 — a tighter
-                // LP than capacity alone (two 600-milli tasks never share a device).
-                for d in 0..devices {
-                    rows.push(used_gpu_milli(&vars, shapes, d).leq(MILLI));
-                    if class_count > 0 {
-                        for epsilon in DFF_EPSILONS {
-                            rows.push(dff_load(&vars, shapes, d, epsilon).leq(1.0));
-                        }
-                    }
-                }
-                for d in 1..devices {
-                    rows.push(
-                        used_gpu_milli(&vars, shapes, d - 1).geq(used_gpu_milli(&vars, shapes, d)),
-                    );
-                    if let (Some(a), Some(b)) = (vars.whole[d - 1], vars.whole[d]) {
-                        rows.push((a - b).geq(0.0));
-                    }
-                }
-            }
+            let vars = node_vars(&mut cols, shapes, n, node_type);
+            resource_rows(&mut rows, &vars, shapes, node_type, total_tasks);
+            device_rows(&mut rows, &vars, shapes);
             nodes.push(vars);
         }
-
-        // Demand per shape.
-        for (s, shape) in shapes.shapes.iter().enumerate() {
-            let placed: Expression = nodes.iter().filter_map(|v| v.count[s]).sum();
-            let count = shape.count() as f64;
-            rows.push(match demand {
-                Demand::Exactly => placed.eq(count),
-                Demand::AtMost => placed.leq(count),
-            });
-        }
-
+        demand_rows(&mut rows, &nodes, shapes, demand);
         let mut groups: Vec<Vec<NodeId>> = vec![Vec::new(); cluster.node_types.len()];
         for (n, node) in cluster.nodes.iter().enumerate() {
             groups[usize::from(node.type_id)].push(n as NodeId);
         }
         groups.retain(|g| !g.is_empty());
         if node_symmetry {
-            for group in &groups {
-                for pair in group.windows(2) {
-                    let key = |n: NodeId| -> Expression {
-                        let mut key = Expression::default();
-                        for (shape, x) in shapes.shapes.iter().zip(&nodes[n as usize].count) {
-                            if let Some(x) = *x {
-                                key.add_mul(shape.order_key_x128() as f64 / 128.0, x);
-                            }
-                        }
-                        key
-                    };
-                    rows.push(key(pair[0]).geq(key(pair[1])));
-                }
-            }
+            node_symmetry_rows(&mut rows, &nodes, shapes, &groups);
         }
         PlacementModel {
             cluster,
@@ -302,6 +180,164 @@ impl<'a> PlacementModel<'a> {
     /// relative gap would ignore the constant (e.g. idle power).
     pub fn constant_column(&mut self) -> Variable {
         self.cols.add(variable().integer().min(1.0).max(1.0))
+    }
+}
+
+/// The variables of node `n`: `x[s]` for the shapes that fit it, `w[d]` when a whole-GPU
+/// shape does, `z[d][j]` for the sharing classes with a task that fits (bounded by what
+/// one device and the class's tasks allow).
+fn node_vars(cols: &mut Columns, shapes: &Shapes, n: NodeId, node_type: &NodeType) -> NodeVars {
+    let devices = usize::from(node_type.gpu_count);
+    let class_count = shapes.share_milli.len();
+    let count: Vec<Option<Variable>> = shapes
+        .shapes
+        .iter()
+        .map(|shape| match shape.max_per_node(node_type) {
+            0 => None,
+            most => Some(cols.integer(0.0, f64::from(most))),
+        })
+        .collect();
+    let any_whole = shapes
+        .shapes
+        .iter()
+        .zip(&count)
+        .any(|(s, x)| x.is_some() && s.kind() == ShapeKind::Whole);
+    let whole: Vec<Option<Variable>> = (0..devices)
+        .map(|_| any_whole.then(|| cols.binary()))
+        .collect();
+    // Per class: how many tasks of that class could come here at most.
+    let mut class_tasks = vec![0usize; class_count];
+    for (s, shape) in shapes.shapes.iter().enumerate() {
+        if let (Some(j), Some(_)) = (shapes.share_class(s), count[s]) {
+            class_tasks[j] += shape.count();
+        }
+    }
+    let share: Vec<Vec<Option<Variable>>> = (0..devices)
+        .map(|_| {
+            (0..class_count)
+                .map(|j| {
+                    let per_device = MILLI_GPU_PER_GPU / u32::from(shapes.share_milli[j]);
+                    let most = (per_device as usize).min(class_tasks[j]);
+                    (most > 0).then(|| cols.integer(0.0, most as f64))
+                })
+                .collect()
+        })
+        .collect();
+    NodeVars {
+        node: n,
+        count,
+        whole,
+        share,
+    }
+}
+
+/// `Σ_s cpu_s·x ≤ cap`, `Σ_s mem_s·x ≤ cap`, and `Σ_s x ≤ 1001` where the tasks could
+/// exceed it (`total_tasks` in all).
+fn resource_rows(
+    rows: &mut Vec<Constraint>,
+    vars: &NodeVars,
+    shapes: &Shapes,
+    node_type: &NodeType,
+    total_tasks: usize,
+) {
+    let mut cpu = Expression::default();
+    let mut memory = Expression::default();
+    let mut tasks = Expression::default();
+    for (shape, x) in shapes.shapes.iter().zip(&vars.count) {
+        if let Some(x) = *x {
+            cpu.add_mul(f64::from(shape.cpu_milli), x);
+            memory.add_mul(shape.memory_mib as f64, x);
+            tasks.add_mul(1.0, x);
+        }
+    }
+    rows.push(cpu.leq(f64::from(node_type.cpu_milli)));
+    rows.push(memory.leq(node_type.memory_mib as f64));
+    if total_tasks > MAX_TASKS_PER_NODE as usize {
+        rows.push(tasks.leq(f64::from(MAX_TASKS_PER_NODE)));
+    }
+}
+
+/// A node's device rows: whole tasks take whole devices, sharing tasks spread over the
+/// devices, each device's capacity and dual feasible cuts, and devices sorted by load.
+fn device_rows(rows: &mut Vec<Constraint>, vars: &NodeVars, shapes: &Shapes) {
+    let devices = vars.whole.len();
+    if devices == 0 {
+        return;
+    }
+    let class_count = shapes.share_milli.len();
+    // Whole tasks take whole devices: Σ_s k_s·x = Σ_d w.
+    let mut whole_demand = Expression::default();
+    for (shape, x) in shapes.shapes.iter().zip(&vars.count) {
+        if let (Some(x), ShapeKind::Whole) = (*x, shape.kind()) {
+            whole_demand.add_mul(f64::from(shape.gpu_count), x);
+        }
+    }
+    let whole_devices: Expression = vars.whole.iter().flatten().copied().sum();
+    rows.push(whole_demand.eq(whole_devices));
+    // Sharing tasks of each class are spread over devices: Σ_d z[d][j] = Σ x.
+    for j in 0..class_count {
+        let mut on_node = Expression::default();
+        for (s, x) in vars.count.iter().enumerate() {
+            if let (Some(x), Some(class)) = (*x, shapes.share_class(s)) {
+                if class == j {
+                    on_node.add_mul(1.0, x);
+                }
+            }
+        }
+        let on_devices: Expression = vars.share.iter().filter_map(|row| row[j]).sum();
+        rows.push(on_node.eq(on_devices));
+    }
+    // Device capacity, and devices sorted by load (whole ones first). The dual
+    // feasible weights of what one device holds sum to at most 1 — a tighter
+    // LP than capacity alone (two 600-milli tasks never share a device).
+    for d in 0..devices {
+        rows.push(used_gpu_milli(vars, shapes, d).leq(MILLI));
+        if class_count > 0 {
+            for epsilon in DFF_EPSILONS {
+                rows.push(dff_load(vars, shapes, d, epsilon).leq(1.0));
+            }
+        }
+    }
+    for d in 1..devices {
+        rows.push(used_gpu_milli(vars, shapes, d - 1).geq(used_gpu_milli(vars, shapes, d)));
+        if let (Some(a), Some(b)) = (vars.whole[d - 1], vars.whole[d]) {
+            rows.push((a - b).geq(0.0));
+        }
+    }
+}
+
+/// Demand per shape: `Σ_n x[n,s] = count_s` or `≤ count_s`.
+fn demand_rows(rows: &mut Vec<Constraint>, nodes: &[NodeVars], shapes: &Shapes, demand: Demand) {
+    for (s, shape) in shapes.shapes.iter().enumerate() {
+        let placed: Expression = nodes.iter().filter_map(|v| v.count[s]).sum();
+        let count = shape.count() as f64;
+        rows.push(match demand {
+            Demand::Exactly => placed.eq(count),
+            Demand::AtMost => placed.leq(count),
+        });
+    }
+}
+
+/// Identical nodes sorted by the key `Σ_s κ_s·x[n,s]` (symmetry breaking).
+fn node_symmetry_rows(
+    rows: &mut Vec<Constraint>,
+    nodes: &[NodeVars],
+    shapes: &Shapes,
+    groups: &[Vec<NodeId>],
+) {
+    let key = |n: NodeId| -> Expression {
+        let mut key = Expression::default();
+        for (shape, x) in shapes.shapes.iter().zip(&nodes[n as usize].count) {
+            if let Some(x) = *x {
+                key.add_mul(shape.order_key_x128() as f64 / 128.0, x);
+            }
+        }
+        key
+    };
+    for group in groups {
+        for pair in group.windows(2) {
+            rows.push(key(pair[0]).geq(key(pair[1])));
+        }
     }
 }
 

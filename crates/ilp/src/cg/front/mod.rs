@@ -29,6 +29,8 @@
 //! fragmentation). So a front shows as many distinct points as the
 //! placements found allow, whatever the clock made of the caps solved.
 
+mod cap_context;
+mod cap_integer;
 mod capped;
 mod moves;
 mod relink;
@@ -40,7 +42,8 @@ mod tests;
 
 use gapbench_model::Placement;
 
-use self::capped::{solve_under_cap, Measured};
+use self::cap_context::Measured;
+use self::capped::solve_under_cap;
 use self::staircase::{Staircase, FRAG_TOLERANCE_MILLI};
 use self::walk::{relink_from, walk_from, Toward};
 use super::ColumnCarry;
@@ -111,13 +114,7 @@ pub fn column_generation_front(
             return Err(format!("{name} end point: {}", report.status.label()));
         }
     }
-    let mut found: Vec<Found> = [least_power, least_frag]
-        .into_iter()
-        .map(|report| Found {
-            measured: Measured::of(snapshot, report.placement.clone()),
-            status: Some(report.status.clone()),
-        })
-        .collect();
+    let mut found = end_points(snapshot, least_power, least_frag);
     let (p_star, f_at_p_star) = (found[0].measured.power_watts, found[0].measured.frag_milli);
     let (p_at_f_star, f_star) = (found[1].measured.power_watts, found[1].measured.frag_milli);
     let least_frag_bound = least_frag.bound.unwrap_or(0.0).max(0.0);
@@ -135,27 +132,111 @@ pub fn column_generation_front(
             least_frag,
             p_at_f_star,
         )?);
+        let mut capped = Capped {
+            snapshot,
+            least_power,
+            options,
+            found: &mut found,
+            lines: &mut lines,
+            solved: &mut solved,
+        };
+        capped.solve_caps(caps, p_star, scale, carry)?;
+    }
+    solved.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let front = FrontPoints {
+        found: &found,
+        lines: &lines,
+        least_frag_bound,
+        mip_rel_gap: options.mip_rel_gap,
+    };
+    // The least-power end: the least power found (a walk may go below the solve's `P*`).
+    let least_power_found = staircase_of(&found)
+        .first()
+        .map_or(p_star, |&i| found[i].measured.power_watts);
+    // Its fragmentation under that cap is no solve's own question (the power solve's
+    // status is about power): proven only where the lines meet it.
+    let least_power_source = Source::Found {
+        seconds: least_power.solve_seconds,
+    };
+    let mut points = vec![front.point(
+        "min_power".into(),
+        Some(least_power_found),
+        least_power_source,
+    )?];
+    let reported = reported_caps(&found, &solved, least_power_found, caps);
+    for (k, (cap, outcome)) in reported.into_iter().enumerate() {
+        let source = outcome.map_or(Source::Found { seconds: 0.0 }, Source::Cap);
+        points.push(front.point(format!("eps_{}", k + 1), Some(cap), source)?);
+    }
+    points.push(front.point("min_frag".into(), None, Source::LeastFrag(least_frag))?);
+    let end_placement = |cap_watts: Option<f64>| {
+        best_within(&found, cap_watts).map_or_else(Vec::new, |f| f.measured.placement.clone())
+    };
+    Ok(PowerFragFront {
+        least_power: end_placement(Some(least_power_found)),
+        least_frag: end_placement(None),
+        points,
+    })
+}
+
+/// The placements of the two end points' own solves (least power, then least
+/// fragmentation), measured, with the solves' statuses.
+fn end_points(
+    snapshot: &Snapshot,
+    least_power: &SolveReport,
+    least_frag: &SolveReport,
+) -> Vec<Found> {
+    [least_power, least_frag]
+        .into_iter()
+        .map(|report| Found {
+            measured: Measured::of(snapshot, report.placement.clone()),
+            status: Some(report.status.clone()),
+        })
+        .collect()
+}
+
+/// The capped solves between the ends: what they found, the lines they proved and how
+/// each cap's solve went.
+struct Capped<'s, 'r> {
+    snapshot: &'s Snapshot<'s>,
+    least_power: &'r SolveReport,
+    options: &'r SolveOptions,
+    found: &'r mut Vec<Found>,
+    lines: &'r mut Vec<Line>,
+    solved: &'r mut Vec<(f64, CapOutcome)>,
+}
+
+impl Capped<'_, '_> {
+    /// Solves up to `caps` caps, each where [`next_cap`] puts it given what is found (the
+    /// least-power end `p_star` counts as a cap solved already), and walks from each
+    /// capped solve's placements.
+    fn solve_caps(
+        &mut self,
+        caps: usize,
+        p_star: f64,
+        scale: (f64, f64),
+        carry: &mut ColumnCarry,
+    ) -> Result<(), String> {
         for k in 0..caps {
-            // The least-power end is a cap solved already (its point: within `P*`).
             let tried: Vec<f64> = std::iter::once(p_star)
-                .chain(solved.iter().map(|(cap, _)| *cap))
+                .chain(self.solved.iter().map(|(cap, _)| *cap))
                 .collect();
-            let Some(cap) = next_cap(&found, &tried, scale, caps - k) else {
+            let Some(cap) = next_cap(self.found, &tried, scale, caps - k) else {
                 break;
             };
-            let seeds: Vec<&[Option<Placement>]> = seeds_for(&found, cap)
+            let seeds: Vec<&[Option<Placement>]> = seeds_for(self.found, cap)
                 .into_iter()
                 .map(|f| f.measured.placement.as_slice())
                 .collect();
-            let solve = solve_under_cap(snapshot, cap, &seeds, options, carry)?;
-            lines.extend(solve.lines);
-            found.extend(walks_from_capped(
-                snapshot,
-                &least_power.placement,
+            let solve = solve_under_cap(self.snapshot, cap, &seeds, self.options, carry)?;
+            self.lines.extend(solve.lines);
+            self.found.extend(walks_from_capped(
+                self.snapshot,
+                &self.least_power.placement,
                 solve.placements,
                 cap,
             )?);
-            solved.push((
+            self.solved.push((
                 cap,
                 CapOutcome {
                     converged: solve.converged,
@@ -163,22 +244,39 @@ pub fn column_generation_front(
                 },
             ));
         }
+        Ok(())
     }
-    solved.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // The least fragmentation any placement within `cap_watts` can have.
-    let frag_bound_at = |cap_watts: f64| {
-        lines
+}
+
+/// What the front's points are read from: the placements found and the lines proved.
+struct FrontPoints<'f> {
+    found: &'f [Found],
+    lines: &'f [Line],
+    least_frag_bound: f64,
+    mip_rel_gap: f64,
+}
+
+impl FrontPoints<'_> {
+    /// The least fragmentation any placement within `cap_watts` can have.
+    fn frag_bound_at(&self, cap_watts: f64) -> f64 {
+        self.lines
             .iter()
             .map(|line| line.bound - line.watts_weight * cap_watts)
             .fold(0.0f64, f64::max)
-    };
-    // Under `cap_watts` (none: any power): the least fragmentation found within it, its
-    // bound, and its status by where the point comes from.
-    let point = |label: String, cap_watts: Option<f64>, source: Source| {
-        let best = best_within(&found, cap_watts)
+    }
+
+    /// Under `cap_watts` (none: any power): the least fragmentation found within it, its
+    /// bound, and its status by where the point comes from.
+    fn point(
+        &self,
+        label: String,
+        cap_watts: Option<f64>,
+        source: Source,
+    ) -> Result<FrontPoint, String> {
+        let best = best_within(self.found, cap_watts)
             .ok_or_else(|| format!("{label}: no placement within {cap_watts:?} W"))?;
         let (power, frag) = (best.measured.power_watts, best.measured.frag_milli);
-        let bound = cap_watts.map_or(least_frag_bound, frag_bound_at);
+        let bound = cap_watts.map_or(self.least_frag_bound, |cap| self.frag_bound_at(cap));
         let tolerance = 1e-6 * frag.abs().max(1.0);
         if bound > frag + tolerance {
             return Err(format!(
@@ -187,7 +285,7 @@ pub fn column_generation_front(
         }
         let status = if frag - bound <= tolerance {
             SolveStatus::Optimal
-        } else if relative_gap(frag, bound) <= options.mip_rel_gap {
+        } else if relative_gap(frag, bound) <= self.mip_rel_gap {
             SolveStatus::GapLimit
         } else {
             match source {
@@ -210,39 +308,7 @@ pub fn column_generation_front(
             status,
             solve_seconds,
         })
-    };
-    // The least-power end: the least power found (a walk may go below the solve's `P*`).
-    let least_power_found = staircase_of(&found)
-        .first()
-        .map_or(p_star, |&i| found[i].measured.power_watts);
-    // Its fragmentation under that cap is no solve's own question (the power solve's
-    // status is about power): proven only where the lines meet it.
-    let least_power_source = Source::Found {
-        seconds: least_power.solve_seconds,
-    };
-    let mut points = vec![point(
-        "min_power".into(),
-        Some(least_power_found),
-        least_power_source,
-    )?];
-    let reported = reported_caps(&found, &solved, least_power_found, caps);
-    for (k, (cap, outcome)) in reported.into_iter().enumerate() {
-        let source = outcome.map_or(Source::Found { seconds: 0.0 }, Source::Cap);
-        points.push(point(format!("eps_{}", k + 1), Some(cap), source)?);
     }
-    points.push(point(
-        "min_frag".into(),
-        None,
-        Source::LeastFrag(least_frag),
-    )?);
-    let end_placement = |cap_watts: Option<f64>| {
-        best_within(&found, cap_watts).map_or_else(Vec::new, |f| f.measured.placement.clone())
-    };
-    Ok(PowerFragFront {
-        least_power: end_placement(Some(least_power_found)),
-        least_frag: end_placement(None),
-        points,
-    })
 }
 
 /// Where a point of the front comes from, which says what its status can claim: the

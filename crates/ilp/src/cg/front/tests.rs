@@ -13,7 +13,7 @@ use gapbench_model::{
     TypicalPod, TypicalPods,
 };
 
-use super::capped::Measured;
+use super::cap_context::Measured;
 use super::walk::{relink_from, walk_from, Toward};
 use super::{reported_caps, CapOutcome, Found};
 use crate::snapshot::{check_assignment, Snapshot};

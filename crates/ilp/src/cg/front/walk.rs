@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gapbench_model::{ClusterState, DeviceSet, Placement};
 
-use super::capped::Measured;
+use super::cap_context::Measured;
 use super::moves::{node_moves, Delta, NodeCosts, NodeMoves, Placed};
 use super::staircase::Staircase;
 use crate::eval::state_of;

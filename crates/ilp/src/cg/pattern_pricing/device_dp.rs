@@ -153,37 +153,7 @@ impl SlotTable {
         let units = shares.units(at.cpu_used_at_most);
         let width = units + 1;
         let lambda = shares.memory_multiplier;
-        let units_of = |cpu: u64| (cpu / shares.cpu_unit_milli) as usize;
-        // f(c): one device at work using at most c units.
-        let mut one = vec![f64::NEG_INFINITY; width];
-        let load_width = shares.load_units + 1;
-        for (c, best) in one.iter_mut().enumerate() {
-            let row = &shares.table[c * load_width..(c + 1) * load_width];
-            for (l, &value) in row.iter().enumerate().skip(1) {
-                let free = MILLI_GPU_PER_GPU - l as u32 * shares.unit_milli;
-                *best = best.max(value + node.device(level, free));
-            }
-        }
-        let full = node.device(level, 0);
-        let mut multi: Vec<(usize, usize, f64)> = Vec::new();
-        for item in relaxation.items {
-            let value = item.profit - lambda * item.memory_mib as f64;
-            let cpu = units_of(item.cpu_milli);
-            match item.kind {
-                ItemKind::Whole(1) if cpu <= units => {
-                    for best in &mut one[cpu..] {
-                        *best = best.max(value + full);
-                    }
-                }
-                ItemKind::Whole(k) if k >= 2 && cpu <= units => {
-                    multi.push((k as usize, cpu, value + f64::from(k) * full));
-                }
-                _ => {}
-            }
-        }
-        for c in 1..width {
-            one[c] = one[c].max(one[c - 1]);
-        }
+        let (one, multi) = one_device(relaxation, shares, level, units);
         // `one` is a step function of the CPU used, and every row of `D` is non-decreasing
         // in `c` ("at most `c` units"): a `used` where `one` does not rise adds no more than
         // `used − 1` does, so the convolution visits only where it rises (same maximum).
@@ -192,35 +162,8 @@ impl SlotTable {
             .map(|u| (u, one[u]))
             .collect();
         let free = node.free_device_at_most(level);
-        let count = node.devices as usize;
-        let mut table = vec![f64::NEG_INFINITY; (count + 1) * width];
-        table[..width].fill(0.0);
-        for r in 1..=count {
-            let (done, row) = table.split_at_mut(r * width);
-            let row = &mut row[..width];
-            let previous = &done[(r - 1) * width..];
-            for c in 0..width {
-                let mut best = if free_allowed {
-                    previous[c] + free
-                } else {
-                    f64::NEG_INFINITY
-                };
-                for &(used, value) in rises.iter().take_while(|(used, _)| *used <= c) {
-                    if previous[c - used].is_finite() {
-                        best = best.max(previous[c - used] + value);
-                    }
-                }
-                for &(k, cpu, value) in &multi {
-                    if k <= r && cpu <= c {
-                        let before = done[(r - k) * width + c - cpu];
-                        if before.is_finite() {
-                            best = best.max(before + value);
-                        }
-                    }
-                }
-                row[c] = best;
-            }
-        }
+        let free_value = free_allowed.then_some(free);
+        let table = device_rows(node.devices as usize, width, free_value, &rises, &multi);
         SlotTable {
             table,
             cpu_unit_milli: shares.cpu_unit_milli,
@@ -263,6 +206,94 @@ impl SlotTable {
     pub fn rest(&self, slots: u32, cpu_units: usize) -> f64 {
         self.table[slots as usize * self.width + cpu_units.min(self.width - 1)]
     }
+}
+
+/// Per CPU units `c` (up to `units`), the best value of one device at work using at most
+/// `c` units (a share table's row, or one single-GPU task), non-decreasing in `c`; and the
+/// multi-GPU items as `(devices, CPU units, value)`.
+#[allow(clippy::type_complexity)]
+fn one_device(
+    relaxation: &Relaxation,
+    shares: &ShareTable,
+    level: usize,
+    units: usize,
+) -> (Vec<f64>, Vec<(usize, usize, f64)>) {
+    let node = relaxation.value;
+    let width = units + 1;
+    let lambda = shares.memory_multiplier;
+    let units_of = |cpu: u64| (cpu / shares.cpu_unit_milli) as usize;
+    // f(c): one device at work using at most c units.
+    let mut one = vec![f64::NEG_INFINITY; width];
+    let load_width = shares.load_units + 1;
+    for (c, best) in one.iter_mut().enumerate() {
+        let row = &shares.table[c * load_width..(c + 1) * load_width];
+        for (l, &value) in row.iter().enumerate().skip(1) {
+            let free = MILLI_GPU_PER_GPU - l as u32 * shares.unit_milli;
+            *best = best.max(value + node.device(level, free));
+        }
+    }
+    let full = node.device(level, 0);
+    let mut multi: Vec<(usize, usize, f64)> = Vec::new();
+    for item in relaxation.items {
+        let value = item.profit - lambda * item.memory_mib as f64;
+        let cpu = units_of(item.cpu_milli);
+        match item.kind {
+            ItemKind::Whole(1) if cpu <= units => {
+                for best in &mut one[cpu..] {
+                    *best = best.max(value + full);
+                }
+            }
+            ItemKind::Whole(k) if k >= 2 && cpu <= units => {
+                multi.push((k as usize, cpu, value + f64::from(k) * full));
+            }
+            _ => {}
+        }
+    }
+    for c in 1..width {
+        one[c] = one[c].max(one[c - 1]);
+    }
+    (one, multi)
+}
+
+/// The dynamic program's table: row `r` (of `0..=count` devices), column `c` (CPU units
+/// up to `width − 1`), the best value of `r` devices using at most `c` units: each device
+/// free (worth `free`, when allowed), at work at one of `rises`, or `k` of them holding a
+/// multi-GPU item.
+fn device_rows(
+    count: usize,
+    width: usize,
+    free: Option<f64>,
+    rises: &[(usize, f64)],
+    multi: &[(usize, usize, f64)],
+) -> Vec<f64> {
+    let mut table = vec![f64::NEG_INFINITY; (count + 1) * width];
+    table[..width].fill(0.0);
+    for r in 1..=count {
+        let (done, row) = table.split_at_mut(r * width);
+        let row = &mut row[..width];
+        let previous = &done[(r - 1) * width..];
+        for c in 0..width {
+            let mut best = match free {
+                Some(free) => previous[c] + free,
+                None => f64::NEG_INFINITY,
+            };
+            for &(used, value) in rises.iter().take_while(|(used, _)| *used <= c) {
+                if previous[c - used].is_finite() {
+                    best = best.max(previous[c - used] + value);
+                }
+            }
+            for &(k, cpu, value) in multi {
+                if k <= r && cpu <= c {
+                    let before = done[(r - k) * width + c - cpu];
+                    if before.is_finite() {
+                        best = best.max(before + value);
+                    }
+                }
+            }
+            row[c] = best;
+        }
+    }
+    table
 }
 
 #[cfg(test)]

@@ -29,13 +29,12 @@ mod patterns;
 
 use std::time::Instant;
 
-use gapbench_model::{DeviceSet, MILLI_GPU_PER_GPU};
+use gapbench_model::{DeviceSet, NodeType, MILLI_GPU_PER_GPU};
 
 use self::device_dp::{ShareTable, SlotTable};
 use self::dual::{Evaluated, Item, ItemKind, Multipliers, Relaxation, Slots};
 pub(crate) use self::node_value::NodeValue;
 use self::patterns::Pattern;
-use super::column::TypeCluster;
 use crate::shapes::{ShapeKind, Shapes};
 
 /// Search nodes one pricing call may take in all.
@@ -53,7 +52,7 @@ pub(crate) struct Searched {
     pub proven: bool,
 }
 
-/// The exact best configuration of `kind` under per-shape profits `profit(s)`, the node
+/// The exact best configuration of `node_type` under per-shape profits `profit(s)`, the node
 /// valued by `value` (only positive profits can help: a task never raises `V`).
 /// `incumbent` is a known configuration's value `V(empty) − Φ`, if any.
 ///
@@ -65,7 +64,7 @@ pub(crate) struct Searched {
 /// positive profit.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn best_configuration(
-    kind: &TypeCluster,
+    node_type: &NodeType,
     value: &NodeValue,
     shapes: &Shapes,
     profit: impl Fn(usize) -> f64,
@@ -74,14 +73,75 @@ pub(crate) fn best_configuration(
     scans: Option<u64>,
     non_empty: bool,
 ) -> Searched {
-    let node_type = *kind.node_type();
+    let items = pricing_items(node_type, shapes, profit, non_empty);
+    let empty = value.empty();
+    let scale = items
+        .iter()
+        .map(|i| i.profit)
+        .fold(empty.abs().max(1.0), f64::max);
+    let tolerance = 1e-9 * scale;
+    let (best_slots, best_phi) = match incumbent {
+        Some((slots, reduced)) if reduced < 0.0 || non_empty => (slots, empty - reduced),
+        _ if non_empty => (Vec::new(), f64::NEG_INFINITY),
+        _ => (Vec::new(), empty),
+    };
+    let relaxation = Relaxation::new(
+        &items,
+        value,
+        u64::from(node_type.cpu_milli),
+        node_type.memory_mib,
+    );
     let devices = u32::from(node_type.gpu_count);
-    let items: Vec<Item> = shapes
+    let (lambda, tables, subproblems) = ordered_subproblems(&relaxation, devices);
+    let mut search = SubproblemSearch {
+        relaxation: &relaxation,
+        tolerance,
+        deadline,
+        non_empty,
+        lambda,
+        best_slots,
+        best_phi,
+        unresolved: f64::NEG_INFINITY,
+        budget: NODE_BUDGET,
+        scans_left: scans,
+    };
+    for (level, slots, dp_bound) in subproblems {
+        search.search(level, slots, dp_bound, &tables[level]);
+    }
+    let SubproblemSearch {
+        best_slots,
+        best_phi,
+        unresolved,
+        ..
+    } = search;
+    let upper = best_phi.max(unresolved);
+    let lower_bound = (empty - upper).min(empty - best_phi - tolerance);
+    Searched {
+        slots: best_slots,
+        lower_bound: if non_empty {
+            lower_bound
+        } else {
+            lower_bound.min(0.0)
+        },
+        proven: unresolved == f64::NEG_INFINITY,
+    }
+}
+
+/// The search's items: the shapes that fit a node of the type and can help (a positive
+/// profit, or any profit when only non-empty configurations count).
+fn pricing_items(
+    node_type: &NodeType,
+    shapes: &Shapes,
+    profit: impl Fn(usize) -> f64,
+    non_empty: bool,
+) -> Vec<Item> {
+    let devices = u32::from(node_type.gpu_count);
+    shapes
         .shapes
         .iter()
         .enumerate()
         .filter_map(|(s, shape)| {
-            let most = shape.max_per_node(&node_type);
+            let most = shape.max_per_node(node_type);
             let p = profit(s);
             (most > 0 && (p > 0.0 || non_empty)).then(|| Item {
                 shape: s,
@@ -103,23 +163,19 @@ pub(crate) fn best_configuration(
                 },
             })
         })
-        .collect();
-    let cpu_milli = u64::from(node_type.cpu_milli);
-    let empty = value.empty();
-    let scale = items
-        .iter()
-        .map(|i| i.profit)
-        .fold(empty.abs().max(1.0), f64::max);
-    let tolerance = 1e-9 * scale;
-    let (mut best_slots, mut best_phi) = match incumbent {
-        Some((slots, reduced)) if reduced < 0.0 || non_empty => (slots, empty - reduced),
-        _ if non_empty => (Vec::new(), f64::NEG_INFINITY),
-        _ => (Vec::new(), empty),
-    };
+        .collect()
+}
 
-    let relaxation = Relaxation::new(&items, value, cpu_milli, node_type.memory_mib);
-    // Subproblems: every level, and, where a device at work costs a fixed amount, every
-    // number of devices at work; their dynamic program's bounds, largest first.
+/// Subproblems `(level, slots, dynamic program's bound)`, largest bound first: every
+/// level, and, where a device at work costs a fixed amount, every number of devices at
+/// work (of `devices`). Also the top level's Lagrangian multipliers (where the search starts) and the
+/// dynamic program's table per level.
+#[allow(clippy::type_complexity)]
+fn ordered_subproblems(
+    relaxation: &Relaxation,
+    devices: u32,
+) -> (Multipliers, Vec<SlotTable>, Vec<(usize, Slots, f64)>) {
+    let value = relaxation.value;
     let slot_choices: Vec<Slots> = if value.busy_is_fixed {
         (0..=devices)
             .map(|count| Slots {
@@ -140,10 +196,10 @@ pub(crate) fn best_configuration(
         count: devices,
         free_allowed: !value.busy_is_fixed,
     };
-    let (mut lambda, _) = relaxation.minimise(top, whole, Multipliers::default());
-    let shares = ShareTable::new(&relaxation, lambda.memory);
+    let (lambda, _) = relaxation.minimise(top, whole, Multipliers::default());
+    let shares = ShareTable::new(relaxation, lambda.memory);
     let tables: Vec<SlotTable> = (0..value.levels.len())
-        .map(|level| SlotTable::new(&relaxation, &shares, level, !value.busy_is_fixed))
+        .map(|level| SlotTable::new(relaxation, &shares, level, !value.busy_is_fixed))
         .collect();
     let mut subproblems: Vec<(usize, Slots, f64)> = (0..value.levels.len())
         .flat_map(|level| slot_choices.iter().map(move |&slots| (level, slots)))
@@ -154,40 +210,63 @@ pub(crate) fn best_configuration(
             .then(a.0.cmp(&b.0))
             .then(a.1.count.cmp(&b.1.count))
     });
-    let mut unresolved = f64::NEG_INFINITY;
-    let mut budget = NODE_BUDGET;
-    let mut scans_left = scans;
-    for (level, slots, dp_bound) in subproblems {
-        if dp_bound <= best_phi + tolerance {
-            continue;
+    (lambda, tables, subproblems)
+}
+
+/// The search over subproblems: the best configuration so far, and the budgets and
+/// multipliers one subproblem hands to the next.
+struct SubproblemSearch<'r> {
+    relaxation: &'r Relaxation<'r>,
+    tolerance: f64,
+    deadline: Option<Instant>,
+    non_empty: bool,
+    /// Lagrangian multipliers, carried from one subproblem to the next.
+    lambda: Multipliers,
+    best_slots: Vec<(usize, DeviceSet)>,
+    best_phi: f64,
+    /// The largest bound of a subproblem not searched to its end.
+    unresolved: f64,
+    /// Search nodes left.
+    budget: u64,
+    /// Pattern scans left (`None`: no such limit).
+    scans_left: Option<u64>,
+}
+
+impl SubproblemSearch<'_> {
+    /// Searches one subproblem unless its bound (`dp_bound`, then the Lagrangian one) does
+    /// not beat the incumbent.
+    fn search(&mut self, level: usize, slots: Slots, dp_bound: f64, table: &SlotTable) {
+        let relaxation = self.relaxation;
+        if dp_bound <= self.best_phi + self.tolerance {
+            return;
         }
-        // The Lagrangian bound, for the search's pattern threshold (multipliers carried
-        // from one subproblem to the next).
-        let (found, lagrangian) = relaxation.minimise(level, slots, lambda);
-        lambda = found;
+        // The Lagrangian bound, for the search's pattern threshold.
+        let (found, lagrangian) = relaxation.minimise(level, slots, self.lambda);
+        self.lambda = found;
+        let lambda = found;
         let bound = dp_bound.min(lagrangian);
-        if bound <= best_phi + tolerance {
-            continue;
+        if bound <= self.best_phi + self.tolerance {
+            return;
         }
         let evaluated = relaxation.evaluate(level, slots, lambda);
-        let at = &value.levels[level];
+        let at = &relaxation.value.levels[level];
         // A pattern in one slot leaves the other slots their best.
         let others = at.constant
-            + lambda.of(at.cpu_used_at_most, node_type.memory_mib)
+            + lambda.of(at.cpu_used_at_most, relaxation.memory_mib)
             + evaluated.cpu_only
             + evaluated.devices[slots.count.saturating_sub(1) as usize]
             + evaluated.fixed_free;
-        let threshold = best_phi + tolerance - others;
+        let threshold = self.best_phi + self.tolerance - others;
         let Some(mut found) = patterns::enumerate(
-            &relaxation,
+            relaxation,
             level,
             slots.free_allowed,
             lambda,
             threshold,
             PATTERN_LIMIT,
         ) else {
-            unresolved = unresolved.max(bound);
-            continue;
+            self.unresolved = self.unresolved.max(bound);
+            return;
         };
         let free = found
             .iter()
@@ -195,43 +274,67 @@ pub(crate) fn best_configuration(
             .map(|i| found.remove(i).value)
             .unwrap_or(f64::NEG_INFINITY);
         let mut search = Search::new(
-            &relaxation,
+            relaxation,
             level,
             slots,
             lambda,
             &evaluated,
-            &tables[level],
+            table,
             found,
             free,
-            best_phi,
-            tolerance,
-            budget,
-            deadline,
+            self.best_phi,
+            self.tolerance,
+            self.budget,
+            self.deadline,
         );
-        search.non_empty = non_empty;
-        search.scans = scans_left;
+        search.non_empty = self.non_empty;
+        search.scans = self.scans_left;
         search.run();
-        budget = search.budget;
-        scans_left = search.scans;
+        self.budget = search.budget;
+        self.scans_left = search.scans;
         if search.exhausted {
-            unresolved = unresolved.max(bound);
+            self.unresolved = self.unresolved.max(bound);
         }
         if let Some(best) = search.best.take() {
-            best_phi = search.best_phi;
-            best_slots = search.slots(&best);
+            self.best_phi = search.best_phi;
+            self.best_slots = search.slots(&best);
         }
     }
-    let upper = best_phi.max(unresolved);
-    let lower_bound = (empty - upper).min(empty - best_phi - tolerance);
-    Searched {
-        slots: best_slots,
-        lower_bound: if non_empty {
-            lower_bound
+}
+
+/// Per pattern, `Σ π'⁺` of its scarce tasks; and `Σ u_s·(π'_s)⁺` over the scarce items,
+/// what they can add at most (reduced profits `π'` at `lambda`).
+fn scarce_profits(items: &[Item], lambda: Multipliers, patterns: &[Pattern]) -> (Vec<f64>, f64) {
+    let scarce_profit = |i: usize| {
+        if items[i].scarce {
+            lambda.reduced(&items[i]).max(0.0)
         } else {
-            lower_bound.min(0.0)
-        },
-        proven: unresolved == f64::NEG_INFINITY,
+            0.0
+        }
+    };
+    let scarce_in = patterns
+        .iter()
+        .map(|p| {
+            p.items
+                .iter()
+                .map(|&(i, n)| f64::from(n) * scarce_profit(i))
+                .sum()
+        })
+        .collect();
+    let scarce_left = (0..items.len())
+        .map(|i| f64::from(items[i].most) * scarce_profit(i))
+        .sum();
+    (scarce_in, scarce_left)
+}
+
+/// `Σ u_s·(π'_s)⁺` over the CPU-only items `cpu_only[k..]`, for every `k`.
+fn cpu_only_rest(items: &[Item], cpu_only: &[usize], lambda: Multipliers) -> Vec<f64> {
+    let mut rest = vec![0.0; cpu_only.len() + 1];
+    for k in (0..cpu_only.len()).rev() {
+        let item = &items[cpu_only[k]];
+        rest[k] = rest[k + 1] + f64::from(item.most) * lambda.reduced(item).max(0.0);
     }
+    rest
 }
 
 /// A configuration the search found: tasks outside patterns and the patterns given to
@@ -312,25 +415,7 @@ impl<'a> Search<'a> {
         deadline: Option<Instant>,
     ) -> Search<'a> {
         let items = relaxation.items;
-        let scarce_profit = |i: usize| {
-            if items[i].scarce {
-                lambda.reduced(&items[i]).max(0.0)
-            } else {
-                0.0
-            }
-        };
-        let scarce_in = patterns
-            .iter()
-            .map(|p| {
-                p.items
-                    .iter()
-                    .map(|&(i, n)| f64::from(n) * scarce_profit(i))
-                    .sum()
-            })
-            .collect();
-        let scarce_left = (0..items.len())
-            .map(|i| f64::from(items[i].most) * scarce_profit(i))
-            .sum();
+        let (scarce_in, scarce_left) = scarce_profits(items, lambda, &patterns);
         let mut suffix_best = vec![free_value; patterns.len() + 1];
         for i in (0..patterns.len()).rev() {
             suffix_best[i] = suffix_best[i + 1].max(patterns[i].value);
@@ -341,12 +426,7 @@ impl<'a> Search<'a> {
         let multi: Vec<usize> = (0..items.len())
             .filter(|&i| matches!(items[i].kind, ItemKind::Whole(k) if k >= 2))
             .collect();
-        let mut cpu_only_rest = vec![0.0; cpu_only.len() + 1];
-        for k in (0..cpu_only.len()).rev() {
-            let item = &items[cpu_only[k]];
-            cpu_only_rest[k] =
-                cpu_only_rest[k + 1] + f64::from(item.most) * lambda.reduced(item).max(0.0);
-        }
+        let cpu_only_rest = cpu_only_rest(items, &cpu_only, lambda);
         let at = &relaxation.value.levels[level];
         let cpu_cap = at.cpu_used_at_most;
         Search {

@@ -54,7 +54,7 @@ pub(crate) struct NodeValue {
     /// Levels, CPU allowed ascending.
     pub levels: Vec<Level>,
     /// A device at work costs a fixed amount whatever its load (power): the search splits
-    /// by the number of devices at work (see [`super::dual::Slots`]).
+    /// by the number of devices at work (the pricing search's `Slots`).
     pub busy_is_fixed: bool,
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::cg::column::Column;
+use crate::cg::column::{Column, TypeCluster};
 use crate::solve::Objective;
 use gapbench_model::{
     check_placements, Cluster, ClusterState, CpuPowerProfile, GpuModel, NodeType, Placement, Task,
@@ -147,7 +147,7 @@ proptest! {
             Objective::Alloc => prices[s] + milli(s),
             Objective::Power => prices[s],
         };
-        let searched = best_configuration(&types[0], &types[0].value, &shapes, profit, None, None, scans, false);
+        let searched = best_configuration(types[0].node_type(), &types[0].value, &shapes, profit, None, None, scans, false);
         let optimum = brute_force(&types[0], objective, &typical, &tasks, &prices, &shapes);
         prop_assert!(searched.lower_bound <= optimum + 1e-6, "bound {} > optimum {optimum}", searched.lower_bound);
         let slots = &searched.slots;
@@ -183,7 +183,7 @@ fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
     // F(empty) = 0; with the share, F = 0 as well (500 left, the pod fits): any positive
     // price makes the share worth placing, at reduced cost −price.
     let searched = best_configuration(
-        &types[0],
+        types[0].node_type(),
         &value,
         &shapes,
         |_| 10.0 + 500.0,
@@ -203,7 +203,7 @@ fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
     let tasks = tasks_of(&[(12000, 1, 500)], "t");
     let shapes = Shapes::group(&tasks, 0..1).unwrap();
     let searched = best_configuration(
-        &types[0],
+        types[0].node_type(),
         &value,
         &shapes,
         |_| 10.0 + 500.0,
