@@ -67,79 +67,11 @@ pub fn perf(env: &[(String, String)], root: &Path, save: bool) -> Result<()> {
     let baseline_path = root.join("results/perf-baseline.json");
     append_history(&root.join("results/perf-history.csv"), &costs)?;
     if save {
-        let benchmarks: serde_json::Map<String, Value> = costs
-            .iter()
-            .map(|(id, cost)| {
-                let entry = json!({
-                    "estimated_cycles": cost.estimated_cycles,
-                    "instructions": cost.instructions,
-                });
-                (id.clone(), entry)
-            })
-            .collect();
-        let document = json!({
-            "toolchain": { "rustc": rustc, "valgrind": valgrind },
-            "benchmarks": benchmarks,
-        });
-        write_atomic(
-            &baseline_path,
-            &(serde_json::to_string_pretty(&document)? + "\n"),
-        )?;
-        println!(
-            "saved {} benchmarks to results/perf-baseline.json",
-            costs.len()
-        );
-        return Ok(());
+        return save_baseline(&baseline_path, &costs, &rustc, &valgrind);
     }
 
     let baseline = read_baseline(&baseline_path, &rustc, &valgrind)?;
-    println!(
-        "{:<28} {:>16} {:>16} {:>8}",
-        "benchmark", "estimated cycles", "baseline", "change"
-    );
-    let mut regressions = Vec::new();
-    for (id, cost) in &costs {
-        let now = cost.estimated_cycles;
-        match baseline.get(id) {
-            None => println!("{id:<28} {now:>16} {:>16} {:>8}", "new", ""),
-            Some(&base) => {
-                let change = now as f64 / base as f64 - 1.0;
-                let flag = if change > TOLERANCE {
-                    regressions.push((id, change, &cost.dump));
-                    "  REGRESSION"
-                } else {
-                    ""
-                };
-                println!(
-                    "{id:<28} {now:>16} {base:>16} {:>+7.1}%{flag}",
-                    100.0 * change
-                );
-            }
-        }
-    }
-    for id in baseline.keys().filter(|id| !costs.contains_key(*id)) {
-        println!("{id:<28} {:>16} (no longer measured)", "—");
-    }
-    if !regressions.is_empty() {
-        println!("where the cost is: `callgrind_annotate FILE` (or KCachegrind) on");
-        for (id, _, dump) in &regressions {
-            println!("  {id:<26} {}", dump.display());
-        }
-        let list: Vec<String> = regressions
-            .iter()
-            .map(|(id, change, _)| format!("{id} ({:+.1} %)", 100.0 * change))
-            .collect();
-        bail!(
-            "performance regressions over {:.0} %: {}",
-            100.0 * TOLERANCE,
-            list.join(", ")
-        );
-    }
-    println!(
-        "no benchmark costs more than {:.0} % over its baseline",
-        100.0 * TOLERANCE
-    );
-    Ok(())
+    compare_with_baseline(&costs, &baseline)
 }
 
 /// Builds `perf-probe` (release profile, like everything else) and returns its path.
@@ -340,4 +272,91 @@ mod tests {
     fn a_dump_without_totals_is_an_error() {
         assert!(parse_dump("events: Ir\n", Path::new("callgrind.out.1")).is_err());
     }
+}
+
+/// Writes the counted costs as the new baseline (`--save`).
+fn save_baseline(
+    baseline_path: &Path,
+    costs: &BTreeMap<String, Cost>,
+    rustc: &str,
+    valgrind: &str,
+) -> Result<()> {
+    let benchmarks: serde_json::Map<String, Value> = costs
+        .iter()
+        .map(|(id, cost)| {
+            let entry = json!({
+                "estimated_cycles": cost.estimated_cycles,
+                "instructions": cost.instructions,
+            });
+            (id.clone(), entry)
+        })
+        .collect();
+    let document = json!({
+        "toolchain": { "rustc": rustc, "valgrind": valgrind },
+        "benchmarks": benchmarks,
+    });
+    write_atomic(
+        &baseline_path,
+        &(serde_json::to_string_pretty(&document)? + "\n"),
+    )?;
+    println!(
+        "saved {} benchmarks to results/perf-baseline.json",
+        costs.len()
+    );
+    Ok(())
+}
+
+/// Prints each benchmark's cost against its baseline; an error naming every regression
+/// over the tolerance (and where its callgrind dump is).
+fn compare_with_baseline(
+    costs: &BTreeMap<String, Cost>,
+    baseline: &BTreeMap<String, u64>,
+) -> Result<()> {
+    println!(
+        "{:<28} {:>16} {:>16} {:>8}",
+        "benchmark", "estimated cycles", "baseline", "change"
+    );
+    let mut regressions = Vec::new();
+    for (id, cost) in costs {
+        let now = cost.estimated_cycles;
+        match baseline.get(id) {
+            None => println!("{id:<28} {now:>16} {:>16} {:>8}", "new", ""),
+            Some(&base) => {
+                let change = now as f64 / base as f64 - 1.0;
+                let flag = if change > TOLERANCE {
+                    regressions.push((id, change, &cost.dump));
+                    "  REGRESSION"
+                } else {
+                    ""
+                };
+                println!(
+                    "{id:<28} {now:>16} {base:>16} {:>+7.1}%{flag}",
+                    100.0 * change
+                );
+            }
+        }
+    }
+    for id in baseline.keys().filter(|id| !costs.contains_key(*id)) {
+        println!("{id:<28} {:>16} (no longer measured)", "—");
+    }
+    if !regressions.is_empty() {
+        println!("where the cost is: `callgrind_annotate FILE` (or KCachegrind) on");
+        for (id, _, dump) in &regressions {
+            println!("  {id:<26} {}", dump.display());
+        }
+        let list: Vec<String> = regressions
+            .iter()
+            .map(|(id, change, _)| format!("{id} ({:+.1} %)", 100.0 * change))
+            .collect();
+        bail!(
+            "performance regressions over {:.0} %: {}",
+            100.0 * TOLERANCE,
+            list.join(", ")
+        );
+    }
+    println!(
+        "no benchmark costs more than {:.0} % over its baseline",
+        100.0 * TOLERANCE
+    );
+    Ok(())
 }

@@ -358,7 +358,7 @@ fn crate_sources() -> Vec<(String, PathBuf)> {
 /// of its own submodules' items is their facade and counts for nothing. Stricter than a
 /// per-line regex: grouped `use` trees count, comments and doc links do not.
 #[test]
-#[ignore = "enabled when #35's branches merge"]
+
 fn no_import_circle_between_the_files_of_a_crate() {
     let mut problems = Vec::new();
     for (name, src) in crate_sources() {
@@ -405,7 +405,7 @@ fn long_functions() -> Vec<(String, String, usize)> {
 /// is not listed at its length fails, whether it grew, is new, or shrank (then the list is
 /// updated, so it never allows more than the code has).
 #[test]
-#[ignore = "enabled when #35's branches merge"]
+
 fn long_functions_only_shrink() {
     // Per file and name (a file may hold two functions of one name), the listed lengths.
     let mut listed: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
@@ -465,7 +465,7 @@ fn long_functions_only_shrink() {
 /// that basename somewhere ([`exists_under`], which the test above still accepts), so a
 /// module moved to another folder, or named by its basename alone, is caught.
 #[test]
-#[ignore = "enabled when #35's branches merge (ARCHITECTURE.md's rewrite names each path in full)"]
+
 fn the_code_map_names_every_path_exactly() {
     let root = workspace_root();
     let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
