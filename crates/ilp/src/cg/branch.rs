@@ -35,7 +35,7 @@ use highs::{Col, ColProblem, HighsModelStatus, Model, Row, Sense};
 use super::column::{Added, Column, ColumnPool};
 use super::incumbent::Incumbent;
 use super::integer::{expand, solve_integer_master};
-use super::{CgStats, Problem};
+use super::problem::{CgStats, Problem};
 use crate::model::Demand;
 use crate::snapshot::check_assignment;
 use crate::solve::relative_gap;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::bound::{lagrangian_bound, project, Smoothing};
 use super::column::{Added, Column, ColumnPool};
 use super::master::Master;
-use super::{CgStats, Problem};
+use super::problem::{CgStats, Problem};
 use crate::solve::relative_gap;
 
 /// Greedy-priced iterations in a row before the exact pricing runs anyway.

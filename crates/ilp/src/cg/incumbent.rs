@@ -13,7 +13,7 @@ use super::column::ColumnPool;
 use super::dive::Dive;
 use super::generate::SEEDS_PER_TYPE;
 use super::integer::{expand, round_and_repair, solution_cost, solve_integer_master, Repair};
-use super::{CgStats, Problem, Rounding};
+use super::problem::{CgStats, Problem, Rounding};
 use crate::snapshot::check_assignment;
 use crate::solve::Objective;
 

@@ -28,6 +28,7 @@ mod master;
 mod pattern_pricing;
 mod pricing;
 mod pricing_case;
+mod problem;
 
 use std::time::Instant;
 
@@ -36,74 +37,22 @@ const RESUMED_PRICING_MIN_S: f64 = 0.5;
 /// The least time left after a converged column generation for which branching starts.
 const BRANCH_MIN_S: f64 = 0.2;
 
-use gapbench_model::Placement;
 
 pub use self::carry::ColumnCarry;
 pub use self::front::{column_generation_front, PowerFragFront};
 pub use self::pricing_case::{PricingCase, PricingOutcome};
+use self::problem::Problem;
+pub use self::problem::CgStats;
 
 use self::column::{heuristic_columns, ColumnPool, TypeCluster};
 use self::generate::{add_columns, generate};
 use self::incumbent::{find_incumbent, finish_reserve_s, pricing_share, Incumbent};
 use self::master::Master;
-use self::pricing::PricingContext;
-use crate::eval::{alloc_gpu_milli, frag_milli, power_watts, state_of};
+use crate::eval::{power_watts, state_of};
 use crate::model::Demand;
 use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
 use crate::solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
-
-/// How a column-generation solve went.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CgStats {
-    /// Master solves (each followed by pricing every node type).
-    pub iterations: usize,
-    /// Of `iterations`: those whose greedy pricing found nothing, so every node type was
-    /// priced exactly (what `SolveOptions::max_pricing_rounds` caps).
-    pub exact_rounds: usize,
-    /// Columns generated, the heuristic's configurations included.
-    pub columns: usize,
-    /// The heuristic's distinct configurations (the initial pool).
-    pub initial_columns: usize,
-    /// Configurations carried from an earlier checkpoint that fit this one.
-    pub carried_columns: usize,
-    /// The last restricted master LP value (constant included).
-    pub lp_value: f64,
-    /// The best Lagrangian bound (before rounding).
-    pub lagrangian_bound: f64,
-    /// Pricing proved the master LP optimal (no improving column).
-    pub converged: bool,
-    pub pricing_seconds: f64,
-    /// Of `pricing_seconds`: master LP solves, greedy pricing, exact pricing rounds.
-    pub master_seconds: f64,
-    pub greedy_seconds: f64,
-    pub exact_seconds: f64,
-    pub integer_seconds: f64,
-    /// Branch and price after a converged LP ([`branch`]): tree nodes solved, and time.
-    pub branch_nodes: usize,
-    pub branch_seconds: f64,
-    /// Dive steps at which no fixing worked with the step's floors (then undone), and
-    /// steps the dive undid because none worked without them either ([`dive`]).
-    pub dive_floors_undone: usize,
-    pub dive_backtracks: usize,
-    /// The dive reached an integer solution (false also when it did not run).
-    pub dive_integral: bool,
-    /// The best rounding of the LP (`None`: every repair failed).
-    pub rounding: Option<Rounding>,
-    /// The objective's value of the integer master's solution, if it returned one.
-    pub integer_master_value: Option<f64>,
-}
-
-/// A rounded and repaired LP solution.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rounding {
-    /// The share of the LP's nodes it kept.
-    pub keep: f64,
-    /// Rounded after diving, or straight from the LP.
-    pub dived: bool,
-    /// The objective's value of its placement.
-    pub value: f64,
-}
 
 /// Solves `objective` on `snapshot` by column generation (the report reads like any
 /// other solve's: status, incumbent, bound, gap, placement), with the figures of the run,
@@ -123,51 +72,6 @@ pub fn column_generation_carrying(
             SolveReport::error(objective, message, clock.elapsed().as_secs_f64()),
             stats,
         ),
-    }
-}
-
-/// One solve's inputs, fixed for its whole run.
-pub(crate) struct Problem<'a> {
-    pub snapshot: &'a Snapshot<'a>,
-    pub objective: Objective,
-    pub options: &'a SolveOptions,
-    /// Started with the solve: every deadline is measured from it.
-    pub clock: Instant,
-    /// `N_τ` per type and `count_s` per shape: the master's right-hand sides.
-    pub type_nodes: Vec<usize>,
-    pub shape_counts: Vec<usize>,
-    pub demand: Demand,
-    /// Minimisation inside: `−1` for allocation (the master minimises `−allocated`).
-    pub sign: f64,
-    /// `C₀`, the empty cluster's cost (columns cost relative to the empty node).
-    pub constant: f64,
-    /// For fragmentation, the weight of power in the cost `F + w·P` (see
-    /// [`TypeCluster::watts_weight`]); 0 otherwise.
-    pub watts_weight: f64,
-    /// The objective's value of the heuristic's own placement.
-    pub heuristic_value: f64,
-    /// The node types and shapes live here, shared with pricing.
-    pub context: PricingContext<'a>,
-}
-
-impl Problem<'_> {
-    /// The objective's value of a full placement, by the model crate's ruler.
-    fn evaluate(&self, placement: &[Option<Placement>]) -> f64 {
-        let snapshot = self.snapshot;
-        let state = || state_of(snapshot.cluster, snapshot.tasks, placement);
-        match self.objective {
-            Objective::Power => power_watts(snapshot.cluster, &state()) as f64,
-            Objective::Alloc => alloc_gpu_milli(snapshot.tasks, placement) as f64,
-            Objective::Frag => {
-                let state = state();
-                let fragment = frag_milli(snapshot.cluster, snapshot.typical, &state);
-                if self.watts_weight > 0.0 {
-                    fragment + self.watts_weight * power_watts(snapshot.cluster, &state) as f64
-                } else {
-                    fragment
-                }
-            }
-        }
     }
 }
 
@@ -251,42 +155,6 @@ fn inputs(
     let shapes = snapshot.checked_shapes(options, indices)?;
     let types = TypeCluster::of(snapshot.cluster, objective, snapshot.typical, watts_weight)?;
     Ok((shapes, types, demand))
-}
-
-impl<'a> Problem<'a> {
-    fn new(
-        snapshot: &'a Snapshot<'a>,
-        objective: Objective,
-        options: &'a SolveOptions,
-        clock: &Instant,
-        types: &'a [TypeCluster],
-        shapes: &'a Shapes,
-        demand: Demand,
-    ) -> Self {
-        let mut problem = Problem {
-            snapshot,
-            objective,
-            options,
-            clock: *clock,
-            type_nodes: types.iter().map(|t| t.nodes).collect(),
-            shape_counts: shapes.shapes.iter().map(|s| s.count()).collect(),
-            demand,
-            sign: if objective.maximise() { -1.0 } else { 1.0 },
-            constant: types.iter().map(|t| t.nodes as f64 * t.empty_cost).sum(),
-            watts_weight: types.first().map_or(0.0, |t| t.watts_weight),
-            heuristic_value: 0.0,
-            context: PricingContext {
-                objective,
-                shapes,
-                tasks: snapshot.tasks,
-                typical: snapshot.typical,
-                types,
-                typical_probability: snapshot.typical.pods.iter().map(|p| p.probability).sum(),
-            },
-        };
-        problem.heuristic_value = problem.evaluate(&snapshot.heuristic);
-        problem
-    }
 }
 
 /// The pool, the master over it and the heuristic's `(column, nodes)` uses.

@@ -16,6 +16,13 @@ use crate::shapes::Shapes;
 use crate::snapshot::{check_assignment, Snapshot};
 use crate::solve::Objective;
 
+/// One proven line `F + watts_weight·P ≥ bound` over every placement of the snapshot.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Line {
+    pub(super) watts_weight: f64,
+    pub(super) bound: f64,
+}
+
 /// A checked placement with its measured power (W) and fragmentation (milli-GPU).
 #[derive(Debug, Clone)]
 pub(super) struct Measured {

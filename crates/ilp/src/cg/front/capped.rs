@@ -35,10 +35,9 @@ use super::super::master::Master;
 use super::super::pricing::PricingContext;
 use super::super::ColumnCarry;
 use super::cap_context::{
-    add_capped_columns, greedy_columns, Capped, Measured, NodesPerColumn, Priced,
+    add_capped_columns, greedy_columns, Capped, Line, Measured, NodesPerColumn, Priced,
 };
 use super::cap_integer::{integer_master_under_cap, integer_phase, CapTarget, IntegerUnderCap};
-use super::Line;
 use crate::model::Demand;
 use crate::snapshot::Snapshot;
 use crate::solve::{Objective, SolveOptions};

@@ -42,7 +42,7 @@ mod tests;
 
 use gapbench_model::Placement;
 
-use self::cap_context::Measured;
+use self::cap_context::{Line, Measured};
 use self::capped::solve_under_cap;
 use self::staircase::{Staircase, FRAG_TOLERANCE_MILLI};
 use self::walk::{relink_from, walk_from, Toward};
@@ -63,13 +63,6 @@ pub struct PowerFragFront {
     /// least-fragmentation one (the least power of those).
     pub least_power: Vec<Option<Placement>>,
     pub least_frag: Vec<Option<Placement>>,
-}
-
-/// One proven line `F + watts_weight·P ≥ bound` over every placement of the snapshot.
-#[derive(Debug, Clone, Copy)]
-struct Line {
-    watts_weight: f64,
-    bound: f64,
 }
 
 /// A placement found, with where it came from.

@@ -21,7 +21,7 @@
 
 use gapbench_model::Placement;
 
-use super::{admission_key, over_allowance, ratio, Allowance, Round, Step};
+use super::round::{admission_key, over_allowance, ratio, Allowance, Round, Step};
 
 /// A candidate step the greedy computed: job slot, from and to options, and its ratio
 /// (`None`: it would not shorten the job, so it was never pushed).
