@@ -12,9 +12,9 @@ use gapbench_results::{
     BUDGET_POINTS_CSV, BUDGET_TIMELINE_CSV,
 };
 
+use super::names::file_safe;
 use super::pareto::{FrontMarker, FrontSeries, ParetoFigure, FRONT_COLOURS};
 use super::timelines::{TimelineFigure, TimelinePanel};
-use super::{file_safe, Figure};
 use crate::draw::*;
 
 /// The label of the grid's carbon intensity in the timeline legend.
@@ -87,18 +87,30 @@ pub(crate) fn spend(point: &BudgetPointRow) -> Option<f64> {
     }
 }
 
+/// One figure of a budget study: its JCT against the budget, or its power and grid
+/// timeline.
+pub(crate) enum BudgetFigure {
+    Jct(ParetoFigure),
+    Timeline(TimelineFigure),
+}
+
+/// Per study (setup and budget kind), its JCT figure then its timeline figure, each when
+/// the tables hold its data.
 pub(crate) fn budget_figures(
     tables: &BudgetTables,
     palette: &Palette,
-) -> Result<Vec<(String, Figure)>> {
+) -> Result<Vec<(String, BudgetFigure)>> {
     let mut figures = Vec::new();
     for (setup, kind) in tables.studies() {
         let stem = format!("{}_{}", file_safe(&setup), file_safe(&kind));
         if let Some(figure) = jct_figure(tables, &setup, &kind, palette)? {
-            figures.push((format!("budget_jct_{stem}"), Figure::Pareto(figure)));
+            figures.push((format!("budget_jct_{stem}"), BudgetFigure::Jct(figure)));
         }
         if let Some(figure) = timeline_figure(tables, &setup, &kind, palette)? {
-            figures.push((format!("budget_timeline_{stem}"), Figure::Timeline(figure)));
+            figures.push((
+                format!("budget_timeline_{stem}"),
+                BudgetFigure::Timeline(figure),
+            ));
         }
     }
     Ok(figures)

@@ -9,7 +9,6 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::replay_data::{Panel, PolicyMeans};
-use super::Figure;
 use crate::draw::Palette;
 use crate::draw::*;
 
@@ -35,7 +34,7 @@ pub(crate) struct BarsPanel {
 pub(crate) fn eaco_bar_figures(
     panels: &[(Panel, Vec<PolicyMeans>)],
     palette: &Palette,
-) -> Result<Vec<(String, Figure)>> {
+) -> Result<Vec<(String, EacoBarsFigure)>> {
     let mut drawn = Vec::new();
     let mut seeds = BTreeSet::new();
     for (panel, policies) in panels
@@ -100,7 +99,7 @@ pub(crate) fn eaco_bar_figures(
     let height = HEADER_PX + (rows as u32 * panel_h).max(legend_height_px(&legend));
     Ok(vec![(
         "replay_eaco_energy_runtime_vs_fifo".to_string(),
-        Figure::Bars(EacoBarsFigure {
+        EacoBarsFigure {
             size_px: (width, height),
             title,
             subtitle,
@@ -108,7 +107,7 @@ pub(crate) fn eaco_bar_figures(
             panels: drawn,
             legend,
             legend_width_px,
-        }),
+        },
     )])
 }
 

@@ -12,7 +12,6 @@ use plotters::style::RGBColor;
 
 use super::pareto::{FrontMarker, FrontSeries, ParetoFigure};
 use super::replay_data::{Panel, PolicyMeans};
-use super::Figure;
 use crate::draw::*;
 use crate::eaco::{tradeoff_points, EacoBounds, TradeoffPoint, PAPER_POINT};
 
@@ -44,7 +43,7 @@ fn frontier(points: &[&TradeoffPoint]) -> Vec<(f64, f64)> {
 pub(crate) fn eaco_tradeoff_figures(
     dir: &Path,
     panels: &[(Panel, Vec<PolicyMeans>)],
-) -> Result<Vec<(String, Figure)>> {
+) -> Result<Vec<(String, ParetoFigure)>> {
     let bounds = EacoBounds::read(dir)?;
     let eaco_panels: Vec<&(Panel, Vec<PolicyMeans>)> =
         panels.iter().filter(|(p, _)| p.is_eaco()).collect();
@@ -58,7 +57,7 @@ pub(crate) fn eaco_tradeoff_figures(
         }
         figures.push((
             format!("eaco_tradeoff_{idle}"),
-            Figure::Pareto(tradeoff_figure(idle, &mine)?),
+            tradeoff_figure(idle, &mine)?,
         ));
     }
     Ok(figures)

@@ -6,15 +6,15 @@ use std::collections::BTreeSet;
 
 use anyhow::Result;
 
+use super::names::file_safe;
 use super::pareto::ParetoFigure;
 use super::replay_data::{Panel, PolicyMeans};
-use super::{file_safe, Figure};
 use crate::draw::*;
 
 pub(crate) fn energy_jct_figures(
     panels: &[(Panel, Vec<PolicyMeans>)],
     palette: &Palette,
-) -> Result<Vec<(String, Figure)>> {
+) -> Result<Vec<(String, ParetoFigure)>> {
     let mut figures = Vec::new();
     for (panel, policies) in panels {
         let mut stem = format!(
@@ -29,7 +29,7 @@ pub(crate) fn energy_jct_figures(
             ));
         }
         let figure = energy_jct_figure(panel, policies, palette)?;
-        figures.push((stem, Figure::Pareto(figure)));
+        figures.push((stem, figure));
     }
     Ok(figures)
 }

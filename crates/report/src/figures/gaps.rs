@@ -19,7 +19,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::gap_data::{
     status_legend, BarStatus, Checkpoint, GapCase, GapTable, NoGap, Unbounded, UpperEnd,
 };
-use super::{file_safe, seeds_phrase, Figure};
+use super::names::{file_safe, seeds_phrase};
 use crate::cluster_size::{thousands, ClusterSizes};
 use crate::draw::Palette;
 use crate::draw::*;
@@ -100,7 +100,7 @@ pub(crate) fn gap_figures(
     gaps: &GapTable,
     sizes: &ClusterSizes,
     palette: &Palette,
-) -> Result<Vec<(String, Figure)>> {
+) -> Result<Vec<(String, GapsFigure)>> {
     let mut by_key: BTreeMap<(&str, usize, Objective), Vec<&GapCase>> = BTreeMap::new();
     for row in &gaps.rows {
         by_key
@@ -121,7 +121,7 @@ pub(crate) fn gap_figures(
         let size = sizes.describe(trace, nodes);
         let figure = gaps_figure(trace, &size, objective, rows, palette)?;
         let stem = format!("gaps_{}_{nodes}n_{}", file_safe(trace), objective.name());
-        figures.push((stem, Figure::Gaps(figure)));
+        figures.push((stem, figure));
     }
     Ok(figures)
 }

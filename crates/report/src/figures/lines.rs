@@ -10,7 +10,7 @@ use plotters::prelude::*;
 
 use super::line_metric::LineMetric;
 use super::mean_grid::{MeanGrid, MeanPoint, TraceCurves};
-use super::{file_safe, seeds_phrase, Figure};
+use super::names::{file_safe, seeds_phrase};
 use crate::draw::Palette;
 use crate::draw::*;
 
@@ -93,7 +93,10 @@ fn panel_size_px(cols: usize) -> (u32, u32) {
 }
 
 /// Every line figure of every family (traces grouped by family, in natural order).
-pub(crate) fn family_figures(grid: &MeanGrid, palette: &Palette) -> Result<Vec<(String, Figure)>> {
+pub(crate) fn family_figures(
+    grid: &MeanGrid,
+    palette: &Palette,
+) -> Result<Vec<(String, LinesFigure)>> {
     let mut families: BTreeMap<&str, Vec<(&String, &TraceCurves)>> = BTreeMap::new();
     for (trace, curves) in &grid.traces {
         families
@@ -106,7 +109,7 @@ pub(crate) fn family_figures(grid: &MeanGrid, palette: &Palette) -> Result<Vec<(
         traces.sort_by(|a, b| natural_cmp(a.0, b.0));
         for metric in METRICS {
             if let Some(figure) = line_figure(family, &traces, metric, palette)? {
-                figures.push((metric.stem(&file_safe(family)), Figure::Lines(figure)));
+                figures.push((metric.stem(&file_safe(family)), figure));
             }
         }
     }

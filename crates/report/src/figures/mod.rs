@@ -1,9 +1,10 @@
 //! Every figure family, one module each, and [`draw_all`], which draws all that a results
 //! folder's CSVs support. A new family (frontiers…) is a new module here that returns
-//! `(stem, Figure)` pairs, and a variant of [`Figure`]. Time mode: `timelines` (power and
-//! active nodes over time), `energy_jct` (energy vs mean JCT), `eaco_bars` (EaCO's
-//! normalised bars), `eaco_tradeoff` (EaCO's energy vs run time over σ against the bound's
-//! frontier), read by `replay_data`.
+//! `(stem, its own figure type)` pairs, and a variant of [`Figure`] with a `From` for it
+//! (the families never use this module's items, so no import runs back up; what they share
+//! sits in `names`). Time mode: `timelines` (power and active nodes over time), `energy_jct`
+//! (energy vs mean JCT), `eaco_bars` (EaCO's normalised bars), `eaco_tradeoff` (EaCO's
+//! energy vs run time over σ against the bound's frontier), read by `replay_data`.
 
 pub(crate) mod allocation;
 pub(crate) mod budget;
@@ -16,6 +17,7 @@ pub(crate) mod gaps;
 pub(crate) mod line_metric;
 pub(crate) mod lines;
 pub(crate) mod mean_grid;
+pub(crate) mod names;
 pub(crate) mod pareto;
 pub(crate) mod pareto_data;
 pub(crate) mod power;
@@ -37,6 +39,7 @@ use plotters::prelude::*;
 
 use crate::cluster_size::ClusterSizes;
 use crate::draw::{ensure_fonts, Palette, TextMode};
+use budget::BudgetFigure;
 use eaco_bars::EacoBarsFigure;
 use gaps::GapsFigure;
 use lines::LinesFigure;
@@ -139,77 +142,116 @@ pub(crate) fn plan_figures_with(
     results_dir: &Path,
     matrix: Option<&MatrixDescription>,
 ) -> Result<FigurePlan> {
-    let grid = mean_grid::MeanGrid::read(&results_dir.join(MEAN_GRID_CSV))?;
-    let gaps = gap_data::read_gaps(&results_dir.join(GAPS_CSV))?;
-    let pareto = pareto_data::read_pareto(&results_dir.join(PARETO_CSV))?;
-    let replay_runs = replay_data::read_replay_runs(&results_dir.join(REPLAY_RUNS_CSV))?;
-    let replay_timeline =
-        replay_data::read_replay_timeline(&results_dir.join(REPLAY_TIMELINE_CSV))?;
-    let budgets = budget::BudgetTables::read(results_dir)?;
-
-    let mut names: BTreeSet<String> = BTreeSet::new();
-    if let Some(grid) = &grid {
-        for trace in grid.traces.values() {
-            names.extend(trace.policies.keys().cloned());
-        }
-    }
-    names.extend(
-        gaps.iter()
-            .flat_map(|g| g.rows.iter().map(|r| r.policy.clone())),
-    );
-    names.extend(pareto.iter().flat_map(|p| {
-        p.rows
-            .iter()
-            .filter(|r| r.kind == PointKind::Policy)
-            .map(|r| r.label.clone())
-    }));
-    names.extend(replay_runs.iter().flat_map(|r| {
-        r.panels
-            .iter()
-            .flat_map(|(_, policies)| policies.iter().map(|p| p.policy.clone()))
-    }));
-    if let Some(budgets) = &budgets {
-        names.extend(budgets.names());
-    }
-    let palette = Palette::new(&names);
-    let mut sizes =
-        ClusterSizes::new(matrix.and_then(|m| m.spec.gaps.as_ref().and_then(|g| g.sample_nodes)));
-    for row in gaps.iter().flat_map(|g| &g.rows) {
-        sizes.saw(&row.trace, row.nodes);
-    }
-    for row in pareto.iter().flat_map(|p| &p.rows) {
-        if let Some(nodes) = row.nodes {
-            sizes.saw(&row.trace, nodes);
-        }
-    }
+    let tables = Tables::read(results_dir)?;
+    let palette = Palette::new(&tables.policy_names());
+    let sizes = tables.cluster_sizes(matrix);
 
     // Layout measures text, so the font is needed before any figure is planned.
     ensure_fonts()?;
     let mut figures: Vec<(String, Figure)> = Vec::new();
-    if let Some(grid) = &grid {
-        figures.extend(lines::family_figures(grid, &palette)?);
+    if let Some(grid) = &tables.grid {
+        figures.extend(wrapped(lines::family_figures(grid, &palette)?));
     }
-    if let Some(gaps) = &gaps {
-        figures.extend(gaps::gap_figures(gaps, &sizes, &palette)?);
+    if let Some(gaps) = &tables.gaps {
+        figures.extend(wrapped(gaps::gap_figures(gaps, &sizes, &palette)?));
     }
-    if let Some(pareto) = &pareto {
-        figures.extend(pareto::pareto_figures(pareto, &sizes, &palette)?);
+    if let Some(pareto) = &tables.pareto {
+        figures.extend(wrapped(pareto::pareto_figures(pareto, &sizes, &palette)?));
     }
-    if let Some(timeline) = &replay_timeline {
-        figures.extend(timelines::timeline_figures(timeline, &palette)?);
+    if let Some(timeline) = &tables.replay_timeline {
+        figures.extend(wrapped(timelines::timeline_figures(timeline, &palette)?));
     }
-    if let Some(runs) = &replay_runs {
-        figures.extend(energy_jct::energy_jct_figures(&runs.panels, &palette)?);
-        figures.extend(eaco_bars::eaco_bar_figures(&runs.panels, &palette)?);
-        figures.extend(eaco_tradeoff::eaco_tradeoff_figures(
+    if let Some(runs) = &tables.replay_runs {
+        figures.extend(wrapped(energy_jct::energy_jct_figures(
+            &runs.panels,
+            &palette,
+        )?));
+        figures.extend(wrapped(eaco_bars::eaco_bar_figures(
+            &runs.panels,
+            &palette,
+        )?));
+        figures.extend(wrapped(eaco_tradeoff::eaco_tradeoff_figures(
             results_dir,
             &runs.panels,
-        )?);
+        )?));
     }
-    if let Some(budgets) = &budgets {
-        figures.extend(budget::budget_figures(budgets, &palette)?);
+    if let Some(budgets) = &tables.budgets {
+        figures.extend(wrapped(budget::budget_figures(budgets, &palette)?));
     }
     Ok(FigurePlan { figures })
+}
+
+/// The CSVs of a results folder that figures draw from, each `None` when absent or empty.
+struct Tables {
+    grid: Option<mean_grid::MeanGrid>,
+    gaps: Option<gap_data::GapTable>,
+    pareto: Option<pareto_data::ParetoTable>,
+    replay_runs: Option<replay_data::ReplayRuns>,
+    replay_timeline: Option<replay_data::Timelines>,
+    budgets: Option<budget::BudgetTables>,
+}
+
+impl Tables {
+    fn read(results_dir: &Path) -> Result<Tables> {
+        Ok(Tables {
+            grid: mean_grid::MeanGrid::read(&results_dir.join(MEAN_GRID_CSV))?,
+            gaps: gap_data::read_gaps(&results_dir.join(GAPS_CSV))?,
+            pareto: pareto_data::read_pareto(&results_dir.join(PARETO_CSV))?,
+            replay_runs: replay_data::read_replay_runs(&results_dir.join(REPLAY_RUNS_CSV))?,
+            replay_timeline: replay_data::read_replay_timeline(
+                &results_dir.join(REPLAY_TIMELINE_CSV),
+            )?,
+            budgets: budget::BudgetTables::read(results_dir)?,
+        })
+    }
+
+    /// Every policy name any figure draws: one palette over them all keeps a policy's
+    /// colour the same in every figure.
+    fn policy_names(&self) -> BTreeSet<String> {
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        if let Some(grid) = &self.grid {
+            for trace in grid.traces.values() {
+                names.extend(trace.policies.keys().cloned());
+            }
+        }
+        names.extend(
+            self.gaps
+                .iter()
+                .flat_map(|g| g.rows.iter().map(|r| r.policy.clone())),
+        );
+        names.extend(self.pareto.iter().flat_map(|p| {
+            p.rows
+                .iter()
+                .filter(|r| r.kind == PointKind::Policy)
+                .map(|r| r.label.clone())
+        }));
+        names.extend(self.replay_runs.iter().flat_map(|r| {
+            r.panels
+                .iter()
+                .flat_map(|(_, policies)| policies.iter().map(|p| p.policy.clone()))
+        }));
+        if let Some(budgets) = &self.budgets {
+            names.extend(budgets.names());
+        }
+        names
+    }
+
+    /// The `(trace, nodes)` the gap and Pareto rows were solved on, and the `[gaps]`
+    /// study's sample size from `matrix.json`: what their titles call each size.
+    fn cluster_sizes(&self, matrix: Option<&MatrixDescription>) -> ClusterSizes {
+        let mut sizes = ClusterSizes::new(
+            matrix.and_then(|m| m.spec.gaps.as_ref().and_then(|g| g.sample_nodes)),
+        );
+        for row in self.gaps.iter().flat_map(|g| &g.rows) {
+            sizes.saw(&row.trace, row.nodes);
+        }
+        for row in self.pareto.iter().flat_map(|p| &p.rows) {
+            if let Some(nodes) = row.nodes {
+                sizes.saw(&row.trace, nodes);
+            }
+        }
+        sizes
+    }
 }
 
 /// Removes the figure files (`.svg`, `.png`) of `dir` not in `written`: figures of a CSV
@@ -271,6 +313,53 @@ impl Figure {
     }
 }
 
+/// A family's `(stem, figure)` pairs as [`Figure`]s, in the family's order: the families
+/// return their own figure types, so only this module knows the whole [`Figure`] enum.
+fn wrapped<F: Into<Figure>>(figures: Vec<(String, F)>) -> impl Iterator<Item = (String, Figure)> {
+    figures
+        .into_iter()
+        .map(|(stem, figure)| (stem, figure.into()))
+}
+
+impl From<LinesFigure> for Figure {
+    fn from(figure: LinesFigure) -> Self {
+        Figure::Lines(figure)
+    }
+}
+
+impl From<GapsFigure> for Figure {
+    fn from(figure: GapsFigure) -> Self {
+        Figure::Gaps(figure)
+    }
+}
+
+impl From<ParetoFigure> for Figure {
+    fn from(figure: ParetoFigure) -> Self {
+        Figure::Pareto(figure)
+    }
+}
+
+impl From<TimelineFigure> for Figure {
+    fn from(figure: TimelineFigure) -> Self {
+        Figure::Timeline(figure)
+    }
+}
+
+impl From<EacoBarsFigure> for Figure {
+    fn from(figure: EacoBarsFigure) -> Self {
+        Figure::Bars(figure)
+    }
+}
+
+impl From<BudgetFigure> for Figure {
+    fn from(figure: BudgetFigure) -> Self {
+        match figure {
+            BudgetFigure::Jct(f) => Figure::Pareto(f),
+            BudgetFigure::Timeline(f) => Figure::Timeline(f),
+        }
+    }
+}
+
 /// Writes `<stem>.svg` and `<stem>.png` into `dir` (each atomically).
 pub(crate) fn write_figure(
     dir: &Path,
@@ -309,41 +398,4 @@ pub(crate) fn write_figure(
         .with_context(|| format!("cannot move {} to {}", temp.display(), png_path.display()))?;
     written.push(png_path);
     Ok(())
-}
-
-/// The longest name piece [`file_safe`] keeps whole: a figure's file name joins a few
-/// pieces and must stay within file systems' 255 bytes.
-const FILE_PART_MAX: usize = 64;
-
-/// Keeps file names portable: letters, digits, `-`, `_` and `.`; anything else becomes `_`.
-/// A name longer than 64 characters keeps its first 55 and a hash of the whole (FNV-1a),
-/// so names that differ still differ.
-pub(crate) fn file_safe(name: &str) -> String {
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if safe.len() <= FILE_PART_MAX {
-        return safe;
-    }
-    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{}-{:08x}", &safe[..FILE_PART_MAX - 9], hash as u32)
-}
-
-/// `3 seeds`, `1 seed`, `3–10 seeds`.
-pub(crate) fn seeds_phrase(counts: &BTreeSet<u64>) -> String {
-    match (counts.first(), counts.last()) {
-        (Some(1), Some(1)) => "1 seed".to_string(),
-        (Some(a), Some(b)) if a == b => format!("{a} seeds"),
-        (Some(a), Some(b)) => format!("{a}–{b} seeds"),
-        _ => "no seeds".to_string(),
-    }
 }

@@ -12,8 +12,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::gap_data::Checkpoint;
 use super::gaps::seed_list;
+use super::names::file_safe;
 use super::pareto_data::{ParetoMark, ParetoTable};
-use super::{file_safe, Figure};
 use crate::cluster_size::ClusterSizes;
 use crate::draw::Palette;
 use crate::draw::*;
@@ -127,7 +127,7 @@ pub(crate) fn pareto_figures(
     pareto: &ParetoTable,
     sizes: &ClusterSizes,
     palette: &Palette,
-) -> Result<Vec<(String, Figure)>> {
+) -> Result<Vec<(String, ParetoFigure)>> {
     type Key<'a> = (&'a str, Option<usize>, Checkpoint);
     let mut by_key: BTreeMap<Key, Vec<&ParetoMark>> = BTreeMap::new();
     for row in &pareto.rows {
@@ -162,7 +162,7 @@ pub(crate) fn pareto_figures(
                 file_safe(trace),
                 checkpoint.file_part()
             );
-            figures.push((stem, Figure::Pareto(figure)));
+            figures.push((stem, figure));
         }
     }
     Ok(figures)

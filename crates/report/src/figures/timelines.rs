@@ -10,7 +10,6 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::replay_data::{Panel, TimelineSeries};
-use super::Figure;
 use crate::draw::Palette;
 use crate::draw::*;
 
@@ -83,7 +82,7 @@ const METRICS: [Metric; 2] = [
 pub(crate) fn timeline_figures(
     panels: &[(Panel, Vec<TimelineSeries>)],
     palette: &Palette,
-) -> Result<Vec<(String, Figure)>> {
+) -> Result<Vec<(String, TimelineFigure)>> {
     if panels.is_empty() {
         return Ok(Vec::new());
     }
@@ -95,7 +94,7 @@ pub(crate) fn timeline_figures(
             .map(|(panel, series)| timeline_panel(panel, series, metric, palette, &mut seen))
             .collect();
         let figure = timeline_figure(metric, drawn, &seen, palette)?;
-        figures.push((metric.0.to_string(), Figure::Timeline(figure)));
+        figures.push((metric.0.to_string(), figure));
     }
     Ok(figures)
 }
