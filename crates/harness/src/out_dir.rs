@@ -9,7 +9,7 @@
 //! kernel releases it when its holder exits or is killed: there is never a stale lock.
 //!
 //! While it holds the lock a command may clean the folder: it removes the temp files an
-//! interrupted atomic write left ([`OutDir::acquire`]), and the outputs of an earlier run
+//! interrupted atomic write left and a killed redraw's staging folder ([`OutDir::acquire`]), and the outputs of an earlier run
 //! that it does not write itself ([`remove_stale_seed_layout`]).
 
 use std::fs::{File, OpenOptions, TryLockError};
@@ -91,7 +91,16 @@ pub fn is_temp_file(name: &str) -> bool {
     name.starts_with('.') && (name.ends_with(".tmp") || name.ends_with(".tmp.png"))
 }
 
-/// Removes every temp file of an atomic write below `dir`; returns how many.
+/// Whether `name` is the staging folder of a redraw (`.staging-PID`,
+/// [`gapbench_report::STAGING_PREFIX`]): held by a writer of the folder, so one found by the
+/// next writer is a killed redraw's.
+pub fn is_staging_folder(name: &str) -> bool {
+    name.strip_prefix(gapbench_report::STAGING_PREFIX)
+        .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Removes every temp file of an atomic write, and every staging folder of a redraw, below
+/// `dir`; returns how many.
 fn remove_temp_files(dir: &Path) -> Result<usize> {
     let mut removed = 0;
     let mut folders = vec![dir.to_path_buf()];
@@ -101,7 +110,12 @@ fn remove_temp_files(dir: &Path) -> Result<usize> {
         for entry in entries {
             let entry = entry.with_context(|| format!("cannot list {}", folder.display()))?;
             let path = entry.path();
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && is_staging_folder(&entry.file_name().to_string_lossy()) {
+                std::fs::remove_dir_all(&path)
+                    .with_context(|| format!("cannot remove {}", path.display()))?;
+                removed += 1;
+            } else if is_dir {
                 folders.push(path);
             } else if is_temp_file(&entry.file_name().to_string_lossy()) {
                 std::fs::remove_file(&path)
@@ -185,12 +199,16 @@ mod tests {
     fn temp_files_of_interrupted_writes_are_removed_and_nothing_else() {
         let dir = temp_dir("temp");
         std::fs::create_dir_all(dir.join("cells/a")).unwrap();
+        std::fs::create_dir_all(dir.join("figures/.staging-4242")).unwrap();
+        std::fs::create_dir_all(dir.join("figures/.staging-notes")).unwrap();
         for name in [
             "cells/a/.seed-1.json.77.tmp",
             "figures.png",
             ".x.5.tmp.png",
             "keep.tmp",
             "cells/a/seed-1.json",
+            "figures/.staging-4242/power.svg",
+            "figures/.staging-notes/mine.txt",
         ] {
             std::fs::write(dir.join(name), "x").unwrap();
         }
@@ -202,12 +220,23 @@ mod tests {
             ".x.5.tmp.png",
             "keep.tmp",
             "cells/a/seed-1.json",
+            "figures/.staging-4242",
+            "figures/.staging-notes/mine.txt",
         ] {
             if dir.join(path).exists() {
                 left.push(path.to_string());
             }
         }
-        assert_eq!(left, ["figures.png", "keep.tmp", "cells/a/seed-1.json"]);
+        // A killed redraw's staging folder goes; a folder that only looks alike stays.
+        assert_eq!(
+            left,
+            [
+                "figures.png",
+                "keep.tmp",
+                "cells/a/seed-1.json",
+                "figures/.staging-notes/mine.txt"
+            ]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -28,7 +28,7 @@ use anyhow::Result;
 use gapbench_results::io::write_atomic;
 use gapbench_results::{MatrixDescription, REPORT_MD};
 
-pub use figures::{draw_all, plan_figures, FigurePlan, FIGURES_DIR};
+pub use figures::{draw_all, plan_figures, FigurePlan, FIGURES_DIR, STAGING_PREFIX};
 pub use report::write_report;
 
 /// Draws the figures, then writes `REPORT.md` (which lists them), of the results folder

@@ -37,12 +37,11 @@ const RESUMED_PRICING_MIN_S: f64 = 0.5;
 /// The least time left after a converged column generation for which branching starts.
 const BRANCH_MIN_S: f64 = 0.2;
 
-
 pub use self::carry::ColumnCarry;
 pub use self::front::{column_generation_front, PowerFragFront};
 pub use self::pricing_case::{PricingCase, PricingOutcome};
-use self::problem::Problem;
 pub use self::problem::CgStats;
+use self::problem::Problem;
 
 use self::column::{heuristic_columns, ColumnPool, TypeCluster};
 use self::generate::{add_columns, generate};

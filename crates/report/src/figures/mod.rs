@@ -49,6 +49,11 @@ use timelines::TimelineFigure;
 /// Subfolder of the results folder that receives the figures.
 pub const FIGURES_DIR: &str = "figures";
 
+/// The figures of a redraw are drawn into `figures/.staging-<pid>/`, then moved over the old
+/// ones; a redraw killed midway leaves that folder, which the next writer of the results
+/// folder removes (the harness's `out_dir`).
+pub const STAGING_PREFIX: &str = ".staging-";
+
 /// Reads the CSVs present in `results_dir` (and its `matrix.json`, when there is one) and
 /// writes every figure they support into `results_dir/figures/` (an `.svg` and a `.png`
 /// each). Returns the paths written, in a fixed order. A figure kind whose CSV is absent or
@@ -85,7 +90,7 @@ pub(crate) fn draw_plan(results_dir: &Path, plan: &FigurePlan) -> Result<Vec<Pat
         remove_stale_figures(&out_dir, &[])?;
         return Ok(Vec::new());
     }
-    let staging = out_dir.join(format!(".staging-{}", std::process::id()));
+    let staging = out_dir.join(format!("{STAGING_PREFIX}{}", std::process::id()));
     let _ = fs::remove_dir_all(&staging);
     fs::create_dir_all(&staging)
         .with_context(|| format!("cannot create folder {}", staging.display()))?;
