@@ -34,10 +34,9 @@ use highs::{Col, ColProblem, HighsModelStatus, Model, Row, Sense};
 
 use super::column::{Added, Column, ColumnPool};
 use super::incumbent::Incumbent;
-use super::integer::{expand, solve_integer_master};
+use super::integer::solve_integer_master;
 use super::problem::{CgStats, Problem};
 use crate::model::Demand;
-use crate::snapshot::check_assignment;
 use crate::solve::relative_gap;
 
 /// The artificial penalty per unit of an uncovered row, as a multiple of the dearest
@@ -218,18 +217,8 @@ fn consider(
     uses: &[(usize, u32)],
     best: &mut Incumbent,
 ) -> Result<(), String> {
-    let snapshot = problem.snapshot;
-    let placement = expand(
-        snapshot.cluster,
-        problem.context.types,
-        pool,
-        problem.context.shapes,
-        uses,
-        snapshot.tasks.len(),
-    )?;
-    check_assignment(snapshot.cluster, snapshot.tasks, &placement)
-        .map_err(|e| format!("a branch-and-price placement fails the checker: {e}"))?;
-    let value = problem.evaluate(&placement);
+    let (placement, value) =
+        problem.checked_placement(pool, uses, "a branch-and-price placement")?;
     if problem.sign * value < problem.sign * best.value {
         best.value = value;
         best.placement = placement;

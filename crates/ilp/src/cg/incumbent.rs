@@ -12,9 +12,8 @@ use super::bound::project;
 use super::column::ColumnPool;
 use super::dive::Dive;
 use super::generate::SEEDS_PER_TYPE;
-use super::integer::{expand, round_and_repair, solution_cost, solve_integer_master, Repair};
+use super::integer::{round_and_repair, solution_cost, solve_integer_master, Repair};
 use super::problem::{CgStats, Problem, Rounding};
-use crate::snapshot::check_assignment;
 use crate::solve::Objective;
 
 /// Shares of the LP's node counts the rounding keeps, tried in turn until
@@ -214,18 +213,8 @@ impl Best<'_, '_> {
     /// beats the best; returns its value.
     fn consider(&mut self, uses: &[(usize, u32)], pool: &ColumnPool) -> Result<f64, String> {
         let problem = self.problem;
-        let snapshot = problem.snapshot;
-        let placement = expand(
-            snapshot.cluster,
-            problem.context.types,
-            pool,
-            problem.context.shapes,
-            uses,
-            snapshot.tasks.len(),
-        )?;
-        check_assignment(snapshot.cluster, snapshot.tasks, &placement)
-            .map_err(|e| format!("the column-generation placement fails the checker: {e}"))?;
-        let value = problem.evaluate(&placement);
+        let (placement, value) =
+            problem.checked_placement(pool, uses, "the column-generation placement")?;
         if problem.sign * value < problem.sign * self.value {
             self.value = value;
             self.placement = placement;

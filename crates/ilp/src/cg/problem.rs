@@ -5,12 +5,13 @@ use std::time::Instant;
 
 use gapbench_model::Placement;
 
-use super::column::TypeCluster;
+use super::column::{ColumnPool, TypeCluster};
+use super::integer::expand;
 use super::pricing::PricingContext;
 use crate::eval::{alloc_gpu_milli, frag_milli, power_watts, state_of};
 use crate::model::Demand;
 use crate::shapes::Shapes;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{check_assignment, Snapshot};
 use crate::solve::{Objective, SolveOptions};
 
 /// How a column-generation solve went.
@@ -90,6 +91,29 @@ pub(crate) struct Problem<'a> {
 }
 
 impl Problem<'_> {
+    /// The placement the columns `uses` (column, nodes) make of the snapshot's tasks,
+    /// checked from scratch, with its objective value; `source` names it in the error.
+    pub(super) fn checked_placement(
+        &self,
+        pool: &ColumnPool,
+        uses: &[(usize, u32)],
+        source: &str,
+    ) -> Result<(Vec<Option<Placement>>, f64), String> {
+        let snapshot = self.snapshot;
+        let placement = expand(
+            snapshot.cluster,
+            self.context.types,
+            pool,
+            self.context.shapes,
+            uses,
+            snapshot.tasks.len(),
+        )?;
+        check_assignment(snapshot.cluster, snapshot.tasks, &placement)
+            .map_err(|e| format!("{source} fails the checker: {e}"))?;
+        let value = self.evaluate(&placement);
+        Ok((placement, value))
+    }
+
     /// The objective's value of a full placement, by the model crate's ruler.
     pub(super) fn evaluate(&self, placement: &[Option<Placement>]) -> f64 {
         let snapshot = self.snapshot;
