@@ -20,6 +20,7 @@ pub mod replay;
 pub mod replay_bound;
 pub mod run;
 pub mod summary;
+pub mod work;
 pub mod workload;
 
 pub use api::{

@@ -4,7 +4,8 @@
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
@@ -82,6 +83,60 @@ impl Progress {
     pub fn finish_and_clear(&self) {
         self.bar.finish_and_clear();
         bars().remove(&self.bar);
+    }
+}
+
+/// How long work runs before [`LateProgress`] shows itself.
+const LATE_AFTER: Duration = Duration::from_secs(3);
+
+/// Progress that shows itself only once the work has run a few seconds ([`LATE_AFTER`]):
+/// a long replay is never silent, and the many short ones of a test log print nothing.
+pub struct LateProgress {
+    started: Instant,
+    len: usize,
+    what: String,
+    /// Items done so far, and the progress once shown.
+    state: Mutex<(u64, Option<Progress>)>,
+}
+
+impl LateProgress {
+    /// Progress over `len` items called `what`, hidden for its first seconds.
+    pub fn new(len: usize, what: &str) -> LateProgress {
+        LateProgress {
+            started: Instant::now(),
+            len,
+            what: what.to_string(),
+            state: Mutex::new((0, None)),
+        }
+    }
+
+    /// `items` more done.
+    pub fn inc(&self, items: u64) {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        state.0 += items;
+        match &state.1 {
+            Some(progress) => progress.inc(items),
+            None if self.started.elapsed() >= LATE_AFTER => {
+                let progress = Progress::new(true, self.len, &self.what);
+                progress.inc(state.0);
+                state.1 = Some(progress);
+            }
+            None => {}
+        }
+    }
+
+    /// The work is over: the bar, if shown, disappears.
+    pub fn finish_and_clear(&self) {
+        let state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(progress) = &state.1 {
+            progress.finish_and_clear();
+        }
     }
 }
 

@@ -12,13 +12,15 @@ use anyhow::{bail, Result};
 use gapbench_model::{Cluster, CpuPowerProfile, InputRules};
 use gapbench_replay::eaco_setup::{eaco_cluster, eaco_jobs};
 use gapbench_replay::policies::{time_policy_with, PolicySettings};
-use gapbench_replay::{openb_like_timed, ReplayOptions, ReplayResult, Summary, TimedWorkload};
-use indicatif::{ProgressBar, ProgressStyle};
+use gapbench_replay::{
+    openb_like_timed, ReplayOptions, ReplayProgress, ReplayResult, Summary, TimedWorkload,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::io::{write_atomic, write_json};
 use crate::manifest::Manifest;
+use crate::progress::LateProgress;
 use crate::workload::{
     adjustment_warnings, fingerprint_file, fingerprint_generated, load_cluster, InputFingerprint,
 };
@@ -250,7 +252,8 @@ pub struct SeedReplay {
 }
 
 /// Replays `policy` for every seed, in parallel (each replay sequential and
-/// deterministic), with a progress bar on terminals; results in seed order.
+/// deterministic); results in seed order. A replay that runs more than a few seconds shows
+/// its progress in tasks done (a bar on terminals, a line every tenth elsewhere).
 pub fn run_replays(
     inputs: &ReplayInputs,
     policy: &str,
@@ -260,16 +263,16 @@ pub fn run_replays(
 ) -> Result<Vec<SeedReplay>> {
     // Fail on a bad policy name before starting anything.
     time_policy_with(policy, &inputs.cluster, settings).map_err(anyhow::Error::msg)?;
-    let progress = ProgressBar::new(seeds.len() as u64).with_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} replays {msg}")
-            .expect("a valid template")
-            .progress_chars("=> "),
-    );
-    progress.set_message(policy.to_string());
+    let workloads: Vec<TimedWorkload> = seeds
+        .iter()
+        .map(|&seed| inputs.workload(seed))
+        .collect::<Result<_>>()?;
+    let tasks = workloads.iter().map(|w| w.tasks.len()).sum();
+    let progress = LateProgress::new(tasks, &format!("tasks done, {policy} replay"));
     let runs = seeds
         .par_iter()
-        .map(|&seed| -> Result<SeedReplay> {
-            let workload = inputs.workload(seed)?;
+        .zip(&workloads)
+        .map(|(&seed, workload)| -> Result<SeedReplay> {
             let mut policy = time_policy_with(policy, &inputs.cluster, &settings.for_seed(seed))
                 .map_err(anyhow::Error::msg)?;
             let options = ReplayOptions {
@@ -277,9 +280,17 @@ pub fn run_replays(
                 ..options.clone()
             };
             let clock = Instant::now();
-            let result =
-                gapbench_replay::run(&inputs.cluster, &workload, policy.as_mut(), &options);
-            progress.inc(1);
+            let mut reported = 0;
+            let result = gapbench_replay::run_observed(
+                &inputs.cluster,
+                workload,
+                policy.as_mut(),
+                &options,
+                &mut |now: ReplayProgress| {
+                    progress.inc((now.done_tasks - reported) as u64);
+                    reported = now.done_tasks;
+                },
+            );
             Ok(SeedReplay {
                 seed,
                 result,

@@ -31,7 +31,7 @@ pub use attributes::{derive_attributes, DeadlineFactors, TaskAttributes};
 pub use budget::{Budget, BudgetOutcome};
 pub use colocation::ColocationModel;
 pub use energy::{GpuPowerMode, IdlePolicy, Ledger, PowerSettings};
-pub use engine::{run, OnFull, QueueDiscipline, ReplayOptions};
+pub use engine::{run, run_observed, OnFull, QueueDiscipline, ReplayOptions, ReplayProgress};
 pub use error::ReplayError;
 pub use jobs::{JobTable, TrainingTask};
 pub use openb_like::openb_like_timed;

@@ -390,9 +390,10 @@ impl gapbench_replay::TimePolicy for NoPromise {
 }
 
 /// An overloaded queue (three nodes, 300 tasks of six shapes arriving far faster than
-/// they leave): backfilling with refusal classes — a refused class is not offered again
-/// in the same pass — starts every task exactly when offering every waiting task does,
-/// for the policies that promise it, the random one (whose draws must not move) included.
+/// they leave): with refusal classes — a refused class is not offered again in the same
+/// pass, nor in a later one until a node that could hold it is released — every task
+/// starts exactly when offering every waiting task does, backfilling or strict FIFO, for
+/// the policies that promise it, the random one (whose draws must not move) included.
 #[test]
 fn backfill_with_refusal_classes_starts_every_task_as_offering_every_task_does() {
     let cluster = cluster(&[node_type(2, 32), node_type(4, 64), node_type(8, 96)]);
@@ -414,25 +415,30 @@ fn backfill_with_refusal_classes_starts_every_task_as_offering_every_task_does()
         })
         .collect();
     let workload = workload(tasks);
-    let options = ReplayOptions {
-        queue: QueueDiscipline::Backfill,
-        check_every_event: true,
-        ..ReplayOptions::default()
-    };
+    for queue in [QueueDiscipline::Backfill, QueueDiscipline::Fifo] {
+        let options = ReplayOptions {
+            queue,
+            check_every_event: true,
+            ..ReplayOptions::default()
+        };
+        refusal_classes_change_no_start(&cluster, &workload, &options);
+    }
+}
+
+fn refusal_classes_change_no_start(
+    cluster: &Cluster,
+    workload: &TimedWorkload,
+    options: &ReplayOptions,
+) {
     for name in ["fgd", "pwr", "random", "bestfit", "pwr:200,fgd:800", "fifo"] {
-        let promised = policy(name, &cluster);
+        let promised = policy(name, cluster);
         assert!(
             promised.refusal_class(&workload.tasks[0].task).is_some(),
             "{name} promises refusal classes"
         );
-        let with_classes = run(
-            &cluster,
-            &workload,
-            policy(name, &cluster).as_mut(),
-            &options,
-        );
-        let mut every_task = NoPromise(policy(name, &cluster));
-        let offered_all = run(&cluster, &workload, &mut every_task, &options);
+        let with_classes = run(cluster, workload, policy(name, cluster).as_mut(), options);
+        let mut every_task = NoPromise(policy(name, cluster));
+        let offered_all = run(cluster, workload, &mut every_task, options);
         assert!(with_classes.violations.is_empty(), "{name}");
         let waited = offered_all
             .tasks

@@ -47,8 +47,23 @@ pub(crate) fn headline(
     let known = best_known(rows.iter().map(|(_, row)| *row));
     for (trace, nodes) in whole {
         summary(out, rows, &known, trace, nodes, sizes)?;
+        crate::gap_spread::table(out, &cells_of(rows, &known, trace, nodes))?;
     }
     Ok(())
+}
+
+/// The best-known cells (`known`, parallel to `rows`) of one trace and cluster size.
+fn cells_of<'k>(
+    rows: &[(&str, &GapRow)],
+    known: &'k [BestKnown],
+    trace: &str,
+    nodes: usize,
+) -> Vec<&'k BestKnown> {
+    rows.iter()
+        .zip(known)
+        .filter(|((t, r), _)| *t == trace && r.nodes == nodes)
+        .map(|(_, k)| k)
+        .collect()
 }
 
 /// The gaps section: the explanation, a summary per trace and sampled sub-cluster size
@@ -120,12 +135,7 @@ fn summary(
         "| policy | checkpoint | power gap % | allocation gap pp | fragmentation gap % |"
     )?;
     writeln!(out, "|---|---|---|---|---|")?;
-    let here: Vec<&BestKnown> = rows
-        .iter()
-        .zip(known)
-        .filter(|((t, r), _)| *t == trace && r.nodes == nodes)
-        .map(|(_, k)| k)
-        .collect();
+    let here = cells_of(rows, known, trace, nodes);
     let mut keys: Vec<(&str, u64, f64)> = Vec::new();
     for known in &here {
         let row = &known.row;

@@ -18,6 +18,7 @@ mod cluster_size;
 mod draw;
 mod eaco;
 pub mod figures;
+mod gap_spread;
 mod gaps;
 pub mod report;
 mod time_mode;

@@ -15,6 +15,7 @@ use serde::Serialize;
 use super::matrix::{Inputs, Matrix};
 use super::store::{cell_time, read_keyed, store_cell};
 use crate::io::write_atomic;
+use crate::work::Work;
 
 /// One kind of cell.
 pub(crate) trait CellKind: Sync {
@@ -49,6 +50,18 @@ pub(crate) trait CellKind: Sync {
         threads: usize,
         out: &Path,
     ) -> Result<Self::Record>;
+    /// [`CellKind::run`], with the work it took when that is not its wall time on one core
+    /// (a cell that solves side by side inside): `None` for its wall time.
+    fn run_with_work(
+        &self,
+        matrix: &Matrix,
+        inputs: &Inputs,
+        cell: &Self::Cell,
+        threads: usize,
+        out: &Path,
+    ) -> Result<(Self::Record, Option<Work>)> {
+        Ok((self.run(matrix, inputs, cell, threads, out)?, None))
+    }
     /// Writes the kind's aggregates from its cells, every one finished in `out`.
     fn aggregate(&self, out: &Path, matrix: &Matrix, cells: &[Self::Cell]) -> Result<()>;
 
@@ -61,7 +74,7 @@ pub(crate) trait CellKind: Sync {
         )
     }
 
-    /// Runs `cell` and stores its record and wall time in `out`.
+    /// Runs `cell` and stores its record and wall time in `out`; the work it took.
     fn run_and_store(
         &self,
         matrix: &Matrix,
@@ -69,16 +82,18 @@ pub(crate) trait CellKind: Sync {
         cell: &Self::Cell,
         threads: usize,
         out: &Path,
-    ) -> Result<()> {
+    ) -> Result<Work> {
         let started = Instant::now();
-        let record = self.run(matrix, inputs, cell, threads, out)?;
+        let (record, work) = self.run_with_work(matrix, inputs, cell, threads, out)?;
+        let work = work.unwrap_or_else(|| Work::single(started.elapsed().as_secs_f64()));
         store_cell(
             out,
             &self.path(cell),
             &record,
             self.record_key(&record),
             started,
-        )
+        )?;
+        Ok(work)
     }
 
     /// The cells of shard `shard` (numbered from `first`) not finished in `out`, and how

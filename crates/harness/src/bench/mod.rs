@@ -48,6 +48,7 @@ use gapbench_model::{NodeOrder, TaskOrder};
 use crate::io::write_json;
 use crate::out_dir::OutDir;
 use crate::run::RunSettings;
+use crate::work::Work;
 use kind::CellKind;
 use kinds::budget::BudgetStudy;
 use kinds::gap::GapStudies;
@@ -74,6 +75,8 @@ pub struct KindOutcome {
     pub skipped: usize,
     /// Wall time of this kind's phase.
     pub seconds: f64,
+    /// The work of the cells run now: core-seconds and critical path.
+    pub work: Work,
 }
 
 /// What a bench did.
@@ -93,13 +96,25 @@ impl BenchOutcome {
         self.kinds.iter().find(|k| k.name == name)
     }
 
-    /// What the CLI prints of it: the sweeps always, every other kind the matrix has.
+    /// What the CLI prints of it: the sweeps always, every other kind the matrix has; for
+    /// each phase that ran, its work and critical path (what more cores could buy).
     pub fn summary_lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
         for (i, kind) in self.kinds.iter().enumerate() {
+            let work = if kind.run > 0 {
+                let work = kind.work;
+                format!(
+                    " ({:.1} core-s of work, critical path {:.1} s: at most {:.1}x on 16 cores)",
+                    work.core_seconds,
+                    work.critical_path_seconds,
+                    work.best_speedup(16)
+                )
+            } else {
+                String::new()
+            };
             if i == 0 {
                 lines.push(format!(
-                    "{} of {} {} done now ({} already finished) in {:.1} s; results in {}",
+                    "{} of {} {} done now ({} already finished) in {:.1} s{work}; results in {}",
                     kind.run,
                     kind.total,
                     kind.name,
@@ -109,7 +124,7 @@ impl BenchOutcome {
                 ));
             } else if kind.total > 0 {
                 lines.push(format!(
-                    "{} of {} {} done now in {:.1} s",
+                    "{} of {} {} done now in {:.1} s{work}",
                     kind.run, kind.total, kind.name, kind.seconds
                 ));
             }
@@ -148,29 +163,29 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchOutcome> {
         pool: &pool,
         progress: options.progress,
     };
-    let sweep_seconds = phases.side_by_side(&Sweeps, &sweeps, "runs")?;
-    let (gap_seconds, replay_seconds) = phases.gaps_beside_replays(&gaps, &replays)?;
+    let sweep_phase = phases.side_by_side(&Sweeps, &sweeps, "runs")?;
+    let (gap_phase, replay_phase) = phases.gaps_beside_replays(&gaps, &replays)?;
     let budget_label = "budget replays and frontiers";
-    let budget_seconds = phases.side_by_side(&BudgetStudy, &budget, budget_label)?;
+    let budget_phase = phases.side_by_side(&BudgetStudy, &budget, budget_label)?;
 
     let complete = all_complete(&out, &matrix)?;
     if complete {
         aggregate_all(&out, &matrix)?;
     }
     let kinds = vec![
-        outcome_of(&Sweeps, &matrix, (sweeps.len(), sweeps_done), sweep_seconds)?,
-        outcome_of(&GapStudies, &matrix, (gaps.len(), gaps_done), gap_seconds)?,
+        outcome_of(&Sweeps, &matrix, (sweeps.len(), sweeps_done), sweep_phase)?,
+        outcome_of(&GapStudies, &matrix, (gaps.len(), gaps_done), gap_phase)?,
         outcome_of(
             &Replays,
             &matrix,
             (replays.len(), replays_done),
-            replay_seconds,
+            replay_phase,
         )?,
         outcome_of(
             &BudgetStudy,
             &matrix,
             (budget.len(), budget_done),
-            budget_seconds,
+            budget_phase,
         )?,
     ];
     Ok(BenchOutcome {
@@ -217,12 +232,12 @@ fn resolve_checked(options: &BenchOptions) -> Result<(Matrix, matrix::Inputs)> {
     Ok((matrix, inputs))
 }
 
-/// A kind's outcome: its cells in all, `(run, skipped)` now, its phase's seconds.
+/// A kind's outcome: its cells in all, `(run, skipped)` now, its phase's seconds and work.
 fn outcome_of<K: CellKind>(
     kind: &K,
     matrix: &Matrix,
     (run, skipped): (usize, usize),
-    seconds: f64,
+    (seconds, work): (f64, Work),
 ) -> Result<KindOutcome> {
     Ok(KindOutcome {
         name: K::NAME,
@@ -230,6 +245,7 @@ fn outcome_of<K: CellKind>(
         run,
         skipped,
         seconds,
+        work,
     })
 }
 
@@ -296,6 +312,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<BenchOutcome> {
             run: 0,
             skipped: total,
             seconds: 0.0,
+            work: Work::default(),
         });
     }
     Ok(BenchOutcome {

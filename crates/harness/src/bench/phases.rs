@@ -1,11 +1,11 @@
 //! A bench's phases over the cells of one shard not yet finished: each cell stored with its
 //! time as it finishes, with progress.
 //!
-//! The order of the phases is a matter of cores. Whole-cluster gap solves run one at a time
-//! on every core with nothing beside them: next to another HiGHS solve they slowed down many
-//! times over (measured), which their time limits cannot absorb. Sub-cluster studies (one
-//! core per solve, 8 nodes) then run beside the replays: alone, a study left a core idle
-//! while a checkpoint's single instance solved (146 % of 2 cores, paper bench).
+//! Every phase runs its cells side by side on the pool's cores, and the gap studies beside
+//! the replays: a gap study solves its distinct instances side by side inside too, each
+//! solve on one core (HiGHS `threads = 1`), so a machine with more cores is never left
+//! waiting on one study's solves one after another. Each phase reports its wall time and
+//! its [`Work`]: core-seconds and the critical path, what more cores could buy.
 
 use std::time::Instant;
 
@@ -18,6 +18,7 @@ use super::kinds::gap::{gap_settings, GapCell, GapStudies};
 use super::kinds::replay::{ReplayCell, Replays};
 use super::matrix::{Inputs, Matrix};
 use crate::progress::Progress;
+use crate::work::Work;
 
 /// Refuses, before any cell runs, what the spec asks of inputs that cannot give it: a
 /// sub-cluster larger than a gap trace's cluster, a gap setting the study refuses, a time
@@ -65,46 +66,30 @@ pub(crate) struct Phases<'a> {
 
 impl Phases<'_> {
     /// Runs the cells `todo` of `kind` side by side on the pool, one core each, with a
-    /// progress bar named `label`; returns their wall time.
+    /// progress bar named `label`; returns their wall time and work.
     pub(crate) fn side_by_side<K: CellKind>(
         &self,
         kind: &K,
         todo: &[K::Cell],
         label: &str,
-    ) -> Result<f64> {
+    ) -> Result<(f64, Work)> {
         let progress = Progress::new(self.progress && !todo.is_empty(), todo.len(), label);
         let start = Instant::now();
-        self.pool.install(|| {
-            todo.par_iter().try_for_each(|cell| -> Result<()> {
-                kind.run_and_store(self.matrix, self.inputs, cell, 1, self.out)?;
-                progress.inc(1);
-                Ok(())
-            })
-        })?;
+        let work = self.run_beside(kind, todo, &progress)?;
         progress.finish_and_clear();
-        Ok(start.elapsed().as_secs_f64())
+        Ok((start.elapsed().as_secs_f64(), work))
     }
 
-    /// Runs the whole-cluster gap studies of `gaps`, one at a time on every core, then the
-    /// sub-cluster ones beside the `replays`; returns the wall time of the gap studies (the
-    /// whole-cluster ones, then the sub-cluster ones) and of the replays.
+    /// Runs the gap studies of `gaps` beside the `replays`, every cell on the pool (a gap
+    /// study's solves side by side inside it, one core each); returns the wall time and
+    /// work of the gap studies, then of the replays.
     pub(crate) fn gaps_beside_replays(
         &self,
         gaps: &[GapCell],
         replays: &[ReplayCell],
-    ) -> Result<(f64, f64)> {
+    ) -> Result<((f64, Work), (f64, Work))> {
         let gap_progress =
             Progress::new(self.progress && !gaps.is_empty(), gaps.len(), "gap studies");
-        let (whole, sampled): (Vec<&GapCell>, Vec<&GapCell>) =
-            gaps.iter().partition(|cell| cell.full_cluster);
-        let whole_start = Instant::now();
-        let cores = self.pool.current_num_threads();
-        for cell in whole {
-            GapStudies.run_and_store(self.matrix, self.inputs, cell, cores, self.out)?;
-            gap_progress.inc(1);
-        }
-        let whole_seconds = whole_start.elapsed().as_secs_f64();
-
         let replay_progress = Progress::new(
             self.progress && !replays.is_empty(),
             replays.len(),
@@ -112,28 +97,40 @@ impl Phases<'_> {
         );
         let start = Instant::now();
         let seconds = || start.elapsed().as_secs_f64();
-        let (sampled_seconds, replay_seconds) = self.pool.install(|| {
-            rayon::join(
-                || {
-                    sampled.par_iter().try_for_each(|cell| -> Result<()> {
-                        GapStudies.run_and_store(self.matrix, self.inputs, cell, 1, self.out)?;
-                        gap_progress.inc(1);
-                        Ok(())
-                    })?;
-                    Ok::<_, anyhow::Error>(seconds())
-                },
-                || {
-                    replays.par_iter().try_for_each(|cell| -> Result<()> {
-                        Replays.run_and_store(self.matrix, self.inputs, cell, 1, self.out)?;
-                        replay_progress.inc(1);
-                        Ok(())
-                    })?;
-                    Ok::<_, anyhow::Error>(seconds())
-                },
-            )
-        });
+        let (gap_phase, replay_phase) = rayon::join(
+            || {
+                let work = self.run_beside(&GapStudies, gaps, &gap_progress)?;
+                Ok::<_, anyhow::Error>((seconds(), work))
+            },
+            || {
+                let work = self.run_beside(&Replays, replays, &replay_progress)?;
+                Ok::<_, anyhow::Error>((seconds(), work))
+            },
+        );
         gap_progress.finish_and_clear();
         replay_progress.finish_and_clear();
-        Ok((whole_seconds + sampled_seconds?, replay_seconds?))
+        Ok((gap_phase?, replay_phase?))
+    }
+
+    /// Runs `cells` of `kind` side by side on the pool (each told it has one core: a cell
+    /// that works side by side inside does so on the same pool), counting each on
+    /// `progress`; their work, free to run side by side.
+    fn run_beside<K: CellKind>(
+        &self,
+        kind: &K,
+        cells: &[K::Cell],
+        progress: &Progress,
+    ) -> Result<Work> {
+        let works: Vec<Work> = self.pool.install(|| {
+            cells
+                .par_iter()
+                .map(|cell| -> Result<Work> {
+                    let work = kind.run_and_store(self.matrix, self.inputs, cell, 1, self.out)?;
+                    progress.inc(1);
+                    Ok(work)
+                })
+                .collect::<Result<_>>()
+        })?;
+        Ok(Work::all_beside(works))
     }
 }

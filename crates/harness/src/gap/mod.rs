@@ -34,7 +34,10 @@ use crate::manifest::Manifest;
 use crate::run::RunSettings;
 use crate::workload::Workload;
 
-pub use self::study::{gap_studies, gap_study, gap_study_observed, gap_study_with, SolvedSnapshot};
+pub use self::study::{
+    gap_studies, gap_studies_with_work, gap_study, gap_study_observed, gap_study_with,
+    SolvedSnapshot, StudyOutcome,
+};
 
 /// Everything that decides a gap study besides the workload, the run settings and the seed.
 #[derive(Debug, Clone, Serialize)]

@@ -18,13 +18,14 @@ use gapbench_ilp::{
     heuristic_value, FrontPoint, Method, Objective, PowerFragFront, Session, Snapshot,
     SolveOptions, SolveReport, SolveStatus, SweepEvent,
 };
-use gapbench_model::{prepare, Cluster};
+use gapbench_model::{prepare, Cluster, PreparedWorkload};
 use gapbench_online::run_arrival_sweep;
 use rayon::prelude::*;
 
 use super::rows::CheckpointOf;
 use super::{instance_key, study_cluster, FrontRow, GapMethod, GapRow, GapSettings};
 use crate::run::RunSettings;
+use crate::work::Work;
 use crate::workload::Workload;
 
 /// One policy and seed: sweep, then every checkpoint × objective (and the front). Calls
@@ -48,8 +49,9 @@ pub fn gap_study_with(
     seed: u64,
     on_row: &mut dyn FnMut(&GapRow),
 ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
-    one_policy(workload, run, settings, method, seed, Reach::TuneTarget)
-        .run(on_row, &mut |_| Ok(()))
+    let outcome = one_policy(workload, run, settings, method, seed, Reach::TuneTarget)
+        .run(on_row, &mut |_| Ok(()))?;
+    Ok((outcome.rows, outcome.fronts))
 }
 
 /// The study of one policy's run, its solves one after another.
@@ -93,7 +95,9 @@ pub fn gap_study_observed(
     on_row: &mut dyn FnMut(&GapRow),
     on_solved: &mut dyn FnMut(SolvedSnapshot) -> Result<()>,
 ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
-    one_policy(workload, run, settings, method, seed, Reach::SweepEnd).run(on_row, on_solved)
+    let outcome = one_policy(workload, run, settings, method, seed, Reach::SweepEnd)
+        .run(on_row, on_solved)?;
+    Ok((outcome.rows, outcome.fronts))
 }
 
 /// Several policies on one cluster and seed (`runs` differ in their policy alone), each
@@ -108,6 +112,19 @@ pub fn gap_studies(
     seed: u64,
     parallel: bool,
 ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
+    let outcome = gap_studies_with_work(workload, runs, settings, seed, parallel)?;
+    Ok((outcome.rows, outcome.fronts))
+}
+
+/// [`gap_studies`], with the work it took: with `parallel`, the sweeps are run side by side
+/// too, and a sub-cluster study's checkpoints ([`Study::solve_checkpoints`]).
+pub fn gap_studies_with_work(
+    workload: &Workload,
+    runs: &[RunSettings],
+    settings: &GapSettings,
+    seed: u64,
+    parallel: bool,
+) -> Result<StudyOutcome> {
     let study = Study {
         workload,
         runs,
@@ -147,9 +164,11 @@ enum Reach {
 /// (the objectives' and, kept apart, the front's): one solver session per chain.
 type Chain = Session;
 
-/// Every chain of a study so far, and where each policy's chains (per [`Part`]) stand.
+/// Every chain of a study so far, where each policy's chains (per [`Part`]) stand, and the
+/// seconds of solves along each chain (its part of the study's critical path).
 struct Chains {
     chains: Vec<Chain>,
+    path_seconds: Vec<f64>,
     of: Vec<[usize; 2]>,
 }
 
@@ -158,16 +177,24 @@ impl Chains {
     fn new(policies: usize) -> Chains {
         Chains {
             chains: vec![Chain::default()],
+            path_seconds: vec![0.0],
             of: vec![[0, 0]; policies],
         }
     }
 
-    /// The `group`'s members continue from `chain`, what their solve left.
-    fn advance(&mut self, group: &Group, chain: Chain) {
+    /// The `group`'s members continue from `chain`, what their solve of `seconds` left.
+    fn advance(&mut self, group: &Group, chain: Chain, seconds: f64) {
         for &member in &group.members {
             self.of[member][group.part as usize] = self.chains.len();
         }
         self.chains.push(chain);
+        self.path_seconds
+            .push(self.path_seconds[group.chain] + seconds);
+    }
+
+    /// The longest chain of solves so far.
+    fn critical_path_seconds(&self) -> f64 {
+        self.path_seconds.iter().copied().fold(0.0, f64::max)
     }
 }
 
@@ -238,6 +265,63 @@ struct GroupSolve {
     front: Option<Result<Vec<FrontPoint>, String>>,
 }
 
+/// What the checkpoints of a study are solved on.
+struct StudyInputs<'s> {
+    cluster: &'s Cluster,
+    prepared: &'s PreparedWorkload,
+    /// Each policy's arrival sweep, in the study's order.
+    sweeps: &'s [Vec<SweepEvent>],
+    /// The study's method, `Auto` resolved.
+    method: GapMethod,
+}
+
+/// One checkpoint solved: each policy's snapshot and reports (one per objective), and the
+/// front's rows.
+struct SolvedCheckpoint<'s> {
+    checkpoint: f64,
+    nodes: usize,
+    snapshots: Vec<Snapshot<'s>>,
+    reports: Vec<Vec<(Objective, SolveReport)>>,
+    fronts: Vec<FrontRow>,
+}
+
+impl SolvedCheckpoint<'_> {
+    /// What the rows of policy `member` share here.
+    fn of<'a>(&'a self, study: &'a Study, member: usize) -> CheckpointOf<'a> {
+        checkpoint_of(
+            study,
+            self.checkpoint,
+            self.nodes,
+            &self.snapshots[member],
+            member,
+        )
+    }
+}
+
+/// What the rows of the study's policy `member` share at `checkpoint`.
+fn checkpoint_of<'a>(
+    study: &'a Study,
+    checkpoint: f64,
+    nodes: usize,
+    snapshot: &Snapshot,
+    member: usize,
+) -> CheckpointOf<'a> {
+    CheckpointOf {
+        checkpoint_pct: checkpoint,
+        policy: &study.runs[member].policy,
+        seed: study.seed,
+        nodes,
+        placed: snapshot.placed_tasks().len(),
+    }
+}
+
+/// A study's rows and fronts, and the work it took.
+pub struct StudyOutcome {
+    pub rows: Vec<GapRow>,
+    pub fronts: Vec<FrontRow>,
+    pub work: Work,
+}
+
 impl Study<'_> {
     /// The first policy's run settings, once every policy is prepared as it is (same task
     /// order, node order and tune ratio: one arrival sequence for all).
@@ -262,7 +346,7 @@ impl Study<'_> {
         &self,
         on_row: &mut dyn FnMut(&GapRow),
         on_solved: &mut dyn FnMut(SolvedSnapshot) -> Result<()>,
-    ) -> Result<(Vec<GapRow>, Vec<FrontRow>)> {
+    ) -> Result<StudyOutcome> {
         let settings = self.settings;
         settings.validate()?;
         let first = self.prepared_alike()?;
@@ -275,11 +359,16 @@ impl Study<'_> {
             first.node_order_value,
             self.seed,
         );
-        let sweeps: Vec<Vec<SweepEvent>> = self
-            .runs
-            .iter()
-            .map(|run| run_arrival_sweep(&cluster, &prepared, &run.policy_spec).events())
-            .collect();
+        let sweep = |run: &RunSettings| {
+            Work::timed(|| run_arrival_sweep(&cluster, &prepared, &run.policy_spec).events())
+        };
+        let swept: Vec<(Vec<SweepEvent>, Work)> = if self.parallel {
+            self.runs.par_iter().map(sweep).collect()
+        } else {
+            self.runs.iter().map(sweep).collect()
+        };
+        let sweep_work = Work::all_beside(swept.iter().map(|(_, work)| *work));
+        let sweeps: Vec<Vec<SweepEvent>> = swept.into_iter().map(|(sweep, _)| sweep).collect();
         for sweep in &sweeps {
             check_checkpoints_reached(
                 &settings.checkpoints,
@@ -290,32 +379,26 @@ impl Study<'_> {
             )?;
         }
         let method = self.method.resolve(cluster.len(), settings.exact_max_nodes);
+        let inputs = StudyInputs {
+            cluster: &cluster,
+            prepared: &prepared,
+            sweeps: &sweeps,
+            method,
+        };
+        let (solved, solve_work) = self.solve_checkpoints(&inputs)?;
         let mut rows: Vec<Vec<GapRow>> = vec![Vec::new(); self.runs.len()];
         let mut fronts = Vec::new();
-        let mut chains = Chains::new(self.runs.len());
-        for &checkpoint in &settings.checkpoints {
-            let snapshots = sweeps
-                .iter()
-                .map(|sweep| Snapshot::at_checkpoint(&cluster, &prepared, sweep, checkpoint))
-                .collect::<Result<Vec<_>, _>>()?;
-            let at = |member: usize| CheckpointOf {
-                checkpoint_pct: checkpoint,
-                policy: &self.runs[member].policy,
-                seed: self.seed,
-                nodes: cluster.len(),
-                placed: snapshots[member].placed_tasks().len(),
-            };
-            let reports = self.solve_checkpoint(&snapshots, method, &mut chains, &mut |front| {
-                fronts.extend(front.rows(&at, &snapshots))
-            });
-            for (member, snapshot) in snapshots.iter().enumerate() {
+        for checkpoint in solved {
+            for (member, snapshot) in checkpoint.snapshots.iter().enumerate() {
                 let mut ordered = Vec::new();
                 for &objective in &settings.objectives {
-                    let (_, report) = reports[member]
+                    let (_, report) = checkpoint.reports[member]
                         .iter()
                         .find(|(o, _)| *o == objective)
                         .expect("every objective is solved for every policy");
-                    let row = at(member).gap_row(snapshot, objective, report);
+                    let row = checkpoint
+                        .of(self, member)
+                        .gap_row(snapshot, objective, report);
                     on_row(&row);
                     rows[member].push(row);
                     ordered.push(report.clone());
@@ -326,20 +409,119 @@ impl Study<'_> {
                     method,
                 })?;
             }
+            fronts.extend(checkpoint.fronts);
         }
-        Ok((rows.into_iter().flatten().collect(), fronts))
+        Ok(StudyOutcome {
+            rows: rows.into_iter().flatten().collect(),
+            fronts,
+            work: sweep_work.then(solve_work),
+        })
+    }
+
+    /// Every checkpoint solved, in order, and the work of the solves. Column generation on
+    /// a large cluster hands each chain's configurations from checkpoint to checkpoint, so
+    /// its checkpoints are solved one after another (without the carried columns the
+    /// whole cluster's 10 s solves stopped far from their bounds); the per-node model of a
+    /// sampled sub-cluster needs no carried columns (its column-generation bounds converge
+    /// within a second on 8 nodes), so each checkpoint starts a fresh chain and all of them
+    /// are solved side by side where the study is parallel. Which of the two depends on
+    /// the method alone, never on the cores, so the results do not either.
+    fn solve_checkpoints<'s>(
+        &self,
+        inputs: &StudyInputs<'s>,
+    ) -> Result<(Vec<SolvedCheckpoint<'s>>, Work)> {
+        let chained = inputs.method != GapMethod::PerNode;
+        if chained {
+            let mut chains = Chains::new(self.runs.len());
+            let mut core_seconds = 0.0;
+            let mut solved = Vec::new();
+            for &checkpoint in &self.settings.checkpoints {
+                let (one, seconds) = self.solve_at(inputs, checkpoint, &mut chains)?;
+                core_seconds += seconds;
+                solved.push(one);
+            }
+            let work = Work {
+                core_seconds,
+                critical_path_seconds: chains.critical_path_seconds(),
+            };
+            return Ok((solved, work));
+        }
+        let fresh = |&checkpoint: &f64| {
+            let mut chains = Chains::new(self.runs.len());
+            let (one, seconds) = self.solve_at(inputs, checkpoint, &mut chains)?;
+            let work = Work {
+                core_seconds: seconds,
+                critical_path_seconds: chains.critical_path_seconds(),
+            };
+            Ok::<_, anyhow::Error>((one, work))
+        };
+        let solved: Vec<(SolvedCheckpoint, Work)> = if self.parallel {
+            self.settings
+                .checkpoints
+                .par_iter()
+                .map(fresh)
+                .collect::<Result<_>>()?
+        } else {
+            self.settings
+                .checkpoints
+                .iter()
+                .map(fresh)
+                .collect::<Result<_>>()?
+        };
+        let work = Work::all_beside(solved.iter().map(|(_, work)| *work));
+        Ok((solved.into_iter().map(|(one, _)| one).collect(), work))
+    }
+
+    /// One checkpoint: the policies' snapshots, every distinct instance solved continuing
+    /// `chains`, and the core-seconds of its solves.
+    fn solve_at<'s>(
+        &self,
+        inputs: &StudyInputs<'s>,
+        checkpoint: f64,
+        chains: &mut Chains,
+    ) -> Result<(SolvedCheckpoint<'s>, f64)> {
+        let snapshots = inputs
+            .sweeps
+            .iter()
+            .map(|sweep| {
+                Snapshot::at_checkpoint(inputs.cluster, inputs.prepared, sweep, checkpoint)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let at = |member: usize| {
+            checkpoint_of(
+                self,
+                checkpoint,
+                inputs.cluster.len(),
+                &snapshots[member],
+                member,
+            )
+        };
+        let mut fronts = Vec::new();
+        let (reports, seconds) =
+            self.solve_checkpoint(&snapshots, inputs.method, chains, &mut |front| {
+                fronts.extend(front.rows(&at, &snapshots))
+            });
+        let solved = SolvedCheckpoint {
+            checkpoint,
+            nodes: inputs.cluster.len(),
+            snapshots,
+            reports,
+            fronts,
+        };
+        Ok((solved, seconds))
     }
 
     /// Solves every distinct instance the policies' `snapshots` pose (side by side where
     /// the study is parallel), continuing and then advancing their `chains`; each policy's
-    /// reports, and the front (with the policies that posed its instance) to `on_front`.
+    /// reports and the core-seconds of the solves, and the front (with the policies that
+    /// posed its instance) to `on_front`.
     fn solve_checkpoint(
         &self,
         snapshots: &[Snapshot],
         method: GapMethod,
         chains: &mut Chains,
         on_front: &mut dyn FnMut(SolvedFront),
-    ) -> Vec<Vec<(Objective, SolveReport)>> {
+    ) -> (Vec<Vec<(Objective, SolveReport)>>, f64) {
         let groups: Vec<Group> = [Part::Placed, Part::Arrived]
             .into_iter()
             .filter(|&part| {
@@ -354,15 +536,16 @@ impl Study<'_> {
             let members: Vec<&Snapshot> = group.members.iter().map(|&m| &snapshots[m]).collect();
             let chain = chains.chains[group.chain].clone();
             let with_front = group.part == Part::Placed && group.members[0] == 0;
-            self.solve_group(&members, group.part, method, chain, with_front)
+            Work::timed(|| self.solve_group(&members, group.part, method, chain, with_front))
         };
-        let solved: Vec<GroupSolve> = if self.parallel {
+        let solved: Vec<(GroupSolve, Work)> = if self.parallel {
             groups.par_iter().map(solve).collect()
         } else {
             groups.iter().map(solve).collect()
         };
         let mut reports: Vec<Vec<(Objective, SolveReport)>> = vec![Vec::new(); snapshots.len()];
-        for (group, solve) in groups.iter().zip(solved) {
+        let mut core_seconds = 0.0;
+        for (group, (solve, work)) in groups.iter().zip(solved) {
             for &member in &group.members {
                 reports[member].extend(solve.reports.iter().cloned());
             }
@@ -372,9 +555,10 @@ impl Study<'_> {
                     front,
                 });
             }
-            chains.advance(group, solve.chain);
+            chains.advance(group, solve.chain, work.core_seconds);
+            core_seconds += work.core_seconds;
         }
-        reports
+        (reports, core_seconds)
     }
 
     /// The objectives of `part` on the instance its `members` (snapshots of one instance)

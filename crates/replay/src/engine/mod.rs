@@ -108,6 +108,11 @@ struct Replay<'a> {
     runs: Vec<TaskRun>,
     progress: Vec<Progress>,
     queue: waiting::WaitingQueue,
+    /// Every node a task left, in order (the log a refused class is checked against:
+    /// [`Replay::offer_member`]).
+    released_nodes: Vec<NodeId>,
+    /// Tasks that completed or failed so far.
+    done_tasks: usize,
     running: BTreeSet<u32>,
     heap: BinaryHeap<Reverse<Event>>,
     seq: u64,
@@ -156,11 +161,40 @@ pub fn run(
     policy: &mut dyn TimePolicy,
     options: &ReplayOptions,
 ) -> ReplayResult {
+    run_observed(cluster, workload, policy, options, &mut |_| {})
+}
+
+/// How far a replay has come: what [`run_observed`] reports as it goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplayProgress {
+    /// Tasks that completed or failed so far, of `tasks`.
+    pub done_tasks: usize,
+    pub tasks: usize,
+    /// Tasks waiting in the queue now.
+    pub waiting: usize,
+    /// The replay's clock, seconds.
+    pub now_s: f64,
+}
+
+/// Events between two reports of [`run_observed`]: often enough for a progress line to
+/// move every fraction of a second, rarely enough to cost nothing.
+const EVENTS_PER_REPORT: u64 = 4096;
+
+/// [`run`], calling `on_progress` every few thousand events and once at the end (a
+/// progress bar for long replays; the replay itself is the same).
+pub fn run_observed(
+    cluster: &Cluster,
+    workload: &TimedWorkload,
+    policy: &mut dyn TimePolicy,
+    options: &ReplayOptions,
+    on_progress: &mut dyn FnMut(ReplayProgress),
+) -> ReplayResult {
     let (mut replay, mut rng) = Replay::new(cluster, workload, options);
     replay.round_period_s = policy
         .round_period_s()
         .filter(|p| p.is_finite() && *p > 0.0);
-    replay.main_loop(policy, &mut rng);
+    replay.main_loop(policy, &mut rng, on_progress);
+    on_progress(replay.progress_report());
     replay.finish(policy.name())
 }
 
@@ -256,6 +290,8 @@ impl<'a> Replay<'a> {
             runs: vec![TaskRun::new(); workload.tasks.len()],
             progress,
             queue: waiting::WaitingQueue::new(workload.tasks.len()),
+            released_nodes: Vec::new(),
+            done_tasks: 0,
             running: BTreeSet::new(),
             heap: BinaryHeap::new(),
             seq: 0,
@@ -329,10 +365,20 @@ impl<'a> Replay<'a> {
             || !self.running.is_empty()
     }
 
-    fn main_loop(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
+    fn main_loop(
+        &mut self,
+        policy: &mut dyn TimePolicy,
+        rng: &mut SimRng,
+        on_progress: &mut dyn FnMut(ReplayProgress),
+    ) {
         let until = self.options.until_s.unwrap_or(f64::INFINITY);
         let tasks = &self.workload.tasks;
+        let mut events = 0u64;
         loop {
+            events += 1;
+            if events % EVENTS_PER_REPORT == 0 {
+                on_progress(self.progress_report());
+            }
             let arrival = tasks.get(self.arrived).map(|t| Event {
                 time_s: t.arrival_s,
                 kind: EventKind::Arrival {
@@ -418,6 +464,7 @@ impl<'a> Replay<'a> {
                 }
             }
             EventKind::Completion { task, .. } => {
+                self.done_tasks += 1;
                 self.stop(task, policy);
                 self.runs[task as usize].end_s = Some(self.now_s);
                 self.progress[task as usize].remaining_work_s = 0.0;
@@ -442,7 +489,18 @@ impl<'a> Replay<'a> {
         }
     }
 
+    /// Where the replay stands, for [`run_observed`]'s reports.
+    fn progress_report(&self) -> ReplayProgress {
+        ReplayProgress {
+            done_tasks: self.done_tasks,
+            tasks: self.workload.tasks.len(),
+            waiting: self.queue.len(),
+            now_s: self.now_s,
+        }
+    }
+
     fn fail(&mut self, task: u32, reason: FailureReason) {
+        self.done_tasks += 1;
         self.runs[task as usize].failure = Some(reason);
         if self.jobs.of(task).is_some() {
             self.unfinished_jobs -= 1;

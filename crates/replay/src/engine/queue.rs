@@ -29,30 +29,54 @@ pub(crate) struct FreeBounds {
 }
 
 impl FreeBounds {
+    /// The bounds over every node.
     pub fn of(cluster: &Cluster, state: &ClusterState) -> FreeBounds {
-        let mut bounds = FreeBounds {
+        let mut bounds = FreeBounds::none();
+        for node in 0..cluster.len() as NodeId {
+            bounds.widen(cluster, state, node);
+        }
+        bounds
+    }
+
+    /// The bounds over the `nodes` alone (what one node offers is exact, not a bound).
+    pub fn of_nodes(
+        cluster: &Cluster,
+        state: &ClusterState,
+        nodes: impl IntoIterator<Item = NodeId>,
+    ) -> FreeBounds {
+        let mut bounds = FreeBounds::none();
+        for node in nodes {
+            bounds.widen(cluster, state, node);
+        }
+        bounds
+    }
+
+    /// Bounds that nothing fits.
+    fn none() -> FreeBounds {
+        FreeBounds {
             cpu_milli: 0,
             memory_mib: 0,
             whole_devices: [0; GpuModel::ALL.len()],
             device_milli: [0; GpuModel::ALL.len()],
             devices: [0; GpuModel::ALL.len()],
-        };
-        for node in 0..cluster.len() as NodeId {
-            let free = state.node(node);
-            if free.task_count >= gapbench_model::state::MAX_TASKS_PER_NODE {
-                continue;
-            }
-            bounds.cpu_milli = bounds.cpu_milli.max(free.cpu_left_milli);
-            bounds.memory_mib = bounds.memory_mib.max(free.memory_left_mib);
-            if let Some(model) = cluster.node_type(node).gpu_model {
-                let m = model as usize;
-                bounds.whole_devices[m] = bounds.whole_devices[m].max(free.fully_free_gpus() as u8);
-                let most = free.free_gpu_milli().iter().copied().max().unwrap_or(0);
-                bounds.device_milli[m] = bounds.device_milli[m].max(most);
-                bounds.devices[m] = bounds.devices[m].max(free.gpu_count);
-            }
         }
-        bounds
+    }
+
+    /// Widens the bounds by what `node` offers now.
+    fn widen(&mut self, cluster: &Cluster, state: &ClusterState, node: NodeId) {
+        let free = state.node(node);
+        if free.task_count >= gapbench_model::state::MAX_TASKS_PER_NODE {
+            return;
+        }
+        self.cpu_milli = self.cpu_milli.max(free.cpu_left_milli);
+        self.memory_mib = self.memory_mib.max(free.memory_left_mib);
+        if let Some(model) = cluster.node_type(node).gpu_model {
+            let m = model as usize;
+            self.whole_devices[m] = self.whole_devices[m].max(free.fully_free_gpus() as u8);
+            let most = free.free_gpu_milli().iter().copied().max().unwrap_or(0);
+            self.device_milli[m] = self.device_milli[m].max(most);
+            self.devices[m] = self.devices[m].max(free.gpu_count);
+        }
     }
 
     /// Whether `task` may fit some node now (false: it surely fits none).
@@ -90,7 +114,7 @@ impl Replay<'_> {
         if let Some(task) = arrival {
             let alone = self.queue.len() == 1;
             let offered = (alone || self.options.queue == QueueDiscipline::Backfill)
-                && self.offer(task, policy, rng);
+                && self.offer_member(task, policy, rng);
             if !offered && self.options.on_full == OnFull::Fail {
                 self.queue.remove(task);
                 self.fail(task, FailureReason::NoRoomNow);
@@ -100,7 +124,7 @@ impl Replay<'_> {
         match self.options.queue {
             QueueDiscipline::Fifo => {
                 while let Some(head) = self.queue.front() {
-                    if !self.offer(head, policy, rng) {
+                    if !self.offer_member(head, policy, rng) {
                         break;
                     }
                 }
@@ -111,9 +135,11 @@ impl Replay<'_> {
 
     /// One backfilling pass: every waiting task that fits starts, in queue order. A task
     /// without a refusal class that fits no node by [`FreeBounds`] is not offered; after a
-    /// refusal, the rest of the task's refusal class is not offered either (the policy promised to refuse them too,
-    /// [`TimePolicy::refusal_class`]). The pass walks the classes' heads in queue order
-    /// through a heap, so it costs O(classes + starts) offers, not O(waiting tasks).
+    /// refusal, the rest of the task's refusal class is not offered either (the policy
+    /// promised to refuse them too, [`TimePolicy::refusal_class`]). The pass walks the
+    /// classes' heads in queue order through a heap, so it costs O(classes + starts) offers,
+    /// not O(waiting tasks); and a class refused before is asked again only when a node
+    /// released since could hold it ([`Replay::offer_member`]), so most passes ask nothing.
     fn backfill(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
         let capacity = policy.capacity();
         let mut heads: BinaryHeap<Reverse<(i64, u32, Option<ClassId>)>> =
@@ -126,11 +152,15 @@ impl Replay<'_> {
             .then(|| FreeBounds::of(self.cluster, &self.state));
         while let Some(Reverse((rank, task, class))) = heads.pop() {
             let timed = &self.workload.tasks[task as usize].task;
-            let may_fit = class.is_some()
-                || bounds
-                    .as_ref()
-                    .is_some_and(|bounds| bounds.may_fit(timed, capacity));
-            let started = may_fit && self.offer(task, policy, rng);
+            let started = match class {
+                Some(_) => self.offer_member(task, policy, rng),
+                None => {
+                    bounds
+                        .as_ref()
+                        .is_some_and(|bounds| bounds.may_fit(timed, capacity))
+                        && self.offer(task, policy, rng)
+                }
+            };
             // A refused class is done for this pass; tasks without a class are each offered.
             if started || class.is_none() {
                 if let Some((next_rank, next)) = self.queue.next_of_class(class, rank) {
@@ -138,6 +168,32 @@ impl Replay<'_> {
                 }
             }
         }
+    }
+
+    /// Offers the waiting `task` unless its refusal class is known to be refused still: the
+    /// policy refused the class when the release log was `k` long, nothing of the class
+    /// started since, and none of the nodes released since (`released_nodes[k..]`) could
+    /// hold the request now. Every other node only lost room since that refusal (placements
+    /// alone never make room), so the policy would refuse again: not asking it gives the
+    /// same placements and costs O(nodes released), not a look at every node.
+    fn offer_member(&mut self, task: u32, policy: &mut dyn TimePolicy, rng: &mut SimRng) -> bool {
+        let Some(class) = self.queue.class_of(task) else {
+            return self.offer(task, policy, rng);
+        };
+        let released_now = self.released_nodes.len();
+        if let Some(since) = self.queue.refused_at(class) {
+            let released = self.released_nodes[since..].iter().copied();
+            let room = FreeBounds::of_nodes(self.cluster, &self.state, released);
+            let timed = &self.workload.tasks[task as usize].task;
+            if !room.may_fit(timed, policy.capacity()) {
+                self.queue.set_refused_at(class, Some(released_now));
+                return false;
+            }
+        }
+        let started = self.offer(task, policy, rng);
+        self.queue
+            .set_refused_at(class, (!started).then_some(released_now));
+        started
     }
 
     /// Offers the waiting `task` to the policy; true when it started.

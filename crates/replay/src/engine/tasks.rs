@@ -220,6 +220,7 @@ impl Replay<'_> {
             run.weight as f64 * (self.node_energy_index[node as usize] - run.energy_index_at_start);
         let weight = run.weight;
         self.state.release(&bound, placement);
+        self.released_nodes.push(node);
         self.running.remove(&task);
         if self.state.node(node).task_count == 0 {
             self.active_nodes -= 1;

@@ -24,6 +24,9 @@ pub(super) struct WaitingQueue {
     classes: HashMap<RefusalClass, ClassId>,
     /// Waiting members of each class with any, by rank; tasks without a class under `None`.
     members: BTreeMap<Option<ClassId>, BTreeSet<(i64, u32)>>,
+    /// Per class: the length of the engine's release log when the policy last refused it,
+    /// while no member started since (see [`WaitingQueue::refused_at`]).
+    refused_at: Vec<Option<usize>>,
 }
 
 impl WaitingQueue {
@@ -36,6 +39,7 @@ impl WaitingQueue {
             next_front: 0,
             classes: HashMap::new(),
             members: BTreeMap::new(),
+            refused_at: Vec::new(),
         }
     }
 
@@ -72,6 +76,9 @@ impl WaitingQueue {
     fn enter(&mut self, task: u32, rank: i64, class: Option<RefusalClass>) {
         let next_id = self.classes.len() as ClassId;
         let id = class.map(|class| *self.classes.entry(class).or_insert(next_id));
+        if id == Some(next_id) {
+            self.refused_at.push(None);
+        }
         debug_assert!(
             self.entry[task as usize].is_none(),
             "task {task} waits once"
@@ -98,6 +105,24 @@ impl WaitingQueue {
             self.members.remove(&id);
         }
         true
+    }
+
+    /// The refusal class of the waiting `task` (`None`: none, or not waiting).
+    pub fn class_of(&self, task: u32) -> Option<ClassId> {
+        self.entry[task as usize].and_then(|(_, class)| class)
+    }
+
+    /// Where the engine's release log stood when the policy last refused `class`, if no
+    /// member of it started since: until a node released after that point could hold the
+    /// request, the class is still refused ([`crate::policy::TimePolicy::refusal_class`]).
+    pub fn refused_at(&self, class: ClassId) -> Option<usize> {
+        self.refused_at[class as usize]
+    }
+
+    /// Records that `class` was refused with the release log `released` long (`None`: a
+    /// member started, nothing is known).
+    pub fn set_refused_at(&mut self, class: ClassId, released: Option<usize>) {
+        self.refused_at[class as usize] = released;
     }
 
     /// The first waiting task of every class (and of the unclassed), as (rank, task, class).

@@ -1,6 +1,6 @@
 //! Exact-gap studies (`[gaps]`): one study a cell — every policy's sweep on a sampled
 //! sub-cluster (or the whole cluster), each distinct instance solved once at every
-//! checkpoint ([`crate::gap::gap_studies`]) — its typed rows stored; aggregated into
+//! checkpoint ([`crate::gap::gap_studies_with_work`]) — its typed rows stored; aggregated into
 //! `gaps.csv` and `pareto.csv`.
 
 use std::collections::BTreeMap;
@@ -20,13 +20,14 @@ use crate::bench::kind::CellKind;
 use crate::bench::matrix::{Inputs, Matrix};
 use crate::bench::spec::{parse_policies, Seeds};
 use crate::bench::status::Kind;
-use crate::gap::{gap_studies, parse_objectives, GapSettings};
+use crate::gap::{gap_studies_with_work, parse_objectives, GapSettings};
 use crate::io::write_atomic;
 use crate::run::RunSettings;
+use crate::work::Work;
 
 /// One exact-gap study of the matrix: the policies' sweeps on a sampled sub-cluster (or the
 /// whole cluster), each distinct instance solved once at every checkpoint
-/// ([`crate::gap::gap_studies`]).
+/// ([`crate::gap::gap_studies_with_work`]).
 #[derive(Debug, Clone)]
 pub struct GapCell {
     pub trace: String,
@@ -91,15 +92,27 @@ impl CellKind for GapStudies {
         matrix.spec.gaps.is_some()
     }
 
-    /// One study, its solves on `threads` cores (side by side on one core each when 1).
     fn run(
         &self,
         matrix: &Matrix,
         inputs: &Inputs,
         cell: &GapCell,
         threads: usize,
-        _: &Path,
+        out: &Path,
     ) -> Result<GapRecord> {
+        Ok(self.run_with_work(matrix, inputs, cell, threads, out)?.0)
+    }
+
+    /// One study, its solves on `threads` cores (side by side on one core each when 1), and
+    /// its work: the sum of its sweeps and solves, and its longest chain of them.
+    fn run_with_work(
+        &self,
+        matrix: &Matrix,
+        inputs: &Inputs,
+        cell: &GapCell,
+        threads: usize,
+        _: &Path,
+    ) -> Result<(GapRecord, Option<Work>)> {
         let settings = gap_settings(matrix, cell, threads)?;
         let workload = &inputs.workloads[&cell.trace];
         let runs: Vec<RunSettings> = cell
@@ -114,12 +127,13 @@ impl CellKind for GapStudies {
                 )
             })
             .collect();
-        let (rows, fronts) = gap_studies(workload, &runs, &settings, cell.seed, threads == 1)?;
-        Ok(GapRecord {
+        let outcome = gap_studies_with_work(workload, &runs, &settings, cell.seed, threads == 1)?;
+        let record = GapRecord {
             key: self.key(matrix, cell),
-            rows,
-            fronts,
-        })
+            rows: outcome.rows,
+            fronts: outcome.fronts,
+        };
+        Ok((record, Some(outcome.work)))
     }
 
     fn aggregate(&self, out: &Path, matrix: &Matrix, cells: &[GapCell]) -> Result<()> {
