@@ -1,5 +1,6 @@
 //! The documentation a newcomer reads stays true: README stays short, and every relative
-//! link in README.md, ARCHITECTURE.md and `docs/*.md` points at a file that exists and, for
+//! link in README.md, ARCHITECTURE.md, `docs/*.md` and `workloads/*/README.md` points at a
+//! file that exists and, for
 //! a `page.md#section` link, at a heading that page has. (The generated pages,
 //! `docs/results.md` and `docs/cli.md`, are compared with their sources by the tests that
 //! generate them, in the results crate and the `gapbench` binary.)
@@ -21,7 +22,8 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// README.md, ARCHITECTURE.md and every `docs/*.md`, relative to the root.
+/// README.md, ARCHITECTURE.md, every `docs/*.md` and the READMEs of `workloads/*/`,
+/// relative to the root.
 fn documentation_pages(root: &Path) -> Vec<PathBuf> {
     let mut pages = vec![PathBuf::from("README.md"), PathBuf::from("ARCHITECTURE.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
@@ -37,6 +39,20 @@ fn documentation_pages(root: &Path) -> Vec<PathBuf> {
         .collect();
     docs.sort();
     pages.extend(docs);
+    let mut workloads: Vec<PathBuf> = std::fs::read_dir(root.join("workloads"))
+        .expect("a workloads/ folder")
+        .flatten()
+        .map(|entry| entry.path().join("README.md"))
+        .filter(|readme| readme.is_file())
+        .map(|readme| {
+            readme
+                .strip_prefix(root)
+                .expect("under the root")
+                .to_path_buf()
+        })
+        .collect();
+    workloads.sort();
+    pages.extend(workloads);
     pages
 }
 
