@@ -187,6 +187,21 @@ fn every_relative_link_in_the_docs_points_at_something_that_exists() {
 }
 
 #[test]
+fn the_perf_history_columns_are_the_ones_perf_writes() {
+    let page = std::fs::read_to_string(workspace_root().join("docs/benchmarks.md"))
+        .expect("docs/benchmarks.md");
+    let begin = "<!-- perf-history:begin -->";
+    let end = "<!-- perf-history:end -->";
+    let start = page.find(begin).expect("a perf-history section") + begin.len();
+    let stop = start + page[start..].find(end).expect("its end marker");
+    let generated = crate::perf::history_markdown();
+    assert!(
+        page[start..stop].trim() == generated.trim(),
+        "docs/benchmarks.md's perf-history table differs; put this between its markers:\n{generated}"
+    );
+}
+
+#[test]
 fn readme_stays_short() {
     let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
     let lines = readme.lines().count();
