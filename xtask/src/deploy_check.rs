@@ -254,7 +254,7 @@ fn the_kubernetes_indexed_job_runs_every_shard_once_and_the_merge_joins_them() {
         .expect("the config map mounted");
     assert!(spec_path.starts_with(&format!("{}/", spec_mount.mount_path)));
     assert_eq!(spec_mount.read_only, Some(true));
-    // The name README's `kubectl create configmap` gives it.
+    // The name docs/beyond-one-machine.md's `kubectl create configmap` gives it.
     assert_eq!(
         config_map.config_map.as_ref().unwrap().name,
         "gapbench-spec"

@@ -20,6 +20,8 @@
 
 #[cfg(test)]
 mod deploy_check;
+#[cfg(test)]
+mod docs_check;
 mod perf;
 mod prebuilt_highs;
 mod prerequisites;

@@ -223,6 +223,46 @@ fn tool_version(program: &str, args: &[&str]) -> Option<String> {
     })
 }
 
+/// The columns of `results/perf-history.csv`: name, unit, meaning (the header is written
+/// from them, and `docs/benchmarks.md`'s table is checked against them).
+pub const HISTORY_COLUMNS: [(&str, &str, &str); 5] = [
+    (
+        "date",
+        "UTC",
+        "when `cargo xtask perf` ran, `YYYY-MM-DDTHH:MM:SSZ`",
+    ),
+    (
+        "git_revision",
+        "–",
+        "the commit measured, 12 hex digits, `+dirty` when tracked files had changes",
+    ),
+    (
+        "benchmark",
+        "–",
+        "the benchmark, `group/name` (`scoring/fgd`, `whole_run/pwr`)",
+    ),
+    (
+        "estimated_cycles",
+        "cycles",
+        "callgrind's `Ir + 10 × L1 misses + 100 × last-level misses`",
+    ),
+    (
+        "instructions",
+        "instructions",
+        "instructions executed (callgrind's `Ir`)",
+    ),
+];
+
+/// `HISTORY_COLUMNS` as a markdown table.
+#[cfg(test)]
+pub fn history_markdown() -> String {
+    let mut table = String::from("| column | unit | meaning |\n|---|---|---|\n");
+    for (name, unit, meaning) in HISTORY_COLUMNS {
+        table.push_str(&format!("| `{name}` | {unit} | {meaning} |\n"));
+    }
+    table
+}
+
 fn append_history(path: &Path, costs: &BTreeMap<String, Cost>) -> Result<()> {
     let revision = tool_version("git", &["rev-parse", "--short=12", "HEAD"])
         .unwrap_or_else(|| "unknown".into());
@@ -237,7 +277,8 @@ fn append_history(path: &Path, costs: &BTreeMap<String, Cost>) -> Result<()> {
     let mut text = if path.is_file() {
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?
     } else {
-        "date,git_revision,benchmark,estimated_cycles,instructions\n".to_string()
+        let names: Vec<&str> = HISTORY_COLUMNS.iter().map(|(name, _, _)| *name).collect();
+        format!("{}\n", names.join(","))
     };
     for (id, cost) in costs {
         writeln!(

@@ -108,13 +108,13 @@ fn worst_and_mean(what: &str, ratios: &[f64]) {
     );
 }
 
-/// README states the dual ascent within 2 % of the MIP optimum at the budgets it aims at
+/// docs/budgets.md states the dual ascent within 2 % of the MIP optimum at the budgets it aims at
 /// (measured worst: 0.985 over 19 budgets proven optimal in one run, 0.996 over 13 in
 /// another; which MIPs are proven within their time limit varies with the machine's load,
 /// so unproven budgets are held to 2 % of the MIP's proven bound instead).
 const ASCENT_WITHIN: f64 = 0.98;
 
-/// README and ARCHITECTURE state the Lagrangian envelope "within 3 %" of the MIP optimum
+/// docs/budgets.md states the Lagrangian envelope "within 3 %" of the MIP optimum
 /// (measured: worst 0.975, mean 0.993 for energy; worst 0.972 for carbon).
 const ENVELOPE_WITHIN: f64 = 0.97;
 

@@ -89,6 +89,21 @@ mod tests {
 
     use super::*;
 
+    /// `docs/cli.md` is what the clap definitions print (`UPDATE_DOCS=1` rewrites it).
+    #[test]
+    fn cli_reference_matches_the_help() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
+        let generated = cli::reference::markdown(Cli::command());
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &generated).expect("docs/cli.md written");
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "docs/cli.md differs from `gapbench --help`: rerun with UPDATE_DOCS=1"
+        );
+    }
+
     #[test]
     fn the_policy_help_lists_every_registered_policy() {
         let mut cli = Cli::command();

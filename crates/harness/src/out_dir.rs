@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 /// The lock file of a results folder; empty unless a command holds the folder.
-pub const LOCK_FILE: &str = ".gapbench.lock";
+pub use gapbench_results::LOCK_FILE;
 
 /// A results folder held by this process until dropped.
 #[derive(Debug)]

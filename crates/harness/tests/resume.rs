@@ -4,7 +4,7 @@
 use std::path::Path;
 
 mod common;
-use common::assert_same_files;
+use common::{assert_every_entry_documented, assert_same_files};
 
 use gapbench::bench::{merge, run_bench, BenchOptions};
 
@@ -53,6 +53,7 @@ fn an_interrupted_bench_resumes_to_identical_outputs() {
     assert!(std::fs::read_to_string(whole.join("REPORT.md"))
         .unwrap()
         .contains("stood in"));
+    assert_every_entry_documented(&whole);
 
     // "Interrupt": only some runs finished, one cell file was cut short mid-write, and a temp
     // file was left behind.
@@ -163,6 +164,7 @@ fn interrupted_and_sharded_replays_end_in_identical_files() {
     let points = std::fs::read_to_string(whole.join("budget_points.csv")).unwrap();
     assert_eq!(points.lines().count(), 1 + 2 * 3);
     assert!(whole.join("budget_frontier.csv").is_file());
+    assert_every_entry_documented(&whole);
 
     // Interrupted: one shard of three ran, a finished replay was cut short mid-write.
     let interrupted = dir.join("interrupted");

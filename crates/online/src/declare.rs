@@ -51,7 +51,7 @@ macro_rules! declare_policies {
                 }
             }
 
-            /// What the policy prefers, in one line (for `--help` and the README table).
+            /// What the policy prefers, in one line (for `--help` and the table of `docs/own-policy.md`).
             pub fn summary(self) -> &'static str {
                 match self {
                     $(PolicyKind::$kind => $summary,)+

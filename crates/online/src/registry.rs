@@ -1,5 +1,5 @@
 //! What is derived from the one table of native policies (`policies/mod.rs`, expanded by
-//! `declare.rs`'s `declare_policies!`): parsing, `--help`, the README table and the
+//! `declare.rs`'s `declare_policies!`): parsing, `--help`, the table of `docs/own-policy.md` and the
 //! benchmarks' lists, all from `PolicyKind::ALL`. Forgetting a step is impossible: there is
 //! no other step.
 
@@ -36,7 +36,7 @@ impl PolicyKind {
 pub fn policy_help() -> String {
     let mut text = String::from(
         "Policy: a name, a weighted mix such as `pwr:200,fgd:800`, or a score expression \
-         `expr:…` (see README, \"Your own policy\"). Names:",
+         `expr:…` (see docs/own-policy.md). Names:",
     );
     for kind in PolicyKind::ALL {
         text.push_str(&format!(" `{}`: {};", kind.name(), kind.summary()));
@@ -66,9 +66,9 @@ fn selection_label(selection: GpuSelection) -> &'static str {
     }
 }
 
-/// The README's policy table (between `<!-- policies:begin -->` and `<!-- policies:end -->`),
+/// The policy table of `docs/own-policy.md` (between `<!-- policies:begin -->` and `<!-- policies:end -->`),
 /// derived from the registration table and the policies themselves; `xtask tidy` checks
-/// that the README holds exactly this.
+/// that the page holds exactly this.
 pub fn markdown_table() -> String {
     let mut table = String::from(
         "| policy | prefers | normalisation | GPUs of a sharing task | memoised | tie rank | file |\n\

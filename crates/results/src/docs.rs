@@ -54,6 +54,7 @@ fn folders() -> Vec<Folder> {
         gap_folder(),
         replay_folder(),
         frontier_folder(),
+        every_folder(),
     ]
 }
 
@@ -138,6 +139,13 @@ fn gap_folder() -> Folder {
             csv::<FrontRow>(),
             csv::<IndexRow>(),
             other(
+                "<policy>-seed<N>[-n<nodes>]-chk<pct>.json",
+                "With `--export DIR`, in `DIR` beside `index.csv`: one self-contained \
+             instance file per solved snapshot (node types, task shapes, the power and \
+             fragmentation formulas, and per objective the best placement known with its \
+             proven bound), documented field by field in `workloads/instances/README.md`.",
+            ),
+            other(
                 "manifest.json",
                 "The inputs (with their SHA-256), seed and settings of the study.",
             ),
@@ -187,6 +195,20 @@ fn frontier_folder() -> Folder {
                 "The inputs (with their SHA-256) and settings of the frontier.",
             ),
         ],
+    )
+}
+
+fn every_folder() -> Folder {
+    (
+        "Every folder",
+        "every command that writes a folder",
+        vec![other(
+            crate::LOCK_FILE,
+            "The operating-system lock (`flock`) a command holds on the folder while it \
+             writes there (the file then names the holder; empty otherwise), so a second \
+             gapbench on the same folder is refused, naming the holder. The kernel releases \
+             it when its holder exits or is killed, so it is never stale.",
+        )],
     )
 }
 
@@ -272,6 +294,7 @@ mod tests {
             crate::BUDGET_TIMELINE_CSV,
             crate::MATRIX_JSON,
             crate::REPORT_MD,
+            crate::LOCK_FILE,
         ] {
             assert!(text.contains(&format!("### `{name}`")), "{name}");
         }

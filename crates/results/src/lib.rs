@@ -73,3 +73,6 @@ pub const BUDGET_TIMELINE_CSV: &str = "budget_timeline.csv";
 pub const MATRIX_JSON: &str = "matrix.json";
 /// The report of a results folder.
 pub const REPORT_MD: &str = "REPORT.md";
+/// The lock file of a results folder; empty unless a command holds the folder (the harness
+/// takes the lock; declared here so the results documentation names it).
+pub const LOCK_FILE: &str = ".gapbench.lock";

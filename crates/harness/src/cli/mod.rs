@@ -8,6 +8,8 @@ pub mod budget_flags;
 pub mod figures;
 pub mod frontier;
 pub mod gap;
+#[cfg(test)]
+pub mod reference;
 pub mod replay;
 pub mod replay_table;
 pub mod run;

@@ -68,7 +68,7 @@ pub struct ReplayArgs {
     /// Sleep power of an empty node as a share of its idle power (with --idle sleep-when-empty).
     #[arg(long, value_name = "SHARE", default_value_t = 0.05)]
     sleep_fraction: f64,
-    /// GPU power: `utilisation` (follows the tenants' actual utilisation, time-and-budgets §1) or `reservation` (any reservation draws full power, the reference simulator's model).
+    /// GPU power: `utilisation` (follows the tenants' actual utilisation; docs/semantics.md) or `reservation` (any reservation draws full power, the reference simulator's model).
     #[arg(long, value_enum, default_value_t = GpuPowerArg::Utilisation)]
     gpu_power: GpuPowerArg,
     /// A task that fits nowhere on arrival: `queue` (waits; the default) or `fail` (dropped, as in the arrival sweep). A task that fits no node even of the empty cluster always fails at arrival (`never_fits:<resource>`). powerflow and greenflow decide for every waiting task at each round and take no --on-full.
@@ -412,7 +412,7 @@ impl ReplayArgs {
     }
 }
 
-/// Removes what an earlier replay into `out` wrote and this one did not (README: a reused
+/// Removes what an earlier replay into `out` wrote and this one did not (docs/refusals.md: a reused
 /// `--out` holds only this run's outputs): the other layout's files and folders, the
 /// `seed-N/` folders of other seeds, and bound files this run did not compute.
 fn remove_stale_outputs(

@@ -74,3 +74,28 @@ pub fn names(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// The file and folder names `docs/results.md` documents: its `### \`NAME\`` headings, a
+/// heading of several names split at `, `, a folder's trailing `/` dropped.
+pub fn documented_names() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/results.md");
+    let docs = std::fs::read_to_string(path).expect("docs/results.md");
+    docs.lines()
+        .filter_map(|line| line.strip_prefix("### `")?.strip_suffix('`'))
+        .flat_map(|heading| heading.split(", "))
+        .map(|name| name.trim_end_matches('/').to_string())
+        .collect()
+}
+
+/// Every name directly in the results folder `dir` is documented in `docs/results.md`, so
+/// a file a user finds there is never one the documentation leaves out.
+pub fn assert_every_entry_documented(dir: &Path) {
+    let documented = documented_names();
+    for name in names(dir) {
+        assert!(
+            documented.contains(&name),
+            "{name} (in {}) is not documented: declare it in crates/results/src/docs.rs",
+            dir.display()
+        );
+    }
+}

@@ -199,7 +199,7 @@ impl Policy for ExprPolicy {
     }
 }
 
-/// The README's feature table (between `<!-- expr-features:begin -->` and
+/// The feature table of `docs/own-policy.md` (between `<!-- expr-features:begin -->` and
 /// `<!-- expr-features:end -->`, checked by `xtask tidy`).
 pub fn features_markdown() -> String {
     let mut table = String::from("| feature | meaning | memoised |\n|---|---|---|\n");

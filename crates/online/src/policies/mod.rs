@@ -2,8 +2,8 @@
 //!
 //! Adding a policy: write `policies/<module>.rs` (a `Default` type implementing
 //! [`Policy`](crate::Policy)) and add its line below. Parsing, names, `PolicyKind::ALL`, the
-//! scheduler, `--help`, the README table and the benchmarks all follow from that line
-//! (see `declare.rs` and `registry.rs`; README "Add a policy").
+//! scheduler, `--help`, the table of `docs/own-policy.md` and the benchmarks all follow from that line
+//! (see `declare.rs` and `registry.rs`; `docs/own-policy.md`, "A native policy").
 
 use crate::declare::declare_policies;
 
