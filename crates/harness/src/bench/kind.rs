@@ -50,8 +50,8 @@ pub(crate) trait CellKind: Sync {
         threads: usize,
         out: &Path,
     ) -> Result<Self::Record>;
-    /// [`CellKind::run`], with the work it took when that is not its wall time on one core
-    /// (a cell that solves side by side inside): `None` for its wall time.
+    /// [`CellKind::run`], with the work it took when that is not its thread's CPU time (a
+    /// cell that solves side by side inside): `None` for its thread's CPU time.
     fn run_with_work(
         &self,
         matrix: &Matrix,
@@ -84,8 +84,9 @@ pub(crate) trait CellKind: Sync {
         out: &Path,
     ) -> Result<Work> {
         let started = Instant::now();
+        let cpu = cpu_time::ThreadTime::now();
         let (record, work) = self.run_with_work(matrix, inputs, cell, threads, out)?;
-        let work = work.unwrap_or_else(|| Work::single(started.elapsed().as_secs_f64()));
+        let work = work.unwrap_or_else(|| Work::single(cpu.elapsed().as_secs_f64()));
         store_cell(
             out,
             &self.path(cell),

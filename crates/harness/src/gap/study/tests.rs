@@ -315,3 +315,44 @@ fn assert_solves_agree(a: &GapRow, b: &GapRow, what: &str) {
         );
     }
 }
+
+/// A sub-cluster study solves its checkpoints apart (fresh chains), so the rows do not
+/// depend on whether they ran side by side; its work counts every sweep and solve, and its
+/// critical path — one sweep, then the longest checkpoint's longest group — is shorter.
+#[test]
+fn side_by_side_or_not_a_sub_cluster_study_gives_the_same_rows_and_counts_its_work() {
+    let FourPolicies {
+        workload,
+        settings,
+        runs,
+        rows,
+        ..
+    } = four_policies();
+    let alone = gap_studies_with_work(workload, runs, settings, 42, false).unwrap();
+    assert_eq!(alone.rows.len(), rows.len());
+    for (one, other) in alone.rows.iter().zip(rows) {
+        let what = format!(
+            "{} {} % {}",
+            one.policy,
+            one.checkpoint_pct,
+            one.objective.name()
+        );
+        assert_eq!(
+            (&one.instance, &one.policy, one.heuristic_value),
+            (&other.instance, &other.policy, other.heuristic_value),
+            "{what}"
+        );
+        assert_solves_agree(one, other, &what);
+    }
+    let work = alone.work;
+    assert!(work.core_seconds > 0.0, "{work:?}");
+    assert!(
+        work.critical_path_seconds <= work.core_seconds + 1e-9,
+        "{work:?}"
+    );
+    // Four sweeps and (at two checkpoints) at least two groups each: never one chain.
+    assert!(
+        work.critical_path_seconds < work.core_seconds,
+        "{work:?}: the study is one chain"
+    );
+}
