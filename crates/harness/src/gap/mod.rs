@@ -16,6 +16,7 @@
 //! several policies at once and solves each distinct instance once ([`study`]).
 
 mod rows;
+mod solves;
 mod study;
 
 use std::path::Path;

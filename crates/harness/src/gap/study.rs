@@ -14,15 +14,13 @@
 //! them was solved.
 
 use anyhow::{bail, Result};
-use gapbench_ilp::{
-    heuristic_value, FrontPoint, Method, Objective, PowerFragFront, Session, Snapshot,
-    SolveOptions, SolveReport, SolveStatus, SweepEvent,
-};
+use gapbench_ilp::{FrontPoint, Method, Objective, Session, Snapshot, SolveReport, SweepEvent};
 use gapbench_model::{prepare, Cluster, PreparedWorkload};
 use gapbench_online::run_arrival_sweep;
 use rayon::prelude::*;
 
 use super::rows::CheckpointOf;
+use super::solves::{best_start, end_points, improve_by_front_ends, solve_objective};
 use super::{instance_key, study_cluster, FrontRow, GapMethod, GapRow, GapSettings};
 use crate::run::RunSettings;
 use crate::work::Work;
@@ -385,10 +383,9 @@ impl Study<'_> {
             sweeps: &sweeps,
             method,
         };
-        let (solved, solve_work) = self.solve_checkpoints(&inputs)?;
         let mut rows: Vec<Vec<GapRow>> = vec![Vec::new(); self.runs.len()];
         let mut fronts = Vec::new();
-        for checkpoint in solved {
+        let solve_work = self.solve_checkpoints(&inputs, &mut |checkpoint| {
             for (member, snapshot) in checkpoint.snapshots.iter().enumerate() {
                 let mut ordered = Vec::new();
                 for &objective in &settings.objectives {
@@ -410,7 +407,8 @@ impl Study<'_> {
                 })?;
             }
             fronts.extend(checkpoint.fronts);
-        }
+            Ok(())
+        })?;
         Ok(StudyOutcome {
             rows: rows.into_iter().flatten().collect(),
             fronts,
@@ -418,33 +416,33 @@ impl Study<'_> {
         })
     }
 
-    /// Every checkpoint solved, in order, and the work of the solves. Column generation on
-    /// a large cluster hands each chain's configurations from checkpoint to checkpoint, so
-    /// its checkpoints are solved one after another (without the carried columns the
-    /// whole cluster's 10 s solves stopped far from their bounds); the per-node model of a
-    /// sampled sub-cluster needs no carried columns (its column-generation bounds converge
-    /// within a second on 8 nodes), so each checkpoint starts a fresh chain and all of them
-    /// are solved side by side where the study is parallel. Which of the two depends on
-    /// the method alone, never on the cores, so the results do not either.
+    /// Solves every checkpoint, handing each to `on_checkpoint` in order as soon as it and
+    /// those before it are solved; the work of the solves. Column generation on a large
+    /// cluster hands each chain's configurations from checkpoint to checkpoint, so its
+    /// checkpoints are solved one after another (without the carried columns the whole
+    /// cluster's 10 s solves stopped far from their bounds); the per-node model of a sampled
+    /// sub-cluster needs no carried columns (its column-generation bounds converge within a
+    /// second on 8 nodes), so each checkpoint starts a fresh chain and all of them are
+    /// solved side by side where the study is parallel. Which of the two depends on the
+    /// method alone, never on the cores, so the results do not either.
     fn solve_checkpoints<'s>(
         &self,
         inputs: &StudyInputs<'s>,
-    ) -> Result<(Vec<SolvedCheckpoint<'s>>, Work)> {
+        on_checkpoint: &mut dyn FnMut(SolvedCheckpoint<'s>) -> Result<()>,
+    ) -> Result<Work> {
         let chained = inputs.method != GapMethod::PerNode;
         if chained {
             let mut chains = Chains::new(self.runs.len());
             let mut core_seconds = 0.0;
-            let mut solved = Vec::new();
             for &checkpoint in &self.settings.checkpoints {
                 let (one, seconds) = self.solve_at(inputs, checkpoint, &mut chains)?;
                 core_seconds += seconds;
-                solved.push(one);
+                on_checkpoint(one)?;
             }
-            let work = Work {
+            return Ok(Work {
                 core_seconds,
                 critical_path_seconds: chains.critical_path_seconds(),
-            };
-            return Ok((solved, work));
+            });
         }
         let fresh = |&checkpoint: &f64| {
             let mut chains = Chains::new(self.runs.len());
@@ -455,21 +453,26 @@ impl Study<'_> {
             };
             Ok::<_, anyhow::Error>((one, work))
         };
-        let solved: Vec<(SolvedCheckpoint, Work)> = if self.parallel {
-            self.settings
+        let mut work = Work::default();
+        if self.parallel {
+            let solved: Vec<(SolvedCheckpoint, Work)> = self
+                .settings
                 .checkpoints
                 .par_iter()
                 .map(fresh)
-                .collect::<Result<_>>()?
+                .collect::<Result<_>>()?;
+            for (one, one_work) in solved {
+                work = work.beside(one_work);
+                on_checkpoint(one)?;
+            }
         } else {
-            self.settings
-                .checkpoints
-                .iter()
-                .map(fresh)
-                .collect::<Result<_>>()?
-        };
-        let work = Work::all_beside(solved.iter().map(|(_, work)| *work));
-        Ok((solved.into_iter().map(|(one, _)| one).collect(), work))
+            for checkpoint in &self.settings.checkpoints {
+                let (one, one_work) = fresh(checkpoint)?;
+                work = work.beside(one_work);
+                on_checkpoint(one)?;
+            }
+        }
+        Ok(work)
     }
 
     /// One checkpoint: the policies' snapshots, every distinct instance solved continuing
@@ -631,29 +634,6 @@ impl Study<'_> {
     }
 }
 
-/// The front's walks and capped solves can find a placement of less power, or less
-/// fragmentation, than the end points' solves: `reports` (power, fragmentation) take the
-/// front's ends where they are better, so the table and the front show the best known.
-fn improve_by_front_ends(
-    reports: &mut [(Objective, SolveReport)],
-    front: &PowerFragFront,
-    mip_rel_gap: f64,
-) {
-    for (objective, report) in reports {
-        let (placement, value) = match objective {
-            Objective::Power => (
-                &front.least_power,
-                front.points.first().map(|p| p.power_watts),
-            ),
-            Objective::Frag => (&front.least_frag, front.points.last().map(|p| p.frag_milli)),
-            Objective::Alloc => continue,
-        };
-        if let Some(value) = value {
-            report.improve_min(placement, value, mip_rel_gap);
-        }
-    }
-}
-
 /// The policies grouped by `part`'s instance and chain, in order of their first member.
 fn groups(snapshots: &[Snapshot], part: Part, chain_of: &[[usize; 2]]) -> Vec<Group> {
     let mut groups: Vec<(String, Group)> = Vec::new();
@@ -676,127 +656,6 @@ fn groups(snapshots: &[Snapshot], part: Part, chain_of: &[[usize; 2]]) -> Vec<Gr
         }
     }
     groups.into_iter().map(|(_, group)| group).collect()
-}
-
-/// The member snapshot whose own placement is best for `objective` (the first of equals):
-/// the start of its solve. Every start gave the old per-policy solves their own chance;
-/// the best of them keeps most of it in one solve.
-fn best_start<'s>(members: &[&'s Snapshot<'s>], objective: Objective) -> &'s Snapshot<'s> {
-    let value = |snapshot: &Snapshot| match objective {
-        // Allocation is maximised.
-        Objective::Alloc => -heuristic_value(snapshot, objective),
-        Objective::Power | Objective::Frag => heuristic_value(snapshot, objective),
-    };
-    let mut best = members[0];
-    for &member in &members[1..] {
-        if value(member) < value(best) {
-            best = member;
-        }
-    }
-    best
-}
-
-/// The least power and the least fragmentation, each where `wants` it, started from the
-/// snapshots `(power, frag)` (one instance): per node (`exact`: fragmentation pooled with
-/// column generation's bound) or by column generation. Power is solved first: its placement
-/// is a good warm start for fragmentation, and the front reuses both.
-fn end_points(
-    (power_start, frag_start): (&Snapshot, &Snapshot),
-    exact: bool,
-    wants: impl Fn(Objective) -> bool,
-    options: &SolveOptions,
-    session: &mut Session,
-) -> (Option<SolveReport>, Option<SolveReport>) {
-    let (power_method, frag_method) = if exact {
-        (Method::PerNode, Method::Pooled)
-    } else {
-        (Method::ColumnGeneration, Method::ColumnGeneration)
-    };
-    let least_power = wants(Objective::Power).then(|| {
-        solved(
-            session,
-            power_start,
-            Objective::Power,
-            power_method,
-            options,
-            &[],
-        )
-    });
-    let least_frag = wants(Objective::Frag).then(|| {
-        let others: Vec<_> = if exact {
-            least_power.iter().map(|r| r.placement.clone()).collect()
-        } else {
-            Vec::new()
-        };
-        solved(
-            session,
-            frag_start,
-            Objective::Frag,
-            frag_method,
-            options,
-            &others,
-        )
-    });
-    (least_power, least_frag)
-}
-
-/// One objective by `method` where the end points of the front are not involved:
-/// allocation exactly or by column generation, and every objective by relaxation.
-fn solve_objective(
-    method: GapMethod,
-    objective: Objective,
-    snapshot: &Snapshot,
-    options: &SolveOptions,
-    session: &mut Session,
-) -> SolveReport {
-    let method = match (method, objective) {
-        (GapMethod::PerNode, _) => Method::PerNode,
-        (GapMethod::ColumnGeneration | GapMethod::Auto, _) => Method::ColumnGeneration,
-        (GapMethod::Relaxation, Objective::Power | Objective::Alloc) => Method::Relaxation,
-        (GapMethod::Relaxation, Objective::Frag) => {
-            return SolveReport {
-                objective,
-                status: SolveStatus::Unsupported(
-                    "no by-type relaxation of fragmentation: use --method cg".into(),
-                ),
-                incumbent: None,
-                bound: None,
-                mip_gap: None,
-                solve_seconds: 0.0,
-                placement: Vec::new(),
-                secondary_power_watts: None,
-            }
-        }
-    };
-    solved(session, snapshot, objective, method, options, &[])
-}
-
-/// `objective` solved by `method` on the instance `snapshot` poses, started from its
-/// placement (and, for fragmentation, the least fragmented of `others`). A solve that
-/// cannot run is a report without a solution whose status is the error, as rows record it.
-fn solved(
-    session: &mut Session,
-    snapshot: &Snapshot,
-    objective: Objective,
-    method: Method,
-    options: &SolveOptions,
-    others: &[Vec<Option<gapbench_model::Placement>>],
-) -> SolveReport {
-    let clock = std::time::Instant::now();
-    let (problem, start) = snapshot.problem(options);
-    let start = start.other_starts(others.to_vec());
-    session
-        .solve(&problem, objective, method, &start)
-        .unwrap_or_else(|error| SolveReport {
-            objective,
-            status: SolveStatus::Error(error.to_string()),
-            incumbent: None,
-            bound: None,
-            mip_gap: None,
-            solve_seconds: clock.elapsed().as_secs_f64(),
-            placement: Vec::new(),
-            secondary_power_watts: None,
-        })
 }
 
 /// Refuses a checkpoint past the end of the sweep: its snapshot would be the sweep's end

@@ -372,32 +372,14 @@ impl<'a> Replay<'a> {
         on_progress: &mut dyn FnMut(ReplayProgress),
     ) {
         let until = self.options.until_s.unwrap_or(f64::INFINITY);
-        let tasks = &self.workload.tasks;
         let mut events = 0u64;
         loop {
             events += 1;
             if events % EVENTS_PER_REPORT == 0 {
                 on_progress(self.progress_report());
             }
-            let arrival = tasks.get(self.arrived).map(|t| Event {
-                time_s: t.arrival_s,
-                kind: EventKind::Arrival {
-                    task: self.arrived as u32,
-                },
-                seq: 0,
-            });
-            let from_heap = self.heap.peek().map(|Reverse(e)| *e);
-            let event = match (arrival, from_heap) {
-                (None, None) => break,
-                (Some(a), None) => a,
-                (None, Some(h)) => h,
-                (Some(a), Some(h)) => {
-                    if h < a {
-                        h
-                    } else {
-                        a
-                    }
-                }
+            let Some(event) = self.next_event() else {
+                break;
             };
             if event.time_s > until {
                 // The timeline ends where the ledger does: a row at `until` whose energy is
@@ -444,6 +426,25 @@ impl<'a> Replay<'a> {
             if self.budget_spent() {
                 break;
             }
+        }
+    }
+
+    /// The next event: the next arrival or the heap's first, whichever comes first (an
+    /// arrival before a heap event of the same time and sequence).
+    fn next_event(&self) -> Option<Event> {
+        let arrival = self.workload.tasks.get(self.arrived).map(|t| Event {
+            time_s: t.arrival_s,
+            kind: EventKind::Arrival {
+                task: self.arrived as u32,
+            },
+            seq: 0,
+        });
+        let from_heap = self.heap.peek().map(|Reverse(e)| *e);
+        match (arrival, from_heap) {
+            (None, None) => None,
+            (Some(a), None) => Some(a),
+            (None, Some(h)) => Some(h),
+            (Some(a), Some(h)) => Some(if h < a { h } else { a }),
         }
     }
 

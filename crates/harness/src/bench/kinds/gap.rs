@@ -456,14 +456,29 @@ mod tests {
 
     #[test]
     fn a_gap_study_without_policies_is_no_cell() {
-        // full-cluster.toml: no sub-cluster policies, four on the whole cluster.
+        // full-cluster.toml: no sub-cluster policies, four on the whole cluster, a study
+        // per seed 42–51.
         let cells = gap_cells_of("full-cluster.toml");
-        assert_eq!(cells.len(), 1);
-        assert!(cells[0].full_cluster);
-        assert_eq!(cells[0].policies.len(), 4);
-        // paper.toml: one sub-cluster study and one whole-cluster study.
+        assert_eq!(cells.len(), 10);
+        assert!(cells
+            .iter()
+            .all(|c| c.full_cluster && c.policies.len() == 4));
+        let seeds: Vec<u64> = cells.iter().map(|c| c.seed).collect();
+        assert_eq!(seeds, (42..=51).collect::<Vec<_>>());
+        // paper.toml: one sub-cluster study (seed 42), then the whole cluster's of seeds
+        // 42–46.
         let cells = gap_cells_of("paper.toml");
-        let whole: Vec<bool> = cells.iter().map(|c| c.full_cluster).collect();
-        assert_eq!(whole, [false, true]);
+        let studies: Vec<(bool, u64)> = cells.iter().map(|c| (c.full_cluster, c.seed)).collect();
+        assert_eq!(
+            studies,
+            [
+                (false, 42),
+                (true, 42),
+                (true, 43),
+                (true, 44),
+                (true, 45),
+                (true, 46)
+            ]
+        );
     }
 }

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use gapbench_ilp::{PowerFragFront, SolveStatus};
 use gapbench_model::{NodeOrder, TaskOrder};
 
 use super::*;
