@@ -64,28 +64,7 @@ impl Matrix {
             _ => None,
         };
         let (traces, gap_traces, stand_in) = resolved_traces(&spec, available.is_some());
-        let mut workloads = BTreeMap::new();
-        for trace in traces.iter().chain(&gap_traces) {
-            if workloads.contains_key(trace) {
-                continue;
-            }
-            let workload = match available {
-                Some(dir) => Workload::load(
-                    Some(&dir.join(&spec.nodes)),
-                    Some(&dir.join(trace_file(trace))),
-                    CpuPowerProfile::Reference,
-                    InputRules::Reference,
-                )?,
-                None => Workload::load(
-                    None,
-                    None,
-                    CpuPowerProfile::Reference,
-                    InputRules::Reference,
-                )?,
-            };
-            workload.require_gpus()?;
-            workloads.insert(trace.clone(), workload);
-        }
+        let workloads = load_sweep_workloads(&spec, available, traces.iter().chain(&gap_traces))?;
         let inputs = workloads
             .iter()
             .map(|(t, w)| (t.clone(), w.inputs.clone()))
@@ -110,6 +89,7 @@ impl Matrix {
             matrix.spec.replay.as_ref(),
             &matrix.replay_sources,
             &matrix.spec.nodes,
+            matrix.spec.gpu_models_file.as_deref(),
             available,
         )?;
         matrix.replay_inputs = replay_fingerprints(&replays);
@@ -121,7 +101,11 @@ impl Matrix {
             );
             (files.0.is_file() && files.1.is_file()).then_some(files)
         });
-        let budget = load_budget_inputs(matrix.spec.budget.as_ref(), budget_files)?;
+        let budget = load_budget_inputs(
+            matrix.spec.budget.as_ref(),
+            budget_files,
+            matrix.spec.gpu_models_file.as_deref(),
+        )?;
         matrix.budget_inputs = budget_fingerprints(&budget);
         let inputs = Inputs {
             workloads,
@@ -226,6 +210,39 @@ impl Matrix {
 /// The traces a spec runs (sweeps', gap studies') and whether the embedded stand-in runs in
 /// their place: the spec's own with `real_traces`, else the stand-in for each kind of study
 /// that names a trace.
+/// The sweep workload of each trace: the spec's node list (with its GPU-model file) and
+/// the trace from `available`, else the embedded openb-like default.
+fn load_sweep_workloads<'t>(
+    spec: &BenchSpec,
+    available: Option<&Path>,
+    traces: impl Iterator<Item = &'t String>,
+) -> Result<BTreeMap<String, Workload>> {
+    let mut workloads = BTreeMap::new();
+    for trace in traces {
+        if workloads.contains_key(trace) {
+            continue;
+        }
+        let (nodes, tasks) = match available {
+            Some(dir) => (
+                Some(dir.join(&spec.nodes)),
+                Some(dir.join(trace_file(trace))),
+            ),
+            None => (None, None),
+        };
+        let gpu_models = available.and(spec.gpu_models_file.as_deref());
+        let workload = Workload::load(
+            nodes.as_deref(),
+            gpu_models,
+            tasks.as_deref(),
+            CpuPowerProfile::Reference,
+            InputRules::Reference,
+        )?;
+        workload.require_gpus()?;
+        workloads.insert(trace.clone(), workload);
+    }
+    Ok(workloads)
+}
+
 fn resolved_traces(spec: &BenchSpec, real_traces: bool) -> (Vec<String>, Vec<String>, bool) {
     if real_traces {
         let gap_traces = spec.gaps.as_ref().map(|g| g.traces.clone());
