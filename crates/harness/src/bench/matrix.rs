@@ -303,3 +303,43 @@ fn check_traces_folder(dir: &Path, spec: &BenchSpec) -> Result<()> {
         }
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spec whose node list is in Alibaba's 2026 format resolves with the GPU-model file
+    /// it names: every workload's cluster has the file's models, and the file is among the
+    /// inputs the cell keys hash.
+    #[test]
+    fn a_spec_naming_a_gpu_model_file_loads_its_node_list_with_it() {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/spot-gpu-2026");
+        let dir = std::env::temp_dir().join(format!("gapbench-matrix-gpu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(example.join("nodes.csv"), dir.join("spot-nodes.csv")).unwrap();
+        let tasks: String = (0..40)
+            .map(|i| format!("t{i},4000,16384,1,{}\n", 250 * (1 + i % 4)))
+            .collect();
+        let header = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n";
+        std::fs::write(
+            dir.join("openb_pod_list_small.csv"),
+            format!("{header}{tasks}"),
+        )
+        .unwrap();
+        let text = "name = \"spot\"\nnodes = \"spot-nodes.csv\"\ngpu_models = \"gpu-models.csv\"\n\
+                    traces = [\"small\"]\npolicies = [\"fgd\"]\nseeds = [1]\n";
+        let spec = BenchSpec::parse(&example.join("spot.toml"), text).unwrap();
+        let (matrix, inputs) = Matrix::resolve(spec, Some(&dir)).unwrap();
+        let workload = &inputs.workloads["small"];
+        assert_eq!(workload.cluster.gpu_count(), 207);
+        let h800 = gapbench_model::GpuModel::parse("H800").unwrap();
+        assert_eq!(
+            workload.cluster.gpu_models.power(h800).unwrap().full_watts,
+            700
+        );
+        assert!(matrix.inputs["small"]
+            .iter()
+            .any(|i| i.role == "gpu-models"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
