@@ -6,6 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use gapbench_ilp::instance::verify_instance;
+use gapbench_results::instance::InstanceFile;
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir =
         std::env::temp_dir().join(format!("gapbench-gpu-models-{}-{name}", std::process::id()));
@@ -88,6 +91,8 @@ fn run_and_gap_work_on_the_2026_node_list_with_its_gpu_model_file() {
         "50,100",
         "--time-limit",
         "2",
+        "--export",
+        out.join("instances").to_str().unwrap(),
         "--out",
         gap_out.to_str().unwrap(),
     ]);
@@ -99,6 +104,24 @@ fn run_and_gap_work_on_the_2026_node_list_with_its_gpu_model_file() {
             "{checkpoint}: {gaps}"
         );
     }
+    // The exported instances carry the file's models by name and watts, and rebuild and
+    // re-evaluate from their own description.
+    let mut instances = 0;
+    for entry in std::fs::read_dir(out.join("instances")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let file = InstanceFile::load(&path).unwrap();
+            let h800 = file
+                .node_types
+                .iter()
+                .find(|t| t.gpu_model.as_deref() == Some("H800"))
+                .expect("the H800 node type");
+            assert_eq!((h800.gpu_idle_watts, h800.gpu_full_watts), (88, 700));
+            verify_instance(&file).unwrap();
+            instances += 1;
+        }
+    }
+    assert_eq!(instances, 2, "one instance per checkpoint");
 }
 
 #[test]

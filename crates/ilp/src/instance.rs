@@ -530,6 +530,9 @@ fn rebuilt_cluster(
     file: &InstanceFile,
     profile: CpuPowerProfile,
 ) -> Result<(Cluster, Vec<usize>), String> {
+    // First: it registers the names of models from a GPU-model file, which the node
+    // types then parse.
+    let models = std::sync::Arc::new(rebuilt_gpu_models(file)?);
     let mut nodes = Vec::new();
     let mut first_node = Vec::new();
     for (index, spec) in file.node_types.iter().enumerate() {
@@ -547,7 +550,6 @@ fn rebuilt_cluster(
         first_node.push(nodes.len());
         nodes.extend((0..spec.count).map(|k| (format!("type{index}-{k}"), node_type)));
     }
-    let models = std::sync::Arc::new(rebuilt_gpu_models(file)?);
     let cluster = Cluster::with_gpu_models(nodes, profile, models).map_err(|e| e.to_string())?;
     // Types are numbered in order of first appearance: the file's order, as long as no
     // two listed types are equal.
