@@ -92,7 +92,7 @@ impl Workload {
         rules: InputRules,
     ) -> Result<Workload> {
         Ok(Workload {
-            sweep: crate::workload::Workload::load(nodes, tasks, cpu_power, rules)?,
+            sweep: crate::workload::Workload::load(nodes, None, tasks, cpu_power, rules)?,
             source: Source::Openb {
                 nodes: nodes.map(Path::to_path_buf),
                 tasks: tasks.map(Path::to_path_buf),
@@ -153,7 +153,11 @@ impl Workload {
             ),
         };
         ReplayInputs::load(
-            TimedSource::Openb { nodes, tasks },
+            TimedSource::Openb {
+                nodes,
+                gpu_models: None,
+                tasks,
+            },
             config.arrival_scale,
             config.selection,
             self.rules,

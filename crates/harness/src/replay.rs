@@ -33,6 +33,9 @@ pub enum TimedSource {
     /// statistics-drawn times).
     Openb {
         nodes: Option<PathBuf>,
+        /// A GPU-model file whose models the node list may use (`--gpu-models`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        gpu_models: Option<PathBuf>,
         tasks: Option<PathBuf>,
     },
     /// EaCO's evaluation setup: servers of 8×V100 and its four-model job mix arriving as a
@@ -98,7 +101,7 @@ impl Selection {
             .filter(|n| n.type_id == common)
             .take(wanted)
             .map(|n| (n.name.clone(), node_type));
-        Cluster::new(nodes, cluster.cpu_power_profile).map_err(anyhow::Error::msg)
+        cluster.sibling(nodes).map_err(anyhow::Error::msg)
     }
 
     /// The tasks of `workload` this selection replays.
@@ -147,8 +150,13 @@ impl ReplayInputs {
         }
         let mut inputs = Vec::new();
         let (cluster, file_tasks) = match &source {
-            TimedSource::Openb { nodes, tasks } => {
-                let cluster = load_cluster(nodes.as_deref(), cpu_power, &mut inputs)?;
+            TimedSource::Openb {
+                nodes,
+                gpu_models,
+                tasks,
+            } => {
+                let gpu_models = gpu_models.as_deref();
+                let cluster = load_cluster(nodes.as_deref(), gpu_models, cpu_power, &mut inputs)?;
                 let tasks = match tasks {
                     Some(path) => {
                         let mut fingerprint = fingerprint_file("tasks", path)?;

@@ -619,6 +619,7 @@ mod tests {
         let inputs = ReplayInputs::load(
             TimedSource::Openb {
                 nodes: Some(traces.join("openb_node_list_gpu_node.csv")),
+                gpu_models: None,
                 tasks: Some(traces.join("openb_pod_list_default.csv")),
             },
             4.0,
@@ -685,6 +686,7 @@ mod tests {
         ReplayInputs::load(
             TimedSource::Openb {
                 nodes: Some(traces.join("openb_node_list_gpu_node.csv")),
+                gpu_models: None,
                 tasks: Some(traces.join("openb_pod_list_default.csv")),
             },
             1.0,

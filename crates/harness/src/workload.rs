@@ -4,11 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use std::sync::Arc;
+
+use gapbench_model::gpu_models::load_gpu_models_csv;
 use gapbench_model::workload::{
-    load_nodes_csv, load_tasks_csv, openb_like_cluster, openb_like_tasks, OPENB_LIKE_NODE_TYPES,
-    OPENB_LIKE_TASK_SHAPES,
+    load_nodes_csv_with, load_tasks_csv, openb_like_cluster, openb_like_tasks,
+    OPENB_LIKE_NODE_TYPES, OPENB_LIKE_TASK_SHAPES,
 };
-use gapbench_model::{Adjustment, Cluster, CpuPowerProfile, InputRules, Task};
+use gapbench_model::{Adjustment, Cluster, CpuPowerProfile, GpuModelTable, InputRules, Task};
 use sha2::{Digest, Sha256};
 
 pub use gapbench_results::InputFingerprint;
@@ -70,16 +73,35 @@ pub(crate) fn adjustment_warnings(path: &Path, adjustments: &[Adjustment]) -> Ve
     adjustments.iter().map(|a| a.warning(&file)).collect()
 }
 
-/// The node list at `nodes`, or the embedded openb-like cluster, fingerprinted into `inputs`.
+/// The GPU-model file at `path` (the built-in table when `None`), fingerprinted into
+/// `inputs` as `gpu-models`. Read before the node and task lists, which may name its models.
+pub(crate) fn load_gpu_models(
+    path: Option<&Path>,
+    inputs: &mut Vec<InputFingerprint>,
+) -> Result<Arc<GpuModelTable>> {
+    Ok(match path {
+        None => GpuModelTable::shared_built_in(),
+        Some(path) => {
+            let models = load_gpu_models_csv(path)?;
+            inputs.push(fingerprint_file("gpu-models", path)?);
+            Arc::new(models)
+        }
+    })
+}
+
+/// The node list at `nodes` (its GPU models' power from the file `gpu_models`, else built
+/// in), or the embedded openb-like cluster, fingerprinted into `inputs`.
 pub(crate) fn load_cluster(
     nodes: Option<&Path>,
+    gpu_models: Option<&Path>,
     cpu_power: CpuPowerProfile,
     inputs: &mut Vec<InputFingerprint>,
 ) -> Result<Cluster> {
+    let models = load_gpu_models(gpu_models, inputs)?;
     Ok(match nodes {
         Some(path) => {
             // Parsed first: a bad row is reported before the whole file is hashed.
-            let cluster = load_nodes_csv(path, cpu_power)?;
+            let cluster = load_nodes_csv_with(path, cpu_power, models)?;
             inputs.push(fingerprint_file("nodes", path)?);
             cluster
         }
@@ -102,6 +124,7 @@ impl Workload {
         Workload::load(
             None,
             None,
+            None,
             CpuPowerProfile::default(),
             InputRules::Reference,
         )
@@ -110,17 +133,19 @@ impl Workload {
 }
 
 impl Workload {
-    /// Loads `nodes` and `tasks` files, each falling back to the embedded default. Values
-    /// the task loader converts under `rules` are recorded in the task input's fingerprint
-    /// and printed as warnings (see [`Workload::warnings`]).
+    /// Loads `nodes` and `tasks` files, each falling back to the embedded default, with
+    /// the GPU models of the file `gpu_models` added to the built-in ones. Values the task
+    /// loader converts under `rules` are recorded in the task input's fingerprint and
+    /// printed as warnings (see [`Workload::warnings`]).
     pub fn load(
         nodes: Option<&Path>,
+        gpu_models: Option<&Path>,
         tasks: Option<&Path>,
         cpu_power: CpuPowerProfile,
         rules: InputRules,
     ) -> Result<Workload> {
         let mut inputs = Vec::new();
-        let cluster = load_cluster(nodes, cpu_power, &mut inputs)?;
+        let cluster = load_cluster(nodes, gpu_models, cpu_power, &mut inputs)?;
         let task_list = match tasks {
             Some(path) => {
                 // Parsed first: a bad row is reported before the whole file is hashed.

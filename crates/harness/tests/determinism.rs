@@ -13,6 +13,7 @@ fn run_with_threads(threads: usize, out: &Path) {
     let workload = Workload::load(
         None,
         None,
+        None,
         CpuPowerProfile::Reference,
         InputRules::Reference,
     )
@@ -60,6 +61,7 @@ fn the_streamed_summary_equals_the_summary_built_whole() {
     use gapbench::summary::{mean_grid, mean_sample};
     let out = std::env::temp_dir().join(format!("gapbench-streamed-{}", std::process::id()));
     let workload = Workload::load(
+        None,
         None,
         None,
         CpuPowerProfile::Reference,

@@ -39,6 +39,7 @@ fn failures_are_counted_by_reason_in_summary_and_curve() {
     std::fs::write(&tasks, inference_trace()).unwrap();
     let workload = Workload::load(
         None,
+        None,
         Some(&tasks),
         CpuPowerProfile::Reference,
         InputRules::Strict,

@@ -212,6 +212,7 @@ fn export(dir: &Path, policy: &str, method: GapMethod, checkpoint_pct: f64) -> V
     let workload = Workload::load(
         None,
         None,
+        None,
         CpuPowerProfile::Reference,
         InputRules::Reference,
     )

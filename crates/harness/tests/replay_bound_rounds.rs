@@ -25,6 +25,7 @@ fn a_round_capped_bound_repeats_and_holds() {
     let inputs = ReplayInputs::load(
         TimedSource::Openb {
             nodes: Some(traces.join("openb_node_list_gpu_node.csv")),
+            gpu_models: None,
             tasks: Some(traces.join("openb_pod_list_default.csv")),
         },
         1.0,

@@ -11,9 +11,10 @@
 
 use std::collections::BTreeMap;
 
+use gapbench_model::power::GpuPowerProfile;
 use gapbench_model::{
-    check_placements, Cluster, CpuPowerProfile, DeviceSet, GpuModel, GpuModelSet, NodeType,
-    Placement, Task, TypicalPod, TypicalPods, MAX_GPUS_PER_NODE,
+    check_placements, Cluster, CpuPowerProfile, DeviceSet, GpuModel, GpuModelSet, GpuModelSpec,
+    GpuModelTable, NodeType, Placement, Task, TypicalPod, TypicalPods, MAX_GPUS_PER_NODE,
 };
 use gapbench_results::instance::{
     status_meaning, Configuration, FragmentationModelSpec, HeuristicSolution, InstanceFile,
@@ -325,6 +326,44 @@ impl InstanceValues {
     }
 }
 
+/// The GPU-model table an instance file's cluster is rebuilt with: the built-in one, plus
+/// the file's stated device watts for each model the built-in table has no power for (a
+/// model a GPU-model file gave the exported cluster). A built-in model keeps its built-in
+/// power, which [`check_power_parameters`] then holds the file to.
+fn rebuilt_gpu_models(file: &InstanceFile) -> Result<GpuModelTable, String> {
+    let mut models = GpuModelTable::built_in();
+    let built_in = GpuModelTable::built_in();
+    for (index, spec) in file.node_types.iter().enumerate() {
+        let Some(name) = spec.gpu_model.as_deref() else {
+            continue;
+        };
+        let model = GpuModel::register(name).map_err(|e| format!("node_types[{index}]: {e}"))?;
+        if built_in.power(model).is_some() {
+            continue;
+        }
+        let stated = GpuPowerProfile {
+            idle_watts: spec.gpu_idle_watts,
+            full_watts: spec.gpu_full_watts,
+        };
+        match models.power(model) {
+            Some(earlier) if earlier != stated => {
+                return Err(format!(
+                    "node_types[{index}]: GPU model {name} has device watts {stated:?}, an earlier node type {earlier:?}"
+                ))
+            }
+            Some(_) => {}
+            None => models.set(
+                model,
+                GpuModelSpec {
+                    power: stated,
+                    memory_mib: None,
+                },
+            ),
+        }
+    }
+    Ok(models)
+}
+
 fn parse_model(name: &str, what: &str) -> Result<GpuModel, String> {
     GpuModel::parse(name).ok_or_else(|| {
         format!(
@@ -491,6 +530,9 @@ fn rebuilt_cluster(
     file: &InstanceFile,
     profile: CpuPowerProfile,
 ) -> Result<(Cluster, Vec<usize>), String> {
+    // First: it registers the names of models from a GPU-model file, which the node
+    // types then parse.
+    let models = std::sync::Arc::new(rebuilt_gpu_models(file)?);
     let mut nodes = Vec::new();
     let mut first_node = Vec::new();
     for (index, spec) in file.node_types.iter().enumerate() {
@@ -508,7 +550,7 @@ fn rebuilt_cluster(
         first_node.push(nodes.len());
         nodes.extend((0..spec.count).map(|k| (format!("type{index}-{k}"), node_type)));
     }
-    let cluster = Cluster::new(nodes, profile).map_err(|e| e.to_string())?;
+    let cluster = Cluster::with_gpu_models(nodes, profile, models).map_err(|e| e.to_string())?;
     // Types are numbered in order of first appearance: the file's order, as long as no
     // two listed types are equal.
     if cluster.node_types.len() != file.node_types.iter().filter(|t| t.count > 0).count() {

@@ -95,7 +95,7 @@ impl Shapes {
     /// Groups `indices` of `tasks`. Errors on a task the model cannot express: several
     /// partial GPUs (the reference does not support them either).
     pub fn group(tasks: &[Task], indices: impl IntoIterator<Item = usize>) -> Result<Self, String> {
-        type Key = (u32, u64, u8, u16, u16);
+        type Key = (u32, u64, u8, u16, u64);
         let mut groups: BTreeMap<Key, Shape> = BTreeMap::new();
         for index in indices {
             let task = tasks.get(index).ok_or_else(|| {

@@ -88,15 +88,13 @@ pub fn sample_sub_cluster(
         chosen.extend_from_slice(&members[..take]);
     }
     chosen.sort_unstable();
-    let sub = Cluster::new(
-        chosen.iter().map(|&n| {
+    let sub = cluster
+        .sibling(chosen.iter().map(|&n| {
             (
                 cluster.nodes[n as usize].name.clone(),
                 *cluster.node_type(n),
             )
-        }),
-        cluster.cpu_power_profile,
-    )
-    .map_err(|e| SolveError::Problem(e.to_string()))?;
+        }))
+        .map_err(|e| SolveError::Problem(e.to_string()))?;
     Ok((sub, chosen))
 }

@@ -1,8 +1,11 @@
 //! The cluster: nodes and their (deduplicated) node types.
 
+use std::sync::Arc;
+
 use crate::error::InputError;
 use crate::gpu::GpuModel;
-use crate::power::{gpu_power_profile, CpuPowerProfile, PowerModel};
+use crate::gpu_models::GpuModelTable;
+use crate::power::{CpuPowerProfile, PowerModel};
 
 pub type NodeId = u32;
 pub type NodeTypeId = u16;
@@ -50,22 +53,36 @@ pub struct Cluster {
     pub node_types: Vec<NodeType>,
     pub power_models: Vec<PowerModel>,
     pub cpu_power_profile: CpuPowerProfile,
+    /// The GPU models' power the node types were built with; a cluster cut from this one
+    /// (a sample, one node type) is built with the same table.
+    pub gpu_models: Arc<GpuModelTable>,
 }
 
 impl Cluster {
-    /// Builds a cluster; node types are numbered in order of first appearance.
-    ///
-    /// Errors name the node when its GPU model has no power profile or it has more GPUs
-    /// than a device set can hold.
+    /// Builds a cluster of the built-in GPU models ([`Cluster::with_gpu_models`]).
     pub fn new(
         nodes: impl IntoIterator<Item = (String, NodeType)>,
         cpu_power_profile: CpuPowerProfile,
+    ) -> Result<Self, InputError> {
+        Cluster::with_gpu_models(nodes, cpu_power_profile, GpuModelTable::shared_built_in())
+    }
+
+    /// Builds a cluster whose GPU power comes from `gpu_models`; node types are numbered in
+    /// order of first appearance.
+    ///
+    /// Errors name the node when its GPU model has no power profile or it has more GPUs
+    /// than a device set can hold.
+    pub fn with_gpu_models(
+        nodes: impl IntoIterator<Item = (String, NodeType)>,
+        cpu_power_profile: CpuPowerProfile,
+        gpu_models: Arc<GpuModelTable>,
     ) -> Result<Self, InputError> {
         let mut cluster = Cluster {
             nodes: Vec::new(),
             node_types: Vec::new(),
             power_models: Vec::new(),
             cpu_power_profile,
+            gpu_models,
         };
         // Type lookup by hash: a node list of many distinct types stays linear.
         let mut type_ids: std::collections::HashMap<NodeType, NodeTypeId> =
@@ -95,7 +112,7 @@ impl Cluster {
                     })?;
                     let gpu = match node_type.gpu_model {
                         None => None,
-                        Some(model) => Some(gpu_power_profile(model).ok_or_else(|| {
+                        Some(model) => Some(cluster.gpu_models.power(model).ok_or_else(|| {
                             InputError::invalid(format!(
                                 "node `{name}`: GPU model {model} has no power profile"
                             ))
@@ -113,6 +130,20 @@ impl Cluster {
             cluster.nodes.push(Node { name, type_id });
         }
         Ok(cluster)
+    }
+
+    /// A cluster of `nodes` with this cluster's CPU power profile and GPU models.
+    pub fn sibling(
+        &self,
+        nodes: impl IntoIterator<Item = (String, NodeType)>,
+    ) -> Result<Cluster, InputError> {
+        Cluster::with_gpu_models(nodes, self.cpu_power_profile, self.gpu_models.clone())
+    }
+
+    /// The training-job profile of `model` on this cluster: the model's clock range with
+    /// the power this cluster gives it; `None` without a power profile or clock range.
+    pub fn dvfs_profile(&self, model: GpuModel) -> Option<crate::training::DvfsProfile> {
+        crate::training::DvfsProfile::with_power(model, self.gpu_models.power(model)?)
     }
 
     pub fn len(&self) -> usize {

@@ -65,29 +65,20 @@ impl CpuPowerProfile {
         match self {
             CpuPowerProfile::Reference => xeon_e5_2682_v4,
             CpuPowerProfile::ByGpuModel => match gpu_model {
-                None | Some(GpuModel::P100) | Some(GpuModel::G1) => xeon_e5_2682_v4,
                 Some(GpuModel::T4) => xeon_8163,
                 Some(GpuModel::V100M16) | Some(GpuModel::V100M32) => xeon_6326,
                 Some(GpuModel::A10) | Some(GpuModel::G2) | Some(GpuModel::A100)
                 | Some(GpuModel::G3) => xeon_8369b,
+                // CPU-only nodes, P100, G1 and models from a GPU-model file.
+                _ => xeon_e5_2682_v4,
             },
         }
     }
 }
 
-/// The models a node may have, comma-separated: those the reference power model has a
-/// profile for (not G1; a task may still ask for it, and then fits no node).
-pub fn node_models() -> String {
-    GpuModel::ALL
-        .iter()
-        .filter(|m| gpu_power_profile(**m).is_some())
-        .map(|m| m.name())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// GPU power per model; `None` for G1, which the reference has no entry for (its Go code
-/// would crash on it; no openb GPU node uses G1).
+/// The reference's GPU power per built-in model; `None` for G1, which the reference has no
+/// entry for (its Go code would crash on it; no openb GPU node uses G1), and for models from
+/// a GPU-model file (their power is in the cluster's [`crate::gpu_models::GpuModelTable`]).
 pub fn gpu_power_profile(model: GpuModel) -> Option<GpuPowerProfile> {
     let (idle_watts, full_watts) = match model {
         GpuModel::T4 => (10, 70),
@@ -95,7 +86,7 @@ pub fn gpu_power_profile(model: GpuModel) -> Option<GpuPowerProfile> {
         GpuModel::P100 => (25, 250),
         GpuModel::V100M16 | GpuModel::V100M32 => (30, 300),
         GpuModel::A100 | GpuModel::G3 => (50, 400),
-        GpuModel::G1 => return None,
+        _ => return None,
     };
     Some(GpuPowerProfile {
         idle_watts,

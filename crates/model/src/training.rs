@@ -24,7 +24,7 @@
 use rand::Rng;
 
 use crate::gpu::GpuModel;
-use crate::power::gpu_power_profile;
+use crate::power::{gpu_power_profile, GpuPowerProfile};
 use crate::rng::keyed;
 
 /// Host (CPU, memory, platform) watts charged per GPU of a running job [D]: the reference
@@ -53,14 +53,20 @@ impl DvfsProfile {
     /// time-and-budgets §3.2]; A10 and the undisclosed G2 share a row (the reference gives
     /// them one power profile), as do A100 and G3. `None` for models without a power profile.
     pub fn of(model: GpuModel) -> Option<DvfsProfile> {
-        let power = gpu_power_profile(model)?;
+        DvfsProfile::with_power(model, gpu_power_profile(model)?)
+    }
+
+    /// The profile of `model` with the device power `power` (a GPU-model file's, for a
+    /// cluster built with one: [`crate::Cluster::dvfs_profile`]); `None` for models without
+    /// a clock range: G1 and models from a file.
+    pub fn with_power(model: GpuModel, power: GpuPowerProfile) -> Option<DvfsProfile> {
         let (f_min_mhz, f_max_mhz, kappa, rho) = match model {
             GpuModel::V100M16 | GpuModel::V100M32 => (135.0, 1530.0, 2.5, 0.75),
             GpuModel::A100 | GpuModel::G3 => (210.0, 1410.0, 2.5, 0.75),
             GpuModel::T4 => (300.0, 1590.0, 2.0, 0.7),
             GpuModel::P100 => (544.0, 1328.0, 2.5, 0.7),
             GpuModel::A10 | GpuModel::G2 => (210.0, 1695.0, 2.0, 0.7),
-            GpuModel::G1 => return None,
+            _ => return None,
         };
         Some(DvfsProfile {
             f_min_mhz,

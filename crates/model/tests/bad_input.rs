@@ -178,8 +178,8 @@ fn node_lists_are_validated() {
         .unwrap_err()
         .to_string()
         .starts_with(
-            "nodes.csv:2 (column `model`): a node without GPUs (gpu 0) cannot have a GPU model"
-        ));
+        "nodes.csv:2 (column `model`): a node without GPUs (GPU count 0) cannot have a GPU model"
+    ));
     assert!(parse("n0,1000,10,1,G1\n")
         .unwrap_err()
         .to_string()
@@ -203,9 +203,9 @@ fn every_unusable_gpu_model_of_a_node_list_is_named_at_once() {
     assert_eq!(
         error,
         "nodes.csv:3 (column `model`): GPU models no node may have, each at its first line: \
-         `X9` (line 3: unknown), `G1` (line 4: has no power profile in the reference power \
-         model), `H100` (line 6: unknown); a node's GPU model is one of T4, A10, P100, \
-         V100M16, V100M32, A100, G2, G3"
+         `X9` (line 3: unknown), `G1` (line 4: no power profile), `H100` (line 6: unknown); \
+         a node's GPU model is one of T4, A10, P100, V100M16, V100M32, A100, G2, G3; give \
+         others their power in a GPU-model file (--gpu-models, docs/gpu-models.md)"
     );
 }
 

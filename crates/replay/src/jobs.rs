@@ -16,7 +16,7 @@
 //! is its iteration rate over the trace configuration's. CPU-only and zero-length tasks are
 //! not training jobs: they run as the trace ran them and draw no job power.
 
-use gapbench_model::training::{Configuration, DvfsProfile, Fidelity, TrainingJob, WorkloadClass};
+use gapbench_model::training::{Configuration, Fidelity, TrainingJob, WorkloadClass};
 use gapbench_model::{Cluster, GpuModel, GpuModelSet};
 
 use crate::attributes::TaskAttributes;
@@ -151,28 +151,29 @@ pub fn job_options(
 }
 
 /// The GPU model whose profile a job uses: its first requested model with a profile, else
-/// the cluster's most common one with a profile, else V100 (32 GB) [D].
-fn job_model(requested: &GpuModelSet, default: GpuModel) -> GpuModel {
-    GpuModel::ALL
+/// the cluster's most common one with a profile, else V100 (32 GB) [D]. Only built-in
+/// models have a clock range, so only they are looked at.
+fn job_model(cluster: &Cluster, requested: &GpuModelSet, default: GpuModel) -> GpuModel {
+    GpuModel::BUILT_IN
         .into_iter()
-        .find(|m| !requested.is_any() && requested.allows(*m) && DvfsProfile::of(*m).is_some())
+        .find(|m| !requested.is_any() && requested.allows(*m) && cluster.dvfs_profile(*m).is_some())
         .unwrap_or(default)
 }
 
 /// The cluster's most common GPU model that has a DVFS profile.
 pub fn common_gpu_model(cluster: &Cluster) -> GpuModel {
-    let mut gpus = [0u64; GpuModel::ALL.len()];
+    let mut gpus = [0u64; GpuModel::BUILT_IN.len()];
     for node in 0..cluster.len() as u32 {
         let node_type = cluster.node_type(node);
-        if let Some(model) = node_type.gpu_model {
-            gpus[model as usize] += u64::from(node_type.gpu_count);
+        if let Some(count) = node_type.gpu_model.and_then(|m| gpus.get_mut(m.index())) {
+            *count += u64::from(node_type.gpu_count);
         }
     }
-    GpuModel::ALL
+    GpuModel::BUILT_IN
         .into_iter()
         .zip(gpus)
-        .filter(|(m, _)| DvfsProfile::of(*m).is_some())
-        .max_by_key(|(m, count)| (*count, std::cmp::Reverse(*m as u8)))
+        .filter(|(m, _)| cluster.dvfs_profile(*m).is_some())
+        .max_by_key(|(m, count)| (*count, std::cmp::Reverse(m.index())))
         .filter(|(_, count)| *count > 0)
         .map_or(GpuModel::V100M32, |(m, _)| m)
 }
@@ -205,8 +206,9 @@ impl JobTable {
             if t.task.gpu_count == 0 || t.task.gpu_milli == 0 || t.duration_s <= 0.0 {
                 continue;
             }
-            let model = job_model(&t.task.gpu_models, default);
-            let dvfs = DvfsProfile::of(model).expect("chosen with a profile");
+            let model = job_model(cluster, &t.task.gpu_models, default);
+            // V100M32, the last fallback, is built in: every table gives it power.
+            let dvfs = cluster.dvfs_profile(model).expect("chosen with a profile");
             let class = WorkloadClass::of_task(&t.task.name, t.task.gpu_milli, seed);
             let training = TrainingJob::from_trace(
                 class,

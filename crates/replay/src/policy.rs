@@ -52,7 +52,7 @@ pub struct RefusalClass {
     gpu_count: u8,
     gpu_milli: u16,
     /// [`gapbench_model::GpuModelSet::mask`]: what feasibility reads of the allowed models.
-    gpu_models_mask: u16,
+    gpu_models_mask: u64,
 }
 
 impl RefusalClass {

@@ -64,28 +64,7 @@ impl Matrix {
             _ => None,
         };
         let (traces, gap_traces, stand_in) = resolved_traces(&spec, available.is_some());
-        let mut workloads = BTreeMap::new();
-        for trace in traces.iter().chain(&gap_traces) {
-            if workloads.contains_key(trace) {
-                continue;
-            }
-            let workload = match available {
-                Some(dir) => Workload::load(
-                    Some(&dir.join(&spec.nodes)),
-                    Some(&dir.join(trace_file(trace))),
-                    CpuPowerProfile::Reference,
-                    InputRules::Reference,
-                )?,
-                None => Workload::load(
-                    None,
-                    None,
-                    CpuPowerProfile::Reference,
-                    InputRules::Reference,
-                )?,
-            };
-            workload.require_gpus()?;
-            workloads.insert(trace.clone(), workload);
-        }
+        let workloads = load_sweep_workloads(&spec, available, traces.iter().chain(&gap_traces))?;
         let inputs = workloads
             .iter()
             .map(|(t, w)| (t.clone(), w.inputs.clone()))
@@ -110,6 +89,7 @@ impl Matrix {
             matrix.spec.replay.as_ref(),
             &matrix.replay_sources,
             &matrix.spec.nodes,
+            matrix.spec.gpu_models_file.as_deref(),
             available,
         )?;
         matrix.replay_inputs = replay_fingerprints(&replays);
@@ -121,7 +101,11 @@ impl Matrix {
             );
             (files.0.is_file() && files.1.is_file()).then_some(files)
         });
-        let budget = load_budget_inputs(matrix.spec.budget.as_ref(), budget_files)?;
+        let budget = load_budget_inputs(
+            matrix.spec.budget.as_ref(),
+            budget_files,
+            matrix.spec.gpu_models_file.as_deref(),
+        )?;
         matrix.budget_inputs = budget_fingerprints(&budget);
         let inputs = Inputs {
             workloads,
@@ -226,6 +210,39 @@ impl Matrix {
 /// The traces a spec runs (sweeps', gap studies') and whether the embedded stand-in runs in
 /// their place: the spec's own with `real_traces`, else the stand-in for each kind of study
 /// that names a trace.
+/// The sweep workload of each trace: the spec's node list (with its GPU-model file) and
+/// the trace from `available`, else the embedded openb-like default.
+fn load_sweep_workloads<'t>(
+    spec: &BenchSpec,
+    available: Option<&Path>,
+    traces: impl Iterator<Item = &'t String>,
+) -> Result<BTreeMap<String, Workload>> {
+    let mut workloads = BTreeMap::new();
+    for trace in traces {
+        if workloads.contains_key(trace) {
+            continue;
+        }
+        let (nodes, tasks) = match available {
+            Some(dir) => (
+                Some(dir.join(&spec.nodes)),
+                Some(dir.join(trace_file(trace))),
+            ),
+            None => (None, None),
+        };
+        let gpu_models = available.and(spec.gpu_models_file.as_deref());
+        let workload = Workload::load(
+            nodes.as_deref(),
+            gpu_models,
+            tasks.as_deref(),
+            CpuPowerProfile::Reference,
+            InputRules::Reference,
+        )?;
+        workload.require_gpus()?;
+        workloads.insert(trace.clone(), workload);
+    }
+    Ok(workloads)
+}
+
 fn resolved_traces(spec: &BenchSpec, real_traces: bool) -> (Vec<String>, Vec<String>, bool) {
     if real_traces {
         let gap_traces = spec.gaps.as_ref().map(|g| g.traces.clone());
@@ -285,4 +302,44 @@ fn check_traces_folder(dir: &Path, spec: &BenchSpec) -> Result<()> {
             available.join(", ")
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spec whose node list is in Alibaba's 2026 format resolves with the GPU-model file
+    /// it names: every workload's cluster has the file's models, and the file is among the
+    /// inputs the cell keys hash.
+    #[test]
+    fn a_spec_naming_a_gpu_model_file_loads_its_node_list_with_it() {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/spot-gpu-2026");
+        let dir = std::env::temp_dir().join(format!("gapbench-matrix-gpu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(example.join("nodes.csv"), dir.join("spot-nodes.csv")).unwrap();
+        let tasks: String = (0..40)
+            .map(|i| format!("t{i},4000,16384,1,{}\n", 250 * (1 + i % 4)))
+            .collect();
+        let header = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n";
+        std::fs::write(
+            dir.join("openb_pod_list_small.csv"),
+            format!("{header}{tasks}"),
+        )
+        .unwrap();
+        let text = "name = \"spot\"\nnodes = \"spot-nodes.csv\"\ngpu_models = \"gpu-models.csv\"\n\
+                    traces = [\"small\"]\npolicies = [\"fgd\"]\nseeds = [1]\n";
+        let spec = BenchSpec::parse(&example.join("spot.toml"), text).unwrap();
+        let (matrix, inputs) = Matrix::resolve(spec, Some(&dir)).unwrap();
+        let workload = &inputs.workloads["small"];
+        assert_eq!(workload.cluster.gpu_count(), 207);
+        let h800 = gapbench_model::GpuModel::parse("H800").unwrap();
+        assert_eq!(
+            workload.cluster.gpu_models.power(h800).unwrap().full_watts,
+            700
+        );
+        assert!(matrix.inputs["small"]
+            .iter()
+            .any(|i| i.role == "gpu-models"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -109,6 +109,7 @@ impl ReplaySource {
         &self,
         traces_dir: Option<&Path>,
         nodes_file: &str,
+        gpu_models: Option<&Path>,
         arrival_scale: f64,
     ) -> Result<ReplayInputs> {
         let source = match self {
@@ -116,11 +117,13 @@ impl ReplaySource {
                 let dir = traces_dir.context("a trace source needs the traces folder")?;
                 TimedSource::Openb {
                     nodes: Some(dir.join(nodes_file)),
+                    gpu_models: gpu_models.map(Path::to_path_buf),
                     tasks: Some(dir.join(trace_file(name))),
                 }
             }
             ReplaySource::OpenbLike => TimedSource::Openb {
                 nodes: None,
+                gpu_models: None,
                 tasks: None,
             },
             ReplaySource::Eaco {
@@ -160,6 +163,7 @@ pub(crate) fn load_replay_workloads(
     spec: Option<&ReplaySpec>,
     sources: &[ReplaySource],
     nodes_file: &str,
+    gpu_models: Option<&Path>,
     traces_dir: Option<&Path>,
 ) -> Result<ReplayWorkloads> {
     let mut workloads = ReplayWorkloads::new();
@@ -168,7 +172,7 @@ pub(crate) fn load_replay_workloads(
     };
     for source in sources {
         for &scale in &spec.arrival_scales {
-            let inputs = source.load(traces_dir, nodes_file, scale)?;
+            let inputs = source.load(traces_dir, nodes_file, gpu_models, scale)?;
             workloads.insert((source.name(), scale_key(scale)), inputs);
         }
     }
@@ -193,6 +197,7 @@ pub(crate) type BudgetInputs = BTreeMap<String, ReplayInputs>;
 pub(crate) fn load_budget_inputs(
     spec: Option<&BudgetStudySpec>,
     files: Option<(PathBuf, PathBuf)>,
+    gpu_models: Option<&Path>,
 ) -> Result<BudgetInputs> {
     let Some(spec) = spec else {
         return Ok(BudgetInputs::new());
@@ -203,6 +208,7 @@ pub(crate) fn load_budget_inputs(
             let inputs = ReplayInputs::load(
                 TimedSource::Openb {
                     nodes: files.as_ref().map(|f| f.0.clone()),
+                    gpu_models: files.as_ref().and(gpu_models.map(Path::to_path_buf)),
                     tasks: files.as_ref().map(|f| f.1.clone()),
                 },
                 setup.arrival_scale,

@@ -33,6 +33,9 @@ pub struct FrontierArgs {
     /// Node list CSV. Default: the embedded openb-like cluster.
     #[arg(long, value_name = "FILE")]
     pub nodes: Option<PathBuf>,
+    /// GPU-model file (CSV `model,idle_watts,full_watts[,memory_mib]`, docs/gpu-models.md): its models add to or override the built-in ones, so the node list may name them. Default: the built-in models.
+    #[arg(long, value_name = "FILE")]
+    pub gpu_models: Option<PathBuf>,
     /// openb task list with times. Default: the embedded openb-like workload with drawn times.
     #[arg(long, value_name = "FILE")]
     pub tasks: Option<PathBuf>,
@@ -220,6 +223,7 @@ impl Run {
         let inputs = ReplayInputs::load(
             TimedSource::Openb {
                 nodes: args.nodes.clone(),
+                gpu_models: args.gpu_models.clone(),
                 tasks: args.tasks.clone(),
             },
             args.arrival_scale,

@@ -25,9 +25,12 @@ use crate::cli::workload_flags::{
 
 #[derive(Args)]
 pub struct ReplayArgs {
-    /// Node list CSV (`sn,cpu_milli,memory_mib,gpu,model`). Default: the embedded openb-like cluster.
+    /// Node list CSV: openb's `sn,cpu_milli,memory_mib,gpu,model`, or Alibaba's 2026 spot-GPU trace's `node_name,gpu_model,gpu_capacity_num,cpu_num`. Default: the embedded openb-like cluster.
     #[arg(long, value_name = "FILE", conflicts_with = "eaco_servers")]
     nodes: Option<PathBuf>,
+    /// GPU-model file (CSV `model,idle_watts,full_watts[,memory_mib]`, docs/gpu-models.md): its models add to or override the built-in ones, so the node list may name them. Default: the built-in models.
+    #[arg(long, value_name = "FILE", conflicts_with = "eaco_servers")]
+    gpu_models: Option<PathBuf>,
     /// openb task list with times (`creation_time, scheduled_time, deletion_time, pod_phase, qos` besides the resource columns). Default: the embedded openb-like workload with drawn times.
     #[arg(long, value_name = "FILE", conflicts_with = "eaco_servers")]
     tasks: Option<PathBuf>,
@@ -299,6 +302,7 @@ impl ReplayArgs {
             },
             None => TimedSource::Openb {
                 nodes: self.nodes.clone(),
+                gpu_models: self.gpu_models.clone(),
                 tasks: self.tasks.clone(),
             },
         };

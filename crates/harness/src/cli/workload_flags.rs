@@ -16,9 +16,12 @@ use gapbench_online::PolicySpec;
 // take that for help text).
 #[derive(Args)]
 pub struct WorkloadArgs {
-    /// Node list CSV in the openb format (sn,cpu_milli,memory_mib,gpu,model). Default: the embedded openb-like cluster.
+    /// Node list CSV: openb's `sn,cpu_milli,memory_mib,gpu,model`, or Alibaba's 2026 spot-GPU trace's `node_name,gpu_model,gpu_capacity_num,cpu_num` (told apart by the header). Default: the embedded openb-like cluster.
     #[arg(long, value_name = "FILE")]
     nodes: Option<PathBuf>,
+    /// GPU-model file (CSV `model,idle_watts,full_watts[,memory_mib]`, docs/gpu-models.md): its models add to or override the built-in ones, so the node list may name them. Default: the built-in models.
+    #[arg(long, value_name = "FILE")]
+    gpu_models: Option<PathBuf>,
     /// Task list CSV in the openb format (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,…]). Default: the embedded openb-like workload.
     #[arg(long, value_name = "FILE")]
     tasks: Option<PathBuf>,
@@ -122,6 +125,7 @@ impl WorkloadArgs {
         let (cpu_power, rules) = (cpu_power(self.cpu_power), input_rules(self.input_rules));
         let workload = Workload::load(
             self.nodes.as_deref(),
+            self.gpu_models.as_deref(),
             self.tasks.as_deref(),
             cpu_power,
             rules,

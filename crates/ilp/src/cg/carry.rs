@@ -16,7 +16,7 @@ use crate::shapes::Shapes;
 use crate::solve::Objective;
 
 /// What identifies a shape across snapshots: CPU, memory, GPUs, milli per GPU, models.
-type ShapeKey = (u32, u64, u8, u16, u16);
+type ShapeKey = (u32, u64, u8, u16, u64);
 
 fn key_of(shapes: &Shapes, s: usize) -> ShapeKey {
     let shape = &shapes.shapes[s];

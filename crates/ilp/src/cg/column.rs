@@ -60,9 +60,9 @@ impl TypeCluster {
             if counts[type_id] == 0 {
                 continue;
             }
-            let mut one_node =
-                Cluster::new([(node_type.label(), *node_type)], cluster.cpu_power_profile)
-                    .map_err(|e| e.to_string())?;
+            let mut one_node = cluster
+                .sibling([(node_type.label(), *node_type)])
+                .map_err(|e| e.to_string())?;
             // The full cluster's own power model of the type (a caller may have lowered
             // it, e.g. to the lowest clock's dynamic power).
             one_node.power_models[0] = cluster.power_models[type_id];

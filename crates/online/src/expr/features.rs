@@ -77,21 +77,18 @@ impl Feature {
     }
 }
 
-/// Named constants an expression may use: the GPU models' codes of `gpu_model`.
+/// Named constants an expression may use: the GPU models' codes of `gpu_model`, id + 1
+/// (1–9 for the built-in models; a model from a GPU-model file takes the next codes in the
+/// order the file first names models).
 pub fn constant(name: &str) -> Option<f64> {
     if name == "CPU_ONLY" {
         return Some(0.0);
     }
-    GpuModel::ALL
-        .iter()
-        .position(|m| m.name() == name)
-        .map(|i| (i + 1) as f64)
+    GpuModel::parse(name).map(|m| gpu_model_code(Some(m)))
 }
 
 fn gpu_model_code(model: Option<GpuModel>) -> f64 {
-    model.map_or(0.0, |m| {
-        (GpuModel::ALL.iter().position(|&x| x == m).unwrap_or(0) + 1) as f64
-    })
+    model.map_or(0.0, |m| (m.index() + 1) as f64)
 }
 
 /// Which of the costlier features (a sort of the devices, FGD's fragment, PWR's power) an

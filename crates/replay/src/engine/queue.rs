@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use gapbench_model::rng::SimRng;
-use gapbench_model::{Cluster, ClusterState, FailureReason, GpuModel, NodeId, Task};
+use gapbench_model::{Cluster, ClusterState, FailureReason, NodeId, Task, MAX_GPU_MODELS};
 
 use super::waiting::ClassId;
 use super::{OnFull, Replay};
@@ -23,9 +23,11 @@ pub(crate) struct FreeBounds {
     memory_mib: u64,
     /// Per GPU model: the most fully free devices on one node, the most free milli-GPU on one
     /// device, and the most devices on one node (what an oversubscribing policy needs).
-    whole_devices: [u8; GpuModel::ALL.len()],
-    device_milli: [u16; GpuModel::ALL.len()],
-    devices: [u8; GpuModel::ALL.len()],
+    whole_devices: [u8; MAX_GPU_MODELS],
+    device_milli: [u16; MAX_GPU_MODELS],
+    devices: [u8; MAX_GPU_MODELS],
+    /// The models some node has (bit = model id): the only ones `may_fit` looks at.
+    present: u64,
 }
 
 impl FreeBounds {
@@ -56,9 +58,10 @@ impl FreeBounds {
         FreeBounds {
             cpu_milli: 0,
             memory_mib: 0,
-            whole_devices: [0; GpuModel::ALL.len()],
-            device_milli: [0; GpuModel::ALL.len()],
-            devices: [0; GpuModel::ALL.len()],
+            whole_devices: [0; MAX_GPU_MODELS],
+            device_milli: [0; MAX_GPU_MODELS],
+            devices: [0; MAX_GPU_MODELS],
+            present: 0,
         }
     }
 
@@ -71,7 +74,8 @@ impl FreeBounds {
         self.cpu_milli = self.cpu_milli.max(free.cpu_left_milli);
         self.memory_mib = self.memory_mib.max(free.memory_left_mib);
         if let Some(model) = cluster.node_type(node).gpu_model {
-            let m = model as usize;
+            let m = model.index();
+            self.present |= 1 << m;
             self.whole_devices[m] = self.whole_devices[m].max(free.fully_free_gpus() as u8);
             let most = free.free_gpu_milli().iter().copied().max().unwrap_or(0);
             self.device_milli[m] = self.device_milli[m].max(most);
@@ -87,16 +91,20 @@ impl FreeBounds {
         if task.gpu_milli == 0 {
             return true;
         }
-        GpuModel::ALL.into_iter().any(|model| {
-            let m = model as usize;
-            task.gpu_models.allows(model)
-                && match capacity {
-                    CapacityMode::Oversubscribed => self.devices[m] >= task.gpu_count,
-                    CapacityMode::Reserved if task.gpu_count == 1 => {
-                        self.device_milli[m] >= task.gpu_milli
-                    }
-                    CapacityMode::Reserved => self.whole_devices[m] >= task.gpu_count,
-                }
+        let allowed = match task.gpu_models.mask() {
+            0 => u64::MAX,
+            mask => mask,
+        };
+        let mut candidates = self.present & allowed;
+        std::iter::from_fn(|| {
+            let m = candidates.trailing_zeros() as usize;
+            candidates &= candidates.wrapping_sub(1);
+            (m < MAX_GPU_MODELS).then_some(m)
+        })
+        .any(|m| match capacity {
+            CapacityMode::Oversubscribed => self.devices[m] >= task.gpu_count,
+            CapacityMode::Reserved if task.gpu_count == 1 => self.device_milli[m] >= task.gpu_milli,
+            CapacityMode::Reserved => self.whole_devices[m] >= task.gpu_count,
         })
     }
 }

@@ -208,6 +208,8 @@ pub(crate) fn of_budget_study(study: BudgetStudySpec, inputs: Vec<InputFingerpri
             name: "budget".into(),
             description: String::new(),
             nodes: String::new(),
+            gpu_models: None,
+            gpu_models_file: None,
             traces: Vec::new(),
             policies: Vec::new(),
             seeds: Seeds::List(Vec::new()),
@@ -508,7 +510,7 @@ pub fn run_budget_study(
     files: Option<(PathBuf, PathBuf)>,
     out: &Path,
 ) -> Result<usize> {
-    let inputs = load_budget_inputs(Some(spec), files)?;
+    let inputs = load_budget_inputs(Some(spec), files, None)?;
     let matrix = of_budget_study(spec.clone(), budget_fingerprints(&inputs));
     let cells = BudgetStudy.cells(&matrix)?;
     use rayon::prelude::*;

@@ -330,6 +330,8 @@ mod tests {
                 name: "t".into(),
                 description: String::new(),
                 nodes: "nodes.csv".into(),
+                gpu_models: None,
+                gpu_models_file: None,
                 traces: vec!["default".into()],
                 policies: vec!["fgd".into()],
                 seeds: Seeds::List(vec![42]),

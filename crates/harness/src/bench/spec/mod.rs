@@ -24,6 +24,13 @@ pub struct BenchSpec {
     /// Node list file name inside the traces folder.
     #[serde(default = "default_nodes")]
     pub nodes: String,
+    /// A GPU-model file (docs/gpu-models.md), relative to the spec's folder: its models add
+    /// to or override the built-in ones wherever the spec's node list is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_models: Option<String>,
+    /// `gpu_models` resolved against the spec's folder by [`BenchSpec::parse`].
+    #[serde(skip)]
+    pub gpu_models_file: Option<std::path::PathBuf>,
     /// Trace names: `NAME` is `openb_pod_list_NAME.csv` in the traces folder. Empty (with
     /// `policies` and `seeds`) for a spec of replays only.
     #[serde(default)]
@@ -402,8 +409,10 @@ impl BenchSpec {
 
     /// A spec from its TOML `text`; `path` names it in errors.
     pub fn parse(path: &Path, text: &str) -> Result<BenchSpec> {
-        let spec: BenchSpec =
+        let mut spec: BenchSpec =
             toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let folder = path.parent().unwrap_or(Path::new(""));
+        spec.gpu_models_file = spec.gpu_models.as_ref().map(|file| folder.join(file));
         spec.validate()
             .with_context(|| format!("{}: invalid spec", path.display()))?;
         Ok(spec)
@@ -564,6 +573,27 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
         let gaps = spec.gaps.expect("full-cluster.toml has a [gaps] table");
         assert!(gaps.policies.is_empty() && spec.replay.is_none());
         assert_eq!(gaps.full_cluster.map(|f| f.time_limit_s), Some(60.0));
+    }
+
+    /// `gpu_models` names a file beside the spec; the spec written back keeps the name as
+    /// the user wrote it, and a spec without one writes no `gpu_models` key.
+    #[test]
+    fn a_gpu_model_file_is_found_beside_the_spec() {
+        let text = "name = \"m\"\ntraces = [\"default\"]\npolicies = [\"fgd\"]\nseeds = [1]\n";
+        let with = format!("gpu_models = \"spot/gpu-models.csv\"\n{text}");
+        let spec = BenchSpec::parse(Path::new("workloads/mine.toml"), &with).unwrap();
+        assert_eq!(
+            spec.gpu_models_file.as_deref(),
+            Some(Path::new("workloads/spot/gpu-models.csv"))
+        );
+        let written = toml::to_string(&spec).unwrap();
+        assert!(
+            written.contains("gpu_models = \"spot/gpu-models.csv\""),
+            "{written}"
+        );
+        let without = BenchSpec::parse(Path::new("workloads/mine.toml"), text).unwrap();
+        assert_eq!(without.gpu_models_file, None);
+        assert!(!toml::to_string(&without).unwrap().contains("gpu_models"));
     }
 
     /// A spec with a gap study, its `checkpoints` line left to the test.
