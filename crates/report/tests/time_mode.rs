@@ -1,6 +1,8 @@
 //! Time-mode figures and report sections from a small synthetic folder: every figure is
-//! drawn (SVG and PNG), labelled and deterministic; the EaCO table's ratios are the
+//! drawn (SVG, PDF and PNG), labelled and deterministic; the EaCO table's ratios are the
 //! hand-computed ones; a bad row is an error naming file and line.
+
+mod common;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -203,6 +205,20 @@ fn the_report_tables_time_mode_and_the_eaco_study_against_fifo() {
         "eaco-28, always-on: EaCO-O energy -40.0 % vs FIFO, -25.0 % vs FIFO_packed, -14.3 % vs Gandiva; run time +10.0 %"
     ));
     assert!(report.contains("![replay_eaco_energy_runtime_vs_fifo]"));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_energy_tables_hold_the_bound_and_its_gap_and_compile() {
+    let dir = temp_dir("tables");
+    write_inputs(&dir);
+    redraw(&dir).unwrap();
+    let table = fs::read_to_string(dir.join("tables/energy_default_always-on.tex")).unwrap();
+    // fgd as the papers name it: mean energy 52 500 kWh, bound 45 000, mean gap 16.67 %.
+    assert!(table.contains("FGD & 52500.0 & 45000.0"), "{table}");
+    assert!(table.contains("& 16.67 &"), "{table}");
+    assert!(dir.join("tables/energy_eaco-28_always-on.tex").is_file());
+    common::compile_tables(&dir);
     fs::remove_dir_all(&dir).unwrap();
 }
 

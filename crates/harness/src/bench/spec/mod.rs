@@ -42,6 +42,25 @@ pub struct BenchSpec {
     pub replay: Option<ReplaySpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<budget::BudgetStudySpec>,
+    /// How the folder's figures are drawn (`[figures]`: `style = "paper"`, display names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<FiguresSpec>,
+}
+
+/// `[figures]`: the style of the folder's figures and the display names of its policies
+/// (`names = { "expr:free_gpu" = "MostFree" }`), which the LaTeX tables use too.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FiguresSpec {
+    /// `default` or `paper`.
+    #[serde(default = "default_style")]
+    pub style: String,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub names: std::collections::BTreeMap<String, String>,
+}
+
+fn default_style() -> String {
+    "default".to_string()
 }
 
 /// Exact-gap studies: the same policies on sampled sub-clusters, solved at checkpoints.
@@ -435,6 +454,12 @@ impl BenchSpec {
         }
         if let Some(gaps) = &self.gaps {
             gaps.validate(self.tune)?;
+        }
+        if let Some(figures) = &self.figures {
+            figures
+                .style
+                .parse::<gapbench_report::Style>()
+                .map_err(|e| anyhow::anyhow!("[figures] {e}"))?;
         }
         Ok(())
     }

@@ -1,0 +1,296 @@
+//! Laying out and drawing a paper-style line figure (`paper_lines`): panels in a row (or a
+//! grid of three columns), each with its ticks and axis descriptions at 8–9 pt, the bands
+//! under the lines, and the legend in rows under the panels.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
+
+use super::paper_lines::{PaperLinesFigure, PaperPanel};
+use crate::draw::*;
+
+/// Band fill: the curve's colour at this opacity, light enough for overlaps to stay legible.
+const BAND_OPACITY: f64 = 0.22;
+/// Line width and marker radius in points.
+const LINE_PT: f64 = 1.1;
+const MARKER_PT: f64 = 2.1;
+/// A legend swatch's line length in points.
+const SWATCH_PT: f64 = 16.0;
+
+fn px(pt: f64) -> i32 {
+    pt_px(pt).round() as i32
+}
+
+/// Sizes the figure: 3.33 in wide for one panel, 7 in for more; panels about 3:4 high; the
+/// legend rows as many as its entries need at the figure's width.
+pub(crate) fn layout(
+    panels: Vec<PaperPanel>,
+    legend: Vec<(String, RGBColor, Shape)>,
+    caption: String,
+    zoom: bool,
+    zero_line: bool,
+) -> Result<PaperLinesFigure> {
+    let cols = panels.len().clamp(1, 3);
+    let rows = panels.len().div_ceil(cols);
+    let width_in = if panels.len() == 1 {
+        SINGLE_COLUMN_IN
+    } else {
+        DOUBLE_COLUMN_IN
+    };
+    let width = in_px(width_in);
+    let panel_height_px =
+        ((width as f64 / cols as f64) * if cols == 1 { 0.74 } else { 0.9 }) as u32;
+    let text = paper_font(PAPER_TEXT_PT);
+    let mut widest = 0;
+    for (label, _, _) in &legend {
+        widest = widest.max(text_width_px(label, &text)?);
+    }
+    let entry_px = widest + px(SWATCH_PT) + px(14.0);
+    let legend_cols =
+        ((width as i32 - px(8.0)) / entry_px.max(1)).clamp(1, legend.len().max(1) as i32) as usize;
+    let legend_rows = legend.len().div_ceil(legend_cols);
+    let height =
+        rows as u32 * panel_height_px + legend_rows as u32 * legend_row_px() + px(6.0) as u32;
+    Ok(PaperLinesFigure {
+        size_px: (width, height),
+        width_in,
+        caption,
+        grid: (rows, cols),
+        panel_height_px,
+        panels,
+        marker_step_pct: if zoom { 5.0 } else { 10.0 },
+        zero_line,
+        legend,
+        legend_grid: (legend_rows, legend_cols),
+    })
+}
+
+fn legend_row_px() -> u32 {
+    pt_px(PAPER_TEXT_PT * 1.55).round() as u32
+}
+
+impl PaperLinesFigure {
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        mode: TextMode,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let panels_height = self.grid.0 as u32 * self.panel_height_px;
+        let (plots, legend) = root.split_vertically(panels_height);
+        let areas = plots.split_evenly(self.grid);
+        for (panel, area) in self.panels.iter().zip(&areas) {
+            self.draw_panel(root, area, panel, mode)?;
+        }
+        self.draw_legend(root, &legend, mode)
+    }
+
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        area: &DrawingArea<DB, Shift>,
+        panel: &PaperPanel,
+        mode: TextMode,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let chart = paper_chart(root, area, panel, mode)?;
+        if self.zero_line && panel.y.range.0 < 0.0 && panel.y.range.1 > 0.0 {
+            let left = chart.backend_coord(&(panel.x.range.0, 0.0));
+            let right = chart.backend_coord(&(panel.x.range.1, 0.0));
+            draw_dashed_hline(root, left.0, right.0, left.1, SUBTLE_INK)?;
+        }
+        for series in &panel.series {
+            if series.band.len() > 1 {
+                let upper = series
+                    .band
+                    .iter()
+                    .map(|&(x, _, hi)| chart.backend_coord(&(x, hi)));
+                let lower = series
+                    .band
+                    .iter()
+                    .rev()
+                    .map(|&(x, lo, _)| chart.backend_coord(&(x, lo)));
+                let fill = series.colour.mix(BAND_OPACITY).filled();
+                root.draw(&Polygon::new(upper.chain(lower).collect::<Vec<_>>(), fill))?;
+            }
+        }
+        for series in &panel.series {
+            let points: Vec<(i32, i32)> =
+                series.mean.iter().map(|p| chart.backend_coord(p)).collect();
+            root.draw(&PathElement::new(
+                points,
+                series.colour.stroke_width(px(LINE_PT) as u32),
+            ))?;
+            let shift_pct = (series.rank % 5) as f64 * self.marker_step_pct / 5.0;
+            for &(x, y) in &series.mean {
+                let k = ((x - shift_pct) / self.marker_step_pct).round();
+                if (x - shift_pct - k * self.marker_step_pct).abs() < 1e-6 {
+                    let centre = chart.backend_coord(&(x, y));
+                    draw_marker(
+                        root,
+                        series.shape,
+                        centre,
+                        pt_px(MARKER_PT),
+                        series.colour,
+                        series.colour,
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn draw_legend<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        area: &DrawingArea<DB, Shift>,
+        mode: TextMode,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (x_range, y_range) = area.get_pixel_range();
+        let cols = self.legend_grid.1;
+        let col_px = (x_range.end - x_range.start - px(8.0)) / cols as i32;
+        let text = paper_font(PAPER_TEXT_PT);
+        for (i, (label, colour, shape)) in self.legend.iter().enumerate() {
+            let left = x_range.start + px(4.0) + (i % cols) as i32 * col_px;
+            let y = y_range.start
+                + px(3.0)
+                + (i / cols) as i32 * legend_row_px() as i32
+                + legend_row_px() as i32 / 2;
+            let right = left + px(SWATCH_PT);
+            root.draw(&PathElement::new(
+                vec![(left, y), (right, y)],
+                colour.stroke_width(px(LINE_PT) as u32),
+            ))?;
+            draw_marker(
+                root,
+                *shape,
+                ((left + right) / 2, y),
+                pt_px(MARKER_PT),
+                *colour,
+                *colour,
+            )?;
+            let place = Placement::at(HPos::Left, VPos::Center);
+            draw_text(root, label, &text, INK, place, (right + px(4.0), y), mode)?;
+        }
+        Ok(())
+    }
+}
+
+/// The chart of one panel: margins sized to its tick labels and descriptions, grid lines
+/// and ticks at the axes' ticks, the axis descriptions, and the trace above when given.
+fn paper_chart<'a, DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &'a DrawingArea<DB, Shift>,
+    panel: &PaperPanel,
+    mode: TextMode,
+) -> Result<Chart<'a, DB>>
+where
+    DB::ErrorType: 'static,
+{
+    let (text, label) = (paper_font(PAPER_TEXT_PT), paper_font(PAPER_LABEL_PT));
+    let mut widest = 0;
+    for &t in &panel.y.ticks {
+        widest = widest.max(text_width_px(&panel.y.label(t), &text)?);
+    }
+    let line = |pt: f64| pt_px(pt * 1.25).round() as i32;
+    let chart = ChartBuilder::on(area)
+        .margin_top(if panel.title.is_some() {
+            line(PAPER_LABEL_PT) + px(4.0)
+        } else {
+            px(5.0)
+        })
+        .margin_right(px(9.0))
+        .margin_left(px(2.0))
+        .x_label_area_size(px(5.0) + line(PAPER_TEXT_PT) + line(PAPER_LABEL_PT))
+        .y_label_area_size(widest + px(5.0) + line(PAPER_LABEL_PT))
+        .build_cartesian_2d(panel.x.coord(), panel.y.coord())?;
+    let (left, bottom) = chart.backend_coord(&(panel.x.range.0, panel.y.range.0));
+    let (right, top) = chart.backend_coord(&(panel.x.range.1, panel.y.range.1));
+    let grid = GRID_LINE.stroke_width(2);
+    let axis = SUBTLE_INK.stroke_width(2);
+    let tick = px(2.5);
+    for &t in &panel.x.ticks {
+        let x = chart.backend_coord(&(t, panel.y.range.0)).0;
+        root.draw(&PathElement::new(vec![(x, top), (x, bottom)], grid))?;
+        root.draw(&PathElement::new(
+            vec![(x, bottom), (x, bottom + tick)],
+            axis,
+        ))?;
+        let place = Placement::at(HPos::Center, VPos::Top);
+        draw_text(
+            root,
+            &panel.x.label(t),
+            &text,
+            INK,
+            place,
+            (x, bottom + tick + px(1.5)),
+            mode,
+        )?;
+    }
+    for &t in &panel.y.ticks {
+        let y = chart.backend_coord(&(panel.x.range.0, t)).1;
+        root.draw(&PathElement::new(vec![(left, y), (right, y)], grid))?;
+        root.draw(&PathElement::new(vec![(left - tick, y), (left, y)], axis))?;
+        let place = Placement::at(HPos::Right, VPos::Center);
+        draw_text(
+            root,
+            &panel.y.label(t),
+            &text,
+            INK,
+            place,
+            (left - tick - px(1.5), y),
+            mode,
+        )?;
+    }
+    root.draw(&PathElement::new(
+        vec![(left, top), (left, bottom), (right, bottom)],
+        axis,
+    ))?;
+    let (area_x, area_y) = area.get_pixel_range();
+    let centre = ((left + right) / 2, (top + bottom) / 2);
+    let below = Placement::at(HPos::Center, VPos::Bottom);
+    draw_text(
+        root,
+        &panel.x.desc,
+        &label,
+        INK,
+        below,
+        (centre.0, area_y.end - px(1.0)),
+        mode,
+    )?;
+    let upward = Placement {
+        h: HPos::Center,
+        v: VPos::Top,
+        upward: true,
+    };
+    draw_text(
+        root,
+        &panel.y.desc,
+        &label,
+        INK,
+        upward,
+        (area_x.start + px(1.0), centre.1),
+        mode,
+    )?;
+    if let Some(title) = &panel.title {
+        let place = Placement::at(HPos::Center, VPos::Top);
+        draw_text(
+            root,
+            title,
+            &label,
+            INK,
+            place,
+            (centre.0, area_y.start + px(1.0)),
+            mode,
+        )?;
+    }
+    Ok(chart)
+}
