@@ -41,6 +41,9 @@ pub(crate) fn paper_font(pt: f64) -> FontDesc<'static> {
     )
 }
 
+/// Grid lines: a little darker than the house style's, as they are thinner in print.
+pub(crate) const PAPER_GRID_LINE: RGBColor = RGBColor(215, 215, 215);
+
 /// Okabe–Ito: black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish
 /// purple.
 pub(crate) const OKABE_ITO: [RGBColor; 8] = [

@@ -195,27 +195,53 @@ fn paper_chart<'a, DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let (text, label) = (paper_font(PAPER_TEXT_PT), paper_font(PAPER_LABEL_PT));
+    let text = paper_font(PAPER_TEXT_PT);
     let mut widest = 0;
     for &t in &panel.y.ticks {
         widest = widest.max(text_width_px(&panel.y.label(t), &text)?);
     }
-    let line = |pt: f64| pt_px(pt * 1.25).round() as i32;
+    let top_margin = if panel.title.is_some() {
+        line_px(PAPER_LABEL_PT) + px(4.0)
+    } else {
+        // The top tick's label is centred on the plot's top edge.
+        px(3.0) + line_px(PAPER_TEXT_PT) / 2
+    };
     let chart = ChartBuilder::on(area)
-        .margin_top(if panel.title.is_some() {
-            line(PAPER_LABEL_PT) + px(4.0)
-        } else {
-            px(5.0)
-        })
+        .margin_top(top_margin)
         .margin_right(px(9.0))
         .margin_left(px(2.0))
-        .x_label_area_size(px(5.0) + line(PAPER_TEXT_PT) + line(PAPER_LABEL_PT))
-        .y_label_area_size(widest + px(5.0) + line(PAPER_LABEL_PT))
+        .x_label_area_size(px(5.0) + line_px(PAPER_TEXT_PT) + line_px(PAPER_LABEL_PT))
+        .y_label_area_size(widest + px(5.0) + line_px(PAPER_LABEL_PT))
         .build_cartesian_2d(panel.x.coord(), panel.y.coord())?;
     let (left, bottom) = chart.backend_coord(&(panel.x.range.0, panel.y.range.0));
     let (right, top) = chart.backend_coord(&(panel.x.range.1, panel.y.range.1));
-    let grid = GRID_LINE.stroke_width(2);
-    let axis = SUBTLE_INK.stroke_width(2);
+    let plot = (left, right, top, bottom);
+    draw_paper_ticks(root, &chart, panel, plot, mode)?;
+    draw_paper_descriptions(root, area, panel, plot, mode)?;
+    Ok(chart)
+}
+
+/// The height of a line of `pt`-point text.
+fn line_px(pt: f64) -> i32 {
+    pt_px(pt * 1.25).round() as i32
+}
+
+/// Grid lines, tick marks and tick labels of both axes, then the axes' lines; `plot` is
+/// (left, right, top, bottom) in pixels of the root.
+fn draw_paper_ticks<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart<'_, DB>,
+    panel: &PaperPanel,
+    (left, right, top, bottom): (i32, i32, i32, i32),
+    mode: TextMode,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let text = paper_font(PAPER_TEXT_PT);
+    // 0.7 pt: the house style's 1 px grey line would vanish in print.
+    let grid = PAPER_GRID_LINE.stroke_width(px(0.7) as u32);
+    let axis = SUBTLE_INK.stroke_width(px(0.5) as u32);
     let tick = px(2.5);
     for &t in &panel.x.ticks {
         let x = chart.backend_coord(&(t, panel.y.range.0)).0;
@@ -225,72 +251,53 @@ where
             axis,
         ))?;
         let place = Placement::at(HPos::Center, VPos::Top);
-        draw_text(
-            root,
-            &panel.x.label(t),
-            &text,
-            INK,
-            place,
-            (x, bottom + tick + px(1.5)),
-            mode,
-        )?;
+        let at = (x, bottom + tick + px(1.5));
+        draw_text(root, &panel.x.label(t), &text, INK, place, at, mode)?;
     }
     for &t in &panel.y.ticks {
         let y = chart.backend_coord(&(panel.x.range.0, t)).1;
         root.draw(&PathElement::new(vec![(left, y), (right, y)], grid))?;
         root.draw(&PathElement::new(vec![(left - tick, y), (left, y)], axis))?;
         let place = Placement::at(HPos::Right, VPos::Center);
-        draw_text(
-            root,
-            &panel.y.label(t),
-            &text,
-            INK,
-            place,
-            (left - tick - px(1.5), y),
-            mode,
-        )?;
+        let at = (left - tick - px(1.5), y);
+        draw_text(root, &panel.y.label(t), &text, INK, place, at, mode)?;
     }
-    root.draw(&PathElement::new(
-        vec![(left, top), (left, bottom), (right, bottom)],
-        axis,
-    ))?;
+    let frame = vec![(left, top), (left, bottom), (right, bottom)];
+    root.draw(&PathElement::new(frame, axis))?;
+    Ok(())
+}
+
+/// The axes' descriptions (x under the plot, kept inside the panel; y upward at the
+/// panel's left edge) and the panel's title.
+fn draw_paper_descriptions<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    panel: &PaperPanel,
+    (left, right, top, bottom): (i32, i32, i32, i32),
+    mode: TextMode,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let label = paper_font(PAPER_LABEL_PT);
     let (area_x, area_y) = area.get_pixel_range();
-    let centre = ((left + right) / 2, (top + bottom) / 2);
+    // Centred under the plot unless that would run past the panel's right edge.
+    let half = text_width_px(&panel.x.desc, &label)? / 2;
+    let x_centre = ((left + right) / 2).min(area_x.end - px(2.0) - half);
     let below = Placement::at(HPos::Center, VPos::Bottom);
-    draw_text(
-        root,
-        &panel.x.desc,
-        &label,
-        INK,
-        below,
-        (centre.0, area_y.end - px(1.0)),
-        mode,
-    )?;
+    let at = (x_centre, area_y.end - px(1.0));
+    draw_text(root, &panel.x.desc, &label, INK, below, at, mode)?;
     let upward = Placement {
         h: HPos::Center,
         v: VPos::Top,
         upward: true,
     };
-    draw_text(
-        root,
-        &panel.y.desc,
-        &label,
-        INK,
-        upward,
-        (area_x.start + px(1.0), centre.1),
-        mode,
-    )?;
+    let at = (area_x.start + px(1.0), (top + bottom) / 2);
+    draw_text(root, &panel.y.desc, &label, INK, upward, at, mode)?;
     if let Some(title) = &panel.title {
         let place = Placement::at(HPos::Center, VPos::Top);
-        draw_text(
-            root,
-            title,
-            &label,
-            INK,
-            place,
-            (centre.0, area_y.start + px(1.0)),
-            mode,
-        )?;
+        let at = ((left + right) / 2, area_y.start + px(1.0));
+        draw_text(root, title, &label, INK, place, at, mode)?;
     }
-    Ok(chart)
+    Ok(())
 }
