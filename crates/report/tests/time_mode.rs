@@ -126,9 +126,9 @@ fn every_time_mode_figure_is_drawn_labelled_and_deterministic() {
     let dir = temp_dir("draw");
     write_inputs(&dir);
     let written = draw_all(&dir).unwrap();
-    assert_eq!(written.len(), 2 * 7);
+    assert_eq!(written.len(), 3 * 7);
     for stem in FIGURES {
-        for ext in ["svg", "png"] {
+        for ext in ["svg", "pdf", "png"] {
             let path = dir.join("figures").join(format!("{stem}.{ext}"));
             assert!(written.contains(&path), "{} not written", path.display());
         }
