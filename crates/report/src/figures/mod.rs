@@ -51,7 +51,7 @@ use budget::BudgetFigure;
 use eaco_bars::EacoBarsFigure;
 use gaps::GapsFigure;
 use lines::LinesFigure;
-use paper_lines::PaperLinesFigure;
+use paper_draw::PaperLinesFigure;
 use pareto::ParetoFigure;
 use timelines::TimelineFigure;
 

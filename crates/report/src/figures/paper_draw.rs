@@ -1,14 +1,46 @@
-//! Laying out and drawing a paper-style line figure (`paper_lines`): panels in a row (or a
-//! grid of three columns), each with its ticks and axis descriptions at 8–9 pt, the bands
-//! under the lines, and the legend in rows under the panels.
+//! A paper-style line figure (what `paper_lines` plans), laid out and drawn: panels in a
+//! row (or a grid of three columns), each with its ticks and axis descriptions at 8–9 pt,
+//! the bands under the lines, and the legend in rows under the panels.
 
 use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::paper_lines::{PaperLinesFigure, PaperPanel};
 use crate::draw::*;
+
+/// One curve: the mean line and, with several seeds, the (x, min, max) band.
+pub(crate) struct PaperSeries {
+    pub(crate) colour: RGBColor,
+    pub(crate) shape: Shape,
+    /// Shifts the markers so that overlapping curves show all of theirs.
+    pub(crate) rank: usize,
+    pub(crate) mean: Vec<(f64, f64)>,
+    pub(crate) band: Vec<(f64, f64, f64)>,
+}
+
+pub(crate) struct PaperPanel {
+    /// The trace, when the figure has several panels.
+    pub(crate) title: Option<String>,
+    pub(crate) x: Axis,
+    pub(crate) y: Axis,
+    pub(crate) series: Vec<PaperSeries>,
+}
+
+/// A paper-style line figure, laid out at [`PAPER_DPI`].
+pub(crate) struct PaperLinesFigure {
+    pub(crate) size_px: (u32, u32),
+    pub(crate) width_in: f64,
+    pub(crate) caption: String,
+    pub(crate) grid: (usize, usize),
+    pub(crate) panel_height_px: u32,
+    pub(crate) panels: Vec<PaperPanel>,
+    pub(crate) marker_step_pct: f64,
+    pub(crate) zero_line: bool,
+    /// (label, colour, marker) in legend order.
+    pub(crate) legend: Vec<(String, RGBColor, Shape)>,
+    pub(crate) legend_grid: (usize, usize),
+}
 
 /// Band fill: the curve's colour at this opacity, light enough for overlaps to stay legible.
 const BAND_OPACITY: f64 = 0.22;

@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::Result;
 use plotters::style::RGBColor;
 
+use super::paper_draw::{PaperLinesFigure, PaperPanel, PaperSeries};
+
 use super::line_metric::LineMetric;
 use super::lines::{ARRIVED_DESC, METRICS};
 use super::mean_grid::{MeanGrid, MeanPoint, TraceCurves};
@@ -22,39 +24,6 @@ use super::names::{file_safe, seeds_phrase};
 use super::seed_grid::SeedCurves;
 use crate::draw::*;
 use crate::policy_names::PolicyNames;
-
-/// One curve: the mean line and, with several seeds, the (x, min, max) band.
-pub(crate) struct PaperSeries {
-    pub(crate) colour: RGBColor,
-    pub(crate) shape: Shape,
-    /// Shifts the markers so that overlapping curves show all of theirs.
-    pub(crate) rank: usize,
-    pub(crate) mean: Vec<(f64, f64)>,
-    pub(crate) band: Vec<(f64, f64, f64)>,
-}
-
-pub(crate) struct PaperPanel {
-    /// The trace, when the figure has several panels.
-    pub(crate) title: Option<String>,
-    pub(crate) x: Axis,
-    pub(crate) y: Axis,
-    pub(crate) series: Vec<PaperSeries>,
-}
-
-/// A paper-style line figure, laid out at [`PAPER_DPI`].
-pub(crate) struct PaperLinesFigure {
-    pub(crate) size_px: (u32, u32),
-    pub(crate) width_in: f64,
-    pub(crate) caption: String,
-    pub(crate) grid: (usize, usize),
-    pub(crate) panel_height_px: u32,
-    pub(crate) panels: Vec<PaperPanel>,
-    pub(crate) marker_step_pct: f64,
-    pub(crate) zero_line: bool,
-    /// (label, colour, marker) in legend order.
-    pub(crate) legend: Vec<(String, RGBColor, Shape)>,
-    pub(crate) legend_grid: (usize, usize),
-}
 
 /// Every paper-style line figure of every family.
 pub(crate) fn paper_figures(
@@ -167,7 +136,7 @@ fn paper_figure(
         })
         .collect();
     let caption = caption(context, traces, &seed_counts);
-    Ok(Some(crate::figures::paper_draw::layout(
+    Ok(Some(super::paper_draw::layout(
         panels,
         legend,
         caption,

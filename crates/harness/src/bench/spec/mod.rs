@@ -567,6 +567,27 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
     }
 
     #[test]
+    fn a_figures_table_names_a_style_and_display_names() {
+        let text = r#"
+name = "paper"
+traces = ["default"]
+policies = ["fgd", "expr:free_gpu"]
+seeds = [42]
+[figures]
+style = "paper"
+names = { "expr:free_gpu" = "MostFree" }
+"#;
+        let spec: BenchSpec = toml::from_str(text).unwrap();
+        spec.validate().unwrap();
+        let figures = spec.figures.clone().unwrap();
+        assert_eq!(figures.style, "paper");
+        assert_eq!(figures.names["expr:free_gpu"], "MostFree");
+        let poster: BenchSpec = toml::from_str(&text.replace("\"paper\"\nnames", "\"poster\"\nnames")).unwrap();
+        let error = format!("{:#}", poster.validate().unwrap_err());
+        assert!(error.contains("unknown figure style `poster`"), "{error}");
+    }
+
+    #[test]
     fn a_spec_of_replays_only_parses_with_its_defaults() {
         let spec = load(EACO).unwrap();
         assert!(spec.traces.is_empty() && spec.policies.is_empty());
