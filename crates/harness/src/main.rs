@@ -63,7 +63,7 @@ enum Command {
         /// `paper`: 3.33 in / 7 in wide figures, 8–9 pt text, no titles (captions in `.txt` files beside them), the spread across seeds, the papers' policy names. Default: the spec's `[figures] style`, else `default`
         #[arg(long)]
         style: Option<String>,
-        /// A policy's display name in figures and tables, `POLICY=NAME` (e.g. `expr:free_gpu=MostFree`); repeatable
+        /// A policy's display name in figures and tables, `POLICY=NAME` (e.g. `expr:gpu_free_milli=MostFree`); repeatable
         #[arg(long = "name", value_name = "POLICY=NAME")]
         names: Vec<String>,
     },

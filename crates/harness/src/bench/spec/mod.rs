@@ -48,7 +48,7 @@ pub struct BenchSpec {
 }
 
 /// `[figures]`: the style of the folder's figures and the display names of its policies
-/// (`names = { "expr:free_gpu" = "MostFree" }`), which the LaTeX tables use too.
+/// (`names = { "expr:gpu_free_milli" = "MostFree" }`), which the LaTeX tables use too.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FiguresSpec {
@@ -571,17 +571,17 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
         let text = r#"
 name = "paper"
 traces = ["default"]
-policies = ["fgd", "expr:free_gpu"]
+policies = ["fgd", "expr:gpu_free_milli"]
 seeds = [42]
 [figures]
 style = "paper"
-names = { "expr:free_gpu" = "MostFree" }
+names = { "expr:gpu_free_milli" = "MostFree" }
 "#;
         let spec: BenchSpec = toml::from_str(text).unwrap();
         spec.validate().unwrap();
         let figures = spec.figures.clone().unwrap();
         assert_eq!(figures.style, "paper");
-        assert_eq!(figures.names["expr:free_gpu"], "MostFree");
+        assert_eq!(figures.names["expr:gpu_free_milli"], "MostFree");
         let poster: BenchSpec = toml::from_str(&text.replace("\"paper\"\nnames", "\"poster\"\nnames")).unwrap();
         let error = format!("{:#}", poster.validate().unwrap_err());
         assert!(error.contains("unknown figure style `poster`"), "{error}");
