@@ -221,12 +221,11 @@ fn in_range_values(
     metric.values(curves, policy, &points)
 }
 
+/// A curve's spread: (x, min, max) at each arrived percent.
+type Band = Vec<(f64, f64, f64)>;
+
 /// The mean over seeds and the (x, min, max) band, at the arrived percents every seed has.
-fn spread(
-    metric: &dyn LineMetric,
-    seeds: &SeedCurves,
-    policy: &str,
-) -> (Vec<(f64, f64)>, Vec<(f64, f64, f64)>) {
+fn spread(metric: &dyn LineMetric, seeds: &SeedCurves, policy: &str) -> (Vec<(f64, f64)>, Band) {
     let mut by_x: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
     let mut runs = 0;
     for curves in seeds.seeds.values() {

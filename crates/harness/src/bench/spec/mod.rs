@@ -582,7 +582,8 @@ names = { "expr:gpu_free_milli" = "MostFree" }
         let figures = spec.figures.clone().unwrap();
         assert_eq!(figures.style, "paper");
         assert_eq!(figures.names["expr:gpu_free_milli"], "MostFree");
-        let poster: BenchSpec = toml::from_str(&text.replace("\"paper\"\nnames", "\"poster\"\nnames")).unwrap();
+        let poster: BenchSpec =
+            toml::from_str(&text.replace("\"paper\"\nnames", "\"poster\"\nnames")).unwrap();
         let error = format!("{:#}", poster.validate().unwrap_err());
         assert!(error.contains("unknown figure style `poster`"), "{error}");
     }
