@@ -264,6 +264,14 @@ fn the_eaco_study_holds_each_policy_against_the_bound_and_draws_the_trade_off() 
         report.contains("| fifo-o | 1050 | +0.0 % | 420* | +150.0 % |"),
         "{report}"
     );
+    // The LaTeX table holds the same bounds, the makespan bound marked.
+    let table = fs::read_to_string(dir.join("tables/energy_eaco-28_always-on.tex")).unwrap();
+    assert!(table.contains("EaCO-O & 630.0 & 450.0 & 40.00 &"), "{table}");
+    assert!(
+        table.contains("FIFO-O & 1050.0 & 420.0\\rlap{\\textsuperscript{a}} & 150.00 &"),
+        "{table}"
+    );
+    common::compile_tables(&dir);
     assert!(
         report.contains("1 h slots (228 slots, 36434 columns, 12293 rows"),
         "{report}"

@@ -53,7 +53,8 @@ pub(crate) fn plan_tables(
     let finals = final_allocation(&read_csv(&dir.join(RUNS_CSV))?);
     tables.extend(sweep::sweep_tables(&curves, &finals, names)?);
     if let Some(runs) = read_replay_runs(&dir.join(REPLAY_RUNS_CSV))? {
-        tables.extend(time_mode::energy_tables(&runs.panels, names));
+        let eaco = crate::eaco::EacoBounds::read(dir)?;
+        tables.extend(time_mode::energy_tables(&runs.panels, &eaco, names));
     }
     if let Some(budgets) = BudgetTables::read(dir)? {
         tables.extend(time_mode::budget_tables(&budgets, names));
