@@ -56,10 +56,16 @@ enum Command {
     /// frontier.csv (budget, bound on mean JCT, status), optionally the MIP on small
     /// instances and the budgeted policies' points against it.
     Frontier(cli::frontier::FrontierArgs),
-    /// Redraw the figures and REPORT.md of a results folder from its CSVs (no re-run).
+    /// Redraw the figures (SVG, PDF, PNG), the LaTeX tables (tables/*.tex) and REPORT.md of a results folder from its CSVs (no re-run)
     Figures {
         /// The results folder (holds matrix.json, mean_grid.csv, …).
         dir: PathBuf,
+        /// `paper`: 3.33 in / 7 in wide figures, 8–9 pt text, no titles (captions in `.txt` files beside them), the spread across seeds, the papers' policy names. Default: the spec's `[figures] style`, else `default`
+        #[arg(long)]
+        style: Option<String>,
+        /// A policy's display name in figures and tables, `POLICY=NAME` (e.g. `expr:gpu_free_milli=MostFree`); repeatable
+        #[arg(long = "name", value_name = "POLICY=NAME")]
+        names: Vec<String>,
     },
 }
 
@@ -71,7 +77,9 @@ fn main() -> ExitCode {
         Command::Frontier(args) => cli::frontier::frontier(args),
         Command::Bench(args) => cli::bench::bench(args),
         Command::Merge(args) => cli::bench::merge(args),
-        Command::Figures { dir } => cli::figures::figures(&dir),
+        Command::Figures { dir, style, names } => {
+            cli::figures::figures(&dir, style.as_deref(), &names)
+        }
         Command::Gap(args) => cli::gap::gap(args),
     };
     match result {

@@ -12,21 +12,21 @@ use crate::figures::budget::{spend, unit, BudgetTables};
 
 /// Means over seeds of one policy point of one study.
 #[derive(Default)]
-struct Means {
-    seeds: usize,
-    failed: usize,
-    first_error: String,
-    spent: Vec<f64>,
-    cluster_kwh: Vec<f64>,
-    jct_h: Vec<f64>,
-    speedup: Vec<f64>,
-    bound_h: Vec<f64>,
-    gap: Vec<f64>,
+pub(crate) struct Means {
+    pub(crate) seeds: usize,
+    pub(crate) failed: usize,
+    pub(crate) first_error: String,
+    pub(crate) spent: Vec<f64>,
+    pub(crate) cluster_kwh: Vec<f64>,
+    pub(crate) jct_h: Vec<f64>,
+    pub(crate) speedup: Vec<f64>,
+    pub(crate) bound_h: Vec<f64>,
+    pub(crate) gap: Vec<f64>,
     /// Each seed's bound status, `converged` or `open (LP ≤ x h)`.
-    status: Vec<String>,
+    pub(crate) status: Vec<String>,
 }
 
-fn mean(values: &[f64]) -> Option<f64> {
+pub(crate) fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
@@ -80,7 +80,7 @@ pub(crate) fn section(out: &mut String, dir: &Path) -> Result<()> {
 
 /// The rows of one study grouped by (policy, budget share), in the order the rows first name
 /// each, with their means over seeds.
-fn point_means<'a>(rows: &[&'a BudgetPointRow]) -> Vec<(&'a BudgetPointRow, Means)> {
+pub(crate) fn point_means<'a>(rows: &[&'a BudgetPointRow]) -> Vec<(&'a BudgetPointRow, Means)> {
     let mut by_point: Vec<(&BudgetPointRow, Means)> = Vec::new();
     for &p in rows {
         let index = match by_point

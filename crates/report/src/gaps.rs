@@ -20,7 +20,10 @@ const STATUSES: &str = "A `time_limit`, `gap_limit`, `lp_bound` or `relaxation_b
 
 /// The sizes of `rows` that are whole clusters, as `(trace, nodes)`, largest first within
 /// a trace.
-fn whole_clusters<'a>(rows: &[(&'a str, &GapRow)], sizes: &ClusterSizes) -> Vec<(&'a str, usize)> {
+pub(crate) fn whole_clusters<'a>(
+    rows: &[(&'a str, &GapRow)],
+    sizes: &ClusterSizes,
+) -> Vec<(&'a str, usize)> {
     let mut out: Vec<(&str, usize)> = rows
         .iter()
         .filter(|(trace, row)| !sizes.is_sample(trace, row.nodes))

@@ -29,7 +29,7 @@ const REFERENCE_ALLOCATION: [(&str, f64, f64); 6] = [
 ];
 
 /// Mean final allocation (after the last event, ≈ 130 % arrived) per (trace, policy).
-fn final_allocation(rows: &[RunRow]) -> BTreeMap<(String, String), f64> {
+pub(crate) fn final_allocation(rows: &[RunRow]) -> BTreeMap<(String, String), f64> {
     let mut sums: BTreeMap<(String, String), (f64, usize)> = BTreeMap::new();
     for row in rows {
         let entry = sums
@@ -45,16 +45,16 @@ fn final_allocation(rows: &[RunRow]) -> BTreeMap<(String, String), f64> {
 
 /// The rows of `path`, each checked ([`gapbench_results::CheckedRow`]); none when the
 /// folder has no such file (a bench of replays only has no sweep CSVs).
-fn read_csv<T: DeserializeOwned + CheckedRow>(path: &Path) -> Result<Vec<T>> {
+pub(crate) fn read_csv<T: DeserializeOwned + CheckedRow>(path: &Path) -> Result<Vec<T>> {
     Ok(read_rows::<T>(path, &[])?
         .map(|rows| rows.rows.into_iter().map(|row| row.value).collect())
         .unwrap_or_default())
 }
 
 /// Mean values per (trace, policy) at each integer arrived percent, in file order.
-type Curves = BTreeMap<String, Vec<(String, Vec<MeanGridRow>)>>;
+pub(crate) type Curves = BTreeMap<String, Vec<(String, Vec<MeanGridRow>)>>;
 
-fn curves(rows: Vec<MeanGridRow>) -> Curves {
+pub(crate) fn curves(rows: Vec<MeanGridRow>) -> Curves {
     let mut by_trace: Curves = BTreeMap::new();
     for row in rows {
         let policies = by_trace.entry(row.trace.clone()).or_default();
@@ -67,7 +67,7 @@ fn curves(rows: Vec<MeanGridRow>) -> Curves {
 }
 
 /// The value at integer percent `a` (the last grid point when the curve stops short).
-fn at(points: &[MeanGridRow], a: usize) -> &MeanGridRow {
+pub(crate) fn at(points: &[MeanGridRow], a: usize) -> &MeanGridRow {
     points
         .iter()
         .find(|p| p.arrived_pct.round() as usize == a)

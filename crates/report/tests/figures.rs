@@ -165,7 +165,7 @@ const FIGURES: [&str; 14] = [
 ];
 
 #[test]
-fn draws_every_figure_as_svg_and_png() {
+fn draws_every_figure_as_svg_pdf_and_png() {
     let dir = temp_dir("all");
     write_all_inputs(&dir);
     let written = draw_all(&dir).unwrap();
@@ -173,7 +173,7 @@ fn draws_every_figure_as_svg_and_png() {
     let mut expected: Vec<PathBuf> = FIGURES
         .iter()
         .flat_map(|stem| {
-            ["svg", "png"].map(|ext| dir.join("figures").join(format!("{stem}.{ext}")))
+            ["svg", "pdf", "png"].map(|ext| dir.join("figures").join(format!("{stem}.{ext}")))
         })
         .collect();
     expected.sort();
@@ -291,7 +291,7 @@ fn gap_figures_explain_status_whiskers_and_skipped_rows() {
     let dir = temp_dir("gaps");
     fs::write(dir.join("gaps.csv"), GAPS_CSV).unwrap();
     let written = draw_all(&dir).unwrap();
-    assert_eq!(written.len(), 6, "only the three gap figures: {written:?}");
+    assert_eq!(written.len(), 9, "only the three gap figures: {written:?}");
 
     let power = read_svg(&dir, "gaps_default_20n_power");
     for text in [
@@ -398,7 +398,7 @@ fn pareto_figure_labels_front_and_policies() {
     let dir = temp_dir("pareto");
     fs::write(dir.join("pareto.csv"), pareto_csv()).unwrap();
     let written = draw_all(&dir).unwrap();
-    assert_eq!(written.len(), 2);
+    assert_eq!(written.len(), 3);
     let svg = read_svg(&dir, "pareto_default_20n_90");
     for text in [
         "power (kW)",
@@ -563,7 +563,11 @@ fn absent_or_empty_csvs_are_skipped() {
         .collect();
     assert_eq!(
         names,
-        ["pareto_default_20n_90.svg", "pareto_default_20n_90.png"]
+        [
+            "pareto_default_20n_90.svg",
+            "pareto_default_20n_90.pdf",
+            "pareto_default_20n_90.png"
+        ]
     );
 
     // Without fgd there is no saving figure.
@@ -575,7 +579,7 @@ fn absent_or_empty_csvs_are_skipped() {
     fs::write(dir.join("mean_grid.csv"), grid).unwrap();
     fs::remove_file(dir.join("pareto.csv")).unwrap();
     let written = draw_all(&dir).unwrap();
-    assert_eq!(written.len(), 2 * 8);
+    assert_eq!(written.len(), 3 * 8);
     assert!(written
         .iter()
         .all(|p| !p.to_string_lossy().contains("power_saving")));

@@ -1,6 +1,8 @@
 //! Time-mode figures and report sections from a small synthetic folder: every figure is
-//! drawn (SVG and PNG), labelled and deterministic; the EaCO table's ratios are the
+//! drawn (SVG, PDF and PNG), labelled and deterministic; the EaCO table's ratios are the
 //! hand-computed ones; a bad row is an error naming file and line.
+
+mod common;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -124,9 +126,9 @@ fn every_time_mode_figure_is_drawn_labelled_and_deterministic() {
     let dir = temp_dir("draw");
     write_inputs(&dir);
     let written = draw_all(&dir).unwrap();
-    assert_eq!(written.len(), 2 * 7);
+    assert_eq!(written.len(), 3 * 7);
     for stem in FIGURES {
-        for ext in ["svg", "png"] {
+        for ext in ["svg", "pdf", "png"] {
             let path = dir.join("figures").join(format!("{stem}.{ext}"));
             assert!(written.contains(&path), "{} not written", path.display());
         }
@@ -206,6 +208,20 @@ fn the_report_tables_time_mode_and_the_eaco_study_against_fifo() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn the_energy_tables_hold_the_bound_and_its_gap_and_compile() {
+    let dir = temp_dir("tables");
+    write_inputs(&dir);
+    redraw(&dir).unwrap();
+    let table = fs::read_to_string(dir.join("tables/energy_default_always-on.tex")).unwrap();
+    // fgd as the papers name it: mean energy 52 500 kWh, bound 45 000, mean gap 16.67 %.
+    assert!(table.contains("FGD & 52500.0 & 45000.0"), "{table}");
+    assert!(table.contains("& 16.67 &"), "{table}");
+    assert!(dir.join("tables/energy_eaco-28_always-on.tex").is_file());
+    common::compile_tables(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `eaco_bounds.csv` rows for eaco-28: seeds 42 and 43 at σ = 1.2 (bounds 400 and 500 kWh,
 /// so 450 on average), FIFO missing deadlines on seed 43 (its own bound 440), and the same
 /// at σ = 1.05 (as source `eaco-28-d1.05`) with bounds 100 kWh higher.
@@ -248,6 +264,14 @@ fn the_eaco_study_holds_each_policy_against_the_bound_and_draws_the_trade_off() 
         report.contains("| fifo-o | 1050 | +0.0 % | 420* | +150.0 % |"),
         "{report}"
     );
+    // The LaTeX table holds the same bounds, the makespan bound marked.
+    let table = fs::read_to_string(dir.join("tables/energy_eaco-28_always-on.tex")).unwrap();
+    assert!(table.contains("EaCO-O & 630.0 & 450.0 & 40.00 &"), "{table}");
+    assert!(
+        table.contains("FIFO-O & 1050.0 & 420.0\\rlap{\\textsuperscript{a}} & 150.00 &"),
+        "{table}"
+    );
+    common::compile_tables(&dir);
     assert!(
         report.contains("1 h slots (228 slots, 36434 columns, 12293 rows"),
         "{report}"

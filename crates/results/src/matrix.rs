@@ -102,6 +102,18 @@ pub struct SpecDescription {
     /// The budget study, when the spec has a `[budget]` table.
     #[serde(default)]
     pub budget: Option<BudgetDescription>,
+    /// The spec's `[figures]` settings, when it has them.
+    #[serde(default)]
+    pub figures: Option<FiguresDescription>,
+}
+
+/// `[figures]`: the style a redraw uses and the policies' display names.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct FiguresDescription {
+    #[serde(default)]
+    pub style: Option<String>,
+    #[serde(default)]
+    pub names: BTreeMap<String, String>,
 }
 
 /// The `[budget]` fields the report checks against (its presence says `budget_points.csv`

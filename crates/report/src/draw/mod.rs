@@ -21,10 +21,12 @@ mod axes;
 mod legend;
 mod marks;
 mod palette;
+mod paper;
 mod text;
 
 pub(crate) use axes::*;
 pub(crate) use legend::*;
 pub(crate) use marks::*;
 pub(crate) use palette::*;
+pub(crate) use paper::*;
 pub(crate) use text::*;

@@ -9,13 +9,21 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+/// The family name DejaVu Sans declares in its `name` table: the paper style's SVGs name it,
+/// so the PDF converter (and any viewer with the font) resolves it.
+pub(crate) const EMBEDDED_FAMILY: &str = "DejaVu Sans";
+
+/// Registers the embedded DejaVu Sans with plotters, as the generic `sans-serif` the default
+/// style names and under its own name for the paper style.
 pub(crate) fn ensure_fonts() -> Result<()> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
-        plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
-            .is_ok()
-            && plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold())
+        ["sans-serif", EMBEDDED_FAMILY].iter().all(|family| {
+            plotters::style::register_font(family, FontStyle::Normal, dejavu::sans::regular())
                 .is_ok()
+                && plotters::style::register_font(family, FontStyle::Bold, dejavu::sans::bold())
+                    .is_ok()
+        })
     });
     if ok {
         Ok(())

@@ -18,10 +18,16 @@ pub(crate) mod line_metric;
 pub(crate) mod lines;
 pub(crate) mod mean_grid;
 pub(crate) mod names;
+mod options;
+pub(crate) mod paper_draw;
+pub(crate) mod paper_lines;
 pub(crate) mod pareto;
 pub(crate) mod pareto_data;
+pub(crate) mod pdf;
+pub(crate) mod pdf_canonical;
 pub(crate) mod power;
 pub(crate) mod replay_data;
+pub(crate) mod seed_grid;
 pub(crate) mod timelines;
 
 use std::collections::BTreeSet;
@@ -34,6 +40,8 @@ use gapbench_results::{
     MatrixDescription, PointKind, GAPS_CSV, MATRIX_JSON, MEAN_GRID_CSV, PARETO_CSV,
     REPLAY_RUNS_CSV, REPLAY_TIMELINE_CSV,
 };
+
+pub use options::{FigureOptions, Style};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -43,6 +51,7 @@ use budget::BudgetFigure;
 use eaco_bars::EacoBarsFigure;
 use gaps::GapsFigure;
 use lines::LinesFigure;
+use paper_draw::PaperLinesFigure;
 use pareto::ParetoFigure;
 use timelines::TimelineFigure;
 
@@ -55,11 +64,18 @@ pub const FIGURES_DIR: &str = "figures";
 pub const STAGING_PREFIX: &str = ".staging-";
 
 /// Reads the CSVs present in `results_dir` (and its `matrix.json`, when there is one) and
-/// writes every figure they support into `results_dir/figures/` (an `.svg` and a `.png`
-/// each). Returns the paths written, in a fixed order. A figure kind whose CSV is absent or
+/// writes every figure they support into `results_dir/figures/` (an `.svg`, a `.pdf` and a
+/// `.png` each). Returns the paths written, in a fixed order. A figure kind whose CSV is absent or
 /// has no data row is skipped; a malformed CSV is an error naming the file and line.
 pub fn draw_all(results_dir: &Path) -> Result<Vec<PathBuf>> {
     draw_figures(results_dir, read_matrix(results_dir)?.as_ref())
+}
+
+/// The file name the staged figures keep (`.svg`, `.pdf`, `.png`, and the paper style's
+/// caption `.txt`).
+fn is_figure_file(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|ext| ext == "svg" || ext == "pdf" || ext == "png" || ext == "txt")
 }
 
 /// The folder's `matrix.json`, when there is one (it says which cluster size is a sampled
@@ -78,7 +94,11 @@ fn draw_figures(results_dir: &Path, matrix: Option<&MatrixDescription>) -> Resul
     if let Some(matrix) = matrix {
         gapbench_results::folder::check_folder(results_dir, matrix)?;
     }
-    draw_plan(results_dir, &plan_figures_with(results_dir, matrix)?)
+    let options = FigureOptions::default();
+    draw_plan(
+        results_dir,
+        &plan_figures_with(results_dir, matrix, &options)?,
+    )
 }
 
 /// Draws every planned figure into a staging folder, then moves each over its old file and
@@ -94,7 +114,7 @@ pub(crate) fn draw_plan(results_dir: &Path, plan: &FigurePlan) -> Result<Vec<Pat
     let _ = fs::remove_dir_all(&staging);
     fs::create_dir_all(&staging)
         .with_context(|| format!("cannot create folder {}", staging.display()))?;
-    let mut drawn = Vec::with_capacity(2 * plan.figures.len());
+    let mut drawn = Vec::with_capacity(3 * plan.figures.len());
     let drawing = plan
         .figures
         .iter()
@@ -139,13 +159,15 @@ impl FigurePlan {
 /// Reads the CSVs present in `results_dir` (and its `matrix.json`, when there is one) and
 /// lays out every figure they support; a malformed file is an error naming it (and the line).
 pub fn plan_figures(results_dir: &Path) -> Result<FigurePlan> {
-    plan_figures_with(results_dir, read_matrix(results_dir)?.as_ref())
+    let options = FigureOptions::default();
+    plan_figures_with(results_dir, read_matrix(results_dir)?.as_ref(), &options)
 }
 
 /// [`plan_figures`] with the folder's `matrix.json` already read.
 pub(crate) fn plan_figures_with(
     results_dir: &Path,
     matrix: Option<&MatrixDescription>,
+    options: &FigureOptions,
 ) -> Result<FigurePlan> {
     let tables = Tables::read(results_dir)?;
     let palette = Palette::new(&tables.policy_names());
@@ -155,7 +177,17 @@ pub(crate) fn plan_figures_with(
     ensure_fonts()?;
     let mut figures: Vec<(String, Figure)> = Vec::new();
     if let Some(grid) = &tables.grid {
-        figures.extend(wrapped(lines::family_figures(grid, &palette)?));
+        match options.style {
+            Style::Default => figures.extend(wrapped(lines::family_figures(grid, &palette)?)),
+            Style::Paper => {
+                let seeds = seed_grid::read_seed_grid(
+                    &results_dir
+                        .join(<gapbench_results::GridRow as gapbench_results::CsvRow>::FILE),
+                )?;
+                let paper = paper_lines::paper_figures(grid, seeds.as_ref(), &options.names)?;
+                figures.extend(wrapped(paper));
+            }
+        }
     }
     if let Some(gaps) = &tables.gaps {
         figures.extend(wrapped(gaps::gap_figures(gaps, &sizes, &palette)?));
@@ -259,7 +291,7 @@ impl Tables {
     }
 }
 
-/// Removes the figure files (`.svg`, `.png`) of `dir` not in `written`: figures of a CSV
+/// Removes the figure files (`.svg`, `.pdf`, `.png`, `.txt`) of `dir` not in `written`: figures of a CSV
 /// that is gone, or of a study no longer in the folder, must not outlive it.
 fn remove_stale_figures(dir: &Path, written: &[PathBuf]) -> Result<()> {
     let Ok(entries) = fs::read_dir(dir) else {
@@ -269,10 +301,7 @@ fn remove_stale_figures(dir: &Path, written: &[PathBuf]) -> Result<()> {
         let path = entry
             .with_context(|| format!("cannot list {}", dir.display()))?
             .path();
-        let figure = path
-            .extension()
-            .is_some_and(|ext| ext == "svg" || ext == "png");
-        if figure && !written.contains(&path) {
+        if is_figure_file(&path) && !written.contains(&path) {
             fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
         }
     }
@@ -286,6 +315,7 @@ pub(crate) enum Figure {
     Pareto(ParetoFigure),
     Timeline(TimelineFigure),
     Bars(EacoBarsFigure),
+    Paper(PaperLinesFigure),
 }
 
 impl Figure {
@@ -296,6 +326,15 @@ impl Figure {
             Figure::Pareto(f) => f.size_px,
             Figure::Timeline(f) => f.size_px,
             Figure::Bars(f) => f.size_px,
+            Figure::Paper(f) => f.size_px,
+        }
+    }
+
+    /// The printed width in inches and the caption, for a paper-style figure.
+    pub(crate) fn paper(&self) -> Option<(f64, &str)> {
+        match self {
+            Figure::Paper(f) => Some((f.width_in, f.caption.as_str())),
+            _ => None,
         }
     }
 
@@ -314,6 +353,7 @@ impl Figure {
             Figure::Pareto(f) => f.draw(root, mode),
             Figure::Timeline(f) => f.draw(root, mode),
             Figure::Bars(f) => f.draw(root, mode),
+            Figure::Paper(f) => f.draw(root, mode),
         }
     }
 }
@@ -356,6 +396,12 @@ impl From<EacoBarsFigure> for Figure {
     }
 }
 
+impl From<PaperLinesFigure> for Figure {
+    fn from(figure: PaperLinesFigure) -> Self {
+        Figure::Paper(figure)
+    }
+}
+
 impl From<BudgetFigure> for Figure {
     fn from(figure: BudgetFigure) -> Self {
         match figure {
@@ -365,7 +411,17 @@ impl From<BudgetFigure> for Figure {
     }
 }
 
-/// Writes `<stem>.svg` and `<stem>.png` into `dir` (each atomically).
+/// `svg` with its root's pixel size restated in inches (`width_in` wide, the same aspect),
+/// so that it prints at its size; the view box keeps the drawing's pixels.
+fn in_inches(svg: &str, width_in: f64, (w, h): (u32, u32)) -> String {
+    let pixels = format!("<svg width=\"{w}\" height=\"{h}\"");
+    let height_in = width_in * f64::from(h) / f64::from(w);
+    let inches = format!("<svg width=\"{width_in:.3}in\" height=\"{height_in:.3}in\"");
+    svg.replacen(&pixels, &inches, 1)
+}
+
+/// Writes `<stem>.svg`, `<stem>.pdf` (the SVG converted, fonts embedded) and `<stem>.png`
+/// into `dir` (each atomically).
 pub(crate) fn write_figure(
     dir: &Path,
     stem: &str,
@@ -383,8 +439,19 @@ pub(crate) fn write_figure(
         root.present()
             .with_context(|| format!("cannot draw {}", svg_path.display()))?;
     }
+    if let Some((width_in, caption)) = figure.paper() {
+        svg = in_inches(&svg, width_in, size);
+        let txt_path = dir.join(format!("{stem}.txt"));
+        write_atomic(&txt_path, format!("{caption}\n").as_bytes())?;
+        written.push(txt_path);
+    }
     write_atomic(&svg_path, svg.as_bytes())?;
+    let pdf_path = dir.join(format!("{stem}.pdf"));
+    let pdf_bytes =
+        pdf::svg_to_pdf(&svg).with_context(|| format!("cannot draw {}", pdf_path.display()))?;
+    write_atomic(&pdf_path, &pdf_bytes)?;
     written.push(svg_path);
+    written.push(pdf_path);
 
     // The encoder picks the format from the extension, so the temp file ends in `.png`.
     let png_path = dir.join(format!("{stem}.png"));

@@ -217,6 +217,7 @@ pub(crate) fn of_budget_study(study: BudgetStudySpec, inputs: Vec<InputFingerpri
             gaps: None,
             replay: None,
             budget: Some(study),
+            figures: None,
         },
         traces: Vec::new(),
         gap_traces: Vec::new(),

@@ -351,6 +351,7 @@ mod tests {
                 }),
                 replay: None,
                 budget: None,
+                figures: None,
             },
             traces: vec!["default".into()],
             gap_traces: vec!["default".into()],

@@ -49,6 +49,25 @@ pub struct BenchSpec {
     pub replay: Option<ReplaySpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<budget::BudgetStudySpec>,
+    /// How the folder's figures are drawn (`[figures]`: `style = "paper"`, display names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<FiguresSpec>,
+}
+
+/// `[figures]`: the style of the folder's figures and the display names of its policies
+/// (`names = { "expr:gpu_free_milli" = "MostFree" }`), which the LaTeX tables use too.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FiguresSpec {
+    /// `default` or `paper`.
+    #[serde(default = "default_style")]
+    pub style: String,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub names: std::collections::BTreeMap<String, String>,
+}
+
+fn default_style() -> String {
+    "default".to_string()
 }
 
 /// Exact-gap studies: the same policies on sampled sub-clusters, solved at checkpoints.
@@ -445,6 +464,12 @@ impl BenchSpec {
         if let Some(gaps) = &self.gaps {
             gaps.validate(self.tune)?;
         }
+        if let Some(figures) = &self.figures {
+            figures
+                .style
+                .parse::<gapbench_report::Style>()
+                .map_err(|e| anyhow::anyhow!("[figures] {e}"))?;
+        }
         Ok(())
     }
 }
@@ -548,6 +573,28 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
         let bad: BenchSpec = toml::from_str(&text.replace("[0.9, 1.0]", "[0.0]")).unwrap();
         let error = format!("{:#}", bad.validate().unwrap_err());
         assert!(error.contains("fractions"), "{error}");
+    }
+
+    #[test]
+    fn a_figures_table_names_a_style_and_display_names() {
+        let text = r#"
+name = "paper"
+traces = ["default"]
+policies = ["fgd", "expr:gpu_free_milli"]
+seeds = [42]
+[figures]
+style = "paper"
+names = { "expr:gpu_free_milli" = "MostFree" }
+"#;
+        let spec: BenchSpec = toml::from_str(text).unwrap();
+        spec.validate().unwrap();
+        let figures = spec.figures.clone().unwrap();
+        assert_eq!(figures.style, "paper");
+        assert_eq!(figures.names["expr:gpu_free_milli"], "MostFree");
+        let poster: BenchSpec =
+            toml::from_str(&text.replace("\"paper\"\nnames", "\"poster\"\nnames")).unwrap();
+        let error = format!("{:#}", poster.validate().unwrap_err());
+        assert!(error.contains("unknown figure style `poster`"), "{error}");
     }
 
     #[test]
