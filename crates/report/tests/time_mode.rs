@@ -266,7 +266,10 @@ fn the_eaco_study_holds_each_policy_against_the_bound_and_draws_the_trade_off() 
     );
     // The LaTeX table holds the same bounds, the makespan bound marked.
     let table = fs::read_to_string(dir.join("tables/energy_eaco-28_always-on.tex")).unwrap();
-    assert!(table.contains("EaCO-O & 630.0 & 450.0 & 40.00 &"), "{table}");
+    assert!(
+        table.contains("EaCO-O & 630.0 & 450.0 & 40.00 &"),
+        "{table}"
+    );
     assert!(
         table.contains("FIFO-O & 1050.0 & 420.0\\rlap{\\textsuperscript{a}} & 150.00 &"),
         "{table}"

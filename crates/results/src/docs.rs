@@ -86,7 +86,16 @@ fn bench_folder() -> Folder {
             ),
             other(
                 "figures/",
-                "Every figure as SVG and PNG, drawn from the CSVs above.",
+                "Every figure as SVG, PNG and PDF (vector, its font embedded), drawn from the \
+             CSVs above; in the paper style (`gapbench figures DIR --style paper`, or \
+             `[figures] style = \"paper\"` in a spec) each figure's caption is the `.txt` \
+             file beside it.",
+            ),
+            other(
+                "tables/",
+                "REPORT.md's tables as LaTeX (booktabs; intervals as `low--high`, statuses \
+             as marks explained under each table): the whole-cluster gaps, allocation and \
+             power at 100 and 130 %, time-mode energy with its bounds, the budget tables.",
             ),
             other(
                 "cells/, gap-cells/, replay-cells/, budget-cells/",

@@ -457,6 +457,24 @@ mod tests {
         gap_cells(&matrix).unwrap()
     }
 
+    /// workloads/paper-gaps.toml times the paper bench's gap phase: its gap studies must
+    /// be the paper bench's, setting for setting.
+    #[test]
+    fn the_paper_gap_phase_spec_is_the_paper_benchs_gap_studies() {
+        let load = |name: &str| {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../workloads")
+                .join(name);
+            BenchSpec::load(&path).unwrap()
+        };
+        let (paper, alone) = (load("paper.toml"), load("paper-gaps.toml"));
+        assert_eq!(
+            serde_json::to_string(&paper.gaps).unwrap(),
+            serde_json::to_string(&alone.gaps).unwrap()
+        );
+        assert_eq!(paper.tune, alone.tune);
+    }
+
     #[test]
     fn a_gap_study_without_policies_is_no_cell() {
         // full-cluster.toml: no sub-cluster policies, four on the whole cluster, a study
