@@ -377,6 +377,102 @@ default,50,frag,bestfit,42,1213,3000,52000,50000,17000,time_limit,4.0000,205.88,
     fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A policy, a checkpoint and per seed its status, proven gap and upper end.
+type SeedCase = (&'static str, u32, [(&'static str, f64, &'static str); 3]);
+
+/// Three seeds per policy and checkpoint: the bars are their means, a thin line beside each
+/// gives the range over the seeds, and a bar whose seeds differ in status says so.
+#[test]
+fn gap_figures_over_seeds_show_their_range() {
+    let dir = temp_dir("seed-spread");
+    let mut gaps = String::from("trace,checkpoint_pct,objective,policy,seed,nodes,tasks,heuristic_value,incumbent,bound,status,gap_low_pct,gap_high_pct,solve_s\n");
+    // (policy, checkpoint, per seed: status, low, high)
+    let cases: [SeedCase; 6] = [
+        (
+            "fgd",
+            50,
+            [
+                ("optimal", 2.0, "2.0"),
+                ("optimal", 3.0, "3.0"),
+                ("optimal", 2.5, "2.5"),
+            ],
+        ),
+        (
+            "pwr",
+            50,
+            [
+                ("optimal", 0.5, "0.5"),
+                ("gap_limit", 1.0, "1.6"),
+                ("optimal", 0.0, "0.0"),
+            ],
+        ),
+        (
+            "packing",
+            50,
+            [
+                ("time_limit", 6.0, "9.0"),
+                ("time_limit", 4.0, "11.0"),
+                ("time_limit", 5.0, "7.0"),
+            ],
+        ),
+        (
+            "fgd",
+            90,
+            [
+                ("optimal", 4.0, "4.0"),
+                ("time_limit", 5.0, "8.0"),
+                ("gap_limit", 6.0, "6.5"),
+            ],
+        ),
+        (
+            "pwr",
+            90,
+            [
+                ("time_limit", 1.0, "3.0"),
+                ("time_limit", 2.0, "inf"),
+                ("time_limit", 1.5, "4.0"),
+            ],
+        ),
+        (
+            "packing",
+            90,
+            [
+                ("time_limit", 8.0, "12.0"),
+                ("time_limit", 10.0, "80.0"),
+                ("time_limit", 9.0, "14.0"),
+            ],
+        ),
+    ];
+    for (policy, checkpoint, seeds) in cases {
+        for (i, (status, low, high)) in seeds.iter().enumerate() {
+            let bound = match (*status, *high) {
+                (_, "inf") => "0",
+                ("optimal", _) => "950",
+                _ => "900",
+            };
+            writeln!(gaps, "default,{checkpoint},power,{policy},{},20,80,1000,950,{bound},{status},{low},{high},1.0", 42 + i).unwrap();
+        }
+    }
+    fs::write(dir.join("gaps.csv"), gaps).unwrap();
+    draw_all(&dir).unwrap();
+    let power = read_svg(&dir, "gaps_default_20n_power");
+    assert!(
+        power.contains("trace default, 20 nodes, seeds 42–44"),
+        "{power}"
+    );
+    for text in [
+        "range over the seeds: least proven to greatest possible gap",
+        "whisker: largest possible gap",
+        "no finite bound: proven bound 0 (gap relative to 0)",
+        "bar = mean proven gap; status (least proven seed)",
+    ] {
+        assert!(has_text(&power, text), "seed spread figure lacks {text:?}");
+    }
+    assert!(power.contains("bars: gap proven at least (mean over 3 seeds)"));
+    assert!(power.contains("2 bars mix statuses, hatched as the least proven seed"));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Every label the solver writes parses: an `unsupported: …` row (a fragmentation bound
 /// asked for beyond the exact model's size) is read and counted as not plotted.
 #[test]

@@ -24,6 +24,8 @@ pub(crate) enum Swatch {
     CutWhisker,
     /// A dashed line topped by `∞`: no finite upper bound.
     Unbounded,
+    /// A thin line beside a bar: the range of its seeds' gaps.
+    SeedRange,
     /// The cross marking a slot without any usable row.
     Missing,
     /// An exact front: its line colour, marker and whether the marker is filled.
@@ -142,6 +144,7 @@ where
         }
         // Smaller than in the plot, so that it stays within its legend row.
         Swatch::Unbounded => draw_unbounded(area, centre.0, (middle + 11, middle + 3), 16.0, mode)?,
+        Swatch::SeedRange => draw_seed_range(area, centre.0, (middle + 9, middle - 9), false)?,
         Swatch::Missing => draw_cross(area, centre, 6)?,
         Swatch::Front(colour, filled) => {
             area.draw(&PathElement::new(

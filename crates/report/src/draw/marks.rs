@@ -149,6 +149,39 @@ where
     ink_line(area, cap(y_low), 1)
 }
 
+/// The range of a bar's seeds: a thin line from `y_low` up to `y_high` with a short tick at
+/// each end, or an arrowhead at the top where the range goes beyond the axis (`beyond`).
+pub(crate) fn draw_seed_range<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    x: i32,
+    (y_low, y_high): (i32, i32),
+    beyond: bool,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    const TICK_HALF_PX: i32 = 3;
+    ink_line(area, vec![(x, y_low), (x, y_high)], 1)?;
+    ink_line(
+        area,
+        vec![(x - TICK_HALF_PX, y_low), (x + TICK_HALF_PX, y_low)],
+        1,
+    )?;
+    if beyond {
+        area.draw(&Polygon::new(
+            vec![(x - 4, y_high + 6), (x + 4, y_high + 6), (x, y_high - 2)],
+            INK.filled(),
+        ))?;
+    } else {
+        ink_line(
+            area,
+            vec![(x - TICK_HALF_PX, y_high), (x + TICK_HALF_PX, y_high)],
+            1,
+        )?;
+    }
+    Ok(())
+}
+
 /// A whisker too long for the axis: from `y_low` past the axis top `y_cut` up to `y_end`,
 /// broken at the axis top by two slanted strokes (the axis does not reach its value, which
 /// is written above it).

@@ -17,8 +17,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::gap_data::{
-    status_legend, BarStatus, Checkpoint, GapCase, GapTable, NoGap, Unbounded, UpperEnd,
+    status_legend, BarStatus, Checkpoint, GapCase, GapTable, NoGap, ProvenGap, Unbounded, UpperEnd,
 };
+use super::gap_seeds::{over_seeds, SeedRange};
 use super::names::{file_safe, seeds_phrase};
 use crate::cluster_size::{thousands, ClusterSizes};
 use crate::draw::Palette;
@@ -59,7 +60,10 @@ pub(crate) struct GapBar {
     pub(crate) low_pct: f64,
     /// The mean upper end, or unbounded when some seed has no finite one.
     pub(crate) high: UpperEnd,
+    /// The least proven status of its seeds (`BarStatus` orders strongest first).
     pub(crate) status: BarStatus,
+    /// Over several seeds: their range, drawn beside the bar; `None` for one seed.
+    pub(crate) seed_range: Option<SeedRange>,
 }
 
 /// How a bar's upper end is drawn on an axis that ends at `y_top`.
@@ -153,63 +157,51 @@ fn cells(rows: &[&GapCase], checkpoints: &[Checkpoint], slots: &[PolicyStyle]) -
         seeds_per_bar: BTreeSet::new(),
     };
     for (&(group, slot), cell) in &by_cell {
-        let usable: Vec<_> = cell.iter().filter_map(|r| r.gap_pct.ok()).collect();
-        if usable.is_empty() {
+        // One interval per seed (the best known of its instance): each seed weighs the same.
+        let mut per_seed: BTreeMap<&str, ProvenGap> = BTreeMap::new();
+        for row in cell {
+            if let Ok(gap) = row.gap_pct {
+                per_seed.entry(row.seed.as_str()).or_insert(gap);
+            }
+        }
+        if per_seed.is_empty() {
             out.missing.push((group, slot));
             continue;
         }
-        let seeds: BTreeSet<&str> = cell
-            .iter()
-            .filter(|r| r.gap_pct.is_ok())
-            .map(|r| r.seed.as_str())
-            .collect();
-        out.seeds_per_bar.insert(seeds.len() as u64);
-        let n = usable.len() as f64;
-        let unbounded = usable
-            .iter()
-            .filter_map(|u| match u.high {
-                UpperEnd::Unbounded(reason) => Some(reason),
-                UpperEnd::Finite(_) => None,
-            })
-            .min();
-        let high = match unbounded {
-            Some(reason) => UpperEnd::Unbounded(reason),
-            None => UpperEnd::Finite(
-                usable
-                    .iter()
-                    .map(|u| match u.high {
-                        UpperEnd::Finite(h) => h,
-                        UpperEnd::Unbounded(_) => 0.0,
-                    })
-                    .sum::<f64>()
-                    / n,
-            ),
-        };
-        out.bars.push(GapBar {
-            group,
-            slot,
-            low_pct: usable.iter().map(|u| u.low_pct).sum::<f64>() / n,
-            high,
-            status: usable
-                .iter()
-                .map(|u| u.bar)
-                .max()
-                .unwrap_or(BarStatus::Optimal),
-        });
+        out.seeds_per_bar.insert(per_seed.len() as u64);
+        let gaps: Vec<ProvenGap> = per_seed.into_values().collect();
+        out.bars.push(seed_bar(group, slot, &gaps));
     }
     out
 }
 
+/// The bar of one policy and checkpoint from one interval per seed.
+fn seed_bar(group: usize, slot: usize, per_seed: &[ProvenGap]) -> GapBar {
+    let over = over_seeds(per_seed);
+    GapBar {
+        group,
+        slot,
+        low_pct: over.mean_low_pct,
+        high: over.mean_high,
+        status: over.status,
+        seed_range: over.range,
+    }
+}
+
 /// The value axis: every proven gap and the upper ends within [`READABLE_MULTIPLE`] × the
-/// largest of them.
+/// largest of them; the seeds' ranges count as upper ends and lowest gaps.
 fn value_axis(bars: &[GapBar], objective: Objective) -> Axis {
-    let lowest = bars.iter().map(|b| b.low_pct).fold(0.0f64, f64::min);
+    let lowest = bars
+        .iter()
+        .map(|b| b.seed_range.map_or(b.low_pct, |r| r.least_low_pct))
+        .fold(0.0f64, f64::min);
     let proven = bars.iter().map(|b| b.low_pct).fold(0.0f64, f64::max);
     let readable = READABLE_MULTIPLE * proven.max(1.0);
     let top = bars
         .iter()
-        .filter_map(|b| match b.high {
-            UpperEnd::Finite(high) if high <= readable => Some(high),
+        .flat_map(|b| [Some(b.high), b.seed_range.map(|r| r.greatest_high)])
+        .filter_map(|high| match high {
+            Some(UpperEnd::Finite(high)) if high <= readable => Some(high),
             _ => None,
         })
         .fold(proven, f64::max);
@@ -238,10 +230,12 @@ fn legend(
             style.name.clone(),
         ));
     }
-    legend.push(LegendEntry::new(
-        Swatch::Heading,
-        "bar = proven gap; status",
-    ));
+    let heading = if cells.bars.iter().any(|b| b.seed_range.is_some()) {
+        "bar = mean proven gap; status (least proven seed)"
+    } else {
+        "bar = proven gap; status"
+    };
+    legend.push(LegendEntry::new(Swatch::Heading, heading));
     for status in &STATUS_ORDER {
         let present = rows
             .iter()
@@ -254,6 +248,13 @@ fn legend(
             legend.push(LegendEntry::new(Swatch::Bar(NEUTRAL, bar), text));
         }
     }
+    legend.extend(mark_legend(cells, marks));
+    legend
+}
+
+/// The legend rows of the marks above and beside the bars.
+fn mark_legend(cells: &Cells, marks: &[EndMark]) -> Vec<LegendEntry> {
+    let mut legend = Vec::new();
     if marks.iter().any(|m| matches!(m, EndMark::Whisker(_))) {
         legend.push(LegendEntry::new(
             Swatch::Whisker,
@@ -276,6 +277,12 @@ fn legend(
         .collect();
     for reason in reasons {
         legend.push(LegendEntry::new(Swatch::Unbounded, reason.legend()));
+    }
+    if cells.bars.iter().any(|b| b.seed_range.is_some()) {
+        legend.push(LegendEntry::new(
+            Swatch::SeedRange,
+            "range over the seeds: least proven to greatest possible gap",
+        ));
     }
     if !cells.missing.is_empty() {
         legend.push(LegendEntry::new(
@@ -331,6 +338,7 @@ fn subtitle(cells: &Cells, any_cut: bool) -> String {
             "; cut beyond {READABLE_MULTIPLE}× the largest proven gap"
         ));
     }
+    subtitle.push_str(&seed_range_phrase(&cells.bars));
     if !cells.skipped.is_empty() {
         let parts: Vec<String> = cells
             .skipped
@@ -344,6 +352,24 @@ fn subtitle(cells: &Cells, any_cut: bool) -> String {
         subtitle.push_str(&format!("; rows not plotted: {}", parts.join(", ")));
     }
     subtitle
+}
+
+/// What the subtitle says of the seeds' ranges and of bars whose seeds differ in status
+/// (empty when every bar has one seed).
+fn seed_range_phrase(bars: &[GapBar]) -> String {
+    let ranges: Vec<&SeedRange> = bars.iter().filter_map(|b| b.seed_range.as_ref()).collect();
+    if ranges.is_empty() {
+        return String::new();
+    }
+    let mut phrase = "; thin line: range over the seeds, least proven gap to greatest upper end (arrow: beyond the axis)".to_string();
+    let mixed = ranges.iter().filter(|r| r.mixed_status).count();
+    if mixed > 0 {
+        let bars = if mixed == 1 { "bar mixes" } else { "bars mix" };
+        phrase.push_str(&format!(
+            "; {mixed} {bars} statuses, hatched as the least proven seed"
+        ));
+    }
+    phrase
 }
 
 /// The figure of one trace, cluster size (`size`, as [`ClusterSizes::describe`] writes
@@ -393,7 +419,13 @@ pub(crate) fn gaps_figure(
     );
     let band_px = band_px(&marks)?;
     let legend_width_px = legend_width_px(&legend)?;
-    let plot_w = (checkpoints.len() * slots.len().max(1) * 26 + 260).max(900) as u32;
+    // A seeds' range beside each bar needs wider slots.
+    let slot_px = if cells.bars.iter().any(|b| b.seed_range.is_some()) {
+        36
+    } else {
+        26
+    };
+    let plot_w = (checkpoints.len() * slots.len().max(1) * slot_px + 260).max(900) as u32;
     let width = (plot_w + legend_width_px).max(header_width_px(&title, &subtitle)?);
     let height = HEADER_PX + (640 + band_px).max(legend_height_px(&legend));
     Ok(GapsFigure {
@@ -430,14 +462,37 @@ fn band_px(marks: &[EndMark]) -> Result<u32> {
 }
 
 impl GapsFigure {
-    /// Left and right data x of a bar slot.
-    pub(crate) fn slot_x(&self, group: usize, slot: usize) -> (f64, f64) {
+    /// Left data x and width of a bar slot.
+    fn slot_span(&self, group: usize, slot: usize) -> (f64, f64) {
         let n = self.slots.len().max(1) as f64;
         // Groups use most of their slot, but a lone bar does not become a wall.
         let group_width = (0.16 * n).min(0.84);
         let width = group_width / n;
-        let left = group as f64 - group_width / 2.0 + slot as f64 * width;
-        (left + 0.08 * width, left + 0.92 * width)
+        (
+            group as f64 - group_width / 2.0 + slot as f64 * width,
+            width,
+        )
+    }
+
+    fn has_seed_ranges(&self) -> bool {
+        self.bars.iter().any(|b| b.seed_range.is_some())
+    }
+
+    /// Left and right data x of a bar; with seeds' ranges the bar leaves the right of its
+    /// slot to the range line ([`GapsFigure::range_x`]).
+    pub(crate) fn slot_x(&self, group: usize, slot: usize) -> (f64, f64) {
+        let (left, width) = self.slot_span(group, slot);
+        if self.has_seed_ranges() {
+            (left + 0.06 * width, left + 0.66 * width)
+        } else {
+            (left + 0.08 * width, left + 0.92 * width)
+        }
+    }
+
+    /// Data x of the seeds' range line of a slot.
+    pub(crate) fn range_x(&self, group: usize, slot: usize) -> f64 {
+        let (left, width) = self.slot_span(group, slot);
+        left + 0.82 * width
     }
 
     pub(crate) fn draw<DB: DrawingBackend>(
@@ -458,57 +513,84 @@ impl GapsFigure {
         )?;
         let (_, chart_area) = plot.split_vertically(self.band_px);
         let chart = build_chart(root, &chart_area, None, &self.x, &self.y, mode)?;
-        let y_top = self.y.range.1;
-        let top_px = chart.backend_coord(&(0.0, y_top)).1;
-        let zero = 0.0f64.clamp(self.y.range.0, y_top);
         for bar in &self.bars {
-            let style = &self.slots[bar.slot];
-            let (x0, x1) = self.slot_x(bar.group, bar.slot);
-            let base = chart.backend_coord(&(x0, zero));
-            let top = chart.backend_coord(&(x1, bar.low_pct.min(y_top)));
-            // A zero gap still shows as a thin bar on the axis.
-            let top_y = top.1.min(base.1 - 3);
-            draw_bar(
-                root,
-                (base.0, top_y),
-                (top.0, base.1),
-                style.colour,
-                bar.status,
-            )?;
-            let mid_x = (base.0 + top.0) / 2;
-            let cap = ((top.0 - base.0) / 3).clamp(2, 8);
-            let label = match bar.end_mark(y_top, self.unit) {
-                EndMark::None => None,
-                EndMark::Whisker(high) => {
-                    let high_y = chart.backend_coord(&(x0, high)).1;
-                    draw_whisker(root, mid_x, top.1, high_y, cap)?;
-                    None
-                }
-                EndMark::Cut(label) => {
-                    draw_cut_whisker(root, mid_x, (top.1, top_px, top_px - 12), cap)?;
-                    Some(label)
-                }
-                EndMark::Unbounded(label) => {
-                    draw_unbounded(root, mid_x, (top.1, top_px - 8), INFINITY_PX, mode)?;
-                    Some(label)
-                }
-            };
-            if let Some(label) = label {
-                // Upward, one per slot: slots are wider than a line of this text.
-                let place = Placement {
-                    h: HPos::Left,
-                    v: VPos::Center,
-                    upward: true,
-                };
-                let at = (mid_x, top_px - MARK_ABOVE_AXIS_PX);
-                draw_text(root, &label, &font(END_LABEL_PX), INK, place, at, mode)?;
-            }
+            self.draw_gap_bar(root, &chart, bar, mode)?;
         }
+        let zero = 0.0f64.clamp(self.y.range.0, self.y.range.1);
         for &(group, slot) in &self.missing {
             let (x0, x1) = self.slot_x(group, slot);
             let left = chart.backend_coord(&(x0, zero));
             let right = chart.backend_coord(&(x1, zero));
             draw_cross(root, ((left.0 + right.0) / 2, left.1 - 9), 5)?;
+        }
+        Ok(())
+    }
+
+    /// One bar with the mark of its upper end, the label above the axis of a cut or
+    /// unbounded end, and its seeds' range.
+    fn draw_gap_bar<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        chart: &Chart<'_, DB>,
+        bar: &GapBar,
+        mode: TextMode,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let y_top = self.y.range.1;
+        let top_px = chart.backend_coord(&(0.0, y_top)).1;
+        let zero = 0.0f64.clamp(self.y.range.0, y_top);
+        let style = &self.slots[bar.slot];
+        let (x0, x1) = self.slot_x(bar.group, bar.slot);
+        let base = chart.backend_coord(&(x0, zero));
+        let top = chart.backend_coord(&(x1, bar.low_pct.min(y_top)));
+        // A zero gap still shows as a thin bar on the axis.
+        let top_y = top.1.min(base.1 - 3);
+        draw_bar(
+            root,
+            (base.0, top_y),
+            (top.0, base.1),
+            style.colour,
+            bar.status,
+        )?;
+        let mid_x = (base.0 + top.0) / 2;
+        let cap = ((top.0 - base.0) / 3).clamp(2, 8);
+        let label = match bar.end_mark(y_top, self.unit) {
+            EndMark::None => None,
+            EndMark::Whisker(high) => {
+                let high_y = chart.backend_coord(&(x0, high)).1;
+                draw_whisker(root, mid_x, top.1, high_y, cap)?;
+                None
+            }
+            EndMark::Cut(label) => {
+                draw_cut_whisker(root, mid_x, (top.1, top_px, top_px - 12), cap)?;
+                Some(label)
+            }
+            EndMark::Unbounded(label) => {
+                draw_unbounded(root, mid_x, (top.1, top_px - 8), INFINITY_PX, mode)?;
+                Some(label)
+            }
+        };
+        if let Some(label) = label {
+            // Upward, one per slot: slots are wider than a line of this text.
+            let place = Placement {
+                h: HPos::Left,
+                v: VPos::Center,
+                upward: true,
+            };
+            let at = (mid_x, top_px - MARK_ABOVE_AXIS_PX);
+            draw_text(root, &label, &font(END_LABEL_PX), INK, place, at, mode)?;
+        }
+        if let Some(range) = &bar.seed_range {
+            let x = self.range_x(bar.group, bar.slot);
+            let low = chart.backend_coord(&(x, range.least_low_pct.clamp(self.y.range.0, y_top)));
+            let (high, beyond) = match range.greatest_high {
+                UpperEnd::Finite(high) if high <= y_top * (1.0 + 1e-9) => (high, false),
+                _ => (y_top, true),
+            };
+            let high_y = chart.backend_coord(&(x, high)).1;
+            draw_seed_range(root, low.0, (low.1, high_y), beyond)?;
         }
         Ok(())
     }
@@ -525,6 +607,7 @@ mod tests {
             low_pct,
             high,
             status: BarStatus::TimeLimit,
+            seed_range: None,
         }
     }
 
@@ -561,6 +644,125 @@ mod tests {
             EndMark::Cut("50.0 %".into())
         );
         assert_eq!(bars[0].end_mark(axis.range.1, "%"), EndMark::Whisker(0.8));
+    }
+
+    fn case(
+        policy: &str,
+        checkpoint: f64,
+        seed: &str,
+        bar: BarStatus,
+        low: f64,
+        high: UpperEnd,
+    ) -> GapCase {
+        let status = match bar {
+            BarStatus::Optimal => SolveStatus::Optimal,
+            BarStatus::GapLimit => SolveStatus::GapLimit,
+            BarStatus::LpBound => SolveStatus::LpBound,
+            BarStatus::TimeLimit => SolveStatus::TimeLimitWithIncumbent,
+            BarStatus::Relaxation => SolveStatus::RelaxationBound,
+        };
+        GapCase {
+            trace: "default".into(),
+            nodes: 20,
+            checkpoint: Checkpoint::new(checkpoint),
+            objective: Objective::Power,
+            policy: policy.into(),
+            seed: seed.into(),
+            status,
+            gap_pct: Ok(ProvenGap {
+                bar,
+                low_pct: low,
+                high,
+            }),
+        }
+    }
+
+    /// Three seeds of fgd at 90 %: [10, 10] optimal, [12, 16] gap_limit (twice: a re-solve
+    /// of the same instance counts once), [5, 19] time_limit. By hand: mean 9 – 15, range
+    /// 5 – 19, drawn as time_limit (the least proven) and marked as mixing statuses. pwr at
+    /// 110 %: [4, 8] and [6, ∞) give mean 5 – ∞ and range 4 – ∞; pwr at 90 %, one seed, has
+    /// no range and stays as it is.
+    #[test]
+    fn bars_over_seeds_carry_the_hand_computed_mean_and_range() {
+        use BarStatus::*;
+        let finite = UpperEnd::Finite;
+        let rows = [
+            case("fgd", 90.0, "42", Optimal, 10.0, finite(10.0)),
+            case("fgd", 90.0, "43", GapLimit, 12.0, finite(16.0)),
+            case("fgd", 90.0, "43", GapLimit, 12.0, finite(16.0)),
+            case("fgd", 90.0, "44", TimeLimit, 5.0, finite(19.0)),
+            case("pwr", 90.0, "42", Optimal, 3.0, finite(3.0)),
+            case("pwr", 110.0, "42", TimeLimit, 4.0, finite(8.0)),
+            case(
+                "pwr",
+                110.0,
+                "43",
+                TimeLimit,
+                6.0,
+                UpperEnd::Unbounded(Unbounded::NoBound),
+            ),
+        ];
+        let refs: Vec<&GapCase> = rows.iter().collect();
+        let names: BTreeSet<String> = ["fgd".to_string(), "pwr".to_string()].into();
+        let figure = gaps_figure(
+            "default",
+            "20 nodes",
+            Objective::Power,
+            &refs,
+            &Palette::new(&names),
+        )
+        .unwrap();
+        let slot = |name: &str| figure.slots.iter().position(|s| s.name == name).unwrap();
+        let bar_at = |group: usize, policy: &str| {
+            figure
+                .bars
+                .iter()
+                .find(|b| b.group == group && b.slot == slot(policy))
+                .unwrap()
+        };
+        let fgd = bar_at(0, "fgd");
+        assert_eq!((fgd.low_pct, fgd.high), (9.0, finite(15.0)));
+        assert_eq!(fgd.status, TimeLimit);
+        assert_eq!(
+            fgd.seed_range,
+            Some(SeedRange {
+                seeds: 3,
+                least_low_pct: 5.0,
+                greatest_high: finite(19.0),
+                mixed_status: true
+            })
+        );
+        let unbounded = UpperEnd::Unbounded(Unbounded::NoBound);
+        let pwr_110 = bar_at(1, "pwr");
+        assert_eq!((pwr_110.low_pct, pwr_110.high), (5.0, unbounded));
+        assert_eq!(
+            pwr_110.seed_range,
+            Some(SeedRange {
+                seeds: 2,
+                least_low_pct: 4.0,
+                greatest_high: unbounded,
+                mixed_status: false
+            })
+        );
+        assert_eq!(bar_at(0, "pwr").seed_range, None);
+        // The axis reaches the greatest upper end (19 ≤ 4 × the largest mean proven gap).
+        assert!(figure.y.range.1 >= 19.0);
+        assert!(
+            figure.subtitle.contains("mean over 1–3 seeds"),
+            "{}",
+            figure.subtitle
+        );
+        assert!(figure
+            .subtitle
+            .contains("1 bar mixes statuses, hatched as the least proven seed"));
+        assert!(figure
+            .legend
+            .iter()
+            .any(|e| matches!(e.swatch, Swatch::SeedRange)));
+        // Each range line sits beside its bar, inside the slot.
+        let (x0, x1) = figure.slot_x(0, slot("fgd"));
+        let range_x = figure.range_x(0, slot("fgd"));
+        assert!(x0 < x1 && x1 < range_x && range_x < figure.slot_x(0, slot("fgd") + 1).0);
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub(crate) mod eaco_tradeoff;
 pub(crate) mod energy_jct;
 pub(crate) mod fragmentation;
 pub(crate) mod gap_data;
+pub(crate) mod gap_seeds;
 pub(crate) mod gaps;
 pub(crate) mod line_metric;
 pub(crate) mod lines;
