@@ -192,6 +192,15 @@ impl FromStr for Policy {
 }
 
 impl Policy {
+    /// A sweep policy built in code (a mix with external scorers, which no text spells);
+    /// its name is the spec's text.
+    pub fn from_spec(spec: PolicySpec) -> Policy {
+        Policy {
+            name: spec.to_string(),
+            sweep: Some(spec),
+        }
+    }
+
     /// The name as given (trimmed).
     pub fn name(&self) -> &str {
         &self.name

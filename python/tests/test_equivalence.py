@@ -1,0 +1,101 @@
+"""The package runs the CLI's engine: the same inputs give the CLI's rows."""
+
+import io
+
+import pandas as pd
+import pytest
+
+import gapbench
+
+from conftest import run_cli
+
+
+def read(path) -> pd.DataFrame:
+    return pd.read_csv(path)
+
+
+def test_sweep_gives_the_cli_curve_for_every_seed(cli, traces, default_trace, tmp_path):
+    nodes = traces / "openb_node_list_gpu_node.csv"
+    tasks = traces / "openb_pod_list_default.csv"
+    for policy in ["fgd", "pwr:200,fgd:800", "expr:gpu_free_after_milli / 80"]:
+        out = tmp_path / f"run-{abs(hash(policy))}"
+        run_cli(cli, "run", "--nodes", nodes, "--tasks", tasks, "--policy", policy,
+                "--seeds", "42..43", "--out", out)
+        curve = gapbench.sweep(default_trace, policy=policy, seeds=[42, 43])
+        assert list(curve.columns) == ["seed"] + list(read(out / "seed-42" / "curve.csv").columns)
+        for seed in (42, 43):
+            ours = curve[curve.seed == seed].drop(columns="seed").reset_index(drop=True)
+            pd.testing.assert_frame_equal(ours, read(out / f"seed-{seed}" / "curve.csv"))
+
+
+def test_gap_gives_the_cli_rows_and_shares_instances(cli, default_trace, traces, tmp_path):
+    """One policy: the `gap` command's rows (proven ones compared in full, solve times
+    aside). Several: each policy's heuristic values as alone, and proven values the same."""
+    args = dict(seed=42, checkpoints=[50, 100], objectives=["power", "frag"], time_limit=20,
+                sample_nodes=16, threads=1)
+    cli_rows = {}
+    for policy in ("fgd", "pwr"):
+        out = tmp_path / f"gap-{policy}"
+        run_cli(cli, "gap", "--nodes", traces / "openb_node_list_gpu_node.csv",
+                "--tasks", traces / "openb_pod_list_default.csv", "--policy", policy,
+                "--seed", 42, "--checkpoints", "50,100", "--objectives", "power,frag",
+                "--time-limit", 20, "--sample-nodes", 16, "--threads", 1,
+                "--pareto-points", 0, "--out", out)
+        cli_rows[policy] = read(out / "gaps.csv")
+        ours = gapbench.gap(default_trace, policy=policy, **args)
+        assert list(ours.columns) == list(cli_rows[policy].columns)
+        proven = ours.status == "optimal"
+        assert proven.any(), "a 16-node instance is proven within 20 s"
+        keep = [c for c in ours.columns if c != "solve_s"]
+        pd.testing.assert_frame_equal(
+            ours.loc[proven, keep].reset_index(drop=True),
+            cli_rows[policy].loc[cli_rows[policy].status == "optimal", keep].reset_index(drop=True),
+        )
+    both = gapbench.gap(default_trace, policy=["fgd", "pwr"], **args)
+    assert sorted(set(both.policy)) == ["fgd", "pwr"]
+    for policy, alone in cli_rows.items():
+        mine = both[both.policy == policy].reset_index(drop=True)
+        key = ["checkpoint_pct", "objective"]
+        merged = mine.merge(alone, on=key, suffixes=("", "_cli"))
+        assert len(merged) == len(alone)
+        assert (merged.heuristic_value == merged.heuristic_value_cli).all()
+        proven = (merged.status == "optimal") & (merged.status_cli == "optimal")
+        assert proven.any()
+        assert ((merged.incumbent - merged.incumbent_cli).abs()[proven]
+                <= 1e-6 * merged.incumbent_cli.abs()[proven] + 1e-6).all()
+    # Two policies on one instance share its solve: same instance key, same solve.
+    by_instance = both.groupby(["instance", "objective"])
+    for _, rows in by_instance:
+        assert rows.bound.nunique(dropna=False) == 1 and rows.status.nunique() == 1
+
+
+def test_replay_gives_the_cli_files(cli, tmp_path):
+    embedded = gapbench.Workload.embedded()
+    out = tmp_path / "replay"
+    run_cli(cli, "replay", "--policy", "pwr", "--idle", "sleep-when-empty", "--seed", 42,
+            "--gpus", 64, "--out", out)
+    r = gapbench.replay(embedded, policy="pwr", idle="sleep-when-empty", seed=42, gpus=64)
+    pd.testing.assert_frame_equal(r.tasks, read(out / "tasks.csv"))
+    pd.testing.assert_frame_equal(r.timeline, read(out / "timeline.csv"))
+    import json
+    cli_summary = json.loads((out / "summary.json").read_text())["runs"][0]
+    assert cli_summary.pop("seed") == 42
+    assert r.summary == cli_summary
+
+
+def test_replay_bound_holds(tmp_path):
+    embedded = gapbench.Workload.embedded()
+    r = gapbench.replay(embedded, policy="fifo", seed=42, gpus=16, first_jobs=40, bound=True,
+                        bound_time_limit=20)
+    assert r.bound is not None
+    assert r.bound["energy_kwh"] <= r.summary["total_energy_kwh"] + 1e-9
+
+
+def test_load_results_reads_every_csv(cli, tmp_path):
+    out = tmp_path / "run"
+    run_cli(cli, "run", "--policy", "bestfit", "--seeds", "1..2", "--out", out)
+    res = gapbench.load_results(out)
+    assert set(res.tables) == {"mean_curve", "seed-1/curve", "seed-2/curve"}
+    pd.testing.assert_frame_equal(res.mean_curve, read(out / "mean_curve.csv"))
+    with pytest.raises(AttributeError, match="mean_curve"):
+        res.grid
