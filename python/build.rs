@@ -3,7 +3,8 @@
 //! the library is copied next to the extension (`gapbench/libhighs.so`, ignored by git) and
 //! the extension looks for it there first (rpath `$ORIGIN`), so the installed package runs on
 //! a machine without HiGHS. maturin's own repair step would do this, but pip's build hook
-//! turns it off. A HiGHS built from source is linked statically: nothing to ship.
+//! turns it off. A HiGHS built from source (no pkg-config HiGHS, or `HIGHS_NO_PKG_CONFIG`,
+//! which `GAPBENCH_HIGHS=source` sets) is linked statically: nothing to ship.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -11,6 +12,11 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    println!("cargo:rerun-if-env-changed=HIGHS_NO_PKG_CONFIG");
+    // highs-sys builds HiGHS from source (statically) when told not to look for it.
+    if std::env::var_os("HIGHS_NO_PKG_CONFIG").is_some() {
+        return;
+    }
     let libdir = Command::new("pkg-config")
         .args(["--variable=libdir", "highs"])
         .output()
