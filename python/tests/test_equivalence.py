@@ -97,3 +97,21 @@ def test_load_results_reads_every_csv(cli, tmp_path):
     pd.testing.assert_frame_equal(res.mean_curve, read(out / "mean_curve.csv"))
     with pytest.raises(AttributeError, match="mean_curve"):
         res.grid
+
+
+def test_bench_writes_the_cli_tables(cli, traces, tmp_path):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(
+        'name = "tiny"\n'
+        'description = "default trace, 2 seeds, FGD and BestFit sweeps"\n'
+        'nodes = "openb_node_list_gpu_node.csv"\n'
+        'traces = ["default"]\n'
+        'policies = ["fgd", "bestfit"]\n'
+        'seeds = "42..43"\n'
+        "tune = 1.3\n"
+    )
+    run_cli(cli, "bench", "--spec", spec, "--traces", traces, "--out", tmp_path / "cli")
+    res = gapbench.bench(spec, out=tmp_path / "py", traces=traces, progress=False)
+    for table in ("grid", "mean_grid", "runs"):
+        pd.testing.assert_frame_equal(res[table], read(tmp_path / "cli" / f"{table}.csv"))
+    assert set(res.runs.policy) == {"fgd", "bestfit"} and set(res.runs.seed) == {42, 43}
