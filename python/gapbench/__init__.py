@@ -68,12 +68,13 @@ def features() -> pd.DataFrame:
 
 def sweep(workload: Workload, policy, seeds: Union[int, Iterable[int]] = (42,)) -> pd.DataFrame:
     """Arrival sweeps of ``policy`` (the CLI's ``run`` defaults: tune 1.3, shuffled
-    arrivals), one per seed: ``curve.csv``'s columns and a ``seed`` column."""
+    arrivals), one per seed: ``curve.csv``'s columns and a ``seed`` column. Built-in
+    policies run their seeds in parallel, as the CLI does."""
     policy = _policy(policy)
     seeds = [seeds] if isinstance(seeds, int) else list(seeds)
     frames = []
-    for seed in seeds:
-        frame = _frame(_native.sweep(workload, policy, seed))
+    for seed, text in zip(seeds, _native.sweep(workload, policy, seeds)):
+        frame = _frame(text)
         frame.insert(0, "seed", seed)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)

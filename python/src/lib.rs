@@ -106,13 +106,30 @@ impl Workload {
     }
 }
 
-/// One seed's arrival sweep: `curve.csv`'s text.
+/// Arrival sweeps, one per seed: each one's `curve.csv` text, in seed order. Built-in
+/// policies run their seeds side by side as `gapbench run` does; a policy with a Python
+/// function runs them one after another, so that Ctrl-C is seen between calls.
 #[pyfunction]
-fn sweep(py: Python<'_>, workload: &Workload, policy: &Policy, seed: u64) -> PyResult<String> {
-    let curve = run(py, &[policy], || {
-        gapbench::sweep(&workload.workload, &policy.policy, seed)
-    })?;
-    Ok(curve.curve_csv)
+fn sweep(
+    py: Python<'_>,
+    workload: &Workload,
+    policy: &Policy,
+    seeds: Vec<u64>,
+) -> PyResult<Vec<String>> {
+    let curves = if policy.scorers.is_empty() {
+        run(py, &[policy], || {
+            gapbench::sweeps(&workload.workload, &policy.policy, &seeds, true)
+        })?
+    } else {
+        let mut curves = Vec::with_capacity(seeds.len());
+        for &seed in &seeds {
+            curves.push(run(py, &[policy], || {
+                gapbench::sweep(&workload.workload, &policy.policy, seed)
+            })?);
+        }
+        curves
+    };
+    Ok(curves.into_iter().map(|curve| curve.curve_csv).collect())
 }
 
 /// A gap study: `gaps.csv`'s and `front.csv`'s text.

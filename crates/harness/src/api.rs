@@ -31,6 +31,7 @@ use gapbench_model::{Cluster, CpuPowerProfile, InputRules, NodeOrder, Task, Task
 use gapbench_online::PolicySpec;
 use gapbench_replay::policies::{time_policy_with, PolicySettings};
 use gapbench_replay::{ReplayOptions, ReplayResult, Summary};
+use rayon::prelude::*;
 
 pub use crate::bench::{BenchOptions, BenchOutcome};
 pub use crate::gap::{FrontRow, GapMethod, GapRow};
@@ -261,6 +262,33 @@ pub fn sweep(workload: &Workload, policy: &Policy, seed: u64) -> Result<SweepCur
         events: summary.events,
         curve_csv,
     })
+}
+
+/// [`sweep`] for each of `seeds`, in seed order: side by side on rayon's threads when
+/// `parallel`, as `gapbench run` runs its seeds (a caller whose policy calls back into an
+/// interpreter that must see Ctrl-C on its own thread runs them one after another).
+pub fn sweeps(
+    workload: &Workload,
+    policy: &Policy,
+    seeds: &[u64],
+    parallel: bool,
+) -> Result<Vec<SweepCurve>> {
+    if !parallel {
+        return seeds
+            .iter()
+            .map(|&seed| sweep(workload, policy, seed))
+            .collect();
+    }
+    let settings = policy.run_settings()?;
+    crate::run::check_sweep_memory(
+        &workload.sweep,
+        &settings,
+        rayon::current_num_threads().min(seeds.len()),
+    )?;
+    seeds
+        .par_iter()
+        .map(|&seed| sweep(workload, policy, seed))
+        .collect()
 }
 
 /// How a [`gap`] study solves, besides its checkpoints and objectives. The defaults are

@@ -23,6 +23,6 @@ pub mod summary;
 pub mod workload;
 
 pub use api::{
-    bench, gap, replay, sweep, GapMethod, GapOptions, GapStudy, Policy, Replay, ReplayConfig,
-    Selection, SweepCurve, Workload,
+    bench, gap, replay, sweep, sweeps, GapMethod, GapOptions, GapStudy, Policy, Replay,
+    ReplayConfig, Selection, SweepCurve, Workload,
 };
