@@ -2,7 +2,8 @@
 
 Every function calls the Rust library (``gapbench._native``) and gets back the rows the CLI
 writes to its CSV files, so column names and units are those files' (see docs/results.md).
-This layer only turns that text into DataFrames and dicts; nothing is computed here.
+This layer only turns that text (or, for sweeps, the rows' typed columns) into DataFrames
+and dicts; nothing is computed here.
 
     import gapbench
     w = gapbench.Workload.embedded()
@@ -19,6 +20,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Optional, Sequence, Union
 
+import numpy as np
 import pandas as pd
 
 from . import _native
@@ -55,6 +57,18 @@ def _frame(text: str) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text))
 
 
+def _columns_frame(columns) -> pd.DataFrame:
+    """Typed columns built in Rust from the rows' declarations (``(name, dtype, data)``:
+    the values' bytes, or a list for text) as a DataFrame, equal to ``pandas.read_csv`` of
+    the CLI's file without writing and parsing its text."""
+    return pd.DataFrame(
+        {
+            name: data if dtype == "O" else np.frombuffer(data, dtype=dtype)
+            for name, dtype, data in columns
+        }
+    )
+
+
 def _policy(value) -> "_native.Policy":
     return value if isinstance(value, _native.Policy) else _native.Policy(value)
 
@@ -72,12 +86,7 @@ def sweep(workload: Workload, policy, seeds: Union[int, Iterable[int]] = (42,)) 
     policies run their seeds in parallel, as the CLI does."""
     policy = _policy(policy)
     seeds = [seeds] if isinstance(seeds, int) else list(seeds)
-    frames = []
-    for seed, text in zip(seeds, _native.sweep(workload, policy, seeds)):
-        frame = _frame(text)
-        frame.insert(0, "seed", seed)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    return _columns_frame(_native.sweep(workload, policy, seeds))
 
 
 def gap(

@@ -4,11 +4,13 @@
 //! the same structs): the Python layer (`gapbench/__init__.py`) only turns them into pandas
 //! DataFrames and dicts, so column names and units are the files'.
 
+mod frame;
 mod policy;
 mod scorer;
 
 use std::path::PathBuf;
 
+use gapbench::api::{Cell, CsvRow, CurveRow};
 use gapbench::replay_bound::bound_options;
 use gapbench::{GapMethod, GapOptions, ReplayConfig, Selection};
 use gapbench_replay::{IdlePolicy, PowerSettings, ReplayOptions};
@@ -106,7 +108,8 @@ impl Workload {
     }
 }
 
-/// Arrival sweeps, one per seed: each one's `curve.csv` text, in seed order. Built-in
+/// Arrival sweeps, one per seed: their `curve.csv` rows one after another, in seed order,
+/// as typed columns (`seed` first; see `frame.rs`). Built-in
 /// policies run their seeds side by side as `gapbench run` does; a policy with a Python
 /// function runs them one after another, so that Ctrl-C is seen between calls.
 #[pyfunction]
@@ -115,7 +118,7 @@ fn sweep(
     workload: &Workload,
     policy: &Policy,
     seeds: Vec<u64>,
-) -> PyResult<Vec<String>> {
+) -> PyResult<Vec<(&'static str, &'static str, PyObject)>> {
     let curves = if policy.scorers.is_empty() {
         run(py, &[policy], || {
             gapbench::sweeps(&workload.workload, &policy.policy, &seeds, true)
@@ -129,7 +132,25 @@ fn sweep(
         }
         curves
     };
-    Ok(curves.into_iter().map(|curve| curve.curve_csv).collect())
+    let columns = py.allow_threads(|| {
+        let mut columns: Vec<(&'static str, Vec<Cell>)> = vec![("seed", Vec::new())];
+        for curve in &curves {
+            let cells = <CurveRow as CsvRow>::cells(&curve.curve);
+            let seed = i64::try_from(curve.seed).map_or(Cell::Missing, Cell::Int);
+            columns[0]
+                .1
+                .extend(std::iter::repeat_n(seed, curve.curve.len()));
+            if columns.len() == 1 {
+                columns.extend(cells);
+            } else {
+                for (column, (_, values)) in columns[1..].iter_mut().zip(cells) {
+                    column.1.extend(values);
+                }
+            }
+        }
+        columns
+    });
+    frame::to_python(py, columns)
 }
 
 /// A gap study: `gaps.csv`'s and `front.csv`'s text.

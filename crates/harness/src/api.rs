@@ -17,7 +17,7 @@
 //! assert!(!curve.grid.is_empty());
 //! assert!(curve.grid.windows(2).all(|w| w[0].arrived_pct <= w[1].arrived_pct));
 //! assert!(curve.grid.iter().all(|s| (0.0..=100.0).contains(&s.alloc_pct)));
-//! assert!(curve.curve_csv.starts_with("event,task,outcome"));
+//! assert!(curve.curve_csv().starts_with("event,task,outcome"));
 //! # anyhow::Ok(())
 //! ```
 
@@ -38,6 +38,8 @@ pub use crate::gap::{FrontRow, GapMethod, GapRow};
 pub use crate::replay::Selection;
 pub use crate::replay_bound::BoundRecord;
 pub use crate::summary::Sample;
+pub use gapbench_results::row::{Cell, CsvRow};
+pub use gapbench_results::CurveRow;
 
 use crate::gap::GapSettings;
 use crate::replay::{ReplayInputs, TimedSource};
@@ -243,7 +245,14 @@ pub struct SweepCurve {
     pub failed: usize,
     pub events: usize,
     /// Every event as `curve.csv` holds it.
-    pub curve_csv: String,
+    pub curve: Vec<CurveRow>,
+}
+
+impl SweepCurve {
+    /// `curve.csv`'s text, as `gapbench run` writes it.
+    pub fn curve_csv(&self) -> String {
+        CurveRow::csv(&self.curve)
+    }
 }
 
 /// Runs `policy`'s arrival sweep of `workload` with `seed` (see [`SweepCurve`]).
@@ -253,14 +262,14 @@ pub fn sweep(workload: &Workload, policy: &Policy, seed: u64) -> Result<SweepCur
     crate::run::check_sweep_memory(&workload.sweep, &settings, 1)?;
     let run = run_seed(&workload.sweep, &settings, seed);
     let summary = seed_summary(&workload.sweep.cluster, &run);
-    let curve_csv = crate::summary::curve_csv(&workload.sweep.cluster, &run.prepared, &run.result);
+    let curve = crate::summary::curve_rows(&workload.sweep.cluster, &run.prepared, &run.result);
     Ok(SweepCurve {
         seed,
         grid: summary.grid,
         final_sample: summary.final_sample,
         failed: summary.failed,
         events: summary.events,
-        curve_csv,
+        curve,
     })
 }
 
