@@ -80,13 +80,19 @@ def features() -> pd.DataFrame:
     return pd.DataFrame(_native.features(), columns=["feature", "meaning", "memoised"])
 
 
-def sweep(workload: Workload, policy, seeds: Union[int, Iterable[int]] = (42,)) -> pd.DataFrame:
+def sweep(
+    workload: Workload,
+    policy,
+    seeds: Union[int, Iterable[int]] = (42,),
+    progress: bool = True,
+) -> pd.DataFrame:
     """Arrival sweeps of ``policy`` (the CLI's ``run`` defaults: tune 1.3, shuffled
     arrivals), one per seed: ``curve.csv``'s columns and a ``seed`` column. Built-in
-    policies run their seeds in parallel, as the CLI does."""
+    policies run their seeds in parallel, as the CLI does. ``progress``: a line on stderr
+    counting the seeds done, once the call lasts a few seconds."""
     policy = _policy(policy)
     seeds = [seeds] if isinstance(seeds, int) else list(seeds)
-    return _columns_frame(_native.sweep(workload, policy, seeds))
+    return _columns_frame(_native.sweep(workload, policy, seeds, progress))
 
 
 def gap(
@@ -101,12 +107,14 @@ def gap(
     threads: Optional[int] = None,
     pareto_points: int = 0,
     method: str = "auto",
+    progress: bool = True,
 ) -> pd.DataFrame:
     """Heuristic against exact at each checkpoint (arrived GPU demand in % of capacity):
     ``gaps.csv``'s columns, one row per policy, checkpoint and objective. ``policy`` is one
     policy or a list of them (a list of pairs is one mix); with several, each distinct
     instance is solved once. The front's points (``pareto_points`` > 0) are in
-    ``.attrs["front"]``."""
+    ``.attrs["front"]``. ``progress``: a line on stderr with the time spent, once the call
+    lasts a few seconds."""
     if isinstance(policy, (list, tuple)) and not _is_mix(policy):
         policies = [_policy(p) for p in policy]
     else:
@@ -123,6 +131,7 @@ def gap(
         threads,
         pareto_points,
         method,
+        progress,
     )
     frame = _frame(gaps)
     frame.attrs["front"] = _frame(front)
@@ -157,10 +166,12 @@ def replay(
     bound_time_limit: Optional[float] = None,
     gpus: Optional[int] = None,
     first_jobs: Optional[int] = None,
+    progress: bool = True,
 ) -> Replay:
     """Time mode: ``policy`` (a time-mode policy name or a sweep spec string) replays the
     workload's tasks at their times; ``bound=True`` also proves a lower bound on the energy
-    of the same tasks at the replay's own times."""
+    of the same tasks at the replay's own times. ``progress``: a line on stderr with the time
+    spent, once the call lasts a few seconds."""
     tasks, timeline, summary, bound_json = _native.replay(
         workload,
         policy,
@@ -171,6 +182,7 @@ def replay(
         bound_time_limit,
         gpus,
         first_jobs,
+        progress,
     )
     return Replay(
         tasks=_frame(tasks),

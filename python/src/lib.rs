@@ -6,11 +6,15 @@
 
 mod frame;
 mod policy;
+mod progress;
 mod scorer;
 
 use std::path::PathBuf;
 
-use gapbench::api::{Cell, CsvRow, CurveRow};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use gapbench::api::{self, Cell, CsvRow, CurveRow};
 use gapbench::replay_bound::bound_options;
 use gapbench::{GapMethod, GapOptions, ReplayConfig, Selection};
 use gapbench_replay::{IdlePolicy, PowerSettings, ReplayOptions};
@@ -18,6 +22,7 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 
 use crate::policy::Policy;
+use crate::progress::{Counted, Ticker};
 use crate::scorer::{Node, ScoreError, Scorer, Task};
 
 pyo3::create_exception!(
@@ -48,6 +53,24 @@ fn run<T: Send>(
     let value = result.map_err(api_error)?;
     py.check_signals()?;
     Ok(value)
+}
+
+/// [`run`] with a progress line `what` on stderr once the call lasts a few seconds
+/// (`progress.rs`); none when `what` is `None`.
+fn run_shown<T: Send>(
+    py: Python<'_>,
+    policy: &[&Policy],
+    what: Option<String>,
+    call: impl FnOnce() -> anyhow::Result<T> + Send,
+) -> PyResult<T> {
+    run(py, policy, || {
+        let ticker = what.map(|what| Ticker::start(what, None));
+        let result = call();
+        if let Some(ticker) = ticker {
+            ticker.finish();
+        }
+        result
+    })
 }
 
 /// A cluster and its tasks (`gapbench.Workload`).
@@ -113,25 +136,52 @@ impl Workload {
 /// policies run their seeds side by side as `gapbench run` does; a policy with a Python
 /// function runs them one after another, so that Ctrl-C is seen between calls.
 #[pyfunction]
+#[pyo3(signature = (workload, policy, seeds, progress = true))]
 fn sweep(
     py: Python<'_>,
     workload: &Workload,
     policy: &Policy,
     seeds: Vec<u64>,
+    progress: bool,
 ) -> PyResult<Vec<(&'static str, &'static str, PyObject)>> {
+    let done = Arc::new(AtomicUsize::new(0));
+    let ticker = progress.then(|| {
+        let counted = Counted {
+            done: Arc::clone(&done),
+            total: seeds.len(),
+            unit: "seeds",
+        };
+        Ticker::start(
+            format!("gapbench.sweep({})", policy.policy.name()),
+            Some(counted),
+        )
+    });
+    let seed_done = |_| {
+        done.fetch_add(1, Ordering::Relaxed);
+    };
     let curves = if policy.scorers.is_empty() {
         run(py, &[policy], || {
-            gapbench::sweeps(&workload.workload, &policy.policy, &seeds, true)
+            api::sweeps_observed(&workload.workload, &policy.policy, &seeds, true, &seed_done)
         })?
     } else {
         let mut curves = Vec::with_capacity(seeds.len());
         for &seed in &seeds {
             curves.push(run(py, &[policy], || {
-                gapbench::sweep(&workload.workload, &policy.policy, seed)
+                api::sweeps_observed(
+                    &workload.workload,
+                    &policy.policy,
+                    &[seed],
+                    false,
+                    &seed_done,
+                )
+                .map(|mut one| one.remove(0))
             })?);
         }
         curves
     };
+    if let Some(ticker) = ticker {
+        py.allow_threads(|| ticker.finish());
+    }
     let columns = py.allow_threads(|| {
         let mut columns: Vec<(&'static str, Vec<Cell>)> = vec![("seed", Vec::new())];
         for curve in &curves {
@@ -155,7 +205,7 @@ fn sweep(
 
 /// A gap study: `gaps.csv`'s and `front.csv`'s text.
 #[pyfunction]
-#[pyo3(signature = (workload, policies, seed, checkpoints, objectives, time_limit, sample_nodes = None, mip_rel_gap = 0.0, threads = None, pareto_points = 0, method = "auto"))]
+#[pyo3(signature = (workload, policies, seed, checkpoints, objectives, time_limit, sample_nodes = None, mip_rel_gap = 0.0, threads = None, pareto_points = 0, method = "auto", progress = true))]
 #[allow(clippy::too_many_arguments)]
 fn gap(
     py: Python<'_>,
@@ -170,6 +220,7 @@ fn gap(
     threads: Option<u32>,
     pareto_points: usize,
     method: &str,
+    progress: bool,
 ) -> PyResult<(String, String)> {
     let objectives = gapbench::gap::parse_objectives(&objectives).map_err(api_error)?;
     let options = GapOptions {
@@ -183,7 +234,11 @@ fn gap(
     };
     let refs: Vec<&Policy> = policies.iter().map(|p| &**p).collect();
     let owned: Vec<gapbench::Policy> = refs.iter().map(|p| p.policy.clone()).collect();
-    let study = run(py, &refs, || {
+    let what = progress.then(|| {
+        let names: Vec<&str> = owned.iter().map(|p| p.name()).collect();
+        format!("gapbench.gap({})", names.join(", "))
+    });
+    let study = run_shown(py, &refs, what, || {
         gapbench::gap(
             &workload.workload,
             &owned,
@@ -212,7 +267,7 @@ fn idle_policy(idle: &str) -> PyResult<IdlePolicy> {
 
 /// A replay: `tasks.csv`'s and `timeline.csv`'s text, `summary.json`'s and `bound.json`'s.
 #[pyfunction]
-#[pyo3(signature = (workload, policy, seed, idle = "always-on", sleep_fraction = None, bound = false, bound_time_limit = None, gpus = None, first_jobs = None))]
+#[pyo3(signature = (workload, policy, seed, idle = "always-on", sleep_fraction = None, bound = false, bound_time_limit = None, gpus = None, first_jobs = None, progress = true))]
 #[allow(clippy::too_many_arguments)]
 fn replay(
     py: Python<'_>,
@@ -225,6 +280,7 @@ fn replay(
     bound_time_limit: Option<f64>,
     gpus: Option<u64>,
     first_jobs: Option<usize>,
+    progress: bool,
 ) -> PyResult<(String, String, String, Option<String>)> {
     let policy: gapbench::Policy = policy.parse().map_err(api_error)?;
     let defaults = ReplayOptions::default();
@@ -251,7 +307,8 @@ fn replay(
         }),
         ..ReplayConfig::default()
     };
-    let replay = run(py, &[], || {
+    let what = progress.then(|| format!("gapbench.replay({})", policy.name()));
+    let replay = run_shown(py, &[], what, || {
         gapbench::replay(&workload.workload, &policy, seed, &config)
     })?;
     let csv = |write: &dyn Fn(&mut Vec<u8>) -> std::io::Result<()>| -> PyResult<String> {

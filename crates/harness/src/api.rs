@@ -282,11 +282,25 @@ pub fn sweeps(
     seeds: &[u64],
     parallel: bool,
 ) -> Result<Vec<SweepCurve>> {
+    sweeps_observed(workload, policy, seeds, parallel, &|_| {})
+}
+
+/// [`sweeps`], calling `seed_done` with each seed as its sweep ends (progress, from any of
+/// the threads).
+pub fn sweeps_observed(
+    workload: &Workload,
+    policy: &Policy,
+    seeds: &[u64],
+    parallel: bool,
+    seed_done: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<SweepCurve>> {
+    let one = |&seed: &u64| {
+        let curve = sweep(workload, policy, seed);
+        seed_done(seed);
+        curve
+    };
     if !parallel {
-        return seeds
-            .iter()
-            .map(|&seed| sweep(workload, policy, seed))
-            .collect();
+        return seeds.iter().map(one).collect();
     }
     let settings = policy.run_settings()?;
     crate::run::check_sweep_memory(
@@ -294,10 +308,7 @@ pub fn sweeps(
         &settings,
         rayon::current_num_threads().min(seeds.len()),
     )?;
-    seeds
-        .par_iter()
-        .map(|&seed| sweep(workload, policy, seed))
-        .collect()
+    seeds.par_iter().map(one).collect()
 }
 
 /// How a [`gap`] study solves, besides its checkpoints and objectives. The defaults are
