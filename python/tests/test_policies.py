@@ -100,3 +100,26 @@ def test_bad_policies_are_refused_with_a_reason():
         gapbench.sweep(w, policy=3)
     with pytest.raises(gapbench.GapbenchError, match="time-mode policy"):
         gapbench.sweep(w, policy="fifo")
+
+
+def test_a_long_call_shows_its_progress_unless_told_not_to(default_trace, capsys):
+    """A sweep kept busy past the progress line's 3 s (its scorer sleeps 4.5 s once) shows
+    the line and its end on stderr; with progress=False, none."""
+    import time
+
+    slept = []
+
+    def slow_first(node, task):
+        if not slept:
+            slept.append(True)
+            time.sleep(4.5)
+        return -node.gpu_free_after_milli
+
+    gapbench.sweep(default_trace, policy=slow_first, seeds=[42])
+    err = capsys.readouterr().err
+    assert "gapbench.sweep(" in err and "0/1 seeds" in err and "1/1 seeds" in err
+    assert err.rstrip().endswith("done")
+
+    slept.clear()
+    gapbench.sweep(default_trace, policy=slow_first, seeds=[42], progress=False)
+    assert "gapbench.sweep(" not in capsys.readouterr().err
