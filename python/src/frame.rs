@@ -108,7 +108,7 @@ fn typed(cells: &[Cell]) -> Values {
             .collect();
         return infer(&fields);
     }
-    let missing = cells.iter().any(|cell| *cell == Cell::Missing);
+    let missing = cells.contains(&Cell::Missing);
     if ints && !missing {
         return Values::Int(
             cells

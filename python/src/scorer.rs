@@ -57,7 +57,7 @@ impl ExternalScore for PyScorer {
     fn score(&self, features: &NodeTaskFeatures<'_>) -> Result<f64, ScoreStopped> {
         Python::with_gil(|py| {
             let calls = self.calls.fetch_add(1, Ordering::Relaxed);
-            if calls % SIGNAL_CHECK_EVERY == 0 {
+            if calls.is_multiple_of(SIGNAL_CHECK_EVERY) {
                 if let Err(interrupt) = py.check_signals() {
                     return Err(self.stop(interrupt));
                 }
