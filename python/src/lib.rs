@@ -1,7 +1,8 @@
 //! `gapbench._native`: the gapbench crate's public API (`gapbench::api`) for Python. Each
 //! function is one call into the API, with the GIL released while Rust runs, and returns the
 //! rows as the CLI writes them (CSV text from the results crate's row declarations, JSON of
-//! the same structs): the Python layer (`gapbench/__init__.py`) only turns them into pandas
+//! the same structs; a sweep's curve, the large one, as typed columns from its declaration,
+//! `frame.rs`): the Python layer (`gapbench/__init__.py`) only turns them into pandas
 //! DataFrames and dicts, so column names and units are the files'.
 
 mod frame;
