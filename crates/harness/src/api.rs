@@ -17,7 +17,7 @@
 //! assert!(!curve.grid.is_empty());
 //! assert!(curve.grid.windows(2).all(|w| w[0].arrived_pct <= w[1].arrived_pct));
 //! assert!(curve.grid.iter().all(|s| (0.0..=100.0).contains(&s.alloc_pct)));
-//! assert!(curve.curve_csv.starts_with("event,task,outcome"));
+//! assert!(curve.curve_csv().starts_with("event,task,outcome"));
 //! # anyhow::Ok(())
 //! ```
 
@@ -31,12 +31,15 @@ use gapbench_model::{Cluster, CpuPowerProfile, InputRules, NodeOrder, Task, Task
 use gapbench_online::PolicySpec;
 use gapbench_replay::policies::{time_policy_with, PolicySettings};
 use gapbench_replay::{ReplayOptions, ReplayResult, Summary};
+use rayon::prelude::*;
 
 pub use crate::bench::{BenchOptions, BenchOutcome};
 pub use crate::gap::{FrontRow, GapMethod, GapRow};
 pub use crate::replay::Selection;
 pub use crate::replay_bound::BoundRecord;
 pub use crate::summary::Sample;
+pub use gapbench_results::row::{Cell, CsvRow};
+pub use gapbench_results::CurveRow;
 
 use crate::gap::GapSettings;
 use crate::replay::{ReplayInputs, TimedSource};
@@ -196,6 +199,15 @@ impl FromStr for Policy {
 }
 
 impl Policy {
+    /// A sweep policy built in code (a mix with external scorers, which no text spells);
+    /// its name is the spec's text.
+    pub fn from_spec(spec: PolicySpec) -> Policy {
+        Policy {
+            name: spec.to_string(),
+            sweep: Some(spec),
+        }
+    }
+
     /// The name as given (trimmed).
     pub fn name(&self) -> &str {
         &self.name
@@ -237,7 +249,14 @@ pub struct SweepCurve {
     pub failed: usize,
     pub events: usize,
     /// Every event as `curve.csv` holds it.
-    pub curve_csv: String,
+    pub curve: Vec<CurveRow>,
+}
+
+impl SweepCurve {
+    /// `curve.csv`'s text, as `gapbench run` writes it.
+    pub fn curve_csv(&self) -> String {
+        CurveRow::csv(&self.curve)
+    }
 }
 
 /// Runs `policy`'s arrival sweep of `workload` with `seed` (see [`SweepCurve`]).
@@ -247,15 +266,53 @@ pub fn sweep(workload: &Workload, policy: &Policy, seed: u64) -> Result<SweepCur
     crate::run::check_sweep_memory(&workload.sweep, &settings, 1)?;
     let run = run_seed(&workload.sweep, &settings, seed);
     let summary = seed_summary(&workload.sweep.cluster, &run);
-    let curve_csv = crate::summary::curve_csv(&workload.sweep.cluster, &run.prepared, &run.result);
+    let curve = crate::summary::curve_rows(&workload.sweep.cluster, &run.prepared, &run.result);
     Ok(SweepCurve {
         seed,
         grid: summary.grid,
         final_sample: summary.final_sample,
         failed: summary.failed,
         events: summary.events,
-        curve_csv,
+        curve,
     })
+}
+
+/// [`sweep`] for each of `seeds`, in seed order: side by side on rayon's threads when
+/// `parallel`, as `gapbench run` runs its seeds (a caller whose policy calls back into an
+/// interpreter that must see Ctrl-C on its own thread runs them one after another).
+pub fn sweeps(
+    workload: &Workload,
+    policy: &Policy,
+    seeds: &[u64],
+    parallel: bool,
+) -> Result<Vec<SweepCurve>> {
+    sweeps_observed(workload, policy, seeds, parallel, &|_| {})
+}
+
+/// [`sweeps`], calling `seed_done` with each seed as its sweep ends (progress, from any of
+/// the threads).
+pub fn sweeps_observed(
+    workload: &Workload,
+    policy: &Policy,
+    seeds: &[u64],
+    parallel: bool,
+    seed_done: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<SweepCurve>> {
+    let one = |&seed: &u64| {
+        let curve = sweep(workload, policy, seed);
+        seed_done(seed);
+        curve
+    };
+    if !parallel {
+        return seeds.iter().map(one).collect();
+    }
+    let settings = policy.run_settings()?;
+    crate::run::check_sweep_memory(
+        &workload.sweep,
+        &settings,
+        rayon::current_num_threads().min(seeds.len()),
+    )?;
+    seeds.par_iter().map(one).collect()
 }
 
 /// How a [`gap`] study solves, besides its checkpoints and objectives. The defaults are

@@ -24,6 +24,6 @@ pub mod work;
 pub mod workload;
 
 pub use api::{
-    bench, gap, replay, sweep, GapMethod, GapOptions, GapStudy, Policy, Replay, ReplayConfig,
-    Selection, SweepCurve, Workload,
+    bench, gap, replay, sweep, sweeps, GapMethod, GapOptions, GapStudy, Policy, Replay,
+    ReplayConfig, Selection, SweepCurve, Workload,
 };

@@ -32,65 +32,86 @@ pub fn failure_counts(
 
 /// `curve.csv` of one run, as text ([`CurveRow`]s).
 pub fn curve_csv(cluster: &Cluster, prepared: &PreparedWorkload, result: &SweepResult) -> String {
-    let capacity = cluster.gpu_capacity_milli();
     let mut out = String::with_capacity(160 * (result.records.len() + 1));
     out.push_str(&CurveRow::csv_header());
     out.push('\n');
     for (event, record) in result.records.iter().enumerate() {
-        let m = &record.metrics;
-        let task = &prepared.events[record.task as usize];
-        let (outcome, reason, node, devices) = match record.placement {
-            Some(p) => (
-                "placed",
-                "",
-                cluster.nodes[p.node as usize].name.clone(),
-                p.devices
-                    .iter()
-                    .map(|d| d.to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-            ),
-            None => (
-                "failed",
-                FailureReason::of(cluster, task).label(),
-                String::new(),
-                String::new(),
-            ),
-        };
-        let idle = m.idle_gpu_milli();
-        let q124_pct = if idle > 0.0 {
-            100.0 * m.q124_gpu_milli() / idle
-        } else {
-            0.0
-        };
-        let row = CurveRow {
-            event,
-            task: task.name.clone(),
-            outcome,
-            reason,
-            node,
-            devices,
-            arrived_gpu_milli: record.arrived_gpu_milli,
-            arrived_pct: pct(record.arrived_gpu_milli as f64, capacity),
-            used_gpu_milli: m.used_gpu_milli,
-            alloc_pct: pct(m.used_gpu_milli as f64, capacity),
-            frag_gpu_milli: m.frag_gpu_milli(),
-            frag_ratio_pct: m.frag_ratio_pct(),
-            q124_pct,
-            idle_gpu_milli: idle,
-            power_cpu_w: m.power.cpu_watts,
-            power_gpu_w: m.power.gpu_watts,
-            power_total_w: m.power.total_watts(),
-            used_nodes: m.used_nodes,
-            used_gpus: m.used_gpus,
-            arrived_cpu_milli: record.arrived_cpu_milli,
-            used_cpu_milli: m.used_cpu_milli,
-            failed_tasks: record.failed_tasks,
-        };
-        out.push_str(&row.csv_line());
+        out.push_str(&curve_row(cluster, prepared, event, record).csv_line());
         out.push('\n');
     }
     out
+}
+
+/// `curve.csv`'s rows of one run.
+pub fn curve_rows(
+    cluster: &Cluster,
+    prepared: &PreparedWorkload,
+    result: &SweepResult,
+) -> Vec<CurveRow> {
+    let records = result.records.iter().enumerate();
+    records
+        .map(|(event, record)| curve_row(cluster, prepared, event, record))
+        .collect()
+}
+
+/// The curve's row of one event.
+fn curve_row(
+    cluster: &Cluster,
+    prepared: &PreparedWorkload,
+    event: usize,
+    record: &EventRecord,
+) -> CurveRow {
+    let capacity = cluster.gpu_capacity_milli();
+    let m = &record.metrics;
+    let task = &prepared.events[record.task as usize];
+    let (outcome, reason, node, devices) = match record.placement {
+        Some(p) => (
+            "placed",
+            "",
+            cluster.nodes[p.node as usize].name.clone(),
+            p.devices
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("|"),
+        ),
+        None => (
+            "failed",
+            FailureReason::of(cluster, task).label(),
+            String::new(),
+            String::new(),
+        ),
+    };
+    let idle = m.idle_gpu_milli();
+    let q124_pct = if idle > 0.0 {
+        100.0 * m.q124_gpu_milli() / idle
+    } else {
+        0.0
+    };
+    CurveRow {
+        event,
+        task: task.name.clone(),
+        outcome,
+        reason,
+        node,
+        devices,
+        arrived_gpu_milli: record.arrived_gpu_milli,
+        arrived_pct: pct(record.arrived_gpu_milli as f64, capacity),
+        used_gpu_milli: m.used_gpu_milli,
+        alloc_pct: pct(m.used_gpu_milli as f64, capacity),
+        frag_gpu_milli: m.frag_gpu_milli(),
+        frag_ratio_pct: m.frag_ratio_pct(),
+        q124_pct,
+        idle_gpu_milli: idle,
+        power_cpu_w: m.power.cpu_watts,
+        power_gpu_w: m.power.gpu_watts,
+        power_total_w: m.power.total_watts(),
+        used_nodes: m.used_nodes,
+        used_gpus: m.used_gpus,
+        arrived_cpu_milli: record.arrived_cpu_milli,
+        used_cpu_milli: m.used_cpu_milli,
+        failed_tasks: record.failed_tasks,
+    }
 }
 
 /// The cluster's values at one point of a sweep (declared in the results crate).

@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::OnlineError;
 use crate::expr::{excerpt, ExprScale, ScoreExpr};
+use crate::external::ExternalScorer;
 use crate::policy::Policy;
 
 pub use crate::policies::PolicyKind;
@@ -27,6 +28,8 @@ const WEIGHTS_ARE: &str = "weights are whole numbers, relative to each other: \
 pub enum PolicyRef {
     Native(PolicyKind),
     Expr(ScoreExpr),
+    /// A score from outside the crate (a Python function); no spec text parses to it.
+    External(ExternalScorer),
 }
 
 impl PolicyRef {
@@ -35,15 +38,27 @@ impl PolicyRef {
         match self {
             PolicyRef::Native(kind) => kind.new_policy(),
             PolicyRef::Expr(expr) => expr.new_policy(),
+            PolicyRef::External(scorer) => scorer.new_policy(),
         }
     }
 
     /// Who chooses the GPUs when terms of a mix tie on the largest weight: the smallest rank
-    /// (reference-semantics §5.9). Expressions come after every native policy.
+    /// (reference-semantics §5.9). Expressions and external scores come after every native
+    /// policy.
     pub fn selection_tie_rank(&self) -> u16 {
         match self {
             PolicyRef::Native(kind) => u16::from(kind.selection_tie_rank()),
-            PolicyRef::Expr(_) => u16::from(u8::MAX) + 1,
+            PolicyRef::Expr(_) | PolicyRef::External(_) => u16::from(u8::MAX) + 1,
+        }
+    }
+
+    /// The term as errors name it: the policy's name, the expression (shortened), or the
+    /// external scorer's label.
+    pub fn name(&self) -> String {
+        match self {
+            PolicyRef::Native(kind) => kind.name().to_string(),
+            PolicyRef::Expr(expr) => excerpt(&format!("{expr:?}"), 1),
+            PolicyRef::External(scorer) => scorer.label().to_string(),
         }
     }
 
@@ -56,6 +71,7 @@ impl PolicyRef {
                 let prefix = expr.scale().keyword().replace('-', "");
                 format!("{prefix}-{}", expression_key(expr.source()))
             }
+            PolicyRef::External(scorer) => scorer.slug(),
         }
     }
 }
@@ -90,6 +106,36 @@ impl PolicySpec {
         }
     }
 
+    /// A mix of terms built in code (the Python binding's `[(score, 300), ("fgd", 700)]`),
+    /// checked as a parsed mix is: weights positive and at most [`MAX_WEIGHT`], no term twice.
+    pub fn mix(terms: Vec<(PolicyRef, u32)>) -> Result<Self, OnlineError> {
+        if terms.is_empty() {
+            return Err(OnlineError::Spec(format!(
+                "empty policy mix (known policies: {})",
+                PolicyKind::names()
+            )));
+        }
+        for (i, (policy, weight)) in terms.iter().enumerate() {
+            let name = policy.name();
+            if *weight == 0 {
+                return Err(OnlineError::Spec(format!(
+                    "policy `{name}`: weight must be positive"
+                )));
+            }
+            if *weight > MAX_WEIGHT {
+                return Err(OnlineError::Spec(format!(
+                    "policy `{name}`: weight {weight} is too large (at most {MAX_WEIGHT})"
+                )));
+            }
+            if terms[..i].iter().any(|(p, _)| p == policy) {
+                return Err(OnlineError::Spec(format!(
+                    "policy `{name}` appears twice in the mix"
+                )));
+            }
+        }
+        Ok(PolicySpec { terms })
+    }
+
     /// A name safe for file and folder names, e.g. `pwr200-fgd800`.
     pub fn slug(&self) -> String {
         if let [(policy, SOLO_WEIGHT)] = &self.terms[..] {
@@ -99,7 +145,7 @@ impl PolicySpec {
             .iter()
             .map(|(policy, w)| match policy {
                 PolicyRef::Native(_) => format!("{}{w}", policy.slug()),
-                PolicyRef::Expr(_) => format!("{}w{w}", policy.slug()),
+                PolicyRef::Expr(_) | PolicyRef::External(_) => format!("{}w{w}", policy.slug()),
             })
             .collect::<Vec<_>>()
             .join("-")
@@ -112,6 +158,7 @@ impl fmt::Display for PolicySpec {
             return match policy {
                 PolicyRef::Native(kind) => f.write_str(kind.name()),
                 PolicyRef::Expr(expr) => write!(f, "{}:{}", expr.scale().keyword(), expr.source()),
+                PolicyRef::External(scorer) => f.write_str(scorer.label()),
             };
         }
         let terms: Vec<String> = self
@@ -122,6 +169,7 @@ impl fmt::Display for PolicySpec {
                 PolicyRef::Expr(expr) => {
                     format!("{}{{{}}}:{w}", expr.scale().keyword(), expr.source())
                 }
+                PolicyRef::External(scorer) => format!("{}:{w}", scorer.label()),
             })
             .collect();
         f.write_str(&terms.join(","))
@@ -266,12 +314,9 @@ fn parse_spec(text: &str) -> Result<PolicySpec, String> {
             ((PolicyRef::Native(kind), weight), after)
         };
         if terms.iter().any(|(p, _)| *p == term.0) {
-            let name = match &term.0 {
-                PolicyRef::Native(kind) => kind.name().to_string(),
-                PolicyRef::Expr(expr) => excerpt(&format!("{expr:?}"), 1),
-            };
             return Err(format!(
-                "policy `{name}` appears twice in `{}`",
+                "policy `{}` appears twice in `{}`",
+                term.0.name(),
                 excerpt(text, 1)
             ));
         }
@@ -297,6 +342,7 @@ fn parse_spec(text: &str) -> Result<PolicySpec, String> {
                         PolicyRef::Expr(expr) => {
                             format!("`{}{{…}}:500`", expr.scale().keyword())
                         }
+                        PolicyRef::External(scorer) => format!("`{}:500`", scorer.label()),
                     };
                     format!("every policy of a mix needs a weight, e.g. {written} ({WEIGHTS_ARE})")
                 })?;

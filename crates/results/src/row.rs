@@ -7,7 +7,7 @@
 //! or the shortest text that reads back exactly ([`shortest`], what serde's CSV writer wrote
 //! before the files it wrote were declared here; kept so their bytes did not change).
 
-use crate::csv_text::{field, number};
+use crate::csv_text::{field, fixed_value, number};
 
 /// How a column's values are spelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +66,23 @@ impl<R> Format<R> {
         }
     }
 
+    /// Pushes `value`, the field of `row` in this column, onto `columns` (its own column
+    /// first); returns how many columns it filled.
+    pub fn push<T: CsvCell + ?Sized>(
+        &self,
+        row: &R,
+        value: &T,
+        columns: &mut [Vec<Cell>],
+    ) -> usize {
+        match self {
+            Format::Computed(text, _) => {
+                columns[0].push(Cell::text(text(row)));
+                1
+            }
+            _ => value.push_cells(self.spelling(row), columns),
+        }
+    }
+
     /// How the documentation describes the spelling.
     pub fn describe(&self) -> String {
         match self {
@@ -92,10 +109,45 @@ pub struct Column {
     pub meaning: String,
 }
 
+/// A value as a typed column holds it (the Python binding's DataFrames): the value its
+/// CSV text reads back as, fixed decimals rounded as the text rounds them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// An empty field.
+    Missing,
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl Cell {
+    /// Text, empty being missing (as the empty field reads back).
+    pub fn text(text: String) -> Cell {
+        if text.is_empty() {
+            Cell::Missing
+        } else {
+            Cell::Text(text)
+        }
+    }
+}
+
 /// A value that can stand in a CSV column.
 pub trait CsvCell {
     /// Appends the value spelled `spelling` to `out`.
     fn write_cell(&self, spelling: Spelling, out: &mut String);
+
+    /// Pushes the value onto its column (`columns[0]`; a nested row's columns in order);
+    /// returns how many columns it filled. By default its text as written, unquoted.
+    fn push_cells(&self, spelling: Spelling, columns: &mut [Vec<Cell>]) -> usize {
+        let mut text = String::new();
+        self.write_cell(spelling, &mut text);
+        if let Some(quoted) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+            text = quoted.replace("\"\"", "\"");
+        }
+        columns[0].push(Cell::text(text));
+        1
+    }
 
     /// The columns this value fills: one, or a nested row's.
     fn cell_columns(column: Column) -> Vec<Column> {
@@ -115,6 +167,27 @@ pub trait CsvRow {
 
     /// Appends the row's fields, comma-separated, to `out`.
     fn write_fields(&self, out: &mut String);
+
+    /// Pushes the row's fields onto `columns` (one per column, in order); returns how many
+    /// columns it filled.
+    fn push_fields(&self, columns: &mut [Vec<Cell>]) -> usize;
+
+    /// Rows as typed columns, `(name, values)` in order: what the CSV text reads back as,
+    /// without writing it.
+    fn cells(rows: &[Self]) -> Vec<(&'static str, Vec<Cell>)>
+    where
+        Self: Sized,
+    {
+        let names = Self::columns();
+        let mut columns: Vec<Vec<Cell>> = names
+            .iter()
+            .map(|_| Vec::with_capacity(rows.len()))
+            .collect();
+        for row in rows {
+            row.push_fields(&mut columns);
+        }
+        names.iter().map(|c| c.name).zip(columns).collect()
+    }
 
     /// The header line (without line break).
     fn csv_header() -> String {
@@ -170,6 +243,16 @@ impl CsvCell for f64 {
     fn write_cell(&self, spelling: Spelling, out: &mut String) {
         write_number(*self, spelling, out);
     }
+
+    fn push_cells(&self, spelling: Spelling, columns: &mut [Vec<Cell>]) -> usize {
+        let value = match spelling {
+            Spelling::Fixed(decimals) => fixed_value(*self, decimals),
+            // The shortest exact text reads back as the value itself.
+            _ => *self,
+        };
+        columns[0].push(Cell::Float(value));
+        1
+    }
 }
 
 impl CsvCell for str {
@@ -179,17 +262,30 @@ impl CsvCell for str {
             _ => out.push_str(&field(self)),
         }
     }
+
+    fn push_cells(&self, _: Spelling, columns: &mut [Vec<Cell>]) -> usize {
+        columns[0].push(Cell::text(self.to_string()));
+        1
+    }
 }
 
 impl CsvCell for String {
     fn write_cell(&self, spelling: Spelling, out: &mut String) {
         self.as_str().write_cell(spelling, out);
     }
+
+    fn push_cells(&self, spelling: Spelling, columns: &mut [Vec<Cell>]) -> usize {
+        self.as_str().push_cells(spelling, columns)
+    }
 }
 
 impl CsvCell for &str {
     fn write_cell(&self, spelling: Spelling, out: &mut String) {
         (**self).write_cell(spelling, out);
+    }
+
+    fn push_cells(&self, spelling: Spelling, columns: &mut [Vec<Cell>]) -> usize {
+        (**self).push_cells(spelling, columns)
     }
 }
 
@@ -200,17 +296,54 @@ macro_rules! plain_cells {
                 use std::fmt::Write as _;
                 write!(out, "{self}").expect("writing to a String cannot fail");
             }
+
+            fn push_cells(&self, _: Spelling, columns: &mut [Vec<Cell>]) -> usize {
+                // Counts and watts; one past i64 (never written) would read back as text.
+                columns[0].push(i64::try_from(*self).map_or_else(|_| Cell::text(self.to_string()), Cell::Int));
+                1
+            }
         }
     )*};
 }
 
-plain_cells!(u8, u16, u32, u64, usize, i64, bool);
+plain_cells!(u8, u16, u32, u64, usize, i64);
+
+impl CsvCell for bool {
+    fn write_cell(&self, _: Spelling, out: &mut String) {
+        out.push_str(if *self { "true" } else { "false" });
+    }
+
+    fn push_cells(&self, _: Spelling, columns: &mut [Vec<Cell>]) -> usize {
+        columns[0].push(Cell::Bool(*self));
+        1
+    }
+}
 
 /// Absent: an empty field.
 impl<T: CsvCell> CsvCell for Option<T> {
     fn write_cell(&self, spelling: Spelling, out: &mut String) {
         if let Some(value) = self {
             value.write_cell(spelling, out);
+        }
+    }
+
+    fn push_cells(&self, spelling: Spelling, columns: &mut [Vec<Cell>]) -> usize {
+        match self {
+            Some(value) => value.push_cells(spelling, columns),
+            None => {
+                // A missing nested row leaves each of its columns empty.
+                let width = T::cell_columns(Column {
+                    name: "",
+                    unit: "",
+                    spelling: String::new(),
+                    meaning: String::new(),
+                })
+                .len();
+                for column in &mut columns[..width] {
+                    column.push(Cell::Missing);
+                }
+                width
+            }
         }
     }
 }
@@ -334,6 +467,16 @@ macro_rules! declare_row {
                 )+
                 let _ = first;
             }
+
+            fn push_fields(&self, columns: &mut [Vec<$crate::row::Cell>]) -> usize {
+                let mut formats = $name::column_formats().into_iter();
+                let mut filled = 0;
+                $(
+                    let format = formats.next().expect("one format per field");
+                    filled += format.push(self, &self.$field, &mut columns[filled..]);
+                )+
+                filled
+            }
         }
 
         impl $crate::row::CsvCell for $name {
@@ -343,6 +486,14 @@ macro_rules! declare_row {
 
             fn cell_columns(_: $crate::row::Column) -> Vec<$crate::row::Column> {
                 <$name as $crate::row::CsvRow>::columns()
+            }
+
+            fn push_cells(
+                &self,
+                _: $crate::row::Spelling,
+                columns: &mut [Vec<$crate::row::Cell>],
+            ) -> usize {
+                $crate::row::CsvRow::push_fields(self, columns)
             }
         }
     };
@@ -376,6 +527,64 @@ mod tests {
         out.push(',');
         "a,b".write_cell(Spelling::Text, &mut out);
         assert_eq!(out, "1.23,0.9,3600.0,nan,,\"a,b\"");
+    }
+
+    /// A field of a written CSV text as its cell: what reading the text back gives.
+    fn read_back(field: &str, cell: &Cell) -> Cell {
+        match cell {
+            _ if field.is_empty() => Cell::Missing,
+            Cell::Int(_) => Cell::Int(field.parse().unwrap()),
+            Cell::Float(_) => Cell::Float(field.parse().unwrap()),
+            Cell::Bool(_) => Cell::Bool(field.parse().unwrap()),
+            Cell::Text(_) | Cell::Missing => Cell::Text(field.to_string()),
+        }
+    }
+
+    #[test]
+    fn cells_are_what_the_csv_text_reads_back_as() {
+        let row = |event: usize, pct: f64, node: &str| crate::CurveRow {
+            event,
+            task: "pod-1".into(),
+            outcome: "placed",
+            reason: "",
+            node: node.into(),
+            devices: "0|3".into(),
+            arrived_gpu_milli: 1500,
+            arrived_pct: pct,
+            used_gpu_milli: 1000,
+            alloc_pct: pct / 3.0,
+            frag_gpu_milli: 2.675,
+            frag_ratio_pct: f64::INFINITY,
+            q124_pct: -0.00004,
+            idle_gpu_milli: 1e17 / 7.0,
+            power_cpu_w: -3,
+            power_gpu_w: 400,
+            power_total_w: 397,
+            used_nodes: 2,
+            used_gpus: 16,
+            arrived_cpu_milli: 4000,
+            used_cpu_milli: 2000,
+            failed_tasks: 0,
+        };
+        let rows = [row(0, 12.345_65, "node-a"), row(1, 1.0 / 3.0, "")];
+        let text = crate::CurveRow::csv(&rows);
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let records: Vec<_> = reader.records().map(Result::unwrap).collect();
+        let columns = crate::CurveRow::cells(&rows);
+        assert_eq!(columns.len(), crate::CurveRow::columns().len());
+        for (index, (name, cells)) in columns.iter().enumerate() {
+            assert_eq!(*name, crate::CurveRow::columns()[index].name);
+            for (record, cell) in records.iter().zip(cells) {
+                let expected = read_back(&record[index], cell);
+                match (&expected, cell) {
+                    (Cell::Float(a), Cell::Float(b)) => {
+                        assert_eq!(a.to_bits(), b.to_bits(), "{name}")
+                    }
+                    _ => assert_eq!(&expected, cell, "{name}"),
+                }
+            }
+        }
+        assert_eq!(columns[4].1, [Cell::Text("node-a".into()), Cell::Missing]);
     }
 
     #[test]

@@ -110,8 +110,7 @@ impl ScoreExpr {
         Box::new(ExprPolicy {
             expr: self.clone(),
             range: score_range(self.scale),
-            non_finite: Cell::new(0),
-            first_non_finite: RefCell::new(None),
+            non_finite: NonFiniteCount::default(),
         })
     }
 }
@@ -138,7 +137,7 @@ impl fmt::Debug for ScoreExpr {
 }
 
 /// The integer scores a value may give: ±[`VALUE_LIMIT`], or 0–100 used raw.
-fn score_range(scale: ExprScale) -> (i64, i64) {
+pub(crate) fn score_range(scale: ExprScale) -> (i64, i64) {
     match scale {
         ExprScale::MinMax => (-VALUE_LIMIT, VALUE_LIMIT),
         ExprScale::Raw => (0, 100),
@@ -148,7 +147,7 @@ fn score_range(scale: ExprScale) -> (i64, i64) {
 /// The integer score of a value: truncated toward zero (the reference's rule for every
 /// plugin, so sub-integer differences never decide), NaN counts 0 (Rust's `as`), then
 /// clamped to the scale's range.
-fn score_of(value: f64, (low, high): (i64, i64)) -> i64 {
+pub(crate) fn score_of(value: f64, (low, high): (i64, i64)) -> i64 {
     (value as i64).clamp(low, high)
 }
 
@@ -156,9 +155,33 @@ fn score_of(value: f64, (low, high): (i64, i64)) -> i64 {
 struct ExprPolicy {
     expr: ScoreExpr,
     range: (i64, i64),
-    /// Values that were NaN or ±∞, and the first of them ([`NonFiniteScores`]).
-    non_finite: Cell<u64>,
-    first_non_finite: RefCell<Option<String>>,
+    non_finite: NonFiniteCount,
+}
+
+/// Values that were NaN or ±∞, and the first of them ([`NonFiniteScores`]); shared with
+/// external scorers (`external.rs`).
+#[derive(Default)]
+pub(crate) struct NonFiniteCount {
+    count: Cell<u64>,
+    first: RefCell<Option<String>>,
+}
+
+impl NonFiniteCount {
+    /// Counts `value` when it is not finite; `describe` says where (called for the first).
+    pub(crate) fn count(&self, value: f64, describe: impl FnOnce() -> String) {
+        if !value.is_finite() {
+            self.count.set(self.count.get() + 1);
+            self.first.borrow_mut().get_or_insert_with(describe);
+        }
+    }
+
+    pub(crate) fn found(&self) -> Option<NonFiniteScores> {
+        let first = self.first.borrow().clone()?;
+        Some(NonFiniteScores {
+            count: self.count.get(),
+            first,
+        })
+    }
 }
 
 impl Policy for ExprPolicy {
@@ -175,27 +198,20 @@ impl Policy for ExprPolicy {
 
     fn score(&self, ctx: &ScoreContext<'_>, node: NodeId, task: &Task) -> i64 {
         let value = self.expr.value(ctx, node, task);
-        if !value.is_finite() {
-            self.non_finite.set(self.non_finite.get() + 1);
-            self.first_non_finite.borrow_mut().get_or_insert_with(|| {
-                format!(
-                    "{}:{} gave {value} for task `{}` on node `{}`",
-                    self.expr.scale.keyword(),
-                    excerpt(&self.expr.source, 1),
-                    task.name,
-                    ctx.cluster.nodes[node as usize].name
-                )
-            });
-        }
+        self.non_finite.count(value, || {
+            format!(
+                "{}:{} gave {value} for task `{}` on node `{}`",
+                self.expr.scale.keyword(),
+                excerpt(&self.expr.source, 1),
+                task.name,
+                ctx.cluster.nodes[node as usize].name
+            )
+        });
         score_of(value, self.range)
     }
 
     fn non_finite_scores(&self) -> Option<NonFiniteScores> {
-        let first = self.first_non_finite.borrow().clone()?;
-        Some(NonFiniteScores {
-            count: self.non_finite.get(),
-            first,
-        })
+        self.non_finite.found()
     }
 }
 
