@@ -271,8 +271,10 @@ pub fn run_replays(
 ) -> Result<Vec<SeedReplay>> {
     // Fail on a bad policy name before starting anything.
     time_policy_with(policy, &inputs.cluster, settings).map_err(anyhow::Error::msg)?;
+    // Made side by side (a generated job stream per seed), before any replay starts: the
+    // progress counts the tasks of them all.
     let workloads: Vec<TimedWorkload> = seeds
-        .iter()
+        .par_iter()
         .map(|&seed| inputs.workload(seed))
         .collect::<Result<_>>()?;
     let tasks = workloads.iter().map(|w| w.tasks.len()).sum();

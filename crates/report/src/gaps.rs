@@ -4,9 +4,11 @@
 //! bound. Sizes are never mixed in one table.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use anyhow::Result;
-use gapbench_results::{best_known, BestKnown, GapRow, Objective, SolveStatus};
+use gapbench_results::table::read_rows;
+use gapbench_results::{best_known, BestKnown, GapRow, Objective, SolveStatus, GAPS_CSV};
 
 use crate::cluster_size::ClusterSizes;
 use crate::draw::natural_cmp;
@@ -17,6 +19,20 @@ const POOLED: &str = "Before any task fails, every policy holds the same tasks a
 
 /// What the statuses prove, for the reader of either table.
 const STATUSES: &str = "A `time_limit`, `gap_limit`, `lp_bound` or `relaxation_bound` row is an interval, never a fake optimum: `time_limit` — the clock stopped the solve; `gap_limit` — the requested `--mip-gap` was reached; `lp_bound` — column generation converged, so the bound is at least the configuration LP's proven optimum, and branching in the time left did not close the integer gap; `relaxation_bound` — an aggregated relaxation bounds the heuristic's own placement. `∞ (bound 0)`: the proven bound is 0, so a gap relative to the optimum has no finite upper end; `∞ (no bound)`: the solve proved no bound.";
+
+/// The rows of a results folder's `gaps.csv`, each with its trace (none without the file):
+/// what REPORT.md's gap sections and the LaTeX gap tables both read.
+pub(crate) fn read_traced(dir: &Path) -> Result<Vec<(String, GapRow)>> {
+    let gaps = read_rows::<GapRow>(&dir.join(GAPS_CSV), &["trace"])?;
+    Ok(gaps
+        .iter()
+        .flat_map(|gaps| {
+            gaps.rows
+                .iter()
+                .map(|row| (gaps.text(row, "trace").to_string(), row.value.clone()))
+        })
+        .collect())
+}
 
 /// The sizes of `rows` that are whole clusters, as `(trace, nodes)`, largest first within
 /// a trace.

@@ -9,8 +9,7 @@ use anyhow::{Context, Result};
 use gapbench_results::io::write_atomic;
 use gapbench_results::table::read_rows;
 use gapbench_results::{
-    CheckedRow, GapRow, MatrixDescription, MeanGridRow, RunRow, GAPS_CSV, MEAN_GRID_CSV, REPORT_MD,
-    RUNS_CSV,
+    CheckedRow, GapRow, MatrixDescription, MeanGridRow, RunRow, MEAN_GRID_CSV, REPORT_MD, RUNS_CSV,
 };
 use serde::de::DeserializeOwned;
 
@@ -95,15 +94,8 @@ pub(crate) fn report_text(
     if matrix.stand_in {
         writeln!(out, "> **Not the real traces: the embedded openb-like workload (the openb GPU cluster's node types and the default trace's task shapes) stood in for every trace**, because no traces folder was given or found, or `--stand-in` was asked. Point `--traces` at the openb CSVs for the real matrix.\n")?;
     }
-    let gaps = read_rows::<GapRow>(&dir.join(GAPS_CSV), &["trace"])?;
-    let gap_rows: Vec<(&str, &GapRow)> = gaps
-        .iter()
-        .flat_map(|gaps| {
-            gaps.rows
-                .iter()
-                .map(|row| (gaps.text(row, "trace"), &row.value))
-        })
-        .collect();
+    let traced = crate::gaps::read_traced(dir)?;
+    let gap_rows: Vec<(&str, &GapRow)> = traced.iter().map(|(t, r)| (t.as_str(), r)).collect();
     let sizes = ClusterSizes::of_spec(
         matrix,
         gap_rows.iter().map(|(trace, row)| (*trace, row.nodes)),

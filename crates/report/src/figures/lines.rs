@@ -2,7 +2,7 @@
 //! policy. What each figure plots is a [`LineMetric`] of its family's module, listed in
 //! [`METRICS`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use anyhow::Result;
 use plotters::coord::Shift;
@@ -97,16 +97,8 @@ pub(crate) fn family_figures(
     grid: &MeanGrid,
     palette: &Palette,
 ) -> Result<Vec<(String, LinesFigure)>> {
-    let mut families: BTreeMap<&str, Vec<(&String, &TraceCurves)>> = BTreeMap::new();
-    for (trace, curves) in &grid.traces {
-        families
-            .entry(curves.family.as_str())
-            .or_default()
-            .push((trace, curves));
-    }
     let mut figures = Vec::new();
-    for (family, mut traces) in families {
-        traces.sort_by(|a, b| natural_cmp(a.0, b.0));
+    for (family, traces) in grid.families() {
         for metric in METRICS {
             if let Some(figure) = line_figure(family, &traces, metric, palette)? {
                 figures.push((metric.stem(&file_safe(family)), figure));

@@ -29,6 +29,21 @@ pub(crate) struct MeanGrid {
 }
 
 impl MeanGrid {
+    /// The traces grouped by family, each family's in natural order: a line figure each.
+    pub(crate) fn families(&self) -> BTreeMap<&str, Vec<(&String, &TraceCurves)>> {
+        let mut families: BTreeMap<&str, Vec<(&String, &TraceCurves)>> = BTreeMap::new();
+        for (trace, curves) in &self.traces {
+            families
+                .entry(curves.family.as_str())
+                .or_default()
+                .push((trace, curves));
+        }
+        for traces in families.values_mut() {
+            traces.sort_by(|a, b| crate::draw::natural_cmp(a.0, b.0));
+        }
+        families
+    }
+
     pub(crate) fn read(path: &Path) -> Result<Option<MeanGrid>> {
         let Some(table) = read_rows::<MeanGridRow>(path, &[])? else {
             return Ok(None);

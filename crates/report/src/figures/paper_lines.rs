@@ -32,16 +32,8 @@ pub(crate) fn paper_figures(
     names: &PolicyNames,
 ) -> Result<Vec<(String, PaperLinesFigure)>> {
     let styles = policy_styles(grid);
-    let mut families: BTreeMap<&str, Vec<(&String, &TraceCurves)>> = BTreeMap::new();
-    for (trace, curves) in &grid.traces {
-        families
-            .entry(curves.family.as_str())
-            .or_default()
-            .push((trace, curves));
-    }
     let mut figures = Vec::new();
-    for (family, mut traces) in families {
-        traces.sort_by(|a, b| natural_cmp(a.0, b.0));
+    for (family, traces) in grid.families() {
         for metric in METRICS {
             let context = FigureContext {
                 family,

@@ -13,10 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use gapbench_results::io::write_atomic;
-use gapbench_results::table::read_rows;
-use gapbench_results::{
-    GapRow, MatrixDescription, GAPS_CSV, MEAN_GRID_CSV, REPLAY_RUNS_CSV, RUNS_CSV,
-};
+use gapbench_results::{GapRow, MatrixDescription, MEAN_GRID_CSV, REPLAY_RUNS_CSV, RUNS_CSV};
 
 use crate::cluster_size::ClusterSizes;
 use crate::figures::budget::BudgetTables;
@@ -35,15 +32,8 @@ pub(crate) fn plan_tables(
     names: &PolicyNames,
 ) -> Result<Vec<(String, LatexTable)>> {
     let mut tables = Vec::new();
-    let gaps = read_rows::<GapRow>(&dir.join(GAPS_CSV), &["trace"])?;
-    let gap_rows: Vec<(&str, &GapRow)> = gaps
-        .iter()
-        .flat_map(|gaps| {
-            gaps.rows
-                .iter()
-                .map(|row| (gaps.text(row, "trace"), &row.value))
-        })
-        .collect();
+    let traced = crate::gaps::read_traced(dir)?;
+    let gap_rows: Vec<(&str, &GapRow)> = traced.iter().map(|(t, r)| (t.as_str(), r)).collect();
     let sizes = ClusterSizes::of_spec(
         matrix,
         gap_rows.iter().map(|(trace, row)| (*trace, row.nodes)),
