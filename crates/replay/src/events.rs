@@ -4,6 +4,8 @@
 
 use std::cmp::Ordering;
 
+use crate::policy::RoundKind;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum EventKind {
     Completion {
@@ -17,8 +19,10 @@ pub(crate) enum EventKind {
     Arrival {
         task: u32,
     },
-    /// A policy's round; only the latest scheduled one (its generation) is live.
+    /// A policy's round. A grid round is always live; of the event rounds only the latest
+    /// scheduled one (its generation) is, and none at a grid round's instant.
     Round {
+        kind: RoundKind,
         generation: u32,
     },
     Tick,

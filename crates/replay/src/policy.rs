@@ -122,6 +122,22 @@ impl Progress {
     }
 }
 
+/// Why a round runs [D, time-and-budgets §3.4].
+///
+/// A policy that re-plans every active job at every arrival and completion costs
+/// O(active jobs) per event, which an overloaded queue turns into hours; so the full re-plan
+/// runs on a fixed grid and the events only ask for what cannot wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RoundKind {
+    /// On the grid of periods from the first arrival (every `round_period_s`), whatever
+    /// else happened: the policy may move, resize and re-clock every task.
+    Grid,
+    /// Right after arrivals or completions between two grid rounds (at most one per
+    /// instant, and none at a grid round's instant): the policy starts waiting tasks on the
+    /// resources free now.
+    Events,
+}
+
 /// Everything a policy may look at.
 #[derive(Clone, Copy)]
 pub struct ReplayView<'a> {
@@ -205,8 +221,9 @@ pub trait TimePolicy {
         Vec::new()
     }
 
-    /// The period of [`on_round`](Self::on_round), seconds, for policies that plan in
-    /// rounds (the rounds also run right after arrivals and completions).
+    /// The period of the [`RoundKind::Grid`] rounds of [`on_round`](Self::on_round),
+    /// seconds, for policies that plan in rounds (between them, [`RoundKind::Events`]
+    /// rounds run right after arrivals and completions).
     fn round_period_s(&self) -> Option<f64> {
         None
     }
@@ -214,7 +231,12 @@ pub trait TimePolicy {
     /// A round: any actions for waiting and running tasks. The engine applies first every
     /// `Undo` and the release half of every moving `Reconfigure`, then the placements, so a
     /// round may hand devices from one task to another.
-    fn on_round(&mut self, _view: &ReplayView<'_>, _rng: &mut SimRng) -> Vec<Action> {
+    fn on_round(
+        &mut self,
+        _view: &ReplayView<'_>,
+        _kind: RoundKind,
+        _rng: &mut SimRng,
+    ) -> Vec<Action> {
         Vec::new()
     }
 }

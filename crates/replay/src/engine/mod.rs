@@ -12,8 +12,9 @@
 //!   generation; stale ones are skipped) whenever its co-location set or configuration
 //!   changes its rate.
 //! - `Observation`: asked for by a placement (EaCO's one-epoch look); may undo it.
-//! - `Round`: for policies that plan in rounds, every `round_period_s` from the first
-//!   arrival while anything waits or runs, and right after arrivals and completions.
+//! - `Round`: for policies that plan in rounds, a grid round every `round_period_s` from
+//!   the first arrival while anything waits or runs, and an event round right after
+//!   arrivals and completions at other instants ([`RoundKind`]).
 //! - `Tick`: periodic sampling only.
 //!
 //! Budget rule: with a budget, a replay whose budget is spent while training jobs are
@@ -37,7 +38,7 @@ use crate::error::ReplayError;
 use crate::events::{Event, EventKind};
 use crate::jobs::JobTable;
 pub use crate::options::{OnFull, QueueDiscipline, ReplayOptions};
-use crate::policy::{Action, CapacityMode, Progress, ReplayView, TimePolicy};
+use crate::policy::{Action, CapacityMode, Progress, ReplayView, RoundKind, TimePolicy};
 use crate::results::{ReplayResult, Segment, TimelineRow};
 use crate::timed_workload::{TimedTask, TimedWorkload};
 
@@ -136,10 +137,12 @@ struct Replay<'a> {
     undo_count: u32,
     reconfigurations: u32,
     violations: Vec<String>,
-    /// Rounds: period, how many ran, the live round event's generation, the spend (budget
-    /// unit) at the last round and the most spent between two rounds.
+    /// Rounds: period, how many ran, whether a grid round is scheduled, the live event
+    /// round's generation, the spend (budget unit) at the last round and the most spent
+    /// between two rounds.
     round_period_s: Option<f64>,
     rounds: u64,
+    grid_round_scheduled: bool,
     round_generation: u32,
     spend_at_round: f64,
     max_round_spend: f64,
@@ -314,6 +317,7 @@ impl<'a> Replay<'a> {
             violations: Vec::new(),
             round_period_s: None,
             rounds: 0,
+            grid_round_scheduled: false,
             round_generation: 0,
             spend_at_round: 0.0,
             max_round_spend: 0.0,
@@ -411,7 +415,10 @@ impl<'a> Replay<'a> {
                     self.runs[task as usize].starts != start
                         || self.progress[task as usize].placement.is_none()
                 }
-                EventKind::Round { generation } => generation != self.round_generation,
+                EventKind::Round {
+                    kind: RoundKind::Events,
+                    generation,
+                } => generation != self.round_generation,
                 _ => false,
             };
             if stale {
@@ -485,7 +492,7 @@ impl<'a> Replay<'a> {
                 self.apply(actions, policy);
                 self.drain(policy, rng, None);
             }
-            EventKind::Round { .. } => self.round(policy, rng),
+            EventKind::Round { kind, .. } => self.round(kind, policy, rng),
             EventKind::Tick => {}
         }
     }
@@ -508,22 +515,58 @@ impl<'a> Replay<'a> {
         }
     }
 
-    /// Asks for a round now (after every other event at this time).
+    /// Asks for a round now (after every other event at this time): the grid round if this
+    /// instant is on the grid and none is scheduled, else an event round (the latest request
+    /// at an instant is the live one; a grid round at the same instant makes it stale).
     fn round_now(&mut self) {
+        if !self.grid_round_scheduled && self.schedule_grid_round(true) == self.now_s {
+            return;
+        }
         self.round_generation += 1;
         let generation = self.round_generation;
-        self.push(self.now_s, EventKind::Round { generation });
+        self.push(
+            self.now_s,
+            EventKind::Round {
+                kind: RoundKind::Events,
+                generation,
+            },
+        );
     }
 
-    /// A policy's round: its actions, then the next periodic round (on the grid of periods
-    /// from the first arrival) while anything waits or runs.
-    fn round(&mut self, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
+    /// Schedules the next grid round, at `first arrival + k × period` after now (or at now
+    /// itself when `now_allowed` and now is on the grid), and returns its time.
+    fn schedule_grid_round(&mut self, now_allowed: bool) -> f64 {
         let period = self.round_period_s.expect("rounds only with a period");
+        let on_grid = |k: f64| self.first_arrival_s + k * period;
+        let mut k = ((self.now_s - self.first_arrival_s) / period).floor();
+        while on_grid(k) < self.now_s || (on_grid(k) == self.now_s && !now_allowed) {
+            k += 1.0;
+        }
+        let next = on_grid(k);
+        self.grid_round_scheduled = true;
+        self.push(
+            next,
+            EventKind::Round {
+                kind: RoundKind::Grid,
+                generation: 0,
+            },
+        );
+        next
+    }
+
+    /// A policy's round: its actions, then the next grid round while anything waits or
+    /// runs.
+    fn round(&mut self, kind: RoundKind, policy: &mut dyn TimePolicy, rng: &mut SimRng) {
+        if kind == RoundKind::Grid {
+            self.grid_round_scheduled = false;
+            // An event round asked for at this instant is this round.
+            self.round_generation += 1;
+        }
         self.rounds += 1;
         let spent = self.spend();
         self.max_round_spend = self.max_round_spend.max(spent - self.spend_at_round);
         self.spend_at_round = spent;
-        let actions = policy.on_round(&self.view(), rng);
+        let actions = policy.on_round(&self.view(), kind, rng);
         self.apply_round(actions, policy);
         if self.running.is_empty()
             && !self.queue.is_empty()
@@ -538,15 +581,8 @@ impl<'a> Replay<'a> {
             ));
             return;
         }
-        if !self.queue.is_empty() || !self.running.is_empty() {
-            let since = self.now_s - self.first_arrival_s;
-            let mut next = self.first_arrival_s + ((since / period).floor() + 1.0) * period;
-            if next <= self.now_s {
-                next += period;
-            }
-            self.round_generation += 1;
-            let generation = self.round_generation;
-            self.push(next, EventKind::Round { generation });
+        if !self.grid_round_scheduled && (!self.queue.is_empty() || !self.running.is_empty()) {
+            self.schedule_grid_round(false);
         }
     }
 

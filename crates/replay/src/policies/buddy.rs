@@ -49,7 +49,7 @@ impl<'a> Shape<'a> {
     }
 
     /// Everything [`Planner`]'s search reads of the request, to compare and hash.
-    fn key(&self) -> (u32, u64, u8, u16, u64) {
+    pub fn key(&self) -> ShapeKey {
         (
             self.cpu_milli,
             self.memory_mib,
@@ -68,6 +68,10 @@ impl<'a> Shape<'a> {
     }
 }
 
+/// A request as the search sees it: CPU, memory, GPU count, milli-GPU per device, allowed
+/// GPU models.
+pub type ShapeKey = (u32, u64, u8, u16, u64);
+
 /// A round's tentative view of the cluster's free resources.
 #[derive(Debug, Clone, Default)]
 pub struct Planner {
@@ -81,7 +85,7 @@ pub struct Planner {
     /// takes alone never make room. A refused request is looked for on the `grown` nodes
     /// only, which keeps a round over thousands of jobs of a few shapes at O(shapes × nodes)
     /// instead of O(jobs × nodes).
-    refused: HashSet<(u32, u64, u8, u16, u64)>,
+    refused: HashSet<ShapeKey>,
     /// Nodes given something back since requests were refused, in priority order.
     grown: Vec<NodeId>,
     /// Search every request anew (the tests compare with it).

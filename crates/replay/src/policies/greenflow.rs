@@ -17,7 +17,7 @@ use super::powerflow::{markup, reserve_joules, DEFAULT_ROUND_S};
 use crate::budget::forecast::CarbonPacer;
 use crate::budget::{Budget, Forecast};
 use crate::energy::JOULES_PER_KWH;
-use crate::policy::{Action, ReplayView, TimePolicy};
+use crate::policy::{Action, ReplayView, RoundKind, TimePolicy};
 
 /// θ of the pacing weights when none is given [D].
 pub const DEFAULT_THETA: f64 = 1.0;
@@ -62,7 +62,15 @@ impl TimePolicy for GreenFlowStyle {
         Some(self.rounds.round_s)
     }
 
-    fn on_round(&mut self, view: &ReplayView<'_>, _rng: &mut SimRng) -> Vec<Action> {
+    fn on_round(
+        &mut self,
+        view: &ReplayView<'_>,
+        kind: RoundKind,
+        _rng: &mut SimRng,
+    ) -> Vec<Action> {
+        if kind == RoundKind::Events {
+            return self.rounds.admit(view);
+        }
         let round = self.rounds.round(view);
         let (Budget::CarbonKg(_), Some(series)) = (view.budget, view.carbon) else {
             let unlimited = Allowance {

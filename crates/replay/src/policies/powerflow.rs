@@ -18,7 +18,7 @@ use gapbench_model::rng::SimRng;
 use super::budgeted::{Allowance, BudgetedRounds, Round};
 use crate::budget::Budget;
 use crate::energy::JOULES_PER_KWH;
-use crate::policy::{Action, ReplayView, TimePolicy};
+use crate::policy::{Action, ReplayView, RoundKind, TimePolicy};
 
 /// Round period Δ when none is given [D: 300 s, time-and-budgets §3.4].
 pub const DEFAULT_ROUND_S: f64 = 300.0;
@@ -54,7 +54,15 @@ impl TimePolicy for PowerFlowStyle {
         Some(self.rounds.round_s)
     }
 
-    fn on_round(&mut self, view: &ReplayView<'_>, _rng: &mut SimRng) -> Vec<Action> {
+    fn on_round(
+        &mut self,
+        view: &ReplayView<'_>,
+        kind: RoundKind,
+        _rng: &mut SimRng,
+    ) -> Vec<Action> {
+        if kind == RoundKind::Events {
+            return self.rounds.admit(view);
+        }
         let round = self.rounds.round(view);
         let left = |limit: f64| limit - round.spent;
         let markup = match (view.budget, view.carbon) {

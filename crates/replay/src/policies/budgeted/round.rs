@@ -23,6 +23,20 @@ pub struct ActiveJob<'a> {
     pub current: Option<(usize, Placement)>,
 }
 
+impl<'a> ActiveJob<'a> {
+    /// `task` as an active training job at `view`'s time (`None`: it is no training job).
+    pub fn of(view: &ReplayView<'a>, task: u32) -> Option<ActiveJob<'a>> {
+        let job = view.jobs.of(task)?;
+        let progress = &view.progress[task as usize];
+        Some(ActiveJob {
+            task,
+            job,
+            remaining_iterations: job.iterations(progress.remaining_at(view.now_s)),
+            current: progress.option.zip(progress.placement),
+        })
+    }
+}
+
 /// What a round sees.
 pub struct Round<'v, 'a> {
     pub view: &'v ReplayView<'a>,

@@ -1,6 +1,7 @@
-//! Skipping repeated rounds and remembering refused requests change nothing: the budgeted
-//! policies replay the real openb default trace (and an overloaded one) with and without
-//! both, and every output file is identical.
+//! Skipping repeated rounds, remembering refused requests and keeping the waiting tasks in
+//! order between rounds change nothing: the budgeted policies replay the real openb default
+//! trace (and an overloaded one) with and without all three, and every output file is
+//! identical.
 
 use gapbench_model::testing::openb_traces_dir;
 use gapbench_model::workload::load_nodes_csv;
@@ -9,7 +10,7 @@ use gapbench_model::{Cluster, CpuPowerProfile, InputRules, SyntheticGrid};
 use super::BudgetedRounds;
 use crate::budget::Forecast;
 use crate::policies::{ClockFifo, ClockRule, GreenFlowStyle, PowerFlowStyle};
-use crate::policy::TimePolicy;
+use crate::policy::{RoundKind, TimePolicy};
 use crate::{run, Budget, IdlePolicy, ReplayOptions, ReplayResult, TimedWorkload};
 
 fn load() -> (Cluster, TimedWorkload) {
@@ -44,8 +45,7 @@ fn compare<P: TimePolicy>(
 ) -> u64 {
     let mut skipping = make();
     let mut planning = make();
-    rounds(&mut planning).skip_repeats = false;
-    rounds(&mut planning).forget_refusals();
+    rounds(&mut planning).without_shortcuts();
     let with = run(cluster, workload, &mut skipping, options);
     let without = run(cluster, workload, &mut planning, options);
     assert_eq!(rounds(&mut planning).skipped_rounds, 0, "{label}");
@@ -107,11 +107,9 @@ fn skipping_repeated_rounds_changes_no_output_on_the_real_trace() {
     }
 }
 
-/// An overloaded queue of training jobs (400 of 1–8 GPUs on four 8-GPU nodes, arriving
-/// ten seconds apart, hours long): most rounds find no place for most jobs, and upgrades
-/// are tried and refused, where remembering refusals saves the searches.
-#[test]
-fn remembering_refusals_changes_no_output_on_an_overloaded_queue() {
+/// An overloaded queue of training jobs: 400 of 1–8 GPUs on four 8-GPU nodes, arriving ten
+/// seconds apart, hours long.
+fn overloaded_four_nodes() -> (Cluster, TimedWorkload) {
     let mut csv = String::from("sn,cpu_milli,memory_mib,gpu,model\n");
     for n in 0..4 {
         csv.push_str(&format!("node-{n},96000,786432,8,V100M32\n"));
@@ -141,6 +139,15 @@ fn remembering_refusals_changes_no_output_on_an_overloaded_queue() {
         InputRules::Strict,
     )
     .expect("a valid task list");
+    (cluster, workload)
+}
+
+/// On the overloaded queue most rounds find no place for most jobs and upgrades are tried
+/// and refused, where remembering refusals saves the searches, and event rounds walk only
+/// the head of the waiting index.
+#[test]
+fn remembering_refusals_changes_no_output_on_an_overloaded_queue() {
+    let (cluster, workload) = overloaded_four_nodes();
     let options = ReplayOptions {
         budget: Budget::EnergyKwh(1e9),
         check_every_event: true,
@@ -153,5 +160,87 @@ fn remembering_refusals_changes_no_output_on_an_overloaded_queue() {
         &options,
         || PowerFlowStyle::new(300.0, None),
         |p| &mut p.rounds,
+    );
+}
+
+/// PowerFlow-style with every round's kind and actions recorded.
+struct Recording {
+    inner: PowerFlowStyle,
+    grid_round_times: Vec<f64>,
+    event_rounds: usize,
+    /// Undos and reconfigurations asked for in event rounds.
+    moved_in_event_rounds: usize,
+    started_in_event_rounds: usize,
+}
+
+impl TimePolicy for Recording {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn round_period_s(&self) -> Option<f64> {
+        self.inner.round_period_s()
+    }
+
+    fn on_round(
+        &mut self,
+        view: &crate::ReplayView<'_>,
+        kind: RoundKind,
+        rng: &mut gapbench_model::rng::SimRng,
+    ) -> Vec<crate::Action> {
+        let actions = self.inner.on_round(view, kind, rng);
+        match kind {
+            RoundKind::Grid => self.grid_round_times.push(view.now_s),
+            RoundKind::Events => {
+                self.event_rounds += 1;
+                for action in &actions {
+                    match action {
+                        crate::Action::Place { .. } => self.started_in_event_rounds += 1,
+                        _ => self.moved_in_event_rounds += 1,
+                    }
+                }
+            }
+        }
+        actions
+    }
+}
+
+/// Grid rounds re-plan every Δ from the first arrival whatever else happens (an arrival
+/// every ten seconds here), and the rounds right after arrivals and completions start
+/// waiting jobs but never move a running one.
+#[test]
+fn grid_rounds_keep_their_period_and_event_rounds_move_nothing_that_runs() {
+    let (cluster, workload) = overloaded_four_nodes();
+    let options = ReplayOptions {
+        budget: Budget::EnergyKwh(1e9),
+        check_every_event: true,
+        ..ReplayOptions::default()
+    };
+    let mut policy = Recording {
+        inner: PowerFlowStyle::new(300.0, None),
+        grid_round_times: Vec::new(),
+        event_rounds: 0,
+        moved_in_event_rounds: 0,
+        started_in_event_rounds: 0,
+    };
+    let result = run(&cluster, &workload, &mut policy, &options);
+    assert!(result.violations.is_empty(), "{:?}", result.violations);
+    assert_eq!(policy.moved_in_event_rounds, 0);
+    assert!(policy.event_rounds > 400, "{} event rounds", policy.event_rounds);
+    assert!(policy.started_in_event_rounds > 0);
+    let first = workload.tasks[0].arrival_s;
+    let times = &policy.grid_round_times;
+    assert_eq!(times[0], first, "the first grid round is at the first arrival");
+    for (k, &t) in times.iter().enumerate() {
+        assert_eq!(t, first + k as f64 * 300.0, "grid round {k}");
+    }
+    let last_end = result
+        .tasks
+        .iter()
+        .filter_map(|t| t.end_s)
+        .fold(first, f64::max);
+    assert!(
+        *times.last().unwrap() + 300.0 >= last_end,
+        "grid rounds until the last task ends"
     );
 }
