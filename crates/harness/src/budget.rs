@@ -56,7 +56,7 @@ pub struct BudgetArgs {
     pub theta: Option<f64>,
     /// zeus's η in η·Energy + (1 − η)·MaxPower·Time. Default 0.5.
     pub eta: Option<f64>,
-    /// Round period Δ of powerflow and greenflow, seconds (rounds also run after arrivals and completions). Default 300.
+    /// Round period Δ of powerflow and greenflow, seconds: a full re-plan every Δ (between them, rounds after arrivals and completions start waiting jobs on free devices and move nothing). Default 300.
     pub round: Option<f64>,
     /// End of the budget period's arrivals, seconds since the trace start: powerflow and greenflow keep a reserve for jobs arriving until then. Default: the last training job's arrival.
     pub horizon: Option<f64>,

@@ -53,7 +53,7 @@ pub struct BudgetFlags {
     /// zeus's η in η·Energy + (1 − η)·MaxPower·Time. Default 0.5.
     #[arg(long, value_name = "ETA", value_parser = gapbench::flag_values::share)]
     pub eta: Option<f64>,
-    /// Round period Δ of powerflow and greenflow, seconds (rounds also run after arrivals and completions). Default 300.
+    /// Round period Δ of powerflow and greenflow, seconds: a full re-plan every Δ (between them, rounds after arrivals and completions start waiting jobs on free devices and move nothing). Default 300.
     #[arg(long, value_name = "SECONDS")]
     pub round: Option<f64>,
     /// End of the budget period's arrivals, seconds since the trace start: powerflow and greenflow keep a reserve for jobs arriving until then. Default: the last training job's arrival.
