@@ -35,9 +35,7 @@ pub use engine::{run, run_observed, OnFull, QueueDiscipline, ReplayOptions, Repl
 pub use error::ReplayError;
 pub use jobs::{JobTable, TrainingTask};
 pub use openb_like::openb_like_timed;
-pub use policy::{
-    Action, CapacityMode, Progress, RefusalClass, ReplayView, RoundKind, TimePolicy,
-};
+pub use policy::{Action, CapacityMode, Progress, RefusalClass, ReplayView, RoundKind, TimePolicy};
 pub use results::{Distribution, ReplayResult, Segment, Summary, TaskRecord, TimelineRow};
 pub use timed_workload::{
     GpuProfile, PodPhase, Qos, TimedTask, TimedWorkload, WorkloadCensus, TIME_RULES,

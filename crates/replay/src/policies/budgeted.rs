@@ -24,10 +24,11 @@
 //! running task [D]: it starts what waits on the resources free now, by the same rules —
 //! other tasks in queue order, then jobs in SRTF order at their frugal configuration — and
 //! gives the jobs it starts greedy upgrades within what the last grid round's allowance
-//! leaves over the running jobs' extra power (before the first grid round: none). It walks the waiting tasks in order from a [`waiting`] index
-//! kept between rounds and stops once every waiting shape was refused, so it costs about
-//! what it starts, not the queue's length: re-planning everything at every event made an
-//! overloaded replay of 5,000 tasks take 85 s, growing as n^2.9.
+//! leaves over the running jobs' extra power (before the first grid round: none). It walks
+//! the waiting tasks in order from a [`waiting`] index kept between rounds and stops once
+//! every waiting shape was refused, so it costs about what it starts, not the queue's
+//! length: re-planning everything at every event made an overloaded replay of 5,000 tasks
+//! take 85 s, growing as n^2.9.
 //!
 //! A grid round that provably repeats the last plan, which changed nothing, is not planned
 //! again ([`memo`]): most grid rounds of a long replay are such.
@@ -46,8 +47,8 @@ use super::buddy::{Planner, Shape};
 use crate::policy::{Action, CapacityMode, ReplayView};
 use memo::{Candidate, RoundMemo, Trace};
 use round::{admission_key, over_allowance, ratio, upgrades, Step};
-use waiting::WaitingIndex;
 pub use round::{ActiveJob, Allowance, Round};
+use waiting::WaitingIndex;
 
 /// The round machinery of a budgeted policy: its settings, planner and running sums.
 #[derive(Debug, Clone)]
@@ -230,11 +231,20 @@ impl BudgetedRounds {
         for &(_, _, slot) in &order {
             let frugal = round.job(slot).frugal_option;
             let near = active[slot].current.map(|(_, p)| p);
-            if let Some(p) = self.planner.take(view, &shape(view, &active[slot], frugal), near) {
+            if let Some(p) = self
+                .planner
+                .take(view, &shape(view, &active[slot], frugal), near)
+            {
                 plan[slot] = Some((frugal, p));
             }
         }
-        self.upgrade(view, active, allowance, CommittedWatts::default(), &mut plan);
+        self.upgrade(
+            view,
+            active,
+            allowance,
+            CommittedWatts::default(),
+            &mut plan,
+        );
         for (slot, a) in active.iter().enumerate() {
             match (a.current, plan[slot]) {
                 (None, Some((option, placement))) => {
@@ -286,7 +296,6 @@ impl BudgetedRounds {
         };
         let mut plan = std::mem::take(&mut self.scratch.plan);
         plan.clear();
-        let others = taken.len();
         waiting.jobs.walk(
             |task| frugal_shape(task).key(),
             |task| match planner.take(view, &frugal_shape(task), None) {
@@ -303,13 +312,14 @@ impl BudgetedRounds {
         for &(key, task) in &taken {
             waiting.remove(view, key, task);
         }
-        let committed = running_watts(view);
-        self.upgrade(view, &started, allowance, committed, &mut plan);
+        if !started.is_empty() {
+            let committed = running_watts(view);
+            self.upgrade(view, &started, allowance, committed, &mut plan);
+        }
         for (a, planned) in started.iter().zip(&plan) {
             let (option, placement) = planned.expect("every started job is planned");
             actions.push(place(a.task, placement, Some(option)));
         }
-        debug_assert_eq!(actions.len(), taken.len(), "{others} other tasks started");
         self.scratch.taken = taken;
         self.scratch.plan = plan;
         self.scratch.active = recycle(started);
@@ -397,11 +407,16 @@ fn running_watts(view: &ReplayView<'_>) -> CommittedWatts {
         .filter_map(|&task| {
             let job = view.jobs.of(task)?;
             let option = view.progress[task as usize].option?;
-            Some((job.options[job.frugal_option].watts, job.options[option].watts))
+            Some((
+                job.options[job.frugal_option].watts,
+                job.options[option].watts,
+            ))
         })
-        .fold(CommittedWatts::default(), |sum, (frugal, now)| CommittedWatts {
-            frugal: sum.frugal + frugal,
-            extra: sum.extra + (now - frugal),
+        .fold(CommittedWatts::default(), |sum, (frugal, now)| {
+            CommittedWatts {
+                frugal: sum.frugal + frugal,
+                extra: sum.extra + (now - frugal),
+            }
         })
 }
 

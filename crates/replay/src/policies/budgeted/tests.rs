@@ -226,11 +226,18 @@ fn grid_rounds_keep_their_period_and_event_rounds_move_nothing_that_runs() {
     let result = run(&cluster, &workload, &mut policy, &options);
     assert!(result.violations.is_empty(), "{:?}", result.violations);
     assert_eq!(policy.moved_in_event_rounds, 0);
-    assert!(policy.event_rounds > 400, "{} event rounds", policy.event_rounds);
+    assert!(
+        policy.event_rounds > 400,
+        "{} event rounds",
+        policy.event_rounds
+    );
     assert!(policy.started_in_event_rounds > 0);
     let first = workload.tasks[0].arrival_s;
     let times = &policy.grid_round_times;
-    assert_eq!(times[0], first, "the first grid round is at the first arrival");
+    assert_eq!(
+        times[0], first,
+        "the first grid round is at the first arrival"
+    );
     for (k, &t) in times.iter().enumerate() {
         assert_eq!(t, first + k as f64 * 300.0, "grid round {k}");
     }

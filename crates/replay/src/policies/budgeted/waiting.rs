@@ -51,8 +51,8 @@ impl ShapedSet {
     }
 
     /// Walks the tasks in order, offering each whose shape was not yet refused to `offer`
-    /// (`true`: it was taken); stops once every waiting shape was refused. Returns the
-    /// tasks taken.
+    /// (`true`: it was taken, and goes to `taken` with its walk key); stops once every
+    /// waiting shape was refused.
     pub fn walk(
         &self,
         shape_of: impl Fn(u32) -> ShapeKey,
