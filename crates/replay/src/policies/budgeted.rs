@@ -44,7 +44,7 @@ use std::collections::BinaryHeap;
 use gapbench_model::Placement;
 
 use super::buddy::{Planner, Shape};
-use crate::policy::{Action, CapacityMode, ReplayView};
+use crate::policy::{Action, CapacityMode, ReplayView, RoundKind};
 use memo::{Candidate, RoundMemo, Trace};
 use round::{admission_key, over_allowance, ratio, upgrades, Step};
 pub use round::{ActiveJob, Allowance, Round};
@@ -129,8 +129,27 @@ impl BudgetedRounds {
         self.waiting.rebuild_every_round = true;
     }
 
+    /// A round of a budgeted policy: a grid round plans every active job within the
+    /// allowance that `allowance` sets from the round's view; an event round starts what
+    /// waits within the last grid round's ([`admit`](Self::admit)).
+    pub fn on_round(
+        &mut self,
+        view: &ReplayView<'_>,
+        kind: RoundKind,
+        allowance: impl FnOnce(&Round<'_, '_>) -> Allowance,
+    ) -> Vec<Action> {
+        match kind {
+            RoundKind::Events => self.admit(view),
+            RoundKind::Grid => {
+                let round = self.round(view);
+                let allowance = allowance(&round);
+                self.plan(round, allowance)
+            }
+        }
+    }
+
     /// A grid round's view of the active jobs and the budget.
-    pub fn round<'v, 'a>(&mut self, view: &'v ReplayView<'a>) -> Round<'v, 'a> {
+    fn round<'v, 'a>(&mut self, view: &'v ReplayView<'a>) -> Round<'v, 'a> {
         let jobs = view.jobs.jobs();
         while self.counted_jobs < jobs.len()
             && (jobs[self.counted_jobs].task as usize) < view.arrived
@@ -174,7 +193,7 @@ impl BudgetedRounds {
 
     /// A grid round's admission then greedy upgrades within `allowance`, as the engine's
     /// actions. The event rounds until the next grid round spend within the same allowance.
-    pub fn plan(&mut self, round: Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
+    fn plan(&mut self, round: Round<'_, '_>, allowance: Allowance) -> Vec<Action> {
         self.allowance = Some(allowance);
         let actions =
             if self.skip_repeats && self.memo_valid && self.memo.repeats(&round, allowance) {
@@ -267,7 +286,7 @@ impl BudgetedRounds {
     /// An event round: the waiting tasks that fit the resources free now start, and the
     /// jobs among them get greedy upgrades within the last grid round's allowance (none
     /// before the first); no running task moves.
-    pub fn admit(&mut self, view: &ReplayView<'_>) -> Vec<Action> {
+    fn admit(&mut self, view: &ReplayView<'_>) -> Vec<Action> {
         let allowance = self.allowance.unwrap_or(Allowance { markup: 0.0 });
         self.waiting.sync(view);
         let mut started = recycle(std::mem::take(&mut self.scratch.active));

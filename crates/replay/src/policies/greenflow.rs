@@ -68,25 +68,22 @@ impl TimePolicy for GreenFlowStyle {
         kind: RoundKind,
         _rng: &mut SimRng,
     ) -> Vec<Action> {
-        if kind == RoundKind::Events {
-            return self.rounds.admit(view);
-        }
-        let round = self.rounds.round(view);
-        let (Budget::CarbonKg(_), Some(series)) = (view.budget, view.carbon) else {
-            let unlimited = Allowance {
-                markup: f64::INFINITY,
+        let (forecast, theta, pacer) = (self.forecast, self.theta, &mut self.pacer);
+        self.rounds.on_round(view, kind, |round| {
+            let (Budget::CarbonKg(_), Some(series)) = (view.budget, view.carbon) else {
+                return Allowance {
+                    markup: f64::INFINITY,
+                };
             };
-            return self.rounds.plan(round, unlimited);
-        };
-        let limit = view.budget.limit().expect("a carbon budget");
-        let (forecast, theta) = (self.forecast, self.theta);
-        let pacer = self.pacer.get_or_insert_with(|| {
-            CarbonPacer::new(forecast, theta, round.first_arrival_s, round.horizon_end_s)
-        });
-        let now = view.now_s;
-        let (mean_ahead, relative_weight) = pacer.pacing(series, now);
-        let reserve_g = reserve_joules(&round) * mean_ahead / JOULES_PER_KWH;
-        let markup = markup(limit - round.spent, reserve_g) * relative_weight;
-        self.rounds.plan(round, Allowance { markup })
+            let limit = view.budget.limit().expect("a carbon budget");
+            let pacer = pacer.get_or_insert_with(|| {
+                CarbonPacer::new(forecast, theta, round.first_arrival_s, round.horizon_end_s)
+            });
+            let (mean_ahead, relative_weight) = pacer.pacing(series, view.now_s);
+            let reserve_g = reserve_joules(round) * mean_ahead / JOULES_PER_KWH;
+            Allowance {
+                markup: markup(limit - round.spent, reserve_g) * relative_weight,
+            }
+        })
     }
 }

@@ -60,26 +60,28 @@ impl TimePolicy for PowerFlowStyle {
         kind: RoundKind,
         _rng: &mut SimRng,
     ) -> Vec<Action> {
-        if kind == RoundKind::Events {
-            return self.rounds.admit(view);
+        self.rounds.on_round(view, kind, |round| Allowance {
+            markup: energy_markup(view, round),
+        })
+    }
+}
+
+/// The markup of a grid round under the replay's budget (unlimited without one).
+fn energy_markup(view: &ReplayView<'_>, round: &Round<'_, '_>) -> f64 {
+    let left = |limit: f64| limit - round.spent;
+    match (view.budget, view.carbon) {
+        (Budget::Unlimited, _) => f64::INFINITY,
+        (Budget::EnergyKwh(_), _) => {
+            let limit = view.budget.limit().expect("limited");
+            markup(left(limit), reserve_joules(round))
         }
-        let round = self.rounds.round(view);
-        let left = |limit: f64| limit - round.spent;
-        let markup = match (view.budget, view.carbon) {
-            (Budget::Unlimited, _) => f64::INFINITY,
-            (Budget::EnergyKwh(_), _) => {
-                let limit = view.budget.limit().expect("limited");
-                markup(left(limit), reserve_joules(&round))
-            }
-            // With a carbon budget this allocator values its reserve at today's intensity
-            // (GreenFlow-style does better).
-            (Budget::CarbonKg(_), series) => {
-                let limit = view.budget.limit().expect("limited");
-                let g_per_j = series.map_or(0.0, |s| s.at(view.now_s)) / JOULES_PER_KWH;
-                markup(left(limit), reserve_joules(&round) * g_per_j)
-            }
-        };
-        self.rounds.plan(round, Allowance { markup })
+        // With a carbon budget this allocator values its reserve at today's intensity
+        // (GreenFlow-style does better).
+        (Budget::CarbonKg(_), series) => {
+            let limit = view.budget.limit().expect("limited");
+            let g_per_j = series.map_or(0.0, |s| s.at(view.now_s)) / JOULES_PER_KWH;
+            markup(left(limit), reserve_joules(round) * g_per_j)
+        }
     }
 }
 
