@@ -5,24 +5,14 @@
 //! users see shows up here; regenerate deliberately with `GAPBENCH_BLESS=1` and say why in
 //! the commit message.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-const DATA: &str = "tests/data/synthetic";
 const GOLDEN: &str = "tests/data/synthetic-golden";
-
-fn temp_copy_of(data: &Path) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gapbench-golden-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    for entry in fs::read_dir(data).unwrap() {
-        let entry = entry.unwrap();
-        fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
-    }
-    dir
-}
 
 /// `REPORT.md` and every `figures/*.svg` under `dir`, as relative paths in name order.
 fn compared_files(dir: &Path) -> Vec<PathBuf> {
@@ -62,8 +52,8 @@ fn png_hashes(dir: &Path) -> String {
 #[test]
 fn redrawn_figures_and_report_match_the_golden_files() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (data, golden) = (root.join(DATA), root.join(GOLDEN));
-    let dir = temp_copy_of(&data);
+    let golden = root.join(GOLDEN);
+    let dir = common::synthetic_copy("golden");
     gapbench_report::redraw(&dir).unwrap();
     let drawn = compared_files(&dir);
     if std::env::var_os("GAPBENCH_BLESS").is_some() {

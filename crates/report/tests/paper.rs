@@ -2,23 +2,12 @@
 //! spread ±d around each mean): print sizes in inches, 8 pt text in the embedded font, no
 //! title, captions beside the figures, papers' names, bands, paired savings.
 
+mod common;
+
 use std::fmt::Write as _;
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use gapbench_report::{redraw, redraw_with, FigureOptions, PolicyNames, Style};
-
-fn synthetic_copy() -> PathBuf {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/synthetic");
-    let dir = std::env::temp_dir().join(format!("gapbench-paper-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    for entry in fs::read_dir(data).unwrap() {
-        let entry = entry.unwrap();
-        fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
-    }
-    dir
-}
 
 /// `grid.csv` for seeds 42–44: each mean row of `mean_grid.csv` as mean − 1, mean, mean + 1
 /// (allocation and fragmentation in points, power in kW), so the means are unchanged.
@@ -51,7 +40,7 @@ fn grid_csv(mean_grid: &str) -> String {
 
 #[test]
 fn paper_figures_print_at_column_width_with_bands_captions_and_paper_names() {
-    let dir = synthetic_copy();
+    let dir = common::synthetic_copy("paper");
     let mean_grid = fs::read_to_string(dir.join("mean_grid.csv")).unwrap();
     fs::write(dir.join("grid.csv"), grid_csv(&mean_grid)).unwrap();
     let mut names = PolicyNames::default();

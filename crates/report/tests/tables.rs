@@ -4,23 +4,10 @@
 mod common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
-
-fn synthetic_copy(name: &str) -> PathBuf {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/synthetic");
-    let dir = std::env::temp_dir().join(format!("gapbench-tables-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    for entry in fs::read_dir(data).unwrap() {
-        let entry = entry.unwrap();
-        fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
-    }
-    dir
-}
 
 #[test]
 fn the_synthetic_folder_gets_gap_allocation_and_power_tables_that_compile() {
-    let dir = synthetic_copy("synthetic");
+    let dir = common::synthetic_copy("tables-synthetic");
     let written = gapbench_report::redraw(&dir).unwrap();
     let mut tables: Vec<String> = written
         .iter()

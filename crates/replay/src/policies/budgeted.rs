@@ -48,7 +48,7 @@ use crate::policy::{Action, CapacityMode, ReplayView, RoundKind};
 use memo::{Candidate, RoundMemo, Trace};
 use round::{admission_key, over_allowance, ratio, upgrades, Step};
 pub use round::{ActiveJob, Allowance, Round};
-use waiting::WaitingIndex;
+use waiting::{admission_shape, WaitingIndex};
 
 /// The round machinery of a budgeted policy: its settings, planner and running sums.
 #[derive(Debug, Clone)]
@@ -297,10 +297,10 @@ impl BudgetedRounds {
         let mut taken = std::mem::take(&mut self.scratch.taken);
         taken.clear();
         let (waiting, planner) = (&mut self.waiting, &mut self.planner);
-        let request = |task: u32| Shape::of(&view.tasks[task as usize].task);
+        let shape_key = |task: u32| admission_shape(view, task).key();
         waiting.others.walk(
-            |task| request(task).key(),
-            |task| match planner.take(view, &request(task), None) {
+            shape_key,
+            |task| match planner.take(view, &admission_shape(view, task), None) {
                 Some(placement) => {
                     actions.push(place(task, placement, None));
                     true
@@ -309,15 +309,11 @@ impl BudgetedRounds {
             },
             &mut taken,
         );
-        let frugal_shape = |task: u32| {
-            let job = view.jobs.of(task).expect("a training job");
-            request(task).with_gpus(job.options[job.frugal_option].config.gpus)
-        };
         let mut plan = std::mem::take(&mut self.scratch.plan);
         plan.clear();
         waiting.jobs.walk(
-            |task| frugal_shape(task).key(),
-            |task| match planner.take(view, &frugal_shape(task), None) {
+            shape_key,
+            |task| match planner.take(view, &admission_shape(view, task), None) {
                 Some(placement) => {
                     let job = ActiveJob::of(view, task).expect("a training job");
                     plan.push(Some((job.job.frugal_option, placement)));

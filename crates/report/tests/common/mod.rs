@@ -1,8 +1,25 @@
-//! Shared by the report's integration tests: compiling a results folder's LaTeX tables.
+//! Shared by the report's integration tests: a scratch copy of the synthetic results
+//! folder, and compiling a results folder's LaTeX tables. (Each test file uses what it
+//! needs of it.)
+#![allow(dead_code)]
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// A fresh copy of `tests/data/synthetic` in a scratch folder named by `label` and the
+/// process, so tests may redraw into it.
+pub fn synthetic_copy(label: &str) -> PathBuf {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/synthetic");
+    let dir = std::env::temp_dir().join(format!("gapbench-{label}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    for entry in fs::read_dir(data).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+    }
+    dir
+}
 
 /// Compiles every `tables/*.tex` of `dir`, each inside a `table` float of a minimal
 /// article with `booktabs`, with `pdflatex` (Debian's `texlive-latex-base` and

@@ -119,26 +119,30 @@ impl WaitingIndex {
     }
 
     fn insert(&mut self, view: &ReplayView<'_>, task: u32) {
-        let request = Shape::of(&view.tasks[task as usize].task);
+        let shape = admission_shape(view, task).key();
         match ActiveJob::of(view, task) {
-            Some(job) => {
-                let (key, _) = admission_key(&job);
-                let frugal = job.job.options[job.job.frugal_option].config.gpus;
-                self.jobs.insert(key, task, request.with_gpus(frugal).key());
-            }
-            None => self.others.insert(0, task, request.key()),
+            Some(job) => self.jobs.insert(admission_key(&job).0, task, shape),
+            None => self.others.insert(0, task, shape),
         }
     }
 
-    /// Takes out a waiting task that a round places.
+    /// Takes out a waiting task that a round places (`key`: its walk key).
     pub fn remove(&mut self, view: &ReplayView<'_>, key: u64, task: u32) {
-        let request = Shape::of(&view.tasks[task as usize].task);
-        match ActiveJob::of(view, task) {
-            Some(job) => {
-                let frugal = job.job.options[job.job.frugal_option].config.gpus;
-                self.jobs.remove(key, task, request.with_gpus(frugal).key());
-            }
-            None => self.others.remove(key, task, request.key()),
-        }
+        let shape = admission_shape(view, task).key();
+        let set = match view.jobs.of(task) {
+            Some(_) => &mut self.jobs,
+            None => &mut self.others,
+        };
+        set.remove(key, task, shape);
+    }
+}
+
+/// The request a waiting task is admitted with: a training job's at its frugal GPU count,
+/// any other task's as it is.
+pub(super) fn admission_shape<'a>(view: &ReplayView<'a>, task: u32) -> Shape<'a> {
+    let request = Shape::of(&view.tasks[task as usize].task);
+    match view.jobs.of(task) {
+        Some(job) => request.with_gpus(job.options[job.frugal_option].config.gpus),
+        None => request,
     }
 }
