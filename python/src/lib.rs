@@ -304,6 +304,7 @@ fn replay(
                 bound_time_limit.unwrap_or(gapbench::replay_bound::DEFAULT_BOUND_TIME_LIMIT_S),
                 gapbench::replay_bound::DEFAULT_BOUND_WINDOWS,
                 Some(gapbench::replay_bound::DEFAULT_BOUND_PRICING_ROUNDS),
+                Some(gapbench::replay_bound::DEFAULT_BOUND_BRANCH_NODES),
             )
         }),
         ..ReplayConfig::default()

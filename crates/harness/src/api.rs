@@ -473,7 +473,7 @@ pub struct Replay {
 /// let workload = Workload::embedded()?;
 /// let config = ReplayConfig {
 ///     selection: Selection { gpus: Some(16), first_jobs: Some(40), ..Selection::default() },
-///     bound: Some(bound_options(20.0, 4, Some(20))),
+///     bound: Some(bound_options(20.0, 4, Some(20), Some(20))),
 ///     ..ReplayConfig::default()
 /// };
 /// let run = replay(&workload, &"fifo".parse::<Policy>()?, 42, &config)?;

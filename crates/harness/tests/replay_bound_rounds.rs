@@ -52,7 +52,7 @@ fn a_round_capped_bound_repeats_and_holds() {
         power: &options.power,
         colocation: &options.colocation,
         // A safety net the cap must not reach: 600 s, 100 s per window.
-        options: bound_options(600.0, 8, Some(1)),
+        options: bound_options(600.0, 8, Some(1), None),
     };
     let alone = without_time(replay_bound(&request, None).unwrap());
     assert_eq!(alone.status, "round_limit", "{alone:?}");

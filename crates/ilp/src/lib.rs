@@ -41,7 +41,7 @@ mod solve;
 pub mod solver;
 mod subcluster;
 
-pub use cg::{CgStats, PowerBound, PowerFragFront};
+pub use cg::{CgStats, PowerBound, PowerFragFront, PowerTree};
 pub use cg::{PricingCase, PricingOutcome};
 pub use error::SolveError;
 pub use first_fit::first_fit;

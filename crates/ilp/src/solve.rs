@@ -40,6 +40,13 @@ pub struct SolveOptions {
     /// the cap stops has the same bound on every run; `time_limit_s` is then a safety net.
     /// `None`: only the clock stops column generation.
     pub max_pricing_rounds: Option<usize>,
+    /// Column generation's power bound only (`Session::power_bound`): after column
+    /// generation, branch and price on node and task counts for at most this many tree
+    /// nodes, best first, to close the configuration LP's integrality gap (a sleeping
+    /// cluster's fractional wake-ups). With `max_pricing_rounds` as well, each tree node
+    /// prices under the same caps, and the bound is the same on every run. `None`: the
+    /// LP's bound.
+    pub max_branch_nodes: Option<usize>,
 }
 
 impl Default for SolveOptions {
@@ -52,6 +59,7 @@ impl Default for SolveOptions {
             node_symmetry: true,
             verbose: false,
             max_pricing_rounds: None,
+            max_branch_nodes: None,
         }
     }
 }

@@ -144,11 +144,16 @@ impl PowerModel {
         }
     }
 
-    /// CPU power with `cpu_left_milli` free.
-    pub fn cpu_watts(&self, cpu_left_milli: u32) -> i64 {
+    /// Sockets at work with `cpu_left_milli` free: `ceil((real − idle)/c)`.
+    pub fn active_sockets(&self, cpu_left_milli: u32) -> u32 {
         let idle_cores = cpu_left_milli / 2000;
         let work_cores = self.real_cores.saturating_sub(idle_cores);
-        let active = work_cores.div_ceil(self.socket.cores_per_socket);
+        work_cores.div_ceil(self.socket.cores_per_socket)
+    }
+
+    /// CPU power with `cpu_left_milli` free.
+    pub fn cpu_watts(&self, cpu_left_milli: u32) -> i64 {
+        let active = self.active_sockets(cpu_left_milli);
         let idle_sockets = self.sockets.saturating_sub(active);
         i64::from(self.socket.idle_watts * idle_sockets + self.socket.full_watts * active)
     }

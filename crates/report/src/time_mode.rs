@@ -80,7 +80,7 @@ fn trace_table(out: &mut String, panel: &Panel, policies: &[PolicyMeans]) -> Res
     };
     let bounded = policies.iter().any(|p| p.mean.bound_kwh.is_some());
     let bound_head = if bounded {
-        " energy bound kWh | gap ≤ |"
+        " energy bound kWh | of which LP kWh | gap ≤ |"
     } else {
         ""
     };
@@ -88,7 +88,7 @@ fn trace_table(out: &mut String, panel: &Panel, policies: &[PolicyMeans]) -> Res
     writeln!(
         out,
         "|---|---|{}---|---|{}---|---|---|---|---|---|---|---|---|",
-        if bounded { "---|---|" } else { "" },
+        if bounded { "---|---|---|" } else { "" },
         if carbon { "---|" } else { "" }
     )?;
     for p in policies {
@@ -150,20 +150,21 @@ fn trace_table(out: &mut String, panel: &Panel, policies: &[PolicyMeans]) -> Res
 fn bound_cells(m: &gapbench_results::ReplayRunRow) -> String {
     match (m.bound_kwh, m.bound_gap) {
         (Some(bound), Some(gap)) => {
-            let limited = match ReplayBoundStatus::parse(&m.bound_status) {
-                Some(ReplayBoundStatus::Converged) => "",
-                Some(ReplayBoundStatus::RoundLimit) => "†",
-                _ => "*",
-            };
-            format!(" {bound:.1}{limited} | {:.2} % |", 100.0 * gap)
+            let status =
+                ReplayBoundStatus::parse(&m.bound_status).unwrap_or(ReplayBoundStatus::TimeLimit);
+            let limited = status.mark().map_or("", |(symbol, _)| symbol);
+            let lp = m
+                .bound_lp_kwh
+                .map_or("—".to_string(), |lp| format!("{lp:.1}"));
+            format!(" {bound:.1}{limited} | {lp} | {:.2} % |", 100.0 * gap)
         }
-        _ => " — | — |".to_string(),
+        _ => " — | — | — |".to_string(),
     }
 }
 
 /// What the bound is, and how tight it is: the least gap of any policy.
 fn bound_note(out: &mut String, policies: &[PolicyMeans]) -> Result<()> {
-    writeln!(out, "Energy bound: no placement of the same tasks at this replay's own start and end times uses less energy, even one free to move tasks between windows (`gapbench_ilp::replay_bound`: per window, the column-generation bound on the least power of the tasks running throughout it, under the replay's power model; a policy that re-clocks, shares devices beyond reservations or chooses GPU counts is bounded with those levers relaxed; tasks undone or moved while running are left out). A policy that delays or stretches tasks is bounded on its own times. Gap ≤ is `(E − bound)/bound`, mean over seeds; `†`: some window's column generation stopped at its round cap (`round_limit`: the bound holds and is the same on every run); `*`: some window's column generation stopped at its time limit (`time_limit`: the bound holds, its last digits may differ between runs).")?;
+    writeln!(out, "Energy bound: no placement of the same tasks at this replay's own start and end times uses less energy, even one free to move tasks between windows (`gapbench_ilp::replay_bound`: per window, the least power of the tasks running throughout it, under the replay's power model: column generation's configuration-LP bound (*of which LP*), raised by branch and price on nodes and sockets at work towards the least power of integer wake-ups, so the LP's integrality gap is `bound − LP` and the policy's share `energy − bound`; a policy that re-clocks, shares devices beyond reservations or chooses GPU counts is bounded with those levers relaxed; tasks undone or moved while running are left out). A policy that delays or stretches tasks is bounded on its own times. Gap ≤ is `(E − bound)/bound`, mean over seeds; `‡`: some window's branch and price stopped at its node cap or could not split further (`branch_limit`: the bound lies between the LP's and the integer optimum, the same on every run); `†`: some window's column generation stopped at its round cap (`round_limit`: the bound holds and is the same on every run); `*`: some window's column generation stopped at its time limit (`time_limit`: the bound holds, its last digits may differ between runs).")?;
     if let Some(tightest) = policies
         .iter()
         .filter_map(|p| Some((p, p.mean.bound_gap?)))

@@ -205,7 +205,7 @@ fn a_policy_the_matrix_never_ran_is_an_error() {
 #[test]
 fn negative_replay_energy_is_an_error_naming_file_line_and_column() {
     let header = gapbench_results::ReplayRunRow::csv_header();
-    let row = "default,1213,fgd,42,1.000,always-on,10,10,0,0,-5.0000,1.0000,1.0000,1.0000,0.0000,100.00,10.00,10.00,10.00,10.00,0.00,10.00,100.00,1.0000,0,0,1.0000,,,,,,";
+    let row = "default,1213,fgd,42,1.000,always-on,10,10,0,0,-5.0000,1.0000,1.0000,1.0000,0.0000,100.00,10.00,10.00,10.00,10.00,0.00,10.00,100.00,1.0000,0,0,1.0000,,,,,,,";
     assert_eq!(header.split(',').count(), row.split(',').count());
     let dir = std::env::temp_dir().join(format!("gapbench-checks-{}-energy", std::process::id()));
     let _ = fs::remove_dir_all(&dir);

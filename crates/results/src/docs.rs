@@ -330,7 +330,7 @@ mod tests {
             (GridRow::csv_header(), "trace,family,policy,seed,arrived_pct,alloc_pct,frag_gpu_milli,frag_ratio_pct,power_cpu_w,power_gpu_w,power_total_w,used_nodes,failed_tasks"),
             (MeanGridLine::csv_header(), "trace,family,policy,seeds,arrived_pct,alloc_pct,frag_gpu_milli,frag_ratio_pct,power_cpu_w,power_gpu_w,power_total_w,used_nodes,failed_tasks"),
             (ParetoPoint::csv_header(), "trace,checkpoint_pct,seed,nodes,kind,label,power_w,frag_gpu_milli,status,power_cap_w,frag_bound_gpu_milli"),
-            (ReplayRunRow::csv_header(), "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses,job_energy_kwh,carbon_kg,job_carbon_kg,stopped_early,bound_kwh,bound_status,bound_gap"),
+            (ReplayRunRow::csv_header(), "source,nodes,policy,seed,arrival_scale,idle,tasks,completed,failed,unfinished,energy_kwh,gpu_busy_kwh,gpu_idle_kwh,cpu_kwh,sleep_kwh,mean_power_w,mean_jct_s,p50_jct_s,p95_jct_s,p99_jct_s,mean_wait_s,mean_run_s,makespan_s,mean_active_nodes,undos,deadline_misses,job_energy_kwh,carbon_kg,job_carbon_kg,stopped_early,bound_kwh,bound_lp_kwh,bound_status,bound_gap"),
             (ReplayTimelineRow::csv_header(), "source,nodes,policy,seed,arrival_scale,idle,time_s,power_w,active_nodes,allocated_gpu_pct,queue_length,bound_power_w"),
             (RunRow::csv_header(), "trace,family,policy,seed,events,placed,failed,cloned_tasks,removed_tasks,final_arrived_pct,final_alloc_pct,final_frag_ratio_pct,final_power_total_w"),
             (FrontRow::csv_header(), fronts),

@@ -114,10 +114,16 @@ declare_row! {
         /// replay's own start and end times (`gapbench_bounds::replay_bound`); empty when not
         /// computed.
         bound_kwh: Option<f64> [Fixed(4), "kWh"],
-        /// What the bound's windows proved: `windows_converged`, `round_limit` (a window's
-        /// column generation stopped at its round cap: still a bound, the same on every
-        /// run) or `time_limit` (still a bound, may differ between runs); empty without a
-        /// bound.
+        /// Of that, what the windows' configuration LPs proved before branch and price
+        /// raised them towards integer wake-ups (equal to `bound_kwh` without branching):
+        /// `bound_kwh − bound_lp_kwh` is the LP's integrality gap the bound closed.
+        bound_lp_kwh: Option<f64> [Fixed(4), "kWh"],
+        /// What the bound's windows proved (`ReplayBoundStatus`): `windows_integer` (every
+        /// window's integer optimum), `branch_limit` (a window's tree stopped at its node
+        /// cap or could not split further), `windows_converged` (every LP converged, no
+        /// branching), `round_limit` (a window's column generation stopped at its round
+        /// cap) — each the same on every run — or `time_limit` (still a bound, may differ
+        /// between runs); empty without a bound.
         bound_status: String [Text, ""],
         /// `(energy − bound) / bound`: the replay is at most this far above the optimum.
         bound_gap: Option<f64> [Fixed(6), ""],
@@ -194,6 +200,7 @@ impl CheckedRow for ReplayRunRow {
         optional_non_negative("carbon_kg", self.carbon_kg)?;
         optional_non_negative("job_carbon_kg", self.job_carbon_kg)?;
         optional_non_negative("bound_kwh", self.bound_kwh)?;
+        optional_non_negative("bound_lp_kwh", self.bound_lp_kwh)?;
         self.bound_gap.map_or(Ok(()), |g| finite("bound_gap", g))
     }
 }
@@ -260,6 +267,7 @@ mod tests {
             job_carbon_kg: None,
             stopped_early: "budget exhausted at 5 s, with 1 job left".into(),
             bound_kwh: Some(1000.125),
+            bound_lp_kwh: Some(990.5),
             bound_status: "time_limit".into(),
             bound_gap: Some(0.234_567),
         };

@@ -154,10 +154,53 @@ labelled_status! {
         /// column generation before it converged: their Lagrangian bounds still hold, and
         /// the bound depends on its input and options alone.
         RoundLimit => "round_limit",
-        /// The time limit stopped a window's column generation, or stopped splitting before
-        /// `max_windows`: the bound still holds (Lagrangian or fallback), but may differ
-        /// between runs.
+        /// Every window's configuration LP converged and branch and price proved every
+        /// window's integer optimum (the least power of integer wake-ups and placements):
+        /// the bound depends on its input alone.
+        Integer => "windows_integer",
+        /// As `Integer`, but some windows' trees did not close: the node cap
+        /// (`max_branch_nodes`) stopped them, or a tree node's aggregates were all integral
+        /// with its LP not (no row left to split on). Their bounds lie between the LP's and
+        /// the integer optimum, the same on every run.
+        BranchLimit => "branch_limit",
+        /// The time limit stopped a window's column generation or its tree, or stopped
+        /// splitting before `max_windows`: the bound still holds (Lagrangian or fallback),
+        /// but may differ between runs.
         TimeLimit => "time_limit",
+    }
+}
+
+impl ReplayBoundStatus {
+    /// How far the status is from a bound that depends on its input alone and is the
+    /// integer optimum of every window: the weakest of several seeds is the one to report.
+    pub fn weakness(self) -> u8 {
+        match self {
+            ReplayBoundStatus::Integer => 0,
+            ReplayBoundStatus::BranchLimit => 1,
+            ReplayBoundStatus::Converged => 2,
+            ReplayBoundStatus::RoundLimit => 3,
+            ReplayBoundStatus::TimeLimit => 4,
+        }
+    }
+
+    /// The mark a table gives a bound of this status (nothing where it is the same on every
+    /// run and every LP converged), with what it means.
+    pub fn mark(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            ReplayBoundStatus::Integer | ReplayBoundStatus::Converged => None,
+            ReplayBoundStatus::BranchLimit => Some((
+                "‡",
+                "branch_limit: some window's branch and price stopped at its node cap or could not split further (the bound lies between the LP's and the integer optimum, the same on every run)",
+            )),
+            ReplayBoundStatus::RoundLimit => Some((
+                "†",
+                "round_limit: some window's column generation stopped at its round cap (the bound holds and is the same on every run)",
+            )),
+            ReplayBoundStatus::TimeLimit => Some((
+                "*",
+                "time_limit: some window's column generation or tree stopped at its time limit (the bound holds, its last digits may differ between runs)",
+            )),
+        }
     }
 }
 

@@ -129,6 +129,10 @@ pub struct BoundOptions {
     /// (`SolveOptions::max_pricing_rounds`): the work cap that makes a window that does not
     /// converge stop at the same place on every run. `None`: only the clock stops it.
     pub max_pricing_rounds: Option<usize>,
+    /// Most branch-and-price tree nodes per window (`SolveOptions::max_branch_nodes`): the
+    /// integer bound of a window, the least power of integer wake-ups and placements,
+    /// where the configuration LP wakes nodes fractionally. `None`: the LP's bound.
+    pub max_branch_nodes: Option<usize>,
 }
 
 impl Default for BoundOptions {
@@ -139,6 +143,7 @@ impl Default for BoundOptions {
             max_windows: 48,
             window_time_limit_s: 10.0,
             max_pricing_rounds: None,
+            max_branch_nodes: None,
         }
     }
 }
@@ -150,6 +155,9 @@ pub struct BoundWindow {
     pub to_s: f64,
     /// The proven least power of any placement throughout the window.
     pub watts: f64,
+    /// Of that, what the configuration LP (column generation) proved before branching:
+    /// `watts` with `lp_watts` in place of the window's own bound.
+    pub lp_watts: f64,
     /// Tasks running throughout it, and of those the ones column generation placed.
     pub tasks: usize,
     pub packed: usize,
@@ -162,6 +170,16 @@ pub struct BoundWindow {
     /// Its column generation did not converge and stopped at `max_pricing_rounds`, within
     /// its time limit: the bound is its Lagrangian bound there, the same on every run.
     pub round_limited: bool,
+    /// Branch and price ran on the window and closed its tree: `watts` is the window's
+    /// integer optimum (the least power of integer wake-ups and placements).
+    pub integer: bool,
+    /// Branch and price ran and did not close its tree (stopped at `max_branch_nodes`, or
+    /// a tree node's aggregates were all integral with its LP not): its bound lies between
+    /// the LP's and the integer optimum, the same on every run.
+    pub branch_limited: bool,
+    /// The clock stopped its branch and price (its bound holds, but may differ between
+    /// runs).
+    pub tree_out_of_time: bool,
 }
 
 /// What was proven: decided here, written as `windows_converged`, `round_limit` or
@@ -173,6 +191,9 @@ pub use gapbench_results::ReplayBoundStatus as BoundStatus;
 pub struct ReplayBound {
     /// `Σ_W |W|·P*_LB(S_W)`, joules.
     pub energy_j: f64,
+    /// The same sum over each window's configuration-LP bound (before branching): how
+    /// much of `energy_j` the integer wake-ups add.
+    pub lp_energy_j: f64,
     /// In time order, covering the span.
     pub windows: Vec<BoundWindow>,
     pub status: BoundStatus,
@@ -237,30 +258,44 @@ pub fn replay_energy_bound(
             break;
         }
         let parent = windows[i].clone();
-        let mut left = solver.floor_window(parent.from_s, cut, Some(parent.watts));
-        let mut right = solver.floor_window(cut, parent.to_s, Some(parent.watts));
+        let mut left = solver.floor_window(parent.from_s, cut, Some(&parent));
+        let mut right = solver.floor_window(cut, parent.to_s, Some(&parent));
         solver.solve(&mut left)?;
         solver.solve(&mut right)?;
         windows.splice(i..=i, [left, right]);
     }
     let energy_j = windows.iter().map(|w| (w.to_s - w.from_s) * w.watts).sum();
-    let status = if out_of_time
-        || !windows
-            .iter()
-            .all(|w| w.solved && (w.converged || w.round_limited))
-    {
+    let lp_energy_j = windows
+        .iter()
+        .map(|w| (w.to_s - w.from_s) * w.lp_watts)
+        .sum();
+    Ok(ReplayBound {
+        energy_j,
+        lp_energy_j,
+        status: status_of(&windows, out_of_time, options),
+        windows,
+        seconds: clock.elapsed().as_secs_f64(),
+    })
+}
+
+/// What the windows proved, the weakest first: the clock stopped something
+/// (`time_limit`), the round cap stopped a column generation (`round_limit`), the node
+/// cap stopped a tree (`branch_limit`), every LP converged (`windows_converged`, the
+/// status without branching), or every window's integer optimum (`windows_integer`).
+fn status_of(windows: &[BoundWindow], out_of_time: bool, options: &BoundOptions) -> BoundStatus {
+    let decided =
+        |w: &BoundWindow| w.solved && !w.tree_out_of_time && (w.converged || w.round_limited);
+    if out_of_time || !windows.iter().all(decided) {
         BoundStatus::TimeLimit
     } else if windows.iter().any(|w| w.round_limited) {
         BoundStatus::RoundLimit
+    } else if windows.iter().any(|w| w.branch_limited) {
+        BoundStatus::BranchLimit
+    } else if options.max_branch_nodes.is_some() && windows.iter().all(|w| w.integer) {
+        BoundStatus::Integer
     } else {
         BoundStatus::Converged
-    };
-    Ok(ReplayBound {
-        energy_j,
-        windows,
-        status,
-        seconds: clock.elapsed().as_secs_f64(),
-    })
+    }
 }
 
 fn check(input: &ReplayBoundInput, options: &BoundOptions) -> Result<(), BoundError> {
@@ -414,19 +449,23 @@ impl WindowSolver<'_> {
     }
 
     /// A window's bound before column generation: the empty cluster's power plus its
-    /// tasks' dynamic floors, or `parent_watts` if higher.
-    fn floor_window(&self, from: f64, to: f64, parent_watts: Option<f64>) -> BoundWindow {
+    /// tasks' dynamic floors, or its `parent`'s bound if higher (its LP bound likewise).
+    fn floor_window(&self, from: f64, to: f64, parent: Option<&BoundWindow>) -> BoundWindow {
         let tasks = tasks_throughout(self.input, from, to);
-        let watts = self.empty_watts + dynamic_floor(self.input, &tasks);
+        let floor = self.empty_watts + dynamic_floor(self.input, &tasks);
         BoundWindow {
             from_s: from,
             to_s: to,
-            watts: parent_watts.map_or(watts, |p| p.max(watts)),
+            watts: parent.map_or(floor, |p| p.watts.max(floor)),
+            lp_watts: parent.map_or(floor, |p| p.lp_watts.max(floor)),
             tasks: tasks.len(),
             packed: 0,
             converged: false,
             solved: false,
             round_limited: false,
+            integer: false,
+            branch_limited: false,
+            tree_out_of_time: false,
         }
     }
 
@@ -436,13 +475,15 @@ impl WindowSolver<'_> {
         if left <= 0.0 || window.from_s >= window.to_s {
             window.solved = window.from_s >= window.to_s;
             window.converged = window.solved;
+            window.integer = window.solved;
             return Ok(());
         }
         let problem = WindowProblem::of(self.input, self.lowered, window.from_s, window.to_s);
         let packed = problem.packed();
-        let static_watts = if packed == 0 {
+        let (static_watts, static_lp_watts) = if packed == 0 {
             window.converged = true;
-            self.empty_watts
+            window.integer = true;
+            (self.empty_watts, self.empty_watts)
         } else {
             let first_fit_watts = power::placement_watts(
                 self.lowered,
@@ -454,6 +495,7 @@ impl WindowSolver<'_> {
                 time_limit_s: self.options.window_time_limit_s.min(left),
                 threads: Some(1),
                 max_pricing_rounds: self.options.max_pricing_rounds,
+                max_branch_nodes: self.options.max_branch_nodes,
                 ..SolveOptions::default()
             };
             let tasks = Problem::new(
@@ -467,7 +509,11 @@ impl WindowSolver<'_> {
             // Column generation also stops when its bound meets the first-fit placement:
             // then the bound is the window's optimum, more than the LP's.
             let meets_placement = bound.watts >= first_fit_watts * (1.0 - 1e-9) - 1e-6;
-            window.converged = bound.converged || meets_placement;
+            let lp_meets_placement = bound.lp_watts >= first_fit_watts * (1.0 - 1e-9) - 1e-6;
+            window.converged = bound.converged || lp_meets_placement;
+            let tree = bound.tree;
+            window.integer = meets_placement || tree.is_some_and(|t| t.closed);
+            window.branch_limited = !window.integer && tree.is_some_and(|t| !t.out_of_time);
             // A window that ran to its time limit counts as stopped by the clock even if
             // its last round also reached the cap: its last pricing may have been cut.
             let within_time = window_clock.elapsed().as_secs_f64() < options.time_limit_s;
@@ -476,11 +522,13 @@ impl WindowSolver<'_> {
                 && options
                     .max_pricing_rounds
                     .is_some_and(|most| bound.stats.exact_rounds >= most);
-            bound.watts
+            window.tree_out_of_time = tree.is_some_and(|t| t.out_of_time);
+            (bound.watts, bound.lp_watts)
         };
         window.packed = packed;
         window.solved = true;
         window.watts = window.watts.max(static_watts + problem.dynamic_watts);
+        window.lp_watts = window.lp_watts.max(static_lp_watts + problem.dynamic_watts);
         Ok(())
     }
 }

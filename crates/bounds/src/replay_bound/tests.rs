@@ -6,6 +6,11 @@ use crate::error::BoundError;
 /// Two nodes of 2 V100 (30 W idle, 300 W full) and one 16-core socket (15 W idle,
 /// 120 W working): 75 W each when idle.
 fn two_nodes() -> Cluster {
+    nodes(2)
+}
+
+/// `count` nodes like [`two_nodes`]'.
+fn nodes(count: usize) -> Cluster {
     let node_type = NodeType {
         gpu_model: Some(GpuModel::V100M16),
         gpu_count: 2,
@@ -13,7 +18,7 @@ fn two_nodes() -> Cluster {
         memory_mib: 65_536,
     };
     Cluster::new(
-        [("a".to_string(), node_type), ("b".to_string(), node_type)],
+        (0..count).map(|i| (format!("n{i}"), node_type)),
         CpuPowerProfile::Reference,
     )
     .unwrap()
@@ -49,10 +54,19 @@ fn bound_within(
     power: BoundPower,
     options: &BoundOptions,
 ) -> Result<ReplayBound, BoundError> {
-    let cluster = two_nodes();
+    bound_on(&two_nodes(), tasks, power, options)
+}
+
+/// The bound of `tasks` on `cluster` over 0–30 s under `options`.
+fn bound_on(
+    cluster: &Cluster,
+    tasks: &[BoundTask],
+    power: BoundPower,
+    options: &BoundOptions,
+) -> Result<ReplayBound, BoundError> {
     let typical = TypicalPods::default();
     let input = ReplayBoundInput {
-        cluster: &cluster,
+        cluster,
         typical: &typical,
         tasks,
         span_s: (0.0, 30.0),
@@ -255,4 +269,38 @@ fn a_cap_that_does_not_bind_leaves_the_converged_bound() {
     let free = bound(&three_tasks(), power);
     assert_eq!(capped.status, BoundStatus::Converged);
     assert_eq!(capped.windows, free.windows);
+}
+
+/// Three whole-GPU tasks on three sleeping nodes (5 % of 75 W: 3.75 W asleep). A node with
+/// two of them draws 120 + 2·300 = 720 W, with one 120 + 300 + 30 = 450 W, so per task
+/// the pair is cheaper and the configuration LP wakes one and a half nodes of pairs:
+/// 3·3.75 + 1.5·(720 − 3.75) = 1,085.625 W. Whole nodes wake: a pair and a single,
+/// 3·3.75 + (720 − 3.75) + (450 − 3.75) = 1,173.75 W, the window's integer optimum, which
+/// branching on the nodes at work proves (its `≥ 2` branch is that placement).
+#[test]
+fn branching_proves_the_least_power_of_whole_wake_ups() {
+    let tasks: Vec<BoundTask> = ["A", "B", "C"]
+        .into_iter()
+        .map(|name| task(name, 1000, 0.0, 30.0))
+        .collect();
+    let power = reservation(IdleBound::SleepWhenEmpty {
+        sleep_fraction: 0.05,
+    });
+    let lp_only = bound_on(&nodes(3), &tasks, power, &BoundOptions::default()).unwrap();
+    let branching = BoundOptions {
+        max_branch_nodes: Some(10),
+        max_pricing_rounds: Some(20),
+        ..BoundOptions::default()
+    };
+    let integer = bound_on(&nodes(3), &tasks, power, &branching).unwrap();
+    let watts = |b: &ReplayBound| b.energy_j / 30.0;
+    assert_eq!(lp_only.status, BoundStatus::Converged);
+    assert!((watts(&lp_only) - 1_085.625).abs() < 1e-4, "{lp_only:?}");
+    assert_eq!(integer.status, BoundStatus::Integer, "{integer:?}");
+    assert!((watts(&integer) - 1_173.75).abs() < 1e-4, "{integer:?}");
+    assert!((integer.lp_energy_j - lp_only.energy_j).abs() < 1e-3);
+    assert!(integer
+        .windows
+        .iter()
+        .all(|w| w.integer && w.watts >= w.lp_watts));
 }

@@ -110,6 +110,9 @@ pub struct ReplayArgs {
     /// Most exact pricing rounds of each window's column generation: a window that does not converge stops there, at the same place on every run (status `round_limit`; the time limit is then a safety net).
     #[arg(long, value_name = "N", default_value_t = gapbench::replay_bound::DEFAULT_BOUND_PRICING_ROUNDS, requires = "bound")]
     bound_pricing_rounds: usize,
+    /// Most branch-and-price tree nodes of each window, best first: raises a window's bound from the configuration LP's towards the least power of integer wake-ups and placements (status `windows_integer` when every tree closes, `branch_limit` when this cap stopped one; the same on every run). 0: the LP's bound alone.
+    #[arg(long, value_name = "N", default_value_t = gapbench::replay_bound::DEFAULT_BOUND_BRANCH_NODES, requires = "bound")]
+    bound_branch_nodes: usize,
     /// Also solve each window of the bound exactly with the per-node MIP (same power model, same tasks, each MIP limited like one window's column generation) and print column generation's bound, the MIP's and the replay's own energy per window and in total: the bound's own tightness. Small clusters only (at most 16 nodes; take a slice with --gpus). Written to `bound_check_mip.json`.
     #[arg(long, requires = "bound")]
     bound_check_mip: bool,
@@ -391,7 +394,13 @@ impl ReplayArgs {
             self.bound_time_limit,
             self.bound_windows,
             Some(self.bound_pricing_rounds),
+            self.branch_nodes(),
         )))
+    }
+
+    /// `--bound-branch-nodes`, 0 for none.
+    fn branch_nodes(&self) -> Option<usize> {
+        (self.bound_branch_nodes > 0).then_some(self.bound_branch_nodes)
     }
 
     /// `--bound-check-mip`: each window of the bound solved by the per-node MIP too.
@@ -411,6 +420,7 @@ impl ReplayArgs {
             self.bound_time_limit,
             self.bound_windows,
             Some(self.bound_pricing_rounds),
+            self.branch_nodes(),
         );
         gapbench::replay_bound::check_runs(inputs, policy, options, bound, runs, out, per_seed)
     }

@@ -188,6 +188,9 @@ pub(crate) struct Column {
     /// Power relative to the idle node of the type, `P(config) − P(empty)` in W, whatever
     /// the objective: the coefficient of a power cap row ([`super::front`]).
     pub watts: f64,
+    /// CPU sockets at work (`PowerModel::active_sockets`): the coefficient of a branching
+    /// row on a type's sockets ([`super::branch`]).
+    pub sockets: u32,
 }
 
 impl Column {
@@ -242,12 +245,17 @@ impl Column {
         let cost = kind.relative_cost(typical, objective, &state, allocated);
         let empty = ClusterState::empty(&kind.one_node);
         let watts = node_watts(&kind.one_node, &state) - node_watts(&kind.one_node, &empty);
+        let sockets = kind
+            .one_node
+            .power_model(0)
+            .active_sockets(state.nodes[0].cpu_left_milli);
         Ok(Column {
             type_index,
             counts,
             slots,
             cost,
             watts,
+            sockets,
         })
     }
 

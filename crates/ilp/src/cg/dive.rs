@@ -404,6 +404,7 @@ mod tests {
             slots: Vec::new(),
             cost,
             watts: 0.0,
+            sockets: 0,
         }
     }
 

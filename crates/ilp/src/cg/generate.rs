@@ -27,7 +27,7 @@ const SMALLEST_TYPE_SHARE: f64 = 0.125;
 /// stalls): the same work, hence the same bound, on every run.
 /// Measured on the paper bench's replay bounds: 200,000 left PWR's always-on bound 0.05 %
 /// lower after more rounds; 20,000,000 took EaCO-O's 2.5 times as long for the same bound.
-const CAPPED_PRICING_SCANS: u64 = 2_000_000;
+pub(super) const CAPPED_PRICING_SCANS: u64 = 2_000_000;
 
 /// Wentges smoothing weight of the best prices so far.
 const SMOOTHING_ALPHA: f64 = 0.5;

@@ -195,14 +195,31 @@ fn start_master(
 }
 
 /// A lower bound on the least power of the snapshot's placed tasks, by column generation
-/// alone (no integer phase): the best Lagrangian bound reached within the time limit.
+/// (the best Lagrangian bound reached within the limits) and, when
+/// `SolveOptions::max_branch_nodes` asks for it, branch and price on node and task counts
+/// (no placement is built: the bound is all it gives).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PowerBound {
-    /// Watts; valid whatever `converged` says (see [`bound`]).
+    /// Watts; valid whatever `converged` and `tree` say (see [`bound`] and [`branch`]).
     pub watts: f64,
-    /// Pricing proved the master LP optimal: `watts` is the configuration LP's optimum.
+    /// Column generation's own bound, before branching (`watts` without a tree).
+    pub lp_watts: f64,
+    /// Pricing proved the master LP optimal: `lp_watts` is the configuration LP's optimum.
     pub converged: bool,
+    /// What branching did, if it ran.
+    pub tree: Option<PowerTree>,
     pub stats: CgStats,
+}
+
+/// The branch-and-price tree of a power bound.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PowerTree {
+    /// Tree nodes solved.
+    pub nodes: usize,
+    /// The tree was closed: `watts` is the least power of an integer placement.
+    pub closed: bool,
+    /// The time limit stopped it (the bound holds, but may differ between runs).
+    pub out_of_time: bool,
 }
 
 /// [`PowerBound`] of `snapshot` under the cluster's own power models, warm-started from
@@ -240,7 +257,7 @@ pub fn power_bound_carrying(
         &shapes,
         demand,
     );
-    let (mut pool, mut master, _) = start_master(&problem, carry, &mut stats)?;
+    let (mut pool, mut master, start) = start_master(&problem, carry, &mut stats)?;
     let generated = generate(
         &problem,
         &mut pool,
@@ -249,13 +266,44 @@ pub fn power_bound_carrying(
         options.time_limit_s,
         None,
     )?;
-    let used = generated.last_lambda.iter().map(|&(c, _)| c);
-    carry.keep(Objective::Power, &types, &shapes, &pool, used);
+    let used: Vec<usize> = generated.last_lambda.iter().map(|&(c, _)| c).collect();
     // Power only grows with what a node holds, so the empty cluster's power `C₀` is a
     // bound too (the only one when the time limit left no pricing round).
+    let lp_watts = generated.bound.max(problem.constant);
+    // The warm start's placement is an integer solution: its cost prunes the tree.
+    let start_watts = problem.constant + integer::solution_cost(&pool, &start);
+    let tree = match options.max_branch_nodes {
+        Some(max_nodes) if lp_watts < start_watts * (1.0 - 1e-9) - 1e-6 => {
+            let limits = branch::TreeLimits {
+                max_nodes,
+                rounds_per_node: options.max_pricing_rounds,
+                scans: options
+                    .max_pricing_rounds
+                    .map(|_| generate::CAPPED_PRICING_SCANS),
+                deadline_s: options.time_limit_s,
+            };
+            let tree = branch::integer_bound(
+                &problem,
+                &mut pool,
+                start_watts,
+                lp_watts,
+                &limits,
+                &mut stats,
+            )?;
+            Some(tree)
+        }
+        _ => None,
+    };
+    carry.keep(Objective::Power, &types, &shapes, &pool, used);
     Ok(PowerBound {
-        watts: generated.bound.max(problem.constant),
+        watts: tree.map_or(lp_watts, |t| t.bound.max(lp_watts)),
+        lp_watts,
         converged: stats.converged,
+        tree: tree.map(|t| PowerTree {
+            nodes: t.nodes,
+            closed: t.closed,
+            out_of_time: t.out_of_time,
+        }),
         stats,
     })
 }

@@ -13,7 +13,7 @@ use std::time::Instant;
 use gapbench_model::{DeviceSet, Task, TypicalPods};
 
 use super::column::{Column, TypeCluster};
-use super::pattern_pricing;
+use super::pattern_pricing::{self, NodeValue};
 use crate::shapes::Shapes;
 use crate::solve::Objective;
 
@@ -111,17 +111,29 @@ impl PricingContext<'_> {
         self.price_among(type_index, prices, start, deadline, Some(scans), false)
     }
 
-    /// [`Self::price`] over the non-empty configurations only: `lower_bound` bounds
-    /// `min_{c ≠ ∅}` and may be positive (see
-    /// [`pattern_pricing::best_configuration`]).
-    pub fn price_non_empty(
+    /// [`Self::price`] under a branch-and-price node's rows (see [`super::branch`]): over
+    /// the non-empty configurations only when `non_empty` (rows on a type's node count
+    /// charge every non-empty configuration, so `lower_bound` bounds `min_{c ≠ ∅}` and may
+    /// be positive, see [`pattern_pricing::best_configuration`]); each socket at work
+    /// worth `socket_dual` more (rows on a type's sockets); `scans` as in
+    /// [`Self::price_scanning`]. The reduced cost returned leaves the rows' duals out.
+    #[allow(clippy::too_many_arguments)]
+    pub fn price_in_tree(
         &self,
         type_index: usize,
         prices: &[f64],
         start: Option<&Column>,
         deadline: Instant,
+        scans: Option<u64>,
+        non_empty: bool,
+        socket_dual: f64,
     ) -> Result<Priced, String> {
-        self.price_among(type_index, prices, start, deadline, None, true)
+        if socket_dual == 0.0 {
+            return self.price_among(type_index, prices, start, deadline, scans, non_empty);
+        }
+        // The start's value would leave the socket dual out: the search starts bare.
+        let value = self.types[type_index].value.with_socket_dual(socket_dual);
+        self.search(type_index, prices, None, &value, deadline, scans, non_empty)
     }
 
     fn price_among(
@@ -133,13 +145,37 @@ impl PricingContext<'_> {
         scans: Option<u64>,
         non_empty: bool,
     ) -> Result<Priced, String> {
+        let kind = &self.types[type_index];
+        self.search(
+            type_index,
+            prices,
+            start,
+            &kind.value,
+            deadline,
+            scans,
+            non_empty,
+        )
+    }
+
+    /// The pattern search on type `type_index` valued by `value`.
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        type_index: usize,
+        prices: &[f64],
+        start: Option<&Column>,
+        value: &NodeValue,
+        deadline: Instant,
+        scans: Option<u64>,
+        non_empty: bool,
+    ) -> Result<Priced, String> {
         let incumbent = start
             .filter(|c| c.type_index == type_index)
             .map(|c| (c.slots.clone(), c.cost - c.priced(prices)));
         let kind = &self.types[type_index];
         let searched = pattern_pricing::best_configuration(
             kind.node_type(),
-            &kind.value,
+            value,
             self.shapes,
             |s| self.profit(s, prices),
             incumbent,

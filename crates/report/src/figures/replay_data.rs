@@ -149,16 +149,12 @@ fn means(rows: &[ReplayRunRow]) -> PolicyMeans {
                 .collect::<Vec<_>>()
                 .join("; "),
             bound_kwh: mean_of(rows, |r| r.bound_kwh),
-            // The weakest status of the seeds: converged only if every seed's was, and
-            // `time_limit` (clock-dependent) over `round_limit` (deterministic).
+            bound_lp_kwh: mean_of(rows, |r| r.bound_lp_kwh),
+            // The weakest status of the seeds (`ReplayBoundStatus::weakness`).
             bound_status: rows
                 .iter()
                 .map(|r| r.bound_status.as_str())
-                .max_by_key(|s| match ReplayBoundStatus::parse(s) {
-                    Some(ReplayBoundStatus::Converged) => 0,
-                    Some(ReplayBoundStatus::RoundLimit) => 1,
-                    _ => 2,
-                })
+                .max_by_key(|s| ReplayBoundStatus::parse(s).map_or(u8::MAX, |s| s.weakness()))
                 .unwrap_or(ReplayBoundStatus::Converged.label())
                 .to_string(),
             bound_gap: mean_of(rows, |r| r.bound_gap),

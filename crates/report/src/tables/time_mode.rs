@@ -106,16 +106,10 @@ fn energy_table(
 
 /// The mark of a replay bound that a work or time limit stopped (still a bound).
 fn replay_mark(table: &mut LatexTable, m: &gapbench_results::ReplayRunRow) -> String {
-    match ReplayBoundStatus::parse(&m.bound_status) {
-        Some(ReplayBoundStatus::Converged) => String::new(),
-        Some(ReplayBoundStatus::RoundLimit) => table.marks.mark(
-            "round_limit",
-            "round_limit: some window's column generation stopped at its round cap (the bound holds)",
-        ),
-        _ => table.marks.mark(
-            "time_limit",
-            "time_limit: some window's column generation stopped at its time limit (the bound holds)",
-        ),
+    let status = ReplayBoundStatus::parse(&m.bound_status).unwrap_or(ReplayBoundStatus::TimeLimit);
+    match status.mark() {
+        None => String::new(),
+        Some((_, meaning)) => table.marks.mark(status.label(), meaning),
     }
 }
 

@@ -215,6 +215,7 @@ pub(crate) fn run_replay_cell(
                     bound.time_limit_s,
                     bound.max_windows,
                     bound.max_pricing_rounds,
+                    bound.max_branch_nodes,
                 ),
             };
             let record = replay_bound(&request, bounds_dir)
@@ -298,6 +299,7 @@ fn run_row(key: ReplayKey, result: &ReplayResult, bound: Option<&BoundRecord>) -
         job_carbon_kg: s.job_carbon_kg,
         stopped_early: s.stopped_early.clone().unwrap_or_default(),
         bound_kwh: bound.map(|b| b.energy_kwh),
+        bound_lp_kwh: bound.map(|b| b.lp_energy_kwh),
         bound_status: bound.map_or_else(String::new, |b| b.status.clone()),
         bound_gap: bound.and_then(|b| b.gap(s.total_energy_kwh)),
     }

@@ -179,6 +179,12 @@ pub struct ReplayBoundSpec {
     /// only the clock stops it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pricing_rounds: Option<usize>,
+    /// Most branch-and-price tree nodes per window: each window's bound is raised from the
+    /// configuration LP's towards the least power of integer wake-ups (status
+    /// `windows_integer` when every tree closes, `branch_limit` when a cap stopped one).
+    /// None: the LP's bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_branch_nodes: Option<usize>,
 }
 
 /// EaCO's evaluation setup (`gapbench_replay::eaco_setup`): servers of 8×V100 and its

@@ -41,6 +41,8 @@ pub(crate) struct Level {
     /// The most CPU a configuration at this level uses.
     pub cpu_used_at_most: u64,
     pub constant: f64,
+    /// CPU sockets at work at this level (power; 0 for the other objectives).
+    pub sockets: u32,
     /// `g_l(f)` for every free milli `f` in `0..=1000`.
     device: Vec<f64>,
     /// `multi_l(E)` for `E` in `0..=devices`.
@@ -125,6 +127,7 @@ impl NodeValue {
                 Level {
                     cpu_used_at_most: cpu - u64::from(c),
                     constant: 0.0,
+                    sockets: 0,
                     device,
                     multi,
                 }
@@ -166,6 +169,7 @@ impl NodeValue {
             levels.push(Level {
                 cpu_used_at_most,
                 constant,
+                sockets: active,
                 device: device.clone(),
                 multi: vec![0.0; devices as usize + 1],
             });
@@ -184,6 +188,7 @@ impl NodeValue {
             levels: vec![Level {
                 cpu_used_at_most: u64::from(cpu_milli),
                 constant: 0.0,
+                sockets: 0,
                 device: vec![0.0; MILLI + 1],
                 multi: vec![0.0; devices as usize + 1],
             }],
@@ -209,6 +214,7 @@ impl NodeValue {
                 Some(Level {
                     cpu_used_at_most: cap,
                     constant: a.constant + weight * b.constant,
+                    sockets: a.sockets + b.sockets,
                     device: a
                         .device
                         .iter()
@@ -229,6 +235,18 @@ impl NodeValue {
             levels,
             busy_is_fixed: self.busy_is_fixed || other.busy_is_fixed,
         }
+    }
+
+    /// `V + dual·sockets`: the value a branching row on the sockets at work adds (its
+    /// dual `dual`, see `cg::branch`). A positive dual may make a level worth more than
+    /// one allowing less; a configuration priced at a level above its own is then
+    /// overvalued, which only lowers the pricing's bound (still valid).
+    pub fn with_socket_dual(&self, dual: f64) -> NodeValue {
+        let mut value = self.clone();
+        for level in &mut value.levels {
+            level.constant += dual * f64::from(level.sockets);
+        }
+        value
     }
 
     /// The level a configuration using `cpu_used` CPU is priced at: the first that allows

@@ -22,20 +22,30 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+mod mip_check;
+
+pub use mip_check::{
+    check_against_mip, check_runs, print_mip_check, MipCheck, MipCheckWindow, MAX_MIP_CHECK_NODES,
+};
+
 /// Default wall-clock limit of one replay's bound, seconds.
 pub const DEFAULT_BOUND_TIME_LIMIT_S: f64 = 60.0;
 /// Default most windows of one replay's bound.
 pub const DEFAULT_BOUND_WINDOWS: usize = 48;
 /// Default most exact pricing rounds per window of one replay's bound.
 pub const DEFAULT_BOUND_PRICING_ROUNDS: usize = 60;
+/// Default most branch-and-price tree nodes per window of one replay's bound.
+pub const DEFAULT_BOUND_BRANCH_NODES: usize = 20;
 
-/// The bound's options for a time limit, a window budget and a round cap per window
-/// (`None`: the clock alone): column generation may take up to a sixth of the limit per
-/// window, so the first windows cannot take it all.
+/// The bound's options for a time limit, a window budget, a round cap per window (`None`:
+/// the clock alone) and a tree-node cap per window (`None`: the LP's bound, no branching):
+/// column generation may take up to a sixth of the limit per window, so the first windows
+/// cannot take it all.
 pub fn bound_options(
     time_limit_s: f64,
     max_windows: usize,
     max_pricing_rounds: Option<usize>,
+    max_branch_nodes: Option<usize>,
 ) -> BoundOptions {
     BoundOptions {
         time_limit_s,
@@ -43,6 +53,7 @@ pub fn bound_options(
         initial_windows: BoundOptions::default().initial_windows.min(max_windows),
         window_time_limit_s: time_limit_s / 6.0,
         max_pricing_rounds,
+        max_branch_nodes,
     }
 }
 
@@ -63,7 +74,11 @@ pub struct BoundRequest<'a> {
 pub struct BoundRecord {
     pub key: String,
     pub energy_kwh: f64,
-    /// `windows_converged`, `round_limit` or `time_limit`.
+    /// The same windows' configuration-LP bound, before branching: `energy_kwh` less
+    /// what integer wake-ups and placements add.
+    pub lp_energy_kwh: f64,
+    /// `windows_integer`, `branch_limit`, `windows_converged`, `round_limit` or
+    /// `time_limit` (`ReplayBoundStatus`).
     pub status: String,
     /// Tasks the bound counts, and those left out (undone or moved while running).
     pub tasks: usize,
@@ -78,6 +93,7 @@ impl BoundRecord {
         BoundRecord {
             key,
             energy_kwh: bound.energy_j / gapbench_replay::energy::JOULES_PER_KWH,
+            lp_energy_kwh: bound.lp_energy_j / gapbench_replay::energy::JOULES_PER_KWH,
             status: bound.status.label().to_string(),
             tasks,
             left_out,
@@ -181,7 +197,7 @@ pub fn bound_key(
 ) -> String {
     let mut hasher = Sha256::new();
     hasher.update(format!(
-        "gapbench-replay-bound-v1|{}|{:?}|{:?}|{:?}|",
+        "gapbench-replay-bound-v2|{}|{:?}|{:?}|{:?}|",
         env!("CARGO_PKG_VERSION"),
         span_s,
         power,
@@ -272,157 +288,6 @@ pub fn replay_bound(request: &BoundRequest, cache: Option<&Path>) -> Result<Boun
     Ok(record)
 }
 
-/// Most nodes `--bound-check-mip` takes: each window's per-node MIP must prove its optimum.
-pub const MAX_MIP_CHECK_NODES: usize = 16;
-
-/// One window of a bound against the per-node MIP of the same window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MipCheckWindow {
-    pub from_s: f64,
-    pub to_s: f64,
-    /// Tasks running throughout, and those both bounds place (first fit).
-    pub tasks: usize,
-    pub packed: usize,
-    /// Column generation's bound of the window (the replay's bound), watts.
-    pub cg_watts: f64,
-    /// The window's column generation converged (its LP bound is exact for its tasks).
-    pub cg_converged: bool,
-    /// The per-node MIP's proven bound (its optimum when `mip_optimal`), watts.
-    pub mip_watts: f64,
-    pub mip_optimal: bool,
-    /// The replay's own energy in the window, and the two bounds', kWh.
-    pub replay_kwh: f64,
-    pub cg_kwh: f64,
-    pub mip_kwh: f64,
-}
-
-/// A replay's bound next to the per-node MIP's of the same windows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MipCheck {
-    pub windows: Vec<MipCheckWindow>,
-    /// Totals, kWh: the replay's energy (its ledger), column generation's bound, the MIP's.
-    pub replay_kwh: f64,
-    pub cg_kwh: f64,
-    pub mip_kwh: f64,
-    /// Column generation's status (`windows_converged`, `round_limit` or `time_limit`).
-    pub cg_status: String,
-    /// Every window's MIP proved its optimum.
-    pub mip_all_optimal: bool,
-    pub cg_seconds: f64,
-    pub mip_seconds: f64,
-}
-
-impl MipCheck {
-    /// `(MIP − CG) / MIP`: how much of the exact windowed bound column generation misses.
-    pub fn cg_shortfall(&self) -> f64 {
-        (self.mip_kwh - self.cg_kwh) / self.mip_kwh
-    }
-}
-
-/// The bound of one replay and, on the same windows, the per-node MIP of each window
-/// (same power model, same tasks): how tight column generation is against the exact
-/// windowed bound. For small clusters (at most [`MAX_MIP_CHECK_NODES`] nodes).
-pub fn check_against_mip(request: &BoundRequest, mip_time_limit_s: f64) -> Result<MipCheck> {
-    if request.cluster.len() > MAX_MIP_CHECK_NODES {
-        anyhow::bail!(
-            "the per-node MIP check takes at most {MAX_MIP_CHECK_NODES} nodes (this cluster has {}): take a slice with --gpus",
-            request.cluster.len()
-        );
-    }
-    let parts = BoundParts::of(request);
-    let typical = TypicalPods::default();
-    let input = parts.input(request.cluster, &typical);
-    let bound = replay_energy_bound(&input, &request.options).map_err(anyhow::Error::msg)?;
-    let mip_options = gapbench_ilp::SolveOptions {
-        time_limit_s: mip_time_limit_s,
-        threads: Some(1),
-        ..gapbench_ilp::SolveOptions::default()
-    };
-    let kwh = |joules: f64| joules / gapbench_replay::energy::JOULES_PER_KWH;
-    let mut windows = Vec::with_capacity(bound.windows.len());
-    let mut mip_seconds = 0.0;
-    for w in &bound.windows {
-        let mip = gapbench_bounds::replay_bound::window_mip(&input, w.from_s, w.to_s, &mip_options)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("the per-node MIP of window {}..{} s", w.from_s, w.to_s))?;
-        mip_seconds += mip.seconds;
-        let length = w.to_s - w.from_s;
-        windows.push(MipCheckWindow {
-            from_s: w.from_s,
-            to_s: w.to_s,
-            tasks: mip.tasks,
-            packed: mip.packed,
-            cg_watts: w.watts,
-            cg_converged: w.solved && w.converged,
-            mip_watts: mip.bound_watts,
-            mip_optimal: mip.optimal,
-            replay_kwh: kwh(gapbench_bounds::replay_bound::reference_energy(
-                &parts.reference,
-                w.from_s,
-                w.to_s,
-            )),
-            cg_kwh: kwh(length * w.watts),
-            mip_kwh: kwh(length * mip.bound_watts),
-        });
-    }
-    Ok(MipCheck {
-        replay_kwh: request.result.ledger.cluster.total_kwh(),
-        cg_kwh: kwh(bound.energy_j),
-        mip_kwh: windows.iter().map(|w| w.mip_kwh).sum(),
-        cg_status: bound.status.label().to_string(),
-        mip_all_optimal: windows.iter().all(|w| w.mip_optimal),
-        cg_seconds: bound.seconds,
-        mip_seconds,
-        windows,
-    })
-}
-
-/// Prints a check window by window, then its totals.
-pub fn print_mip_check(seed: u64, check: &MipCheck) {
-    println!(
-        "\nseed {seed}: the bound (column generation) against the per-node MIP of the same windows"
-    );
-    println!(
-        "{:>12} {:>12} {:>6} {:>6} {:>11} {:>11} {:>8} {:>11} {:>11} {:>11}",
-        "from s",
-        "to s",
-        "tasks",
-        "placed",
-        "CG W",
-        "MIP W",
-        "MIP",
-        "CG kWh",
-        "MIP kWh",
-        "replay kWh"
-    );
-    for w in &check.windows {
-        println!(
-            "{:>12.0} {:>12.0} {:>6} {:>6} {:>11.1} {:>11.1} {:>8} {:>11.3} {:>11.3} {:>11.3}",
-            w.from_s,
-            w.to_s,
-            w.tasks,
-            w.packed,
-            w.cg_watts,
-            w.mip_watts,
-            if w.mip_optimal { "optimal" } else { "limit" },
-            w.cg_kwh,
-            w.mip_kwh,
-            w.replay_kwh
-        );
-    }
-    println!(
-        "total: CG {:.3} kWh ({}, {:.1} s) ≤ MIP {:.3} kWh ({}, {:.1} s) ≤ replay {:.3} kWh; CG {:.3} % below the MIP",
-        check.cg_kwh,
-        check.cg_status,
-        check.cg_seconds,
-        check.mip_kwh,
-        if check.mip_all_optimal { "every window optimal" } else { "some window at its limit" },
-        check.mip_seconds,
-        check.replay_kwh,
-        100.0 * check.cg_shortfall()
-    );
-}
-
 /// The bound request of one seed's replay.
 fn seed_request<'a>(
     inputs: &'a crate::replay::ReplayInputs,
@@ -480,37 +345,6 @@ pub fn bound_runs(
             Ok(record)
         })
         .collect()
-}
-
-/// `gapbench replay --bound-check-mip`: every seed's bound against the per-node MIP of
-/// the same windows (one seed after the other), printed and written as
-/// `bound_check_mip.json` (under `seed-N/` when `per_seed_folders`).
-pub fn check_runs(
-    inputs: &crate::replay::ReplayInputs,
-    policy: &str,
-    options: &gapbench_replay::ReplayOptions,
-    bound_options: BoundOptions,
-    runs: &[crate::replay::SeedReplay],
-    out: &Path,
-    per_seed_folders: bool,
-) -> Result<()> {
-    for run in runs {
-        let workload = inputs.workload(run.seed)?;
-        let request = seed_request(
-            inputs,
-            &workload,
-            &run.result,
-            policy,
-            options,
-            bound_options,
-        );
-        let check = check_against_mip(&request, bound_options.window_time_limit_s)
-            .with_context(|| format!("the MIP check of seed {}", run.seed))?;
-        print_mip_check(run.seed, &check);
-        let folder = seed_folder(out, run.seed, per_seed_folders);
-        crate::io::write_json(&folder.join("bound_check_mip.json"), &check)?;
-    }
-    Ok(())
 }
 
 /// Writes each run's `bound.json` (under `seed-N/` when `per_seed_folders`; the
@@ -659,7 +493,7 @@ mod tests {
                     policy,
                     power: &options.power,
                     colocation: &options.colocation,
-                    options: bound_options(2.0, 16, None),
+                    options: bound_options(2.0, 16, None, None),
                 };
                 let bound = replay_bound(&request, None).unwrap();
                 let energy = result.ledger.cluster.total_kwh();
@@ -671,116 +505,5 @@ mod tests {
             }
         }
         assert!(waited > 0, "no task waited: the slice is not contended");
-    }
-
-    /// The sub-cluster of the tightness check: 4 nodes (32 GPUs) of the openb node list and
-    /// the default trace's first 100 GPU tasks at their real times (queueing there).
-    fn sub_cluster() -> ReplayInputs {
-        let traces = openb_traces_dir();
-        let selection = Selection {
-            gpus: Some(32),
-            first_jobs: Some(100),
-            max_duration_s: None,
-            gpu_tasks_only: true,
-        };
-        ReplayInputs::load(
-            TimedSource::Openb {
-                nodes: Some(traces.join("openb_node_list_gpu_node.csv")),
-                gpu_models: None,
-                tasks: Some(traces.join("openb_pod_list_default.csv")),
-            },
-            1.0,
-            selection,
-            gapbench_model::InputRules::Reference,
-            gapbench_model::CpuPowerProfile::Reference,
-        )
-        .unwrap()
-    }
-
-    /// The bound's own tightness on the sub-cluster, seed 42, 16 windows: FGD and the
-    /// Zeus-like baseline (which re-clocks), always-on and sleep-when-empty. Every window's
-    /// column-generation bound is at most the per-node MIP's proven optimum of the same
-    /// window, which is at most the replay's own energy there; the bound is the same on a
-    /// second run; and column generation is within a stated share of the MIP in total.
-    /// Measured (`gapbench replay --gpus 32 --first-jobs 100 --bound --bound-windows 16
-    /// --bound-check-mip`): 1.33 % (FGD) and 1.57 % (Zeus) below the MIP always-on, 7.12 %
-    /// and 9.18 % with sleep-when-empty, where the configuration LP wakes nodes
-    /// fractionally (a fifth of 4 nodes is a large share).
-    #[test]
-    fn the_bound_is_close_to_the_per_node_mip_of_the_same_windows() {
-        let inputs = sub_cluster();
-        let workload = inputs.workload(42).unwrap();
-        for policy in ["fgd", "zeus"] {
-            for (idle, most_shortfall) in [
-                (IdlePolicy::AlwaysOn, 0.025),
-                (IdlePolicy::SleepWhenEmpty, 0.11),
-            ] {
-                let options = ReplayOptions {
-                    power: PowerSettings {
-                        idle,
-                        ..PowerSettings::default()
-                    },
-                    ..ReplayOptions::default()
-                };
-                let mut engine_policy = time_policy(policy, &inputs.cluster).unwrap();
-                let result = gapbench_replay::run(
-                    &inputs.cluster,
-                    &workload,
-                    engine_policy.as_mut(),
-                    &options,
-                );
-                let request = BoundRequest {
-                    cluster: &inputs.cluster,
-                    workload: &workload,
-                    result: &result,
-                    policy,
-                    power: &options.power,
-                    colocation: &options.colocation,
-                    // Pricing capped by rounds, not by the clock (each exact pricing call
-                    // stops at its node and scan budgets), so whether and where a window
-                    // converges is the same on every machine; 60 s is a safety net.
-                    options: bound_options(60.0, 16, Some(1_000)),
-                };
-                let check = check_against_mip(&request, 60.0).unwrap();
-                let case = format!("{policy} {idle:?}");
-                eprintln!(
-                    "{case}: column generation {:.2} s, the windows' MIPs {:.2} s",
-                    check.cg_seconds, check.mip_seconds
-                );
-                assert_eq!(check.cg_status, "windows_converged", "{case}");
-                assert!(check.mip_all_optimal, "{case}: a window's MIP is unproven");
-                assert!(
-                    check.windows.iter().any(|w| w.packed >= 20),
-                    "{case}: no crowded window"
-                );
-                for w in &check.windows {
-                    let at = format!("{case} {}..{} s", w.from_s, w.to_s);
-                    assert!(
-                        w.cg_watts <= w.mip_watts * (1.0 + 1e-6) + 1e-6,
-                        "{at}: CG {} W above the MIP's {} W",
-                        w.cg_watts,
-                        w.mip_watts
-                    );
-                    assert!(
-                        w.mip_kwh <= w.replay_kwh * (1.0 + 1e-9) + 1e-9,
-                        "{at}: the MIP's {} kWh above the replay's {} kWh",
-                        w.mip_kwh,
-                        w.replay_kwh
-                    );
-                }
-                assert!(check.mip_kwh <= check.replay_kwh * (1.0 + 1e-9), "{case}");
-                let shortfall = check.cg_shortfall();
-                assert!(
-                    (-1e-6..=most_shortfall).contains(&shortfall),
-                    "{case}: CG {} kWh is {:.3} % below the MIP's {} kWh",
-                    check.cg_kwh,
-                    100.0 * shortfall,
-                    check.mip_kwh
-                );
-                // Converged windows, split to the window budget: the same bound again.
-                let again = replay_bound(&request, None).unwrap();
-                assert_eq!(again.energy_kwh.to_bits(), check.cg_kwh.to_bits(), "{case}");
-            }
-        }
     }
 }

@@ -1,14 +1,26 @@
 //! Branch and price: closes the integrality gap that column generation leaves when its LP
-//! bound is proven and the integer phase found no placement at that bound.
+//! bound is proven and the integer phase found no placement at that bound
+//! ([`branch_and_price`], depth first, on the clock a solve has left), or raises a power
+//! bound towards the least power of integer wake-ups ([`integer_bound`], best first,
+//! under work limits: the same bound on every run).
 //!
 //! Branching is on aggregated counts, which pricing can take as prices (Vanderbeck's
 //! aggregate branching, as in cutting stock), never on one column's `λ_c` (its down branch
 //! would need pricing to skip a known configuration):
-//! - nodes of type `τ` at work, `Σ_{c∈τ} λ_c ≤ k` or `≥ k + 1`: the row's dual `σ` charges
-//!   every non-empty configuration of `τ`, so when `σ > 0` pricing looks for the best
-//!   non-empty one ([`super::pricing::PricingContext::price_non_empty`]);
+//! - nodes at work, of all types, `Σ_c λ_c ≤ k` or `≥ k + 1`, first whenever fractional
+//!   (a sleeping cluster's LP wakes a fraction of a node, often spread over types of about
+//!   the same power, where no one type's row moves the bound), and nodes of type `τ` at
+//!   work, `Σ_{c∈τ} λ_c`: the row's dual `σ` charges every non-empty configuration, so when
+//!   `σ > 0` pricing looks for the best non-empty one;
+//! - CPU sockets at work on nodes of type `τ`, `Σ_{c∈τ} sockets_c·λ_c` (power only: an
+//!   always-on LP keeps a fraction of a socket at work): the dual is a price per socket,
+//!   added to pricing's value of each CPU level
+//!   ([`super::pattern_pricing::NodeValue::with_socket_dual`]);
 //! - tasks of shape `s` on nodes of type `τ`, `Σ_{c∈τ} a_{s,c}·λ_c ≤ k` or `≥ k + 1`: the
 //!   dual adds to the price of `s` when type `τ` is priced.
+//!
+//! Pricing in a tree node goes through
+//! [`super::pricing::PricingContext::price_in_tree`], which takes the rows' duals.
 //!
 //! Every tree node re-solves its master LP (the pool's columns, the branching rows, and an
 //! artificial column per `=`/`≥` row at a prohibitive cost, so it always has a solution)
@@ -32,12 +44,16 @@ use std::time::{Duration, Instant};
 
 use highs::{Col, ColProblem, HighsModelStatus, Model, Row, Sense};
 
+mod best_first;
+
+pub(super) use self::best_first::{integer_bound, TreeLimits};
+
 use super::column::{Added, Column, ColumnPool};
 use super::incumbent::Incumbent;
 use super::integer::solve_integer_master;
 use super::problem::{CgStats, Problem};
 use crate::model::Demand;
-use crate::solve::relative_gap;
+use crate::solve::{relative_gap, Objective};
 
 /// The artificial penalty per unit of an uncovered row, as a multiple of the dearest
 /// column (as in [`super::dive`]).
@@ -52,16 +68,22 @@ const LEAF_MASTER_S: f64 = 5.0;
 /// An aggregated count of the master's columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Aggregate {
+    /// Nodes at work, of every type (many types of about the same power split one node
+    /// between them: this row moves the bound where each type's alone barely does).
+    AllNodes,
     /// Nodes of type `.0` at work.
     Nodes(usize),
     /// Tasks of shape `.1` on nodes of type `.0`.
     Tasks(usize, usize),
+    /// CPU sockets at work on nodes of type `.0` (power only: pricing values sockets).
+    Sockets(usize),
 }
 
 impl Aggregate {
     /// The column's coefficient in the aggregate.
     fn of(self, column: &Column) -> f64 {
         match self {
+            Aggregate::AllNodes => 1.0,
             Aggregate::Nodes(t) => f64::from(u8::from(column.type_index == t)),
             Aggregate::Tasks(t, s) if column.type_index == t => column
                 .counts
@@ -69,6 +91,8 @@ impl Aggregate {
                 .find(|&&(shape, _)| shape == s)
                 .map_or(0.0, |&(_, n)| f64::from(n)),
             Aggregate::Tasks(..) => 0.0,
+            Aggregate::Sockets(t) if column.type_index == t => f64::from(column.sockets),
+            Aggregate::Sockets(_) => 0.0,
         }
     }
 }
@@ -117,7 +141,12 @@ pub(super) fn branch_and_price(
             break;
         }
         stats.branch_nodes += 1;
-        let solved = solve_node(problem, pool, &node.branches, deadline)?;
+        let limits = NodeLimits {
+            deadline,
+            scans: None,
+            rounds: None,
+        };
+        let solved = solve_node(problem, pool, &node.branches, &limits)?;
         let bound = node.bound.max(solved.bound);
         if closed(problem, bound, best.value, &mut open_bound) {
             continue;
@@ -259,7 +288,8 @@ fn leaf_integer_master(
     Ok(())
 }
 
-/// The aggregate whose value in `lambda` is the most fractional (nearest to ½), if any.
+/// The aggregate to branch on in `lambda`: the count of all nodes at work when it is
+/// fractional, else the most fractional aggregate (nearest to ½), if any.
 fn most_fractional(
     problem: &Problem,
     pool: &ColumnPool,
@@ -268,26 +298,42 @@ fn most_fractional(
     let types = problem.context.types.len();
     let shapes = problem.shape_counts.len();
     let mut nodes = vec![0.0; types];
+    let mut sockets = vec![0.0; types];
     let mut tasks = vec![vec![0.0; shapes]; types];
     for &(c, l) in lambda {
         let column = &pool.columns[c];
         nodes[column.type_index] += l;
+        sockets[column.type_index] += l * f64::from(column.sockets);
         for &(s, n) in &column.counts {
             tasks[column.type_index][s] += l * f64::from(n);
         }
     }
-    let candidates = (0..types).map(|t| (Aggregate::Nodes(t), nodes[t])).chain(
-        (0..types)
-            .flat_map(|t| (0..shapes).map(move |s| (t, s)))
-            .map(|(t, s)| (Aggregate::Tasks(t, s), tasks[t][s])),
-    );
+    // Sockets only where pricing values them (power's levels count them).
+    let power = problem.objective == Objective::Power;
+    let all_nodes = nodes.iter().sum();
+    let candidates = std::iter::once((Aggregate::AllNodes, all_nodes))
+        .chain((0..types).map(|t| (Aggregate::Nodes(t), nodes[t])))
+        .chain(
+            (0..types)
+                .flat_map(|t| (0..shapes).map(move |s| (t, s)))
+                .map(|(t, s)| (Aggregate::Tasks(t, s), tasks[t][s])),
+        )
+        .chain(
+            (0..types)
+                .filter(|_| power)
+                .map(|t| (Aggregate::Sockets(t), sockets[t])),
+        );
     let mut chosen: Option<(Aggregate, f64, f64)> = None;
     for (aggregate, value) in candidates {
         let fraction = value - value.floor();
         if fraction <= TOLERANCE || fraction >= 1.0 - TOLERANCE {
             continue;
         }
-        let distance = (fraction - 0.5).abs();
+        // The count of all nodes at work first, whenever it is fractional.
+        let distance = match aggregate {
+            Aggregate::AllNodes => -1.0,
+            _ => (fraction - 0.5).abs(),
+        };
         if chosen.is_none_or(|(_, _, d)| distance < d - 1e-12) {
             chosen = Some((aggregate, value, distance));
         }
@@ -459,18 +505,39 @@ impl SignedDuals {
                 .sum::<f64>()
     }
 
-    /// Type `t`'s prices, and what its node-count rows charge a non-empty node.
-    fn of_type(&self, branches: &[Branch], t: usize) -> (Vec<f64>, f64) {
-        let mut prices = self.shapes.clone();
-        let mut charge = 0.0;
+    /// Type `t`'s prices, what its node-count rows charge a non-empty node, and what its
+    /// socket rows pay a socket at work.
+    fn of_type(&self, branches: &[Branch], t: usize) -> TypeDuals {
+        let mut duals = TypeDuals {
+            prices: self.shapes.clone(),
+            charge: 0.0,
+            socket: 0.0,
+        };
         for (b, &d) in branches.iter().zip(&self.branches) {
             match b.aggregate {
-                Aggregate::Nodes(u) if u == t => charge += d,
-                Aggregate::Tasks(u, s) if u == t => prices[s] += d,
+                Aggregate::AllNodes => duals.charge += d,
+                Aggregate::Nodes(u) if u == t => duals.charge += d,
+                Aggregate::Tasks(u, s) if u == t => duals.prices[s] += d,
+                Aggregate::Sockets(u) if u == t => duals.socket += d,
                 _ => {}
             }
         }
-        (prices, charge)
+        duals
+    }
+}
+
+/// What a tree node's rows make of one type's pricing: shape prices, the charge on a
+/// non-empty node, and the price of a socket at work.
+struct TypeDuals {
+    prices: Vec<f64>,
+    charge: f64,
+    socket: f64,
+}
+
+impl TypeDuals {
+    /// A column's reduced cost beyond its shape prices' (`reduced`): the rows' share.
+    fn reduced(&self, column: &Column, reduced: f64) -> f64 {
+        reduced - self.charge - self.socket * f64::from(column.sockets)
     }
 }
 
@@ -518,19 +585,30 @@ impl NodeMaster<'_> {
     }
 }
 
-/// Solves a tree node's master LP with exact pricing until no column improves it (or the
-/// deadline); its bound is the best Lagrangian bound on the way.
+/// What stops a tree node's pricing: the clock (a safety net where `scans` is given), the
+/// patterns one search may scan, and the pricing rounds of one node.
+struct NodeLimits {
+    deadline: Instant,
+    scans: Option<u64>,
+    rounds: Option<usize>,
+}
+
+/// Solves a tree node's master LP with exact pricing until no column improves it (or a
+/// limit); its bound is the best Lagrangian bound on the way.
 fn solve_node(
     problem: &Problem,
     pool: &mut ColumnPool,
     branches: &[Branch],
-    deadline: Instant,
+    limits: &NodeLimits,
 ) -> Result<SolvedNode, String> {
     let context = &problem.context;
     let types = context.types;
+    let deadline = limits.deadline;
     let mut master = NodeMaster::new(problem, pool, branches)?;
     let mut bound = f64::NEG_INFINITY;
+    let mut rounds = 0;
     loop {
+        rounds += 1;
         let Some(lp) = master.solve(deadline)? else {
             return Ok(SolvedNode {
                 bound,
@@ -542,17 +620,22 @@ fn solve_node(
         let tolerance = 1e-9 * (problem.constant + lp.value).abs().max(1.0);
         let mut improving = Vec::new();
         for (t, kind) in types.iter().enumerate() {
-            let (prices, charge) = duals.of_type(branches, t);
-            let start = pool.best_of_type(t, &prices, 1).first().copied().cloned();
-            let priced = if charge > 0.0 {
-                context.price_non_empty(t, &prices, start.as_ref(), deadline)?
-            } else {
-                context.price(t, &prices, start.as_ref(), deadline)?
-            };
+            let row_duals = duals.of_type(branches, t);
+            let prices = &row_duals.prices;
+            let start = pool.best_of_type(t, prices, 1).first().copied().cloned();
+            let priced = context.price_in_tree(
+                t,
+                prices,
+                start.as_ref(),
+                deadline,
+                limits.scans,
+                row_duals.charge > 0.0,
+                row_duals.socket,
+            )?;
             let rho = priced.lower_bound + kind.wake_cost;
-            bound_now += kind.nodes as f64 * (rho - charge).min(0.0);
+            bound_now += kind.nodes as f64 * (rho - row_duals.charge).min(0.0);
             if let Some((column, reduced)) = priced.best {
-                if reduced - charge - lp.convexity[t] < -tolerance {
+                if row_duals.reduced(&column, reduced) - lp.convexity[t] < -tolerance {
                     improving.push(column);
                 }
             }
@@ -566,10 +649,12 @@ fn solve_node(
             }
         }
         let out_of_time = Instant::now() >= deadline;
-        if !added || out_of_time {
+        let out_of_rounds = limits.rounds.is_some_and(|most| rounds >= most);
+        if !added || out_of_time || out_of_rounds {
             // Without a column to add, the LP is optimal where every pricing was proven;
             // either way its solution is what the node branches on (any split is valid).
-            let lambda = if added {
+            // Out of rounds, the last solution is a restricted master's: still a split.
+            let lambda = if added && out_of_time {
                 None
             } else {
                 node_solution(&master, &lp.lambda)
