@@ -208,36 +208,24 @@ pub fn check_runs(
 
 #[cfg(test)]
 mod tests {
-    use gapbench_model::testing::openb_traces_dir;
     use gapbench_replay::policies::time_policy;
     use gapbench_replay::{IdlePolicy, PowerSettings, ReplayOptions};
 
     use super::*;
-    use crate::replay::{ReplayInputs, Selection, TimedSource};
+    use crate::replay::{ReplayInputs, Selection};
+    use crate::replay_bound::tests::openb_default;
     use crate::replay_bound::{bound_options, replay_bound, DEFAULT_BOUND_BRANCH_NODES};
 
     /// The sub-cluster of the tightness check: 4 nodes (32 GPUs) of the openb node list and
     /// the default trace's first 100 GPU tasks at their real times (queueing there).
     fn sub_cluster() -> ReplayInputs {
-        let traces = openb_traces_dir();
         let selection = Selection {
             gpus: Some(32),
             first_jobs: Some(100),
             max_duration_s: None,
             gpu_tasks_only: true,
         };
-        ReplayInputs::load(
-            TimedSource::Openb {
-                nodes: Some(traces.join("openb_node_list_gpu_node.csv")),
-                gpu_models: None,
-                tasks: Some(traces.join("openb_pod_list_default.csv")),
-            },
-            1.0,
-            selection,
-            gapbench_model::InputRules::Reference,
-            gapbench_model::CpuPowerProfile::Reference,
-        )
-        .unwrap()
+        openb_default(selection, 1.0)
     }
 
     /// The bound's own tightness on the sub-cluster, seed 42, 16 windows: FGD and the

@@ -438,30 +438,35 @@ mod tests {
         }
     }
 
+    /// The openb node list and default trace, `selection` of them, arrivals at `scale`.
+    pub(super) fn openb_default(selection: Selection, scale: f64) -> ReplayInputs {
+        let traces = openb_traces_dir();
+        ReplayInputs::load(
+            TimedSource::Openb {
+                nodes: Some(traces.join("openb_node_list_gpu_node.csv")),
+                gpu_models: None,
+                tasks: Some(traces.join("openb_pod_list_default.csv")),
+            },
+            scale,
+            selection,
+            gapbench_model::InputRules::Reference,
+            gapbench_model::CpuPowerProfile::Reference,
+        )
+        .unwrap()
+    }
+
     /// Reservation-mode GPU power, with the levers that need a relaxation (devices
     /// shared beyond reservations, re-clocking) and a contended slice where starts wait:
     /// the bound holds for the replay's own times.
     #[test]
     fn the_bound_holds_in_reservation_mode_and_when_tasks_wait() {
-        let traces = openb_traces_dir();
         let selection = Selection {
             gpus: Some(8),
             first_jobs: Some(100),
             max_duration_s: Some(86_400.0),
             gpu_tasks_only: true,
         };
-        let inputs = ReplayInputs::load(
-            TimedSource::Openb {
-                nodes: Some(traces.join("openb_node_list_gpu_node.csv")),
-                gpu_models: None,
-                tasks: Some(traces.join("openb_pod_list_default.csv")),
-            },
-            4.0,
-            selection,
-            gapbench_model::InputRules::Reference,
-            gapbench_model::CpuPowerProfile::Reference,
-        )
-        .unwrap();
+        let inputs = openb_default(selection, 4.0);
         let workload = inputs.workload(42).unwrap();
         let mut waited = 0;
         for policy in ["fgd", "eaco-o", "fifo-packed-o", "zeus", "gandiva"] {
