@@ -14,6 +14,14 @@
 //! delayed a start or stretched a run (queueing, co-location slowdown) gets the bound of
 //! its own schedule, not of the trace's.
 //!
+//! **Integer wake-ups** (`max_branch_nodes`). The configuration LP may wake a fraction of
+//! a node (sleep-when-empty) or keep a fraction of a CPU socket at work (always-on); every
+//! placement wakes whole nodes and sockets. Branch and price on the window's LP
+//! ([`gapbench_ilp::Session::power_bound`] with `SolveOptions::max_branch_nodes`), best
+//! first under work limits, raises `P*_LB` towards the least power of integer placements;
+//! each window keeps its LP part (`lp_watts`) beside it, so a replay's gap splits into the
+//! LP's integrality gap and the policy's share.
+//!
 //! **Choosing windows.** A few windows first (cut at quantiles of the start/end times),
 //! then the window where the replay's own energy exceeds its bound the most is cut at its
 //! median start/end time, until `max_windows`. Each window's column generation stops when
@@ -182,8 +190,8 @@ pub struct BoundWindow {
     pub tree_out_of_time: bool,
 }
 
-/// What was proven: decided here, written as `windows_converged`, `round_limit` or
-/// `time_limit` (the results schema's labels).
+/// What was proven: decided here (`status_of`), written with the results schema's labels
+/// (`windows_integer`, `branch_limit`, `windows_converged`, `round_limit`, `time_limit`).
 pub use gapbench_results::ReplayBoundStatus as BoundStatus;
 
 /// The energy bound of one replay.
