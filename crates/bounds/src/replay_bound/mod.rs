@@ -516,11 +516,10 @@ impl WindowSolver<'_> {
             let bound = self.session.power_bound(&tasks, &start, self.sleep)?;
             // Column generation also stops when its bound meets the first-fit placement:
             // then the bound is the window's optimum, more than the LP's.
-            let meets_placement = bound.watts >= first_fit_watts * (1.0 - 1e-9) - 1e-6;
-            let lp_meets_placement = bound.lp_watts >= first_fit_watts * (1.0 - 1e-9) - 1e-6;
-            window.converged = bound.converged || lp_meets_placement;
+            let meets_placement = |watts: f64| watts >= first_fit_watts * (1.0 - 1e-9) - 1e-6;
+            window.converged = bound.converged || meets_placement(bound.lp_watts);
             let tree = bound.tree;
-            window.integer = meets_placement || tree.is_some_and(|t| t.closed);
+            window.integer = meets_placement(bound.watts) || tree.is_some_and(|t| t.closed);
             window.branch_limited = !window.integer && tree.is_some_and(|t| !t.out_of_time);
             // A window that ran to its time limit counts as stopped by the clock even if
             // its last round also reached the cap: its last pricing may have been cut.

@@ -282,28 +282,23 @@ pub fn power_bound_carrying(
                     .map(|_| generate::CAPPED_PRICING_SCANS),
                 deadline_s: options.time_limit_s,
             };
-            let tree = branch::integer_bound(
+            Some(branch::integer_bound(
                 &problem,
                 &mut pool,
                 start_watts,
                 lp_watts,
                 &limits,
                 &mut stats,
-            )?;
-            Some(tree)
+            )?)
         }
         _ => None,
     };
     carry.keep(Objective::Power, &types, &shapes, &pool, used);
     Ok(PowerBound {
-        watts: tree.map_or(lp_watts, |t| t.bound.max(lp_watts)),
+        watts: tree.map_or(lp_watts, |(watts, _)| watts.max(lp_watts)),
         lp_watts,
         converged: stats.converged,
-        tree: tree.map(|t| PowerTree {
-            nodes: t.nodes,
-            closed: t.closed,
-            out_of_time: t.out_of_time,
-        }),
+        tree: tree.map(|(_, tree)| tree),
         stats,
     })
 }

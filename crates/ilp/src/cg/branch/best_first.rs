@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::super::column::ColumnPool;
 use super::super::integer::solution_cost;
 use super::super::problem::{CgStats, Problem};
+use super::super::PowerTree;
 use super::{most_fractional, push_children, solve_node, NodeLimits, Pending, TOLERANCE};
 
 /// The work a best-first tree ([`integer_bound`]) may do: tree nodes, pricing rounds per
@@ -20,27 +21,14 @@ pub(in crate::cg) struct TreeLimits {
     pub deadline_s: f64,
 }
 
-/// What a best-first tree proved.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(in crate::cg) struct TreeBound {
-    /// The least bound over the nodes left open, and the best integer solution's value
-    /// (minimisation inside), at least the root's bound.
-    pub bound: f64,
-    /// Tree nodes solved.
-    pub nodes: usize,
-    /// Every node was closed or pruned: `bound` is the integer master's optimum over the
-    /// columns pricing can generate, i.e. the problem's integer optimum.
-    pub closed: bool,
-    /// The deadline stopped it (the bound still holds, but may differ between runs).
-    pub out_of_time: bool,
-}
-
 /// A lower bound on the integer optimum by branch and price, best first: the open node
 /// of least bound is solved next (the deepest of equal ones), so every node solved can
 /// raise the tree's bound, the least over its open nodes. Integral LP solutions give
 /// `incumbent` (minimisation inside, the value of a known integer solution, e.g. the warm
 /// start's), which prunes. Nothing here reads the clock but the safety net: with
-/// `scans` given, the same inputs give the same bound on every run.
+/// `scans` given, the same inputs give the same bound on every run. Returns the bound
+/// (minimisation inside): the least over the nodes left open and the best integer
+/// solution's value, at least `root_bound`; when the tree is closed, the integer optimum.
 pub(in crate::cg) fn integer_bound(
     problem: &Problem,
     pool: &mut ColumnPool,
@@ -48,7 +36,7 @@ pub(in crate::cg) fn integer_bound(
     root_bound: f64,
     limits: &TreeLimits,
     stats: &mut CgStats,
-) -> Result<TreeBound, String> {
+) -> Result<(f64, PowerTree), String> {
     let clock = Instant::now();
     let node_limits = NodeLimits {
         deadline: problem.clock + Duration::from_secs_f64(limits.deadline_s.max(0.0)),
@@ -109,12 +97,12 @@ pub(in crate::cg) fn integer_bound(
     stats.branch_nodes += nodes;
     stats.branch_seconds += clock.elapsed().as_secs_f64();
     let open_bound = open.iter().map(|n| n.bound).fold(stuck, f64::min);
-    Ok(TreeBound {
-        bound: open_bound.min(incumbent).max(root_bound),
+    let tree = PowerTree {
         nodes,
         closed: open.is_empty() && stuck == f64::INFINITY,
         out_of_time,
-    })
+    };
+    Ok((open_bound.min(incumbent).max(root_bound), tree))
 }
 
 /// The open node of least bound, the deepest (then the latest) among equal ones.
