@@ -8,7 +8,12 @@
 //! multiplier `λ_mem ≥ 0`) and how many tasks of a shape the devices share:
 //!
 //! - `T[c][L]`: the most `Σ (π_s − λ_mem·mem_s)` of shares on one device using at most `c`
-//!   CPU units and `L` load units (a bounded knapsack in two dimensions);
+//!   CPU units and `L` load units (a bounded knapsack in two dimensions). A load unit is
+//!   the gcd of the shares' milli, or, where that would make the table wide and a device's
+//!   value never falls as it frees up (every objective priced today), a coarser one with
+//!   every share's load rounded down like its CPU: every configuration stays feasible and
+//!   is credited at least its free milli, so the bound holds (EaCO's shares have gcd 1:
+//!   1,001 load columns were 60 % of a replay bound's branching);
 //! - `f_l(c)`: one device at work using at most `c` units, `max_L T[c][L] + g_l(1000 − L)`,
 //!   or one whole-GPU task (`g_l(0)`); `free_l`: a free device;
 //! - `D_l[r][c]`: `r` slots using at most `c` units — a max-plus convolution of `f_l` (and
@@ -19,6 +24,8 @@
 //! the free devices outside the slots; inside the search, `D_l[R][⌊CPU left / u⌋]` bounds
 //! what the `R` slots left can still add.
 
+use std::rc::Rc;
+
 use gapbench_model::MILLI_GPU_PER_GPU;
 
 use super::dual::{add_bounded, per_device, ItemKind, Relaxation, Slots};
@@ -26,6 +33,9 @@ use super::dual::{add_bounded, per_device, ItemKind, Relaxation, Slots};
 /// CPU units a node's whole CPU is cut into (`u = ⌈C / units⌉`): the rounding loses at most
 /// `u` per task.
 const CPU_UNITS: u64 = 512;
+/// Load units a device is cut into at most when loads may be rounded down (see the module
+/// documentation): a unit of at least 10 milli, and never more than the smallest share.
+const LOAD_UNITS: u32 = 100;
 
 /// `T` for one node type and memory multiplier, shared by its levels.
 pub(crate) struct ShareTable {
@@ -45,7 +55,7 @@ impl ShareTable {
     pub fn new(relaxation: &Relaxation, memory_multiplier: f64) -> ShareTable {
         let cpu_unit_milli = relaxation.cpu_milli.div_ceil(CPU_UNITS).max(1);
         let cpu_units = (relaxation.cpu_milli / cpu_unit_milli) as usize;
-        let unit_milli = relaxation.unit_milli;
+        let unit_milli = load_unit_milli(relaxation);
         let load_units = (MILLI_GPU_PER_GPU / unit_milli) as usize;
         let width = load_units + 1;
         let mut table = vec![0.0; (cpu_units + 1) * width];
@@ -94,6 +104,27 @@ impl ShareTable {
     }
 }
 
+/// The load unit of `T`: the shares' gcd, or where that cuts a device into more than
+/// [`LOAD_UNITS`] and devices' values are non-decreasing in their free milli, the largest
+/// unit of at most `1000 / LOAD_UNITS` milli (so loads round down by less than that) that
+/// no share is below (so a device holding a share is at work in `T`).
+fn load_unit_milli(relaxation: &Relaxation) -> u32 {
+    let gcd = relaxation.unit_milli;
+    if MILLI_GPU_PER_GPU / gcd <= LOAD_UNITS || !relaxation.value.devices_non_decreasing() {
+        return gcd;
+    }
+    let smallest = relaxation
+        .items
+        .iter()
+        .filter_map(|i| match i.kind {
+            ItemKind::Share(milli) => Some(milli),
+            _ => None,
+        })
+        .min()
+        .unwrap_or(MILLI_GPU_PER_GPU);
+    (MILLI_GPU_PER_GPU / LOAD_UNITS).min(smallest).max(gcd)
+}
+
 /// One 0/1 item of `(cpu, load)` units worth `value` into `T` (rows of `width` load units
 /// by CPU units): `T[c][l] = max(T[c][l], T[c − cpu][l − load] + value)`, as if the rows
 /// were visited from the last down (each item counted once). With `cpu > 0` a row reads
@@ -126,8 +157,12 @@ fn add_piece(table: &mut [f64], width: usize, (cpu, load): (usize, usize), value
 
 /// `D_l` for one level, every number of slots (see the module documentation).
 pub(crate) struct SlotTable {
-    /// `D[r][c]` for `r = 0..=G`, `c = 0..=units`, row-major in `r`.
-    table: Vec<f64>,
+    /// `D[r][c]` for `r = 0..=G`, `c = 0..stride`, row-major in `r`: this level's own, or
+    /// a level allowing more CPU whose devices are valued alike (`D[r][c]` is then the
+    /// same for every `c` this level allows: power's levels differ only in their sockets).
+    table: Rc<Vec<f64>>,
+    /// Row length of `table`; this level reads columns `0..width`.
+    stride: usize,
     cpu_unit_milli: u64,
     width: usize,
     /// `constant_l + λ_mem·MEM`.
@@ -165,7 +200,8 @@ impl SlotTable {
         let free_value = free_allowed.then_some(free);
         let table = device_rows(node.devices as usize, width, free_value, &rises, &multi);
         SlotTable {
-            table,
+            table: Rc::new(table),
+            stride: width,
             cpu_unit_milli: shares.cpu_unit_milli,
             width,
             base: at.constant + lambda * relaxation.memory_mib as f64,
@@ -176,10 +212,34 @@ impl SlotTable {
         }
     }
 
+    /// The table of `level`, whose devices `wider` (a level allowing at least as much CPU,
+    /// slots as free) values alike (`NodeValue::same_devices`): `wider`'s `D` cut to the
+    /// CPU `level` allows, with its own constant.
+    pub fn sharing(
+        wider: &SlotTable,
+        relaxation: &Relaxation,
+        shares: &ShareTable,
+        level: usize,
+    ) -> SlotTable {
+        let at = &relaxation.value.levels[level];
+        let width = shares.units(at.cpu_used_at_most).min(wider.width - 1) + 1;
+        SlotTable {
+            table: Rc::clone(&wider.table),
+            stride: wider.stride,
+            cpu_unit_milli: wider.cpu_unit_milli,
+            width,
+            base: at.constant + wider.memory_multiplier * relaxation.memory_mib as f64,
+            free: wider.free,
+            devices: wider.devices,
+            cpu_only: wider.cpu_only[..width].to_vec(),
+            memory_multiplier: wider.memory_multiplier,
+        }
+    }
+
     /// The bound of the subproblem filling `slots` (the other devices free).
     pub fn bound(&self, slots: Slots) -> f64 {
         let units = self.width - 1;
-        let row = &self.table[slots.count as usize * self.width..][..self.width];
+        let row = &self.table[slots.count as usize * self.stride..][..self.width];
         let slots_and_cpu_only = (0..self.width)
             .filter(|&c| row[units - c].is_finite())
             .map(|c| self.cpu_only[c] + row[units - c])
@@ -204,7 +264,7 @@ impl SlotTable {
 
     /// `D[r][c]`: the most `r` slots can add with `c` CPU units.
     pub fn rest(&self, slots: u32, cpu_units: usize) -> f64 {
-        self.table[slots as usize * self.width + cpu_units.min(self.width - 1)]
+        self.table[slots as usize * self.stride + cpu_units.min(self.width - 1)]
     }
 }
 

@@ -198,9 +198,20 @@ fn ordered_subproblems(
     };
     let (lambda, _) = relaxation.minimise(top, whole, Multipliers::default());
     let shares = ShareTable::new(relaxation, lambda.memory);
-    let tables: Vec<SlotTable> = (0..value.levels.len())
-        .map(|level| SlotTable::new(relaxation, &shares, level, !value.busy_is_fixed))
-        .collect();
+    // From the top level down, each level shares the table of the one above when their
+    // devices are valued alike (the table's cost is its devices × CPU units × steps).
+    let free_allowed = !value.busy_is_fixed;
+    let mut tables: Vec<SlotTable> = Vec::with_capacity(value.levels.len());
+    for level in (0..value.levels.len()).rev() {
+        let table = match tables.last() {
+            Some(wider) if value.same_devices(level, level + 1) => {
+                SlotTable::sharing(wider, relaxation, &shares, level)
+            }
+            _ => SlotTable::new(relaxation, &shares, level, free_allowed),
+        };
+        tables.push(table);
+    }
+    tables.reverse();
     let mut subproblems: Vec<(usize, Slots, f64)> = (0..value.levels.len())
         .flat_map(|level| slot_choices.iter().map(move |&slots| (level, slots)))
         .map(|(level, slots)| (level, slots, tables[level].bound(slots)))

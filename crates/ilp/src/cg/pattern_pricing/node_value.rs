@@ -258,6 +258,21 @@ impl NodeValue {
         (l < self.levels.len()).then_some(l)
     }
 
+    /// Every level's device value `g_l(f)` is non-decreasing in the free milli `f` (a
+    /// bound may then credit a device more free milli than it has).
+    pub fn devices_non_decreasing(&self) -> bool {
+        self.levels
+            .iter()
+            .all(|l| l.device.windows(2).all(|w| w[0] <= w[1]))
+    }
+
+    /// Levels `a` and `b` value every device alike (`g` and `multi`): power's levels,
+    /// which differ only in their sockets.
+    pub fn same_devices(&self, a: usize, b: usize) -> bool {
+        let (a, b) = (&self.levels[a], &self.levels[b]);
+        a.device == b.device && a.multi == b.multi
+    }
+
     pub fn device(&self, level: usize, free_milli: u32) -> f64 {
         self.levels[level].device[free_milli as usize]
     }

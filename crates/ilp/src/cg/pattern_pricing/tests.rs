@@ -107,7 +107,8 @@ fn brute_force(
 fn task_strategy() -> impl Strategy<Value = (u32, u8, u16)> {
     let gpus = prop_oneof![
         1 => Just((0u8, 0u16)),
-        4 => prop::sample::select(vec![160u16, 230, 320, 470, 550, 650, 810]).prop_map(|m| (1u8, m)),
+        // 157 and 333 make the shares' gcd 1: the dynamic program's coarser load units.
+        4 => prop::sample::select(vec![157u16, 160, 230, 320, 333, 470, 550, 650, 810]).prop_map(|m| (1u8, m)),
         2 => Just((1u8, 1000u16)),
         1 => Just((2u8, 1000u16)),
     ];
@@ -217,4 +218,66 @@ fn a_half_free_device_is_worth_keeping_for_a_half_gpu_pod() {
         searched.slots.is_empty(),
         "500 milli of fragment for a price of 10"
     );
+}
+
+#[test]
+fn a_level_sharing_a_wider_levels_table_bounds_exactly_as_its_own() {
+    // Power's levels differ only in their sockets: each level below the top reads the
+    // top's dynamic program, cut to the CPU it allows. Every entry must equal the table
+    // the level would build for itself.
+    let cluster = one_node(8, 96);
+    let raw = [
+        (12000, 1, 1000),
+        (6000, 1, 470),
+        (20000, 0, 0),
+        (4000, 1, 230),
+        (2000, 2, 1000),
+        (12000, 1, 650),
+    ];
+    let tasks = tasks_of(&raw, "t");
+    let typical = TypicalPods::from_tasks(&tasks, 95.0);
+    let shapes = Shapes::group(&tasks, 0..tasks.len()).unwrap();
+    let types = TypeCluster::of(&cluster, Objective::Power, &typical, 0.0).unwrap();
+    let (node_type, value) = (types[0].node_type(), &types[0].value);
+    let items = pricing_items(node_type, &shapes, |s| 40.0 + 25.0 * s as f64, false);
+    let relaxation = Relaxation::new(
+        &items,
+        value,
+        u64::from(node_type.cpu_milli),
+        node_type.memory_mib,
+    );
+    let shares = ShareTable::new(&relaxation, 0.01);
+    let levels = value.levels.len();
+    let mut shared = 0;
+    for level in 0..levels - 1 {
+        if !value.same_devices(level, level + 1) {
+            continue;
+        }
+        shared += 1;
+        for free_allowed in [false, true] {
+            let wider = SlotTable::new(&relaxation, &shares, level + 1, free_allowed);
+            let own = SlotTable::new(&relaxation, &shares, level, free_allowed);
+            let sharing = SlotTable::sharing(&wider, &relaxation, &shares, level);
+            let units = shares.units(value.levels[level].cpu_used_at_most);
+            for count in 0..=value.devices {
+                let slots = Slots {
+                    count,
+                    free_allowed,
+                };
+                assert_eq!(
+                    own.bound(slots),
+                    sharing.bound(slots),
+                    "level {level}, {slots:?}"
+                );
+                for c in 0..=units + 3 {
+                    assert_eq!(
+                        own.rest(count, c),
+                        sharing.rest(count, c),
+                        "level {level}, r {count}, c {c}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(shared > 0, "power's {levels} levels should share tables");
 }
