@@ -215,7 +215,7 @@ pub(crate) fn run_replay_cell(
                     bound.time_limit_s,
                     bound.max_windows,
                     bound.max_pricing_rounds,
-                    bound.max_branch_nodes,
+                    bound.branch_nodes(options.power.idle),
                 ),
             };
             let record = replay_bound(&request, bounds_dir)
