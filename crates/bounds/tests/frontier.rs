@@ -2,12 +2,14 @@
 //! envelope never exceeds a proven optimum, and how close it comes is measured.
 
 use gapbench_bounds::frontier::{
-    ascent_frontier, lagrangian_frontier, min_total_jct, AscentOptions, BudgetKind,
-    FrontierInstance, FrontierJob, LagrangianOptions, Slots,
+    ascent_frontier, column_generation_frontier, lagrangian_frontier, min_total_jct, AscentOptions,
+    BudgetKind, ColumnGenerationOptions, FrontierInstance, FrontierJob, LagrangianOptions, Slots,
+    WarmStart,
 };
 use gapbench_ilp::{SolveOptions, SolveStatus};
 use gapbench_model::training::{DvfsProfile, Fidelity, TrainingJob, WorkloadClass};
 use gapbench_model::{GpuModel, SyntheticGrid};
+use gapbench_results::ColgenStatus;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -164,4 +166,62 @@ fn a_budget_below_the_least_is_infeasible_for_both() {
         .map(|b| frontier.total_jct_bound(*b).unwrap())
         .collect();
     assert!(bounds.windows(2).all(|w| w[1] <= w[0] + 1e-9), "{bounds:?}");
+}
+
+/// Column generation from the dual ascent, stabilised or not, on instances where the MIP
+/// is solved: at every budget its bound is at most the MIP's schedule (valid) and at most
+/// its own master LP, and it converges — the bound within 0.5 % of the master LP, which is
+/// at least the LP optimum — so both smoothings end within 0.5 % of each other. Rounds are
+/// the limit here, not the clock (these instances take milliseconds).
+#[test]
+fn stabilised_column_generation_from_the_ascent_converges_below_the_mip() {
+    let grid = SyntheticGrid::CAISO_LIKE.generate("caiso-like", 48, 3);
+    for (seed, budget) in [(0, BudgetKind::Energy), (11, BudgetKind::Carbon(grid))] {
+        let instance = instance(seed, 8, 8, budget);
+        let frontier = lagrangian_frontier(&instance, &LagrangianOptions::default()).unwrap();
+        let budgets: Vec<f64> = [0.85, 0.95, 1.1]
+            .iter()
+            .map(|fraction| frontier.unconstrained_budget * fraction)
+            .filter(|&b| b > instance.least_budget())
+            .collect();
+        assert_eq!(budgets.len(), 3, "seed {seed}: every budget is feasible");
+        let solve = |smoothing: f64| {
+            let options = ColumnGenerationOptions {
+                warm_start: WarmStart::Ascent(AscentOptions::default()),
+                smoothing,
+                rounds_per_budget: 200,
+                time_limit_s: 600.0,
+                ..ColumnGenerationOptions::default()
+            };
+            column_generation_frontier(&instance, &budgets, &options).unwrap()
+        };
+        let (stabilised, plain) = (solve(0.8), solve(0.0));
+        for (k, &budget) in budgets.iter().enumerate() {
+            let mip = min_total_jct(&instance, budget, &options()).unwrap();
+            for result in [&stabilised, &plain] {
+                let point = &result.budgets[k];
+                assert_eq!(
+                    point.status(),
+                    ColgenStatus::Converged,
+                    "seed {seed}: {point:?}"
+                );
+                let bound = point.total_jct_bound_s.unwrap();
+                let master = point.master_total_jct_s.unwrap();
+                // The master is solved by interior point (relative tolerance near 1e-8).
+                assert!(bound <= master * (1.0 + 1e-6), "seed {seed}: {point:?}");
+                assert!(master - bound <= 0.005 * master, "seed {seed}: {point:?}");
+                if let Some(schedule) = mip.total_jct_s {
+                    assert!(
+                        bound <= schedule * (1.0 + 1e-6),
+                        "seed {seed}: bound {bound} above the MIP's schedule {schedule}"
+                    );
+                }
+            }
+            let (a, b) = (
+                stabilised.budgets[k].total_jct_bound_s.unwrap(),
+                plain.budgets[k].total_jct_bound_s.unwrap(),
+            );
+            assert!((a - b).abs() <= 0.005 * a.max(b), "seed {seed}: {a} vs {b}");
+        }
+    }
 }

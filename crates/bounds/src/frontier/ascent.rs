@@ -26,7 +26,8 @@
 //! never in seconds, and summed in job order: the same instance gives the same lines on any
 //! machine and any number of threads.
 
-use super::lagrangian::{evaluate, Evaluation, Frontier, FrontierLine};
+use super::lagrangian::{evaluate_schedules, Evaluation, Frontier, FrontierLine, PricePair};
+use super::master::ColumnSet;
 use super::rates::BudgetRates;
 use super::FrontierInstance;
 use crate::error::BoundError;
@@ -84,6 +85,12 @@ struct Ascent<'a> {
     lines: Vec<FrontierLine>,
     evaluations: usize,
     progress: bool,
+    /// The distinct schedules priced in the last `keep_last_steps` steps of every climb,
+    /// when kept (column generation's first columns).
+    kept: Option<ColumnSet>,
+    keep_last_steps: usize,
+    /// Whether this evaluation's schedules are kept.
+    keep_now: bool,
 }
 
 impl Ascent<'_> {
@@ -92,6 +99,7 @@ impl Ascent<'_> {
     fn climb(&mut self, budget: Option<f64>, steps: usize) -> f64 {
         let slots = self.capacity.len();
         let value = |e: &Evaluation, lambda: f64| e.dual - lambda * budget.unwrap_or(0.0);
+        self.keep_now = steps < self.keep_last_steps;
         let mut current = self.evaluate();
         let mut best = value(&current, self.budget_price);
         let (mut best_lambda, mut best_mu) = (self.budget_price, self.gpu_second.clone());
@@ -108,6 +116,7 @@ impl Ascent<'_> {
             } else if norm <= 1e-18 {
                 break; // every slot balanced: these prices are optimal at λ = 0
             }
+            self.keep_now = step + self.keep_last_steps >= steps;
             current = self.evaluate();
             let now = value(&current, self.budget_price);
             if self.progress {
@@ -202,14 +211,20 @@ impl Ascent<'_> {
         }
     }
 
-    /// Prices every job at the current prices and records the line.
+    /// Prices every job at the current prices and records the line (and the schedules,
+    /// when kept).
     fn evaluate(&mut self) -> Evaluation {
-        let evaluation = evaluate(
+        let (evaluation, schedules) = evaluate_schedules(
             self.instance,
             &self.rates,
             self.budget_price,
             &self.gpu_second,
         );
+        if let (Some(kept), true) = (&mut self.kept, self.keep_now) {
+            for (job, schedule) in schedules.into_iter().enumerate() {
+                kept.insert(job, schedule);
+            }
+        }
         self.evaluations += 1;
         self.lines.push(FrontierLine {
             budget_price: self.budget_price,
@@ -226,6 +241,25 @@ pub fn ascent_frontier(
     budgets: &[f64],
     options: &AscentOptions,
 ) -> Result<AscentFrontier, BoundError> {
+    ascend(instance, budgets, options, None).map(|(frontier, _)| frontier)
+}
+
+/// What column generation starts from after an ascent: the best prices found at each
+/// target budget and their line (in the order given; `None` where the ascent did not
+/// climb), and the distinct schedules of every climb's last steps, when kept.
+pub(crate) struct AscentStart {
+    pub centres: Vec<Option<(FrontierLine, PricePair)>>,
+    pub columns: Option<ColumnSet>,
+}
+
+/// [`ascent_frontier`], with what column generation starts from: with `keep_last_steps`,
+/// the schedules priced in that many last steps of every climb.
+pub(crate) fn ascend(
+    instance: &FrontierInstance,
+    budgets: &[f64],
+    options: &AscentOptions,
+    keep_last_steps: Option<usize>,
+) -> Result<(AscentFrontier, AscentStart), BoundError> {
     instance.validate()?;
     let rates = BudgetRates::of(instance);
     let capacity: Vec<f64> = (0..instance.slots.count())
@@ -242,6 +276,9 @@ pub fn ascent_frontier(
         lines: Vec::new(),
         evaluations: 0,
         progress: options.progress,
+        kept: keep_last_steps.map(|_| ColumnSet::default()),
+        keep_last_steps: keep_last_steps.unwrap_or(0),
+        keep_now: false,
     };
     // The unconstrained schedules' budget: where the envelope turns flat.
     let unconstrained = ascent.evaluate();
@@ -252,9 +289,15 @@ pub fn ascent_frontier(
         .filter(|&k| budgets[k].is_finite() && budgets[k] > least_budget)
         .collect();
     order.sort_by(|&a, &b| budgets[b].total_cmp(&budgets[a]));
+    let mut centres = vec![None; budgets.len()];
     for &k in &order {
         if options.steps_per_budget > 0 {
-            ascent.climb(Some(budgets[k]), options.steps_per_budget);
+            let best = ascent.climb(Some(budgets[k]), options.steps_per_budget);
+            let line = FrontierLine {
+                budget_price: ascent.budget_price,
+                intercept: best + ascent.budget_price * budgets[k],
+            };
+            centres[k] = Some((line, (ascent.budget_price, ascent.gpu_second.clone())));
         }
     }
     let frontier = Frontier {
@@ -263,12 +306,17 @@ pub fn ascent_frontier(
         least_budget,
         unconstrained_budget,
     };
-    Ok(AscentFrontier {
+    let start = AscentStart {
+        centres,
+        columns: ascent.kept.take(),
+    };
+    let result = AscentFrontier {
         budgets: budgets
             .iter()
             .map(|&b| (b, frontier.total_jct_bound(b)))
             .collect(),
         frontier,
         evaluations: ascent.evaluations,
-    })
+    };
+    Ok((result, start))
 }

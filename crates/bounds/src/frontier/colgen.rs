@@ -18,27 +18,51 @@
 //!
 //! Warm start: every job's schedule after the horizon at its most frugal configuration
 //! (uses no slot, so the master is feasible for every budget at or above the least one),
-//! and the cheapest schedules at each `(λ, μ)` of a short Lagrangian sweep.
+//! and either the cheapest schedules at each `(λ, μ)` of a short Lagrangian sweep, or every
+//! distinct schedule a dual ascent ([`super::ascent`]) aimed at the budgets priced.
+//!
+//! Stabilisation (Wentges smoothing): a restricted master's duals swing far from the
+//! optimal ones while it lacks columns, and pricing at them alone brings columns that are
+//! never used (the tailing-off of a 6,000-job master). Each round therefore prices at
+//! `α·(λ̂, μ̂) + (1 − α)·(λ, μ)`, between the prices of the best line at the budget so far
+//! (the stability centre, from the warm start) and the master's; every priced point is a
+//! valid line, and a better one becomes the centre. A schedule enters the master when its
+//! reduced cost at the master's own duals is negative; when none does (a mis-price),
+//! `α` shrinks towards 0, where pricing is at the master's duals and finding no column
+//! proves the master optimal. The bound is the same Lagrangian envelope either way.
 
-use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use gapbench_results::{BudgetBoundStatus, ColgenStatus};
-use rayon::prelude::*;
 
-use super::job::{cheapest_schedule, JobSchedule};
-use super::lagrangian::{lagrangian_sweep, Frontier, FrontierLine, LagrangianOptions, PricePair};
-use super::master::{MasterDuals, ScheduleColumn, ScheduleMaster};
-use super::rates::{BudgetRates, Prices};
+use super::ascent::{ascend, AscentOptions};
+use super::job::JobSchedule;
+use super::lagrangian::{
+    lagrangian_sweep, price_jobs, Frontier, FrontierLine, LagrangianOptions, PricePair,
+};
+use super::master::{ColumnSet, MasterDuals, ScheduleColumn, ScheduleMaster};
+use super::rates::BudgetRates;
 use super::{FrontierInstance, FrontierJob};
 use crate::error::BoundError;
+
+/// What starts the master and the stability centres.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WarmStart {
+    /// A Lagrangian sweep of budget prices (bounded by a third of the time limit): the
+    /// schedules at its prices.
+    Sweep(LagrangianOptions),
+    /// A dual ascent aimed at each budget (counted in steps): every distinct schedule it
+    /// priced, and its best prices at each budget as that budget's first centre.
+    Ascent(AscentOptions),
+}
 
 /// How hard to work on the envelope.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ColumnGenerationOptions {
-    /// The Lagrangian sweep whose schedules start the master.
-    pub warm_start: LagrangianOptions,
+    pub warm_start: WarmStart,
+    /// Wentges smoothing `α` in `[0, 1)`: the centre's weight in the pricing point (0 =
+    /// price at the master's duals only).
+    pub smoothing: f64,
     /// Master solves (each followed by pricing every job) per budget, at most.
     pub rounds_per_budget: usize,
     /// Stop a budget once `(master LP − bound) ≤ tolerance · master LP`.
@@ -55,10 +79,11 @@ pub struct ColumnGenerationOptions {
 impl Default for ColumnGenerationOptions {
     fn default() -> Self {
         ColumnGenerationOptions {
-            warm_start: LagrangianOptions {
+            warm_start: WarmStart::Sweep(LagrangianOptions {
                 budget_prices: 8,
                 subgradient_steps: 10,
-            },
+            }),
+            smoothing: 0.8,
             rounds_per_budget: 40,
             tolerance: 0.005,
             time_limit_s: 300.0,
@@ -78,6 +103,8 @@ pub struct BudgetBound {
     /// The last restricted master LP value: the bound cannot pass it.
     pub master_total_jct_s: Option<f64>,
     pub rounds: usize,
+    /// Pricing passes (every job priced once) at this budget, mis-prices included.
+    pub pricing_passes: usize,
     /// The bound is within the tolerance of the master LP.
     pub converged: bool,
     /// The time limit cut this budget short.
@@ -149,6 +176,8 @@ pub struct ColumnGenerationFrontier {
     pub frontier: Frontier,
     pub budgets: Vec<BudgetBound>,
     pub columns: usize,
+    /// Pricing passes of the warm start.
+    pub warm_start_passes: usize,
     pub seconds: f64,
 }
 
@@ -160,23 +189,26 @@ pub fn column_generation_frontier(
     options: &ColumnGenerationOptions,
 ) -> Result<ColumnGenerationFrontier, BoundError> {
     let clock = Instant::now();
-    if !(options.tolerance >= 0.0 && options.time_limit_s > 0.0) {
+    if !(options.tolerance >= 0.0
+        && options.time_limit_s > 0.0
+        && (0.0..1.0).contains(&options.smoothing))
+    {
         return Err(BoundError::Input(
-            "column generation needs a tolerance ≥ 0 and a positive time limit".into(),
+            "column generation needs a tolerance ≥ 0, a positive time limit and a smoothing in [0, 1)".into(),
         ));
     }
-    // The warm start may use a third of the time.
-    let warm_deadline = clock + std::time::Duration::from_secs_f64(options.time_limit_s / 3.0);
-    let (mut frontier, warm) =
-        lagrangian_sweep(instance, &options.warm_start, Some(warm_deadline))?;
+    let (mut frontier, start) = warm_start(instance, budgets, options, clock)?;
     if options.progress {
         eprintln!(
-            "frontier: Lagrangian warm start in {:.1} s ({} slots)",
+            "frontier: warm start in {:.1} s ({} pricing passes, {} slots, {} columns)",
             clock.elapsed().as_secs_f64(),
-            instance.slots.count()
+            start.passes,
+            instance.slots.count(),
+            start.columns.len()
         );
     }
-    let mut run = Tightening::new(instance, options, &frontier, &warm, clock)?;
+    let warm_start_passes = start.passes;
+    let mut run = Tightening::new(instance, options, &frontier, start, clock)?;
     let mut order: Vec<usize> = (0..budgets.len()).collect();
     order.sort_by(|&a, &b| budgets[b].total_cmp(&budgets[a]));
     let mut results: Vec<Option<BudgetBound>> = vec![None; budgets.len()];
@@ -198,8 +230,76 @@ pub fn column_generation_frontier(
             .map(|r| r.expect("every budget"))
             .collect(),
         columns: run.master.columns,
+        warm_start_passes,
         seconds: clock.elapsed().as_secs_f64(),
     })
+}
+
+/// The ascent's schedules that start the master: those of each climb's last this many
+/// steps. Earlier steps price far from the optimum and only make the master larger: on
+/// `trace-64gpu-x3` (6,198 jobs) all 65 passes give 50,140 columns and a 72 s master
+/// solve, the last 5 of each climb 28,358 columns and 22 s, converged as fast (the last 3
+/// tail off: 6 rounds at the loosest budget).
+const ASCENT_COLUMNS_FROM_LAST_STEPS: usize = 5;
+
+/// A priced point: its line and the prices `(λ, μ)` that gave it (a stability centre).
+type Centre = (FrontierLine, PricePair);
+
+/// The warm start's envelope, first columns and centres.
+struct Start {
+    columns: ColumnSet,
+    centres: Vec<Centre>,
+    passes: usize,
+}
+
+/// Runs the warm start `options` asks for.
+fn warm_start(
+    instance: &FrontierInstance,
+    budgets: &[f64],
+    options: &ColumnGenerationOptions,
+    clock: Instant,
+) -> Result<(Frontier, Start), BoundError> {
+    let rates = BudgetRates::of(instance);
+    match options.warm_start {
+        WarmStart::Sweep(sweep) => {
+            // The sweep may use a third of the time.
+            let deadline = clock + std::time::Duration::from_secs_f64(options.time_limit_s / 3.0);
+            let (frontier, warm) = lagrangian_sweep(instance, &sweep, Some(deadline))?;
+            let mut columns = ColumnSet::default();
+            for (budget_price, gpu_second) in &warm {
+                let schedules = price_jobs(instance, &rates, *budget_price, gpu_second);
+                for (j, schedule) in schedules.into_iter().enumerate() {
+                    columns.insert(j, schedule);
+                }
+            }
+            let passes = warm.len();
+            let centres = frontier.lines.iter().copied().zip(warm).collect();
+            Ok((
+                frontier,
+                Start {
+                    columns,
+                    centres,
+                    passes,
+                },
+            ))
+        }
+        WarmStart::Ascent(ascent) => {
+            let (result, start) = ascend(
+                instance,
+                budgets,
+                &ascent,
+                Some(ASCENT_COLUMNS_FROM_LAST_STEPS),
+            )?;
+            Ok((
+                result.frontier,
+                Start {
+                    columns: start.columns.unwrap_or_default(),
+                    centres: start.centres.into_iter().flatten().collect(),
+                    passes: result.evaluations,
+                },
+            ))
+        }
+    }
 }
 
 impl BudgetBound {
@@ -210,14 +310,15 @@ impl BudgetBound {
             total_jct_bound_s: None,
             master_total_jct_s: None,
             rounds: 0,
+            pricing_passes: 0,
             converged: false,
             timed_out: false,
         }
     }
 }
 
-/// Column generation across the budgets: the master (kept warm from budget to budget) and
-/// the columns it holds.
+/// Column generation across the budgets: the master (kept warm from budget to budget), the
+/// columns it holds and the priced points that can serve as centres.
 struct Tightening<'a> {
     instance: &'a FrontierInstance,
     options: &'a ColumnGenerationOptions,
@@ -226,17 +327,18 @@ struct Tightening<'a> {
     capacity: Vec<f64>,
     master: ScheduleMaster,
     pool: ColumnSet,
+    centres: Vec<Centre>,
     clock: Instant,
 }
 
 impl<'a> Tightening<'a> {
     /// The master over every job's after-the-horizon schedule (so every budget above the
-    /// least is feasible) and the Lagrangian warm start's schedules at its prices `warm`.
+    /// least is feasible) and the warm start's schedules.
     fn new(
         instance: &'a FrontierInstance,
         options: &'a ColumnGenerationOptions,
         frontier: &Frontier,
-        warm: &[PricePair],
+        start: Start,
         clock: Instant,
     ) -> Result<Tightening<'a>, BoundError> {
         let rates = BudgetRates::of(instance);
@@ -255,16 +357,10 @@ impl<'a> Tightening<'a> {
         )?;
         let mut pool = ColumnSet::default();
         for (j, job) in instance.jobs.iter().enumerate() {
-            pool.add(&mut master, after_horizon(instance, &rates, j, job))?;
+            pool.insert_column(after_horizon(instance, &rates, j, job));
         }
-        for (budget_price, gpu_second) in warm {
-            for (j, schedule) in price(instance, &rates, *budget_price, gpu_second)
-                .into_iter()
-                .enumerate()
-            {
-                pool.add(&mut master, column_of(j, schedule))?;
-            }
-        }
+        pool.absorb(start.columns);
+        pool.flush(&mut master)?;
         Ok(Tightening {
             instance,
             options,
@@ -272,13 +368,14 @@ impl<'a> Tightening<'a> {
             capacity,
             master,
             pool,
+            centres: start.centres,
             clock,
         })
     }
 
     /// Rounds at `budget` until it converges, runs out of rounds or of improving columns,
     /// or passes `deadline` (seconds since the start; its first solve may use all the time
-    /// left, the first cold one being the longest). Every round's duals add a line to
+    /// left, the first cold one being the longest). Every pricing pass adds a line to
     /// `frontier`.
     fn tighten(
         &mut self,
@@ -288,6 +385,12 @@ impl<'a> Tightening<'a> {
     ) -> Result<BudgetBound, BoundError> {
         let mut result = BudgetBound::untouched(budget);
         self.master.set_budget(budget);
+        let value_at = |centre: &Centre| centre.0.intercept - centre.0.budget_price * budget;
+        let mut centre = self
+            .centres
+            .iter()
+            .max_by(|a, b| value_at(a).total_cmp(&value_at(b)))
+            .cloned();
         while result.rounds < self.options.rounds_per_budget {
             let elapsed = self.clock.elapsed().as_secs_f64();
             let left = if result.rounds == 0 {
@@ -305,7 +408,7 @@ impl<'a> Tightening<'a> {
             };
             result.rounds += 1;
             result.master_total_jct_s = Some(duals.total_jct_s);
-            if !self.round(frontier, budget, &duals, &mut result)? {
+            if !self.round(frontier, budget, &duals, &mut centre, &mut result)? {
                 break;
             }
         }
@@ -313,79 +416,127 @@ impl<'a> Tightening<'a> {
         Ok(result)
     }
 
-    /// Prices every job at `duals`, adds the Lagrangian line they give to `frontier`, and
-    /// the columns that improve the master to it. Whether to go on: not when the bound
-    /// meets the master LP (`converged`) or no column improves it (the LP is as low as
-    /// these columns go).
+    /// Prices every job between the centre and `duals` (smoothed), and at `duals` too on a
+    /// round's first pass (their line is the classic column-generation bound and, as the
+    /// master nears its optimum, often the better centre), adds the lines this gives to
+    /// `frontier` (the best at `budget` becomes the centre), and the columns that improve
+    /// the master at its own duals; on a mis-price it moves the pricing point towards
+    /// `duals` and prices again. Whether to go on: not when the bound meets the master LP
+    /// (`converged`) or no column improves it even at the master's own duals (the LP is as
+    /// low as these columns go).
     fn round(
         &mut self,
         frontier: &mut Frontier,
         budget: f64,
         duals: &MasterDuals,
+        centre: &mut Option<Centre>,
         result: &mut BudgetBound,
     ) -> Result<bool, BoundError> {
-        let schedules = price(self.instance, &self.rates, duals.budget, &duals.gpu_second);
+        let mut mispriced = 0;
+        loop {
+            let alpha = match centre {
+                Some(_) => (1.0 - (mispriced + 1) as f64 * (1.0 - self.options.smoothing)).max(0.0),
+                None => 0.0,
+            };
+            let mut points = vec![smoothed(centre.as_ref(), duals, alpha)];
+            if alpha > 0.0 && mispriced == 0 {
+                points.push(smoothed(None, duals, 0.0));
+            }
+            for point in points {
+                let schedules = self.price_at(point, budget, frontier, centre);
+                result.pricing_passes += 1;
+                for (j, schedule) in schedules.into_iter().enumerate() {
+                    if self.reduced_cost(duals, j, &schedule) < -1e-9 * (1.0 + duals.job[j].abs()) {
+                        self.pool.insert(j, schedule);
+                    }
+                }
+            }
+            let bound = frontier.total_jct_bound(budget).unwrap_or(0.0);
+            if self.options.progress {
+                eprintln!(
+                    "frontier: budget {budget:.4}, round {} (α {alpha:.2}): master {:.0} s, bound {:.0} s, {} columns, {:.1} s",
+                    result.rounds,
+                    duals.total_jct_s,
+                    bound,
+                    self.master.columns,
+                    self.clock.elapsed().as_secs_f64()
+                );
+            }
+            if duals.total_jct_s - bound <= self.options.tolerance * duals.total_jct_s {
+                result.converged = true;
+                return Ok(false);
+            }
+            if self.pool.flush(&mut self.master)? > 0 {
+                return Ok(true);
+            }
+            if alpha == 0.0 {
+                return Ok(false);
+            }
+            mispriced += 1;
+        }
+    }
+
+    /// Prices every job at `point`, adds its line to `frontier` and to the centres (the
+    /// centre at `budget` when better there); the schedules, in job order.
+    fn price_at(
+        &mut self,
+        point: PricePair,
+        budget: f64,
+        frontier: &mut Frontier,
+        centre: &mut Option<Centre>,
+    ) -> Vec<JobSchedule> {
+        let schedules = price_jobs(self.instance, &self.rates, point.0, &point.1);
+        let line = self.line_of(&point, &schedules);
+        frontier.lines.push(line);
+        let value_at = |line: &FrontierLine| line.intercept - line.budget_price * budget;
+        if centre
+            .as_ref()
+            .is_none_or(|c| value_at(&line) > value_at(&c.0))
+        {
+            *centre = Some((line, point.clone()));
+        }
+        self.centres.push((line, point));
+        schedules
+    }
+
+    /// The Lagrangian line of the schedules priced at `point`.
+    fn line_of(&self, point: &PricePair, schedules: &[JobSchedule]) -> FrontierLine {
+        // Summed in job order: the same line on any number of threads.
         let priced: f64 = schedules.iter().map(|s| s.cost).sum();
-        let held: f64 = duals
-            .gpu_second
+        let held: f64 = point
+            .1
             .iter()
             .zip(&self.capacity)
             .map(|(mu, cap)| mu * cap)
             .sum();
-        frontier.lines.push(FrontierLine {
-            budget_price: duals.budget,
+        FrontierLine {
+            budget_price: point.0,
             intercept: priced - held,
-        });
-        let bound = frontier.total_jct_bound(budget).unwrap_or(0.0);
-        if self.options.progress {
-            eprintln!(
-                "frontier: budget {budget:.4}, round {}: master {:.0} s, bound {:.0} s, {} columns, {:.1} s",
-                result.rounds,
-                duals.total_jct_s,
-                bound,
-                self.master.columns,
-                self.clock.elapsed().as_secs_f64()
-            );
         }
-        if duals.total_jct_s - bound <= self.options.tolerance * duals.total_jct_s {
-            result.converged = true;
-            return Ok(false);
-        }
-        let mut added = 0;
-        for (j, schedule) in schedules.into_iter().enumerate() {
-            let reduced = schedule.cost - duals.job[j];
-            if reduced < -1e-9 * (1.0 + duals.job[j].abs()) {
-                added += usize::from(self.pool.add(&mut self.master, column_of(j, schedule))?);
-            }
-        }
-        Ok(added > 0)
+    }
+
+    /// `schedule`'s reduced cost at the master's duals: JCT + λ·budget + Σ μ_t·GPU-s − π_j.
+    fn reduced_cost(&self, duals: &MasterDuals, job: usize, schedule: &JobSchedule) -> f64 {
+        let held: f64 = schedule
+            .gpu_seconds
+            .iter()
+            .map(|&(t, seconds)| duals.gpu_second[t] * seconds)
+            .sum();
+        schedule.jct_s + duals.budget * schedule.budget_used + held - duals.job[job]
     }
 }
 
-/// The cheapest schedule of every job at `(λ, μ)`, in job order.
-fn price(
-    instance: &FrontierInstance,
-    rates: &BudgetRates,
-    budget_price: f64,
-    gpu_second: &[f64],
-) -> Vec<JobSchedule> {
-    let prices = Prices {
-        budget: budget_price,
-        gpu_second,
-    };
-    instance
-        .jobs
-        .par_iter()
-        .map(|job| cheapest_schedule(instance, job, &prices, rates))
-        .collect()
-}
-
-fn column_of(job: usize, schedule: JobSchedule) -> ScheduleColumn {
-    ScheduleColumn {
-        job,
-        jct_s: schedule.jct_s,
-        budget_used: schedule.budget_used,
-        gpu_seconds: schedule.gpu_seconds,
+/// The pricing point `α·centre + (1 − α)·duals` (the duals alone without a centre).
+fn smoothed(centre: Option<&Centre>, duals: &MasterDuals, alpha: f64) -> PricePair {
+    match centre {
+        Some((_, (lambda, mu))) if alpha > 0.0 => (
+            alpha * lambda + (1.0 - alpha) * duals.budget,
+            mu.iter()
+                .zip(&duals.gpu_second)
+                .map(|(c, d)| alpha * c + (1.0 - alpha) * d)
+                .collect(),
+        ),
+        _ => (duals.budget, duals.gpu_second.clone()),
     }
 }
 
@@ -413,34 +564,5 @@ fn after_horizon(
         jct_s: waited_s + run_s,
         budget_used,
         gpu_seconds: Vec::new(),
-    }
-}
-
-/// The columns in the master, to add none twice.
-#[derive(Default)]
-struct ColumnSet {
-    seen: HashSet<u64>,
-}
-
-impl ColumnSet {
-    /// Adds `column` unless an identical one is in; true when added.
-    fn add(
-        &mut self,
-        master: &mut ScheduleMaster,
-        column: ScheduleColumn,
-    ) -> Result<bool, BoundError> {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        column.job.hash(&mut hasher);
-        column.jct_s.to_bits().hash(&mut hasher);
-        column.budget_used.to_bits().hash(&mut hasher);
-        for &(slot, seconds) in &column.gpu_seconds {
-            slot.hash(&mut hasher);
-            seconds.to_bits().hash(&mut hasher);
-        }
-        if !self.seen.insert(hasher.finish()) {
-            return Ok(false);
-        }
-        master.add(&column)?;
-        Ok(true)
     }
 }

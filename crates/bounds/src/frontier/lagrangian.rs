@@ -96,15 +96,35 @@ pub(super) fn evaluate(
     budget_price: f64,
     gpu_second: &[f64],
 ) -> Evaluation {
+    evaluate_schedules(instance, rates, budget_price, gpu_second).0
+}
+
+/// The cheapest schedule of every job at `(λ, μ)`, in job order (priced in parallel).
+pub(super) fn price_jobs(
+    instance: &FrontierInstance,
+    rates: &BudgetRates,
+    budget_price: f64,
+    gpu_second: &[f64],
+) -> Vec<JobSchedule> {
     let prices = Prices {
         budget: budget_price,
         gpu_second,
     };
-    let schedules: Vec<JobSchedule> = instance
+    instance
         .jobs
         .par_iter()
         .map(|job| cheapest_schedule(instance, job, &prices, rates))
-        .collect();
+        .collect()
+}
+
+/// [`evaluate`], with the schedules it priced (in job order).
+pub(super) fn evaluate_schedules(
+    instance: &FrontierInstance,
+    rates: &BudgetRates,
+    budget_price: f64,
+    gpu_second: &[f64],
+) -> (Evaluation, Vec<JobSchedule>) {
+    let schedules = price_jobs(instance, rates, budget_price, gpu_second);
     let mut subgradient: Vec<f64> = (0..instance.slots.count())
         .map(|t| -instance.capacity(t))
         .collect();
@@ -123,12 +143,13 @@ pub(super) fn evaluate(
         .enumerate()
         .map(|(t, price)| price * instance.capacity(t))
         .sum::<f64>();
-    Evaluation {
+    let evaluation = Evaluation {
         dual,
         subgradient,
         jct_s,
         budget_used,
-    }
+    };
+    (evaluation, schedules)
 }
 
 /// Raises `D(λ, ·)` from `gpu_second` by projected subgradient steps; returns the best

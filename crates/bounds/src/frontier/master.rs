@@ -1,5 +1,5 @@
-//! The restricted master LP of column generation (`colgen`), kept in one HiGHS instance so each
-//! re-solve starts from the previous basis (as `cg::master` does for placements):
+//! The restricted master LP of column generation (`colgen`), kept in one HiGHS instance
+//! that grows by columns and changes only a bound between budgets:
 //!
 //! ```text
 //! min  Σ_k jct_k·x_k / 3600                                   (hours, for scaling)
@@ -12,6 +12,10 @@
 //! bound, not the matrix, and keeps the basis. Rows are scaled to order 1; the duals are
 //! returned unscaled (seconds per GPU-second, seconds per budget unit).
 
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
+use super::job::JobSchedule;
 use crate::error::BoundError;
 use highs::{Col, ColProblem, HighsModelStatus, Model, Row, Sense};
 
@@ -113,34 +117,130 @@ impl ScheduleMaster {
         Ok(())
     }
 
-    /// Solves from the current basis within `time_limit_s`; `None` when time ran out.
+    /// Solves within `time_limit_s`; `None` when time ran out. By interior point without
+    /// crossover: on `trace-64gpu-x3` (34,556 columns) simplex re-solves from the previous
+    /// basis after a budget change took 55–91 s, a cold interior-point solve 21–24 s; its
+    /// duals are central, which also steadies the pricing. Where it stops short of its
+    /// tolerances, the simplex method solves again.
     pub fn solve(&mut self, time_limit_s: f64) -> Result<Option<MasterDuals>, BoundError> {
+        let clock = std::time::Instant::now();
+        match self.solve_by("ipm", time_limit_s)? {
+            Solved::Optimal(duals) => Ok(Some(duals)),
+            Solved::OutOfTime => Ok(None),
+            Solved::Other(_) => {
+                let left = time_limit_s - clock.elapsed().as_secs_f64();
+                if left <= 0.0 {
+                    return Ok(None);
+                }
+                match self.solve_by("simplex", left)? {
+                    Solved::Optimal(duals) => Ok(Some(duals)),
+                    Solved::OutOfTime => Ok(None),
+                    Solved::Other(status) => Err(BoundError::Solver(format!(
+                        "the frontier master ended with status {status:?}"
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// One solve by HiGHS's `solver` (`ipm` or `simplex`).
+    fn solve_by(&mut self, solver: &str, time_limit_s: f64) -> Result<Solved, BoundError> {
         let mut model = self.model.take().expect("master present between solves");
         gapbench_ilp::solver::set_time_limit(&mut model, time_limit_s)?;
+        for (option, value) in [("solver", solver), ("run_crossover", "off")] {
+            model
+                .try_set_option(option, value)
+                .map_err(|e| format!("HiGHS option {option}: {e:?}"))?;
+        }
         let solved = model
             .try_solve()
             .map_err(|e| format!("HiGHS failed on the frontier master: {e:?}"))?;
         let result = match solved.status() {
-            HighsModelStatus::ReachedTimeLimit => Ok(None),
+            HighsModelStatus::ReachedTimeLimit => Solved::OutOfTime,
             HighsModelStatus::Optimal => {
                 let solution = solved.get_solution();
                 let duals = solution.dual_rows();
                 let jobs = self.convexity.len();
                 let slots = self.capacity.len();
-                Ok(Some(MasterDuals {
+                Solved::Optimal(MasterDuals {
                     total_jct_s: solved.objective_value() / HOURS,
                     job: duals[..jobs].iter().map(|d| d / HOURS).collect(),
                     gpu_second: (0..slots)
                         .map(|t| (-duals[jobs + t]).max(0.0) * self.capacity_scale[t] / HOURS)
                         .collect(),
                     budget: (-duals[jobs + slots]).max(0.0) * self.budget_scale / HOURS,
-                }))
+                })
             }
-            other => Err(BoundError::Solver(format!(
-                "the frontier master ended with status {other:?}"
-            ))),
+            other => Solved::Other(other),
         };
         self.model = Some(Model::from(solved));
-        result
+        Ok(result)
+    }
+}
+
+/// How one solve of the master ended.
+enum Solved {
+    Optimal(MasterDuals),
+    OutOfTime,
+    Other(HighsModelStatus),
+}
+
+fn column_of(job: usize, schedule: JobSchedule) -> ScheduleColumn {
+    ScheduleColumn {
+        job,
+        jct_s: schedule.jct_s,
+        budget_used: schedule.budget_used,
+        gpu_seconds: schedule.gpu_seconds,
+    }
+}
+
+/// Columns, none twice: those already in the master (by hash) and those waiting to go in.
+#[derive(Default)]
+pub(crate) struct ColumnSet {
+    seen: HashSet<u64>,
+    pending: Vec<ScheduleColumn>,
+}
+
+impl ColumnSet {
+    /// Keeps job `job`'s `schedule` unless an identical column is in; true when kept.
+    pub(crate) fn insert(&mut self, job: usize, schedule: JobSchedule) -> bool {
+        self.insert_column(column_of(job, schedule))
+    }
+
+    pub(crate) fn insert_column(&mut self, column: ScheduleColumn) -> bool {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        column.job.hash(&mut hasher);
+        column.jct_s.to_bits().hash(&mut hasher);
+        column.budget_used.to_bits().hash(&mut hasher);
+        for &(slot, seconds) in &column.gpu_seconds {
+            slot.hash(&mut hasher);
+            seconds.to_bits().hash(&mut hasher);
+        }
+        let new = self.seen.insert(hasher.finish());
+        if new {
+            self.pending.push(column);
+        }
+        new
+    }
+
+    /// Takes in `other`'s columns not already here.
+    pub(crate) fn absorb(&mut self, other: ColumnSet) {
+        for column in other.pending {
+            self.insert_column(column);
+        }
+    }
+
+    /// Columns kept and not yet in a master.
+    pub(crate) fn len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Adds the waiting columns to `master`; how many.
+    pub(crate) fn flush(&mut self, master: &mut ScheduleMaster) -> Result<usize, BoundError> {
+        let added = self.pending.len();
+        for column in self.pending.drain(..) {
+            master.add(&column)?;
+        }
+        Ok(added)
     }
 }

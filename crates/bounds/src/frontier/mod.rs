@@ -22,9 +22,13 @@
 //!   slots, for every possible finishing slot), and every `(λ, μ)` gives a line
 //!   `Σ JCT ≥ D(λ, μ) − λ·B` valid for every budget `B`. Subgradient steps on `μ` for a sweep
 //!   of `λ` give the whole lower envelope at once.
+//! - [`ascent`] pushes the lines up at chosen budgets by a deterministic dual ascent on
+//!   `(λ, μ)` together, no LP.
 //! - [`colgen`] reaches the best such bound at chosen budgets by column generation over
-//!   whole per-job schedules (master LP in `master`, pricing by the same per-job problem),
-//!   warm-started from the Lagrangian: the bound at trace scale (thousands of jobs).
+//!   whole per-job schedules (master LP in `master`, pricing by the same per-job problem,
+//!   smoothed towards the best prices so far), warm-started from the Lagrangian sweep or
+//!   the ascent: the bound at trace scale (thousands of jobs), with the master LP's value
+//!   to say how close it is.
 //! - [`slots`] cuts time into slots of any lengths: coarse where the trace is quiet, a
 //!   relaxation of the fine grid (the argument is in its doc), so still a valid bound.
 //! - [`mip`] states the same problem as a time-indexed MIP (binary "unfinished by the end of
@@ -51,7 +55,7 @@ use gapbench_model::CarbonSeries;
 pub use ascent::{ascent_frontier, AscentFrontier, AscentOptions};
 pub use colgen::{
     bound_status_at, column_generation_frontier, BudgetBound, ColumnGenerationFrontier,
-    ColumnGenerationOptions,
+    ColumnGenerationOptions, WarmStart,
 };
 pub use lagrangian::{lagrangian_frontier, Frontier, FrontierLine, LagrangianOptions};
 pub use mip::{min_total_jct, MipFrontierPoint};

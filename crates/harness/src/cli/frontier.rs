@@ -19,7 +19,7 @@ use gapbench::manifest::Manifest;
 use gapbench::replay::{ReplayInputs, Selection, TimedSource};
 use gapbench_bounds::frontier::{
     ascent_frontier, column_generation_frontier, lagrangian_frontier, min_total_jct, AscentOptions,
-    BudgetBound, ColumnGenerationOptions, Frontier, FrontierInstance, LagrangianOptions,
+    BudgetBound, ColumnGenerationOptions, Frontier, FrontierInstance, LagrangianOptions, WarmStart,
 };
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{CpuPowerProfile, InputRules};
@@ -65,14 +65,19 @@ pub struct FrontierArgs {
     /// the GPUs and nothing would queue) into slots of up to this many seconds. Default: --slot (a uniform grid).
     #[arg(long, value_name = "SECONDS", value_parser = gapbench::flag_values::positive)]
     pub quiet_slot: Option<f64>,
-    /// Tighten the envelope by column generation at each budget (and, with --policies, at each policy's own spend), warm-started from the Lagrangian.
+    /// Tighten the envelope by column generation at each budget (and, with --policies, at each policy's own spend), warm-started from the Lagrangian sweep, or with --ascent from the dual ascent's schedules and prices; pricing is smoothed towards the best prices so far (--smoothing).
     #[arg(long)]
     pub colgen: bool,
     /// Push the Lagrangian envelope up at each of --budgets (and, with --policies, at each
     /// policy's own spend) by this many deterministic dual-ascent steps on the budget and
-    /// capacity prices together, after --frontier-steps at the unconstrained end (no LP).
-    #[arg(long, value_name = "STEPS", conflicts_with = "colgen")]
+    /// capacity prices together, after --frontier-steps at the unconstrained end (no LP;
+    /// with --colgen, its warm start).
+    #[arg(long, value_name = "STEPS")]
     pub ascent: Option<usize>,
+    /// Column generation's Wentges smoothing α in [0, 1): the weight of the best prices so
+    /// far in each pricing point (0 = the master's duals alone).
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.8)]
+    pub smoothing: f64,
     /// Budget prices and subgradient steps per price of the Lagrangian (with --colgen: of its warm start).
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub frontier_prices: usize,
@@ -263,11 +268,11 @@ impl Run {
         targets: &[f64],
         clock: Instant,
     ) -> Result<(Frontier, Vec<BudgetBound>)> {
-        if let Some(steps) = args.ascent {
-            return Ok((self.ascent(args, steps, targets, clock)?, Vec::new()));
-        }
         if args.colgen {
             return self.column_generation(args, targets);
+        }
+        if let Some(steps) = args.ascent {
+            return Ok((self.ascent(args, steps, targets, clock)?, Vec::new()));
         }
         let options = LagrangianOptions {
             budget_prices: args.frontier_prices,
@@ -311,11 +316,20 @@ impl Run {
         args: &FrontierArgs,
         targets: &[f64],
     ) -> Result<(Frontier, Vec<BudgetBound>)> {
-        let options = ColumnGenerationOptions {
-            warm_start: LagrangianOptions {
+        let warm_start = match args.ascent {
+            Some(steps) => WarmStart::Ascent(AscentOptions {
+                unconstrained_steps: args.frontier_steps,
+                steps_per_budget: steps,
+                progress: false,
+            }),
+            None => WarmStart::Sweep(LagrangianOptions {
                 budget_prices: args.frontier_prices,
                 subgradient_steps: args.frontier_steps,
-            },
+            }),
+        };
+        let options = ColumnGenerationOptions {
+            warm_start,
+            smoothing: args.smoothing,
             time_limit_s: args.colgen_time_limit,
             progress: true,
             ..ColumnGenerationOptions::default()
@@ -323,17 +337,18 @@ impl Run {
         let result = column_generation_frontier(&self.instance, targets, &options)
             .map_err(anyhow::Error::msg)?;
         println!(
-            "column generation in {:.2} s: {} columns",
-            result.seconds, result.columns
+            "column generation in {:.2} s: {} columns, {} warm-start pricing passes",
+            result.seconds, result.columns, result.warm_start_passes
         );
         for b in &result.budgets {
             println!(
-                "  budget {:.3} {}: bound {} h, master LP {} h, {} rounds, {}",
+                "  budget {:.3} {}: bound {} h, master LP {} h, {} rounds, {} pricing passes, {}",
                 b.budget,
                 self.unit,
                 self.mean_hours(b.total_jct_bound_s),
                 self.mean_hours(b.master_total_jct_s),
                 b.rounds,
+                b.pricing_passes,
                 b.status()
             );
         }

@@ -5,7 +5,8 @@
 use anyhow::{Context, Result};
 use gapbench_bounds::frontier::{
     ascent_frontier, bound_status_at, column_generation_frontier, lagrangian_frontier,
-    AscentOptions, ColumnGenerationOptions, Frontier, FrontierLine, LagrangianOptions,
+    AscentOptions, ColumnGenerationOptions, Frontier, FrontierInstance, FrontierLine,
+    LagrangianOptions, WarmStart,
 };
 use gapbench_replay::Budget;
 use gapbench_results::{BudgetBoundStatus, ColgenStatus};
@@ -78,8 +79,9 @@ pub(crate) fn target_budgets(fractions: &[f64], base: f64, least: f64, count: us
 }
 
 /// The frontier of `setup`'s jobs as the `[budget]` study's setup `setup_name` asks for it:
-/// the Lagrangian sweep, the dual ascent at the points' own spends (`ascent_steps`), or the
-/// sweep tightened by column generation (`frontier_budgets`).
+/// the Lagrangian sweep, the dual ascent at the points' own spends (`ascent_steps`), the
+/// ascent tightened there by column generation (`column_generation`), or the sweep
+/// tightened by column generation at budgets around FIFO's spend (`frontier_budgets`).
 pub(crate) fn compute(
     setup: &BudgetSetup,
     spec: &BudgetStudySpec,
@@ -105,8 +107,13 @@ pub(crate) fn compute(
             steps_per_budget: steps,
             progress: false,
         };
-        let result = ascent_frontier(&instance, &targets, &options).map_err(anyhow::Error::msg)?;
-        (result.frontier, Vec::new())
+        if setup_spec.column_generation {
+            tighten(&instance, &targets, WarmStart::Ascent(options), spec)?
+        } else {
+            let result =
+                ascent_frontier(&instance, &targets, &options).map_err(anyhow::Error::msg)?;
+            (result.frontier, Vec::new())
+        }
     } else if spec.frontier_budgets == 0 {
         let frontier = lagrangian_frontier(&instance, &warm_start).map_err(anyhow::Error::msg)?;
         (frontier, Vec::new())
@@ -120,21 +127,7 @@ pub(crate) fn compute(
             instance.least_budget(),
             spec.frontier_budgets,
         );
-        let options = ColumnGenerationOptions {
-            warm_start,
-            rounds_per_budget: spec.frontier_rounds,
-            time_limit_s: spec.frontier_seconds,
-            ..ColumnGenerationOptions::default()
-        };
-        let result = column_generation_frontier(&instance, &targets, &options)
-            .map_err(anyhow::Error::msg)?;
-        let mut tightened: Vec<(f64, Option<f64>, ColgenStatus)> = result
-            .budgets
-            .iter()
-            .map(|b| (b.budget, b.master_total_jct_s, b.status()))
-            .collect();
-        tightened.sort_by(|a, b| a.0.total_cmp(&b.0));
-        (result.frontier, tightened)
+        tighten(&instance, &targets, WarmStart::Sweep(warm_start), spec)?
     };
     Ok(StoredFrontier {
         jobs: frontier.jobs,
@@ -148,6 +141,31 @@ pub(crate) fn compute(
         tightened,
         slots: instance.slots.count(),
     })
+}
+
+/// Column generation from `warm_start` at `targets`: the envelope, and what it reached at
+/// each target, by budget.
+fn tighten(
+    instance: &FrontierInstance,
+    targets: &[f64],
+    warm_start: WarmStart,
+    spec: &BudgetStudySpec,
+) -> Result<(Frontier, Vec<(f64, Option<f64>, ColgenStatus)>)> {
+    let options = ColumnGenerationOptions {
+        warm_start,
+        rounds_per_budget: spec.frontier_rounds,
+        time_limit_s: spec.frontier_seconds,
+        ..ColumnGenerationOptions::default()
+    };
+    let result =
+        column_generation_frontier(instance, targets, &options).map_err(anyhow::Error::msg)?;
+    let mut tightened: Vec<(f64, Option<f64>, ColgenStatus)> = result
+        .budgets
+        .iter()
+        .map(|b| (b.budget, b.master_total_jct_s, b.status()))
+        .collect();
+    tightened.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok((result.frontier, tightened))
 }
 
 /// What the points of a (setup, seed, kind) spend: full-clock FIFO, Zeus and the budgeted

@@ -91,6 +91,13 @@ pub struct BudgetSetupSpec {
     /// `lagrangian`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ascent_steps: Option<usize>,
+    /// Tighten the dual ascent's envelope by column generation at every point's own spend,
+    /// the ascent its warm start (so it needs `ascent_steps`): each point's bound status
+    /// then says `converged` or `open` against the master LP. Stops at `frontier_rounds`
+    /// per spend, or at `frontier_seconds` (a safety net: a spend it cuts short stays
+    /// `open`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub column_generation: bool,
 }
 
 fn default_kinds() -> Vec<String> {
@@ -166,6 +173,12 @@ impl BudgetStudySpec {
             if !valid {
                 bail!(
                     "[budget] setup `{}`: `gpus`, `arrival_scale`, `max_duration_s`, `slot_s` and `quiet_slot_s` must be positive",
+                    setup.name
+                );
+            }
+            if setup.column_generation && setup.ascent_steps.is_none() {
+                bail!(
+                    "[budget] setup `{}`: `column_generation` starts from the dual ascent: set `ascent_steps` too (15 is the paper bench's)",
                     setup.name
                 );
             }

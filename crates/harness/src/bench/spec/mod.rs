@@ -595,6 +595,17 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
         let bad: BenchSpec = toml::from_str(&text.replace("[0.9, 1.0]", "[0.0]")).unwrap();
         let error = format!("{:#}", bad.validate().unwrap_err());
         assert!(error.contains("fractions"), "{error}");
+        let tightened = text.replace(
+            "frontier = true",
+            "frontier = true, column_generation = true",
+        );
+        let bad: BenchSpec = toml::from_str(&tightened).unwrap();
+        let error = format!("{:#}", bad.validate().unwrap_err());
+        assert!(error.contains("set `ascent_steps` too"), "{error}");
+        let with_ascent =
+            tightened.replace("column_generation", "ascent_steps = 5, column_generation");
+        let good: BenchSpec = toml::from_str(&with_ascent).unwrap();
+        good.validate().unwrap();
     }
 
     #[test]
