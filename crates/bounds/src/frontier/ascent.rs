@@ -16,8 +16,9 @@
 //! - Polyak length `θ·δ·|L_best| / ‖d‖²` (aiming `δ` above the best value so far), `θ`
 //!   halved after `STALL` steps without progress (and the prices reset to the best found);
 //! - the budget price by its own controller: `λ ← λ·e^{±h}` towards spending `B` (`λ`
-//!   starts at the unconstrained JCT per unit of budget when the budget first binds), `h`
-//!   halved at every reversal — `λ` must range over orders of magnitude, which a common
+//!   starts at the unconstrained JCT per unit of budget when the budget first binds, and
+//!   after a restart at `λ = 0` at the lowest `λ` that underspent), `h` halved at every
+//!   reversal — `λ` must range over orders of magnitude, which a common
 //!   step length cannot serve.
 //!
 //! Budgets are taken from the loosest to the tightest, each warm-started from the prices the
@@ -31,6 +32,41 @@ use super::master::ColumnSet;
 use super::rates::BudgetRates;
 use super::FrontierInstance;
 use crate::error::BoundError;
+
+/// λ's own controller: a factor `e^h` towards the budget, `h` halved on every reversal.
+struct PriceControl {
+    h: f64,
+    /// The previous step's direction (+1: overspent, λ went up).
+    last_sign: f64,
+    /// Where λ starts from 0 once overspent: the reference price at first, then the lowest
+    /// λ that underspent. A climb whose best prices so far are at λ = 0 restarts there
+    /// after a stall; starting again at the reference price each time would never get
+    /// below it where the budget binds only a little (the loosest budgets).
+    from_zero: f64,
+}
+
+impl PriceControl {
+    /// The next λ from `lambda`, given the budget used minus the budget.
+    fn step(&mut self, lambda: f64, overspent: f64) -> f64 {
+        let sign = overspent.signum();
+        if sign * self.last_sign < 0.0 {
+            self.h *= 0.5;
+        }
+        self.last_sign = sign;
+        if sign < 0.0 && lambda > 0.0 {
+            self.from_zero = self.from_zero.min(lambda);
+        }
+        if lambda <= 0.0 {
+            if sign > 0.0 {
+                self.from_zero
+            } else {
+                0.0
+            }
+        } else {
+            lambda * (sign * self.h).exp()
+        }
+    }
+}
 
 /// How many pricing passes to spend.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -106,13 +142,16 @@ impl Ascent<'_> {
         let mut best_evaluation = current.clone();
         let mut direction = vec![0.0; slots];
         let (mut theta, mut stalled) = (1.0, 0);
-        // λ's own controller: a factor e^h towards the budget, h halved on every reversal.
-        let (mut h, mut last_sign) = (LAMBDA_FIRST_STEP, 0.0);
+        let mut control = PriceControl {
+            h: LAMBDA_FIRST_STEP,
+            last_sign: 0.0,
+            from_zero: self.reference_price,
+        };
         for step in 0..steps {
             let aim = theta * FIRST_AIM * best.abs().max(1.0);
             let norm = self.step_slot_prices(&current, &mut direction, step == 0, aim);
             if let Some(b) = budget {
-                self.step_budget_price(current.budget_used - b, &mut h, &mut last_sign);
+                self.budget_price = control.step(self.budget_price, current.budget_used - b);
             } else if norm <= 1e-18 {
                 break; // every slot balanced: these prices are optimal at λ = 0
             }
@@ -146,6 +185,7 @@ impl Ascent<'_> {
                     self.gpu_second.copy_from_slice(&best_mu);
                     current = best_evaluation.clone();
                     direction.iter_mut().for_each(|d| *d = 0.0);
+                    control.last_sign = 0.0; // a jump back is no reversal
                 }
             }
         }
@@ -191,24 +231,6 @@ impl Ascent<'_> {
             }
         }
         norm
-    }
-
-    /// λ's own controller, one step: a factor `e^h` towards the budget (`overspent`: the
-    /// budget used minus the budget), `h` halved on every reversal (`last_sign`: the
-    /// previous step's direction); from 0 it starts at the reference price once overspent.
-    fn step_budget_price(&mut self, overspent: f64, h: &mut f64, last_sign: &mut f64) {
-        let sign = overspent.signum();
-        if sign * *last_sign < 0.0 {
-            *h *= 0.5;
-        }
-        *last_sign = sign;
-        if self.budget_price <= 0.0 {
-            if sign > 0.0 {
-                self.budget_price = self.reference_price;
-            }
-        } else {
-            self.budget_price *= (sign * *h).exp();
-        }
     }
 
     /// Prices every job at the current prices and records the line (and the schedules,

@@ -18,8 +18,9 @@
 //!
 //! Warm start: every job's schedule after the horizon at its most frugal configuration
 //! (uses no slot, so the master is feasible for every budget at or above the least one),
-//! and either the cheapest schedules at each `(λ, μ)` of a short Lagrangian sweep, or every
-//! distinct schedule a dual ascent ([`super::ascent`]) aimed at the budgets priced.
+//! and either the cheapest schedules at each `(λ, μ)` of a short Lagrangian sweep, or the
+//! distinct schedules a dual ascent ([`super::ascent`]) aimed at the budgets priced in the
+//! last steps of each climb.
 //!
 //! Stabilisation (Wentges smoothing): a restricted master's duals swing far from the
 //! optimal ones while it lacks columns, and pricing at them alone brings columns that are
@@ -51,8 +52,9 @@ pub enum WarmStart {
     /// A Lagrangian sweep of budget prices (bounded by a third of the time limit): the
     /// schedules at its prices.
     Sweep(LagrangianOptions),
-    /// A dual ascent aimed at each budget (counted in steps): every distinct schedule it
-    /// priced, and its best prices at each budget as that budget's first centre.
+    /// A dual ascent aimed at each budget (counted in steps): the distinct schedules of
+    /// each climb's last steps, and its best prices at each budget as that budget's first
+    /// centre.
     Ascent(AscentOptions),
 }
 
