@@ -39,7 +39,8 @@ use gapbench_results::{BudgetBoundStatus, ColgenStatus};
 use super::ascent::{ascend, AscentOptions};
 use super::job::JobSchedule;
 use super::lagrangian::{
-    lagrangian_sweep, price_jobs, Frontier, FrontierLine, LagrangianOptions, PricePair,
+    evaluate_schedules, lagrangian_sweep, price_jobs, Frontier, FrontierLine, LagrangianOptions,
+    PricePair,
 };
 use super::master::{ColumnSet, MasterDuals, ScheduleColumn, ScheduleMaster};
 use super::rates::BudgetRates;
@@ -325,8 +326,6 @@ struct Tightening<'a> {
     instance: &'a FrontierInstance,
     options: &'a ColumnGenerationOptions,
     rates: BudgetRates,
-    /// GPU-seconds of each slot.
-    capacity: Vec<f64>,
     master: ScheduleMaster,
     pool: ColumnSet,
     centres: Vec<Centre>,
@@ -367,7 +366,6 @@ impl<'a> Tightening<'a> {
             instance,
             options,
             rates,
-            capacity,
             master,
             pool,
             centres: start.centres,
@@ -387,11 +385,10 @@ impl<'a> Tightening<'a> {
     ) -> Result<BudgetBound, BoundError> {
         let mut result = BudgetBound::untouched(budget);
         self.master.set_budget(budget);
-        let value_at = |centre: &Centre| centre.0.intercept - centre.0.budget_price * budget;
         let mut centre = self
             .centres
             .iter()
-            .max_by(|a, b| value_at(a).total_cmp(&value_at(b)))
+            .max_by(|a, b| a.0.at(budget).total_cmp(&b.0.at(budget)))
             .cloned();
         while result.rounds < self.options.rounds_per_budget {
             let elapsed = self.clock.elapsed().as_secs_f64();
@@ -487,34 +484,21 @@ impl<'a> Tightening<'a> {
         frontier: &mut Frontier,
         centre: &mut Option<Centre>,
     ) -> Vec<JobSchedule> {
-        let schedules = price_jobs(self.instance, &self.rates, point.0, &point.1);
-        let line = self.line_of(&point, &schedules);
+        let (evaluation, schedules) =
+            evaluate_schedules(self.instance, &self.rates, point.0, &point.1);
+        let line = FrontierLine {
+            budget_price: point.0,
+            intercept: evaluation.dual,
+        };
         frontier.lines.push(line);
-        let value_at = |line: &FrontierLine| line.intercept - line.budget_price * budget;
         if centre
             .as_ref()
-            .is_none_or(|c| value_at(&line) > value_at(&c.0))
+            .is_none_or(|c| line.at(budget) > c.0.at(budget))
         {
             *centre = Some((line, point.clone()));
         }
         self.centres.push((line, point));
         schedules
-    }
-
-    /// The Lagrangian line of the schedules priced at `point`.
-    fn line_of(&self, point: &PricePair, schedules: &[JobSchedule]) -> FrontierLine {
-        // Summed in job order: the same line on any number of threads.
-        let priced: f64 = schedules.iter().map(|s| s.cost).sum();
-        let held: f64 = point
-            .1
-            .iter()
-            .zip(&self.capacity)
-            .map(|(mu, cap)| mu * cap)
-            .sum();
-        FrontierLine {
-            budget_price: point.0,
-            intercept: priced - held,
-        }
     }
 
     /// `schedule`'s reduced cost at the master's duals: JCT + λ·budget + Σ μ_t·GPU-s − π_j.

@@ -46,6 +46,13 @@ pub struct FrontierLine {
     pub intercept: f64,
 }
 
+impl FrontierLine {
+    /// The bound this line gives at `budget`: `intercept − budget_price · budget`.
+    pub fn at(&self, budget: f64) -> f64 {
+        self.intercept - self.budget_price * budget
+    }
+}
+
 /// The lower envelope of total (and mean) JCT over budgets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frontier {
@@ -67,7 +74,7 @@ impl Frontier {
         let best = self
             .lines
             .iter()
-            .map(|line| line.intercept - line.budget_price * budget)
+            .map(|line| line.at(budget))
             .fold(0.0, f64::max);
         Some(best)
     }
