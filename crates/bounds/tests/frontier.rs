@@ -193,7 +193,7 @@ fn stabilised_column_generation_from_the_ascent_converges_below_the_mip() {
                 time_limit_s: 600.0,
                 ..ColumnGenerationOptions::default()
             };
-            column_generation_frontier(&instance, &budgets, &options).unwrap()
+            column_generation_frontier(&instance, &budgets, &[], &options).unwrap()
         };
         let (stabilised, plain) = (solve(0.8), solve(0.0));
         for (k, &budget) in budgets.iter().enumerate() {

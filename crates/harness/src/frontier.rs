@@ -11,7 +11,7 @@
 
 use anyhow::{bail, Result};
 use gapbench_bounds::frontier::slots::busy_base_slots;
-use gapbench_bounds::frontier::{BudgetKind, Frontier, FrontierInstance, FrontierJob, Slots};
+use gapbench_bounds::frontier::{BudgetKind, Frontier, FrontierInstance, FrontierJob, Run, Slots};
 use gapbench_model::Cluster;
 use gapbench_replay::jobs::{first_arrival_s, trace_end_s};
 use gapbench_replay::policies::{time_policy_with, BudgetTarget, PolicySettings, TimePolicyKind};
@@ -94,6 +94,49 @@ impl BudgetSetup {
             Some(why) => bail!("{why}"),
             None => Ok(result),
         }
+    }
+
+    /// Replays `policy` under `budget` (`budget_value` of it, `fraction` of FIFO's spend) as
+    /// a point, with the jobs' runs when the options record segments.
+    pub fn point(
+        &self,
+        policy: &str,
+        fraction: Option<f64>,
+        budget_value: Option<f64>,
+        budget: Budget,
+    ) -> PolicyPoint {
+        let result = self.run(policy, budget);
+        let runs = result.as_ref().ok().and_then(|r| self.job_runs(r));
+        let mut point = PolicyPoint::of(policy.into(), fraction, budget_value, result);
+        point.runs = runs;
+        point
+    }
+
+    /// Each training job's runs in `result`, in job order, on the frontier problem's clock
+    /// (seconds since the first arrival); `None` unless every job finished and its segments
+    /// were recorded (`record_segments`).
+    pub fn job_runs(&self, result: &ReplayResult) -> Option<Vec<Vec<Run>>> {
+        let origin_s = first_arrival_s(self.jobs.jobs());
+        self.jobs
+            .jobs()
+            .iter()
+            .map(|job| {
+                let task = result.tasks.get(job.task as usize)?;
+                task.end_s?;
+                let runs: Option<Vec<Run>> = task
+                    .segments
+                    .iter()
+                    .map(|segment| {
+                        Some(Run {
+                            from_s: segment.from_s - origin_s,
+                            to_s: segment.to_s - origin_s,
+                            config: segment.option?,
+                        })
+                    })
+                    .collect();
+                runs.filter(|r| !r.is_empty())
+            })
+            .collect()
     }
 }
 
@@ -181,6 +224,9 @@ pub struct PolicyPoint {
     /// What the replay drew over time (empty when it failed).
     #[serde(skip)]
     pub timeline: Vec<TimelineRow>,
+    /// Each job's runs, when the replay recorded them ([`BudgetSetup::job_runs`]).
+    #[serde(skip)]
+    pub runs: Option<Vec<Vec<Run>>>,
 }
 
 impl PolicyPoint {
@@ -206,6 +252,7 @@ impl PolicyPoint {
                     gap: None,
                     error: None,
                     timeline: r.timeline,
+                    runs: None,
                 }
             }
             Err(e) => PolicyPoint {
@@ -220,6 +267,7 @@ impl PolicyPoint {
                 gap: None,
                 error: Some(format!("{e:#}")),
                 timeline: Vec::new(),
+                runs: None,
             },
         }
     }
@@ -268,26 +316,20 @@ pub fn policy_points(
     frontier: Option<&Frontier>,
     fractions: &[f64],
 ) -> Result<Vec<PolicyPoint>> {
-    let mut points = Vec::new();
-    let fifo = setup.run("fifo-full-clock", Budget::Unlimited)?;
-    points.push(PolicyPoint::of(
-        "fifo-full-clock".into(),
-        None,
-        None,
-        Ok(fifo),
-    ));
-    let base = points[0].spend(kind);
-    let zeus = setup.run("zeus", Budget::Unlimited);
-    points.push(PolicyPoint::of("zeus".into(), None, None, zeus));
+    let fifo = setup.point("fifo-full-clock", None, None, Budget::Unlimited);
+    if let Some(e) = &fifo.error {
+        bail!("{e}");
+    }
+    let base = fifo.spend(kind);
+    let mut points = vec![fifo, setup.point("zeus", None, None, Budget::Unlimited)];
     let budgeted = budgeted_policy(kind);
     for &fraction in fractions {
         let value = fraction * base;
-        let result = setup.run(budgeted, budget_of(kind, value));
-        points.push(PolicyPoint::of(
-            budgeted.into(),
+        points.push(setup.point(
+            budgeted,
             Some(fraction),
             Some(value),
-            result,
+            budget_of(kind, value),
         ));
     }
     if let Some(frontier) = frontier {

@@ -282,6 +282,37 @@ setups = [{ name = "trace-64gpu-x3-first600", gpus = 64, arrival_scale = 3, firs
     assert!(points.len() >= 10, "{} points", points.len());
 }
 
+/// `slice-8gpu` as `workloads/paper.toml` runs it (100 jobs queueing on 8 GPUs; column
+/// generation from the ascent, then an integer schedule within 5 branch-and-bound nodes
+/// over the master's columns and the points' own replays): at every point, energy and
+/// carbon, the schedule found lies between the bound and the point's own mean JCT — the
+/// replay is itself a schedule of the problem, counted at no more than its JCT and within
+/// its spend — so the gap splits into the bound's side and the policy's. The node cap, not
+/// the clock, limits the search.
+#[test]
+fn the_paper_slice_splits_every_gap_at_a_schedule_found() {
+    let points = trace_study_points(
+        r#"
+trace = "default"
+seeds = [42]
+fractions = [0.95, 1.0, 1.1, 1.2]
+queue = "backfill"
+frontier_seconds = 3600
+setups = [{ name = "slice-8gpu", gpus = 8, arrival_scale = 4, first_jobs = 100, max_duration_s = 86400, frontier = true, ascent_steps = 15, column_generation = true, incumbent_nodes = 5 }]
+"#,
+        "budget-slice-incumbent",
+    );
+    for p in &points {
+        let (bound, jct) = (p.bound_mean_jct_s.unwrap(), p.mean_jct_s.unwrap());
+        let schedule = p
+            .schedule_mean_jct_s
+            .expect("the point's own replay is a schedule");
+        assert!(bound <= schedule * (1.0 + 1e-9), "{p:?}");
+        assert!(schedule <= jct * (1.0 + 1e-9), "{p:?}");
+    }
+    assert!(points.len() >= 8, "{} points", points.len());
+}
+
 #[test]
 fn every_energy_point_lies_on_or_above_the_jct_energy_frontier() {
     check(FrontierKind::Energy);

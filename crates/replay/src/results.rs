@@ -70,6 +70,9 @@ pub struct Segment {
     pub rate: f64,
     /// Its job power by the training model (0 for tasks that are not training jobs).
     pub job_watts: f64,
+    /// The training job's configuration (an index into its options; `None` for tasks that
+    /// are not training jobs).
+    pub option: Option<usize>,
 }
 
 impl Segment {

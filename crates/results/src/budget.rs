@@ -66,6 +66,14 @@ declare_row! {
         bound_lp_mean_jct_s: Option<f64> [Shortest, "s"],
         /// Why the replay has no point (a budget too small, …); empty otherwise.
         error: String [Text, ""],
+        /// The least mean JCT of an integer schedule of the frontier problem found within
+        /// this point's spend (the study's `incumbent_nodes`: one schedule per job among
+        /// column generation's and the replays' own): the problem's optimum lies in
+        /// [`bound_mean_jct_s`, this], so of the gap at most (this − bound) is the bound's
+        /// and at least (JCT − this) the policy's (or the relaxation's: GPU-seconds are
+        /// pooled per slot, not placed on nodes).
+        #[serde(default)]
+        schedule_mean_jct_s: Option<f64> [Shortest, "s"],
     }
 }
 
@@ -189,6 +197,7 @@ mod tests {
             gap: Some(0.2),
             bound_status: "converged".into(),
             bound_lp_mean_jct_s: Some(3010.0),
+            schedule_mean_jct_s: Some(3400.0),
             error: String::new(),
         };
         let dir = std::env::temp_dir().join(format!("gapbench-budget-rows-{}", std::process::id()));

@@ -37,7 +37,9 @@ use std::time::Instant;
 use gapbench_results::{BudgetBoundStatus, ColgenStatus};
 
 use super::ascent::{ascend, AscentOptions};
+use super::incumbent::integer_total_jct;
 use super::job::JobSchedule;
+use super::known::KnownSchedule;
 use super::lagrangian::{
     evaluate_schedules, lagrangian_sweep, price_jobs, Frontier, FrontierLine, LagrangianOptions,
     PricePair,
@@ -75,6 +77,9 @@ pub struct ColumnGenerationOptions {
     pub time_limit_s: f64,
     /// HiGHS threads for the master (pricing uses rayon's pool).
     pub threads: Option<u32>,
+    /// After each budget, an integer schedule among the master's columns and the known
+    /// schedules (`incumbent.rs`) within this many branch-and-bound nodes; `None`: none.
+    pub incumbent_nodes: Option<usize>,
     /// One line per round on stderr.
     pub progress: bool,
 }
@@ -91,6 +96,7 @@ impl Default for ColumnGenerationOptions {
             tolerance: 0.005,
             time_limit_s: 300.0,
             threads: Some(1),
+            incumbent_nodes: None,
             progress: false,
         }
     }
@@ -105,6 +111,9 @@ pub struct BudgetBound {
     pub total_jct_bound_s: Option<f64>,
     /// The last restricted master LP value: the bound cannot pass it.
     pub master_total_jct_s: Option<f64>,
+    /// The total JCT of an integer schedule among the master's columns and the known
+    /// schedules (when asked and found): the frontier problem's optimum is at most this.
+    pub incumbent_total_jct_s: Option<f64>,
     pub rounds: usize,
     /// Pricing passes (every job priced once) at this budget, mis-prices included.
     pub pricing_passes: usize,
@@ -185,10 +194,13 @@ pub struct ColumnGenerationFrontier {
 }
 
 /// The JCT–budget envelope of `instance`, tightened by column generation at each of
-/// `budgets` (any order; kWh or kg as the instance's budget).
+/// `budgets` (any order; kWh or kg as the instance's budget). The `known` schedules (a
+/// policy's replays) only start and join the integer master of
+/// [`ColumnGenerationOptions::incumbent_nodes`]; the bound does not depend on them.
 pub fn column_generation_frontier(
     instance: &FrontierInstance,
     budgets: &[f64],
+    known: &[KnownSchedule],
     options: &ColumnGenerationOptions,
 ) -> Result<ColumnGenerationFrontier, BoundError> {
     let clock = Instant::now();
@@ -211,7 +223,7 @@ pub fn column_generation_frontier(
         );
     }
     let warm_start_passes = start.passes;
-    let mut run = Tightening::new(instance, options, &frontier, start, clock)?;
+    let mut run = Tightening::new(instance, known, options, &frontier, start, clock)?;
     let mut order: Vec<usize> = (0..budgets.len()).collect();
     order.sort_by(|&a, &b| budgets[b].total_cmp(&budgets[a]));
     let mut results: Vec<Option<BudgetBound>> = vec![None; budgets.len()];
@@ -232,7 +244,7 @@ pub fn column_generation_frontier(
             .into_iter()
             .map(|r| r.expect("every budget"))
             .collect(),
-        columns: run.master.columns,
+        columns: run.master.columns.len(),
         warm_start_passes,
         seconds: clock.elapsed().as_secs_f64(),
     })
@@ -312,6 +324,7 @@ impl BudgetBound {
             budget,
             total_jct_bound_s: None,
             master_total_jct_s: None,
+            incumbent_total_jct_s: None,
             rounds: 0,
             pricing_passes: 0,
             converged: false,
@@ -324,11 +337,15 @@ impl BudgetBound {
 /// columns it holds and the priced points that can serve as centres.
 struct Tightening<'a> {
     instance: &'a FrontierInstance,
+    /// Schedules the integer master starts from.
+    known: &'a [KnownSchedule],
     options: &'a ColumnGenerationOptions,
     rates: BudgetRates,
     master: ScheduleMaster,
     pool: ColumnSet,
     centres: Vec<Centre>,
+    /// GPU-seconds of each slot.
+    capacity: Vec<f64>,
     clock: Instant,
 }
 
@@ -337,6 +354,7 @@ impl<'a> Tightening<'a> {
     /// least is feasible) and the warm start's schedules.
     fn new(
         instance: &'a FrontierInstance,
+        known: &'a [KnownSchedule],
         options: &'a ColumnGenerationOptions,
         frontier: &Frontier,
         start: Start,
@@ -364,11 +382,13 @@ impl<'a> Tightening<'a> {
         pool.flush(&mut master)?;
         Ok(Tightening {
             instance,
+            known,
             options,
             rates,
             master,
             pool,
             centres: start.centres,
+            capacity,
             clock,
         })
     }
@@ -384,6 +404,7 @@ impl<'a> Tightening<'a> {
         deadline: f64,
     ) -> Result<BudgetBound, BoundError> {
         let mut result = BudgetBound::untouched(budget);
+        let mut weights = None;
         self.master.set_budget(budget);
         let mut centre = self
             .centres
@@ -407,11 +428,35 @@ impl<'a> Tightening<'a> {
             };
             result.rounds += 1;
             result.master_total_jct_s = Some(duals.total_jct_s);
-            if !self.round(frontier, budget, &duals, &mut centre, &mut result)? {
+            let go_on = self.round(frontier, budget, &duals, &mut centre, &mut result)?;
+            weights = Some(duals.weights);
+            if !go_on {
                 break;
             }
         }
         result.total_jct_bound_s = frontier.total_jct_bound(budget);
+        if let (Some(max_nodes), Some(weights)) = (self.options.incumbent_nodes, weights) {
+            let left = self.options.time_limit_s - self.clock.elapsed().as_secs_f64();
+            if left > 0.0 {
+                result.incumbent_total_jct_s = integer_total_jct(
+                    self.instance.jobs.len(),
+                    &self.master.columns,
+                    &weights,
+                    self.known,
+                    &self.capacity,
+                    budget,
+                    max_nodes,
+                    left,
+                )?;
+                if self.options.progress {
+                    eprintln!(
+                        "frontier: budget {budget:.4}, integer schedule {:.0} s, {:.1} s",
+                        result.incumbent_total_jct_s.unwrap_or(f64::NAN),
+                        self.clock.elapsed().as_secs_f64()
+                    );
+                }
+            }
+        }
         Ok(result)
     }
 
@@ -457,7 +502,7 @@ impl<'a> Tightening<'a> {
                     result.rounds,
                     duals.total_jct_s,
                     bound,
-                    self.master.columns,
+                    self.master.columns.len(),
                     self.clock.elapsed().as_secs_f64()
                 );
             }

@@ -37,7 +37,8 @@ pub(crate) struct ScheduleMaster {
     budget_row: Row,
     budget_scale: f64,
     spend: Col,
-    pub columns: usize,
+    /// Every column, in the order added (the order of [`MasterDuals::weights`]).
+    pub columns: Vec<ScheduleColumn>,
 }
 
 /// The master's optimum: its value and unscaled duals.
@@ -49,6 +50,8 @@ pub(crate) struct MasterDuals {
     pub gpu_second: Vec<f64>,
     /// λ ≥ 0, seconds per budget unit.
     pub budget: f64,
+    /// `x_k` of each column, in the order added: the LP's mix of schedules.
+    pub weights: Vec<f64>,
 }
 
 const HOURS: f64 = 1.0 / 3600.0;
@@ -86,7 +89,7 @@ impl ScheduleMaster {
             budget_row,
             budget_scale: 1.0 / budget_scale,
             spend,
-            columns: 0,
+            columns: Vec::new(),
         })
     }
 
@@ -113,7 +116,7 @@ impl ScheduleMaster {
         model
             .try_add_column(column.jct_s * HOURS, 0.0.., factors)
             .map_err(|e| format!("HiGHS refused a schedule column: {e:?}"))?;
-        self.columns += 1;
+        self.columns.push(column.clone());
         Ok(())
     }
 
@@ -169,6 +172,8 @@ impl ScheduleMaster {
                         .map(|t| (-duals[jobs + t]).max(0.0) * self.capacity_scale[t] / HOURS)
                         .collect(),
                     budget: (-duals[jobs + slots]).max(0.0) * self.budget_scale / HOURS,
+                    // The spend column comes first.
+                    weights: solution.columns()[1..].to_vec(),
                 })
             }
             other => Solved::Other(other),

@@ -31,6 +31,9 @@
 //!   to say how close it is.
 //! - [`slots`] cuts time into slots of any lengths: coarse where the trace is quiet, a
 //!   relaxation of the fine grid (the argument is in its doc), so still a valid bound.
+//! - [`known`] reads a policy's replay as a schedule of the same problem: with the master's
+//!   columns it starts an integer master ([`incumbent`]) whose schedule caps the problem's
+//!   optimum from above, so a point's gap splits into the bound's side and the policy's.
 //! - [`mip`] states the same problem as a time-indexed MIP (binary "unfinished by the end of
 //!   slot `t`" per job and slot) and solves it with HiGHS on small instances, to show how
 //!   tight the Lagrangian envelope is.
@@ -41,7 +44,9 @@
 pub mod ascent;
 pub mod colgen;
 mod hull;
+mod incumbent;
 pub mod job;
+pub mod known;
 pub mod lagrangian;
 mod master;
 pub mod mip;
@@ -57,6 +62,7 @@ pub use colgen::{
     bound_status_at, column_generation_frontier, BudgetBound, ColumnGenerationFrontier,
     ColumnGenerationOptions, WarmStart,
 };
+pub use known::{KnownSchedule, Run};
 pub use lagrangian::{lagrangian_frontier, Frontier, FrontierLine, LagrangianOptions};
 pub use mip::{min_total_jct, MipFrontierPoint};
 pub use slots::Slots;

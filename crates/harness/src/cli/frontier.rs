@@ -19,7 +19,8 @@ use gapbench::manifest::Manifest;
 use gapbench::replay::{ReplayInputs, Selection, TimedSource};
 use gapbench_bounds::frontier::{
     ascent_frontier, column_generation_frontier, lagrangian_frontier, min_total_jct, AscentOptions,
-    BudgetBound, ColumnGenerationOptions, Frontier, FrontierInstance, LagrangianOptions, WarmStart,
+    BudgetBound, ColumnGenerationOptions, Frontier, FrontierInstance, KnownSchedule,
+    LagrangianOptions, WarmStart,
 };
 use gapbench_ilp::SolveOptions;
 use gapbench_model::{CpuPowerProfile, InputRules};
@@ -78,6 +79,12 @@ pub struct FrontierArgs {
     /// far in each pricing point (0 = the master's duals alone).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.8)]
     pub smoothing: f64,
+    /// With --colgen: after each budget, look for an integer schedule (one schedule per job,
+    /// within the slots and the budget) among the master's columns and, with --policies, the
+    /// policies' replays, in this many branch-and-bound nodes; its mean JCT caps the
+    /// frontier problem's optimum from above.
+    #[arg(long, value_name = "NODES", requires = "colgen")]
+    pub incumbent_nodes: Option<usize>,
     /// Budget prices and subgradient steps per price of the Lagrangian (with --colgen: of its warm start).
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub frontier_prices: usize,
@@ -180,7 +187,14 @@ pub fn frontier(args: FrontierArgs) -> Result<()> {
     if targeted && targets.is_empty() {
         bail!("--colgen and --ascent tighten the envelope at chosen budgets: give --budgets or --policies");
     }
-    let (frontier, colgen_rows) = run.envelope(&args, &targets, clock)?;
+    let known = early_points
+        .iter()
+        .flatten()
+        .filter_map(|p| p.runs.as_ref())
+        .map(|runs| KnownSchedule::of_runs(&run.instance, runs))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    let (frontier, colgen_rows) = run.envelope(&args, &targets, &known, clock)?;
     println!(
         "envelope in {:.2} s: least budget {:.3} {unit}, flat beyond {:.3} {unit}",
         clock.elapsed().as_secs_f64(),
@@ -236,7 +250,9 @@ impl Run {
             InputRules::Reference,
             CpuPowerProfile::Reference,
         )?;
-        let setup = BudgetSetup::new(&inputs, &budget, args.seed)?;
+        let mut setup = BudgetSetup::new(&inputs, &budget, args.seed)?;
+        // The policies' runs start the integer master.
+        setup.options.record_segments = args.incumbent_nodes.is_some();
         let quiet_slot = args.quiet_slot.unwrap_or(args.slot);
         let instance = frontier_instance(&setup, kind, args.slot, quiet_slot)?;
         let unit = match kind {
@@ -266,10 +282,11 @@ impl Run {
         &self,
         args: &FrontierArgs,
         targets: &[f64],
+        known: &[KnownSchedule],
         clock: Instant,
     ) -> Result<(Frontier, Vec<BudgetBound>)> {
         if args.colgen {
-            return self.column_generation(args, targets);
+            return self.column_generation(args, targets, known);
         }
         if let Some(steps) = args.ascent {
             return Ok((self.ascent(args, steps, targets, clock)?, Vec::new()));
@@ -315,6 +332,7 @@ impl Run {
         &self,
         args: &FrontierArgs,
         targets: &[f64],
+        known: &[KnownSchedule],
     ) -> Result<(Frontier, Vec<BudgetBound>)> {
         let warm_start = match args.ascent {
             Some(steps) => WarmStart::Ascent(AscentOptions {
@@ -331,10 +349,11 @@ impl Run {
             warm_start,
             smoothing: args.smoothing,
             time_limit_s: args.colgen_time_limit,
+            incumbent_nodes: args.incumbent_nodes,
             progress: true,
             ..ColumnGenerationOptions::default()
         };
-        let result = column_generation_frontier(&self.instance, targets, &options)
+        let result = column_generation_frontier(&self.instance, targets, known, &options)
             .map_err(anyhow::Error::msg)?;
         println!(
             "column generation in {:.2} s: {} columns, {} warm-start pricing passes",
@@ -342,11 +361,12 @@ impl Run {
         );
         for b in &result.budgets {
             println!(
-                "  budget {:.3} {}: bound {} h, master LP {} h, {} rounds, {} pricing passes, {}",
+                "  budget {:.3} {}: bound {} h, master LP {} h, integer schedule {} h, {} rounds, {} pricing passes, {}",
                 b.budget,
                 self.unit,
                 self.mean_hours(b.total_jct_bound_s),
                 self.mean_hours(b.master_total_jct_s),
+                self.mean_hours(b.incumbent_total_jct_s),
                 b.rounds,
                 b.pricing_passes,
                 b.status()
@@ -449,6 +469,7 @@ impl Run {
                 unit: self.unit,
                 mean_jct_bound_s: b.total_jct_bound_s.map(|t| t / jobs),
                 master_mean_jct_s: b.master_total_jct_s.map(|t| t / jobs),
+                incumbent_mean_jct_s: b.incumbent_total_jct_s.map(|t| t / jobs),
                 rounds: b.rounds,
                 status: b.status().label(),
             };

@@ -119,6 +119,7 @@ impl Replay<'_> {
                 to_s: now,
                 rate: progress.speed / progress.slowdown,
                 job_watts: run.job_mw as f64 / 1000.0,
+                option: progress.option,
             });
         }
         progress.remaining_work_s = remaining;

@@ -100,7 +100,7 @@ pub(crate) struct BudgetRecord {
 }
 
 /// Bump when a budget cell's record changes meaning.
-const BUDGET_CELL_KIND: &str = "gapbench-budget-cell-v3";
+const BUDGET_CELL_KIND: &str = "gapbench-budget-cell-v4";
 
 /// The budget study of a bench.
 pub(crate) struct BudgetStudy;
@@ -300,7 +300,7 @@ pub(crate) fn run_budget_cell(
             key,
             point: None,
             frontier: Some(
-                super::stored_frontier::compute(&setup, spec, &cell.setup, kind)
+                super::stored_frontier::compute(&mut setup, spec, &cell.setup, kind)
                     .with_context(context)?,
             ),
         },
@@ -389,10 +389,14 @@ pub(crate) fn aggregate_budget(out: &Path, matrix: &Matrix, cells: &[BudgetCell]
             for p in &kind_points {
                 let label = budget_point_label(&p.policy, p.fraction);
                 let (bound, status) = bound_at(stored.as_ref(), frontier.as_ref(), spend(p));
+                let schedule = stored
+                    .as_ref()
+                    .zip(spend(p))
+                    .and_then(|(f, s)| f.schedule_within(s));
                 if p.policy == "fifo-full-clock" || p.fraction == Some(1.0) {
                     timeline.extend(timeline_rows(group, &label, p));
                 }
-                points.push(point_row(group, p, fifo_jct, bound, status));
+                points.push(point_row(group, p, fifo_jct, (bound, status), schedule));
             }
             if let Some(frontier) = &frontier {
                 let most_spent = kind_points
@@ -448,13 +452,14 @@ fn timeline_rows<'p>(
 }
 
 /// One point's `budget_points.csv` row, in its (setup, seed, kind) group: its spend and
-/// mean JCT against FIFO's and against the frontier's `bound` with that bound's `status`.
+/// mean JCT against FIFO's, against the frontier's `bound` with that bound's `status`, and
+/// against the best integer `schedule` found within its spend.
 fn point_row(
     (setup, seed, kind): (&str, u64, &str),
     p: &StoredPoint,
     fifo_jct: f64,
-    bound: Option<f64>,
-    status: (String, Option<f64>),
+    (bound, status): (Option<f64>, (String, Option<f64>)),
+    schedule: Option<f64>,
 ) -> BudgetPointRow {
     BudgetPointRow {
         setup: setup.to_string(),
@@ -477,6 +482,7 @@ fn point_row(
             .filter(|g| g.is_finite()),
         bound_status: status.0,
         bound_lp_mean_jct_s: status.1,
+        schedule_mean_jct_s: schedule.filter(|_| p.mean_jct_s.is_some()),
         error: p.error.clone(),
     }
 }

@@ -2,17 +2,17 @@
 //! lines and what column generation reached at the budgets it tightened, the status of a
 //! point's bound against them, and where to tighten.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use gapbench_bounds::frontier::{
     ascent_frontier, bound_status_at, column_generation_frontier, lagrangian_frontier,
     AscentOptions, ColumnGenerationOptions, Frontier, FrontierInstance, FrontierLine,
-    LagrangianOptions, WarmStart,
+    KnownSchedule, LagrangianOptions, Run, WarmStart,
 };
 use gapbench_replay::Budget;
 use gapbench_results::{BudgetBoundStatus, ColgenStatus};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::spec::budget::BudgetStudySpec;
+use crate::bench::spec::budget::{BudgetSetupSpec, BudgetStudySpec};
 use crate::frontier::{
     budget_of, budgeted_policy, frontier_instance, BudgetSetup, FrontierKind, PolicyPoint,
 };
@@ -26,9 +26,20 @@ pub(crate) struct StoredFrontier {
     pub(crate) unconstrained_budget: f64,
     /// `(budget price, intercept)` of each line.
     pub(crate) lines: Vec<(f64, f64)>,
-    /// Per tightened budget: `(budget, master LP total JCT s, status)`, by budget.
-    pub(crate) tightened: Vec<(f64, Option<f64>, ColgenStatus)>,
+    /// What column generation reached at each budget it tightened, by budget.
+    pub(crate) tightened: Vec<Tightened>,
     pub(crate) slots: usize,
+}
+
+/// Column generation at one budget.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct Tightened {
+    pub(crate) budget: f64,
+    /// The last master LP's total JCT, s.
+    pub(crate) master_total_jct_s: Option<f64>,
+    /// The best integer schedule's total JCT, s (with `incumbent_nodes`).
+    pub(crate) incumbent_total_jct_s: Option<f64>,
+    pub(crate) status: ColgenStatus,
 }
 
 impl StoredFrontier {
@@ -43,9 +54,23 @@ impl StoredFrontier {
         let tightened: Vec<(f64, f64)> = self
             .tightened
             .iter()
-            .filter_map(|(b, lp, _)| lp.map(|lp| (*b, lp / self.jobs.max(1) as f64)))
+            .filter_map(|t| {
+                let lp = t.master_total_jct_s?;
+                Some((t.budget, lp / self.jobs.max(1) as f64))
+            })
             .collect();
         bound_status_at(&tightened, spent, bound_mean_s)
+    }
+
+    /// The least mean JCT (s) of an integer schedule found within `spent`: those found at
+    /// budgets up to `spent` (a schedule within a budget is within every larger one).
+    pub(crate) fn schedule_within(&self, spent: f64) -> Option<f64> {
+        self.tightened
+            .iter()
+            .filter(|t| t.budget <= spent)
+            .filter_map(|t| t.incumbent_total_jct_s)
+            .min_by(f64::total_cmp)
+            .map(|total| total / self.jobs.max(1) as f64)
     }
 
     pub(crate) fn frontier(&self) -> Frontier {
@@ -83,7 +108,7 @@ pub(crate) fn target_budgets(fractions: &[f64], base: f64, least: f64, count: us
 /// ascent tightened there by column generation (`column_generation`), or the sweep
 /// tightened by column generation at budgets around FIFO's spend (`frontier_budgets`).
 pub(crate) fn compute(
-    setup: &BudgetSetup,
+    setup: &mut BudgetSetup,
     spec: &BudgetStudySpec,
     setup_name: &str,
     kind: FrontierKind,
@@ -93,6 +118,9 @@ pub(crate) fn compute(
         .iter()
         .find(|s| s.name == setup_name)
         .context("a frontier cell of a known setup")?;
+    // The points' runs start the integer master.
+    setup.options.record_segments = setup_spec.incumbent_nodes.is_some();
+    let setup = &*setup;
     let slot_s = setup_spec.slot_s.unwrap_or(spec.slot_s);
     let quiet_slot_s = setup_spec.quiet_slot_s.unwrap_or(slot_s);
     let instance = frontier_instance(setup, kind, slot_s, quiet_slot_s)?;
@@ -101,19 +129,7 @@ pub(crate) fn compute(
         subgradient_steps: spec.frontier_steps,
     };
     let (frontier, tightened) = if let Some(steps) = setup_spec.ascent_steps {
-        let targets = point_spends(setup, spec, kind)?;
-        let options = AscentOptions {
-            unconstrained_steps: steps,
-            steps_per_budget: steps,
-            progress: false,
-        };
-        if setup_spec.column_generation {
-            tighten(&instance, &targets, WarmStart::Ascent(options), spec)?
-        } else {
-            let result =
-                ascent_frontier(&instance, &targets, &options).map_err(anyhow::Error::msg)?;
-            (result.frontier, Vec::new())
-        }
+        at_point_spends(setup, spec, setup_spec, &instance, kind, steps)?
     } else if spec.frontier_budgets == 0 {
         let frontier = lagrangian_frontier(&instance, &warm_start).map_err(anyhow::Error::msg)?;
         (frontier, Vec::new())
@@ -127,7 +143,12 @@ pub(crate) fn compute(
             instance.least_budget(),
             spec.frontier_budgets,
         );
-        tighten(&instance, &targets, WarmStart::Sweep(warm_start), spec)?
+        let search = Search {
+            warm_start: WarmStart::Sweep(warm_start),
+            known: &[],
+            incumbent_nodes: None,
+        };
+        tighten(&instance, &targets, search, spec)?
     };
     Ok(StoredFrontier {
         jobs: frontier.jobs,
@@ -143,51 +164,105 @@ pub(crate) fn compute(
     })
 }
 
-/// Column generation from `warm_start` at `targets`: the envelope, and what it reached at
+/// The dual ascent at every point's own spend (`steps` per spend), tightened there by
+/// column generation when `setup_spec` asks, with the points' replays as schedules to
+/// start the integer search from when it asks for that too.
+fn at_point_spends(
+    setup: &BudgetSetup,
+    spec: &BudgetStudySpec,
+    setup_spec: &BudgetSetupSpec,
+    instance: &FrontierInstance,
+    kind: FrontierKind,
+    steps: usize,
+) -> Result<(Frontier, Vec<Tightened>)> {
+    let (targets, runs) = point_spends(setup, spec, kind)?;
+    let options = AscentOptions {
+        unconstrained_steps: steps,
+        steps_per_budget: steps,
+        progress: false,
+    };
+    if !setup_spec.column_generation {
+        let result = ascent_frontier(instance, &targets, &options).map_err(anyhow::Error::msg)?;
+        return Ok((result.frontier, Vec::new()));
+    }
+    let known = match setup_spec.incumbent_nodes {
+        Some(_) => runs
+            .iter()
+            .map(|runs| KnownSchedule::of_runs(instance, runs))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(anyhow::Error::msg)?,
+        None => Vec::new(),
+    };
+    let search = Search {
+        warm_start: WarmStart::Ascent(options),
+        known: &known,
+        incumbent_nodes: setup_spec.incumbent_nodes,
+    };
+    tighten(instance, &targets, search, spec)
+}
+
+/// How column generation starts, and whether it looks for integer schedules.
+struct Search<'a> {
+    warm_start: WarmStart,
+    known: &'a [KnownSchedule],
+    incumbent_nodes: Option<usize>,
+}
+
+/// Column generation as `search` asks at `targets`: the envelope, and what it reached at
 /// each target, by budget.
 fn tighten(
     instance: &FrontierInstance,
     targets: &[f64],
-    warm_start: WarmStart,
+    search: Search,
     spec: &BudgetStudySpec,
-) -> Result<(Frontier, Vec<(f64, Option<f64>, ColgenStatus)>)> {
+) -> Result<(Frontier, Vec<Tightened>)> {
     let options = ColumnGenerationOptions {
-        warm_start,
+        warm_start: search.warm_start,
         rounds_per_budget: spec.frontier_rounds,
         time_limit_s: spec.frontier_seconds,
+        incumbent_nodes: search.incumbent_nodes,
         ..ColumnGenerationOptions::default()
     };
-    let result =
-        column_generation_frontier(instance, targets, &options).map_err(anyhow::Error::msg)?;
-    let mut tightened: Vec<(f64, Option<f64>, ColgenStatus)> = result
+    let result = column_generation_frontier(instance, targets, search.known, &options)
+        .map_err(anyhow::Error::msg)?;
+    let mut tightened: Vec<Tightened> = result
         .budgets
         .iter()
-        .map(|b| (b.budget, b.master_total_jct_s, b.status()))
+        .map(|b| Tightened {
+            budget: b.budget,
+            master_total_jct_s: b.master_total_jct_s,
+            incumbent_total_jct_s: b.incumbent_total_jct_s,
+            status: b.status(),
+        })
         .collect();
-    tightened.sort_by(|a, b| a.0.total_cmp(&b.0));
+    tightened.sort_by(|a, b| a.budget.total_cmp(&b.budget));
     Ok((result.frontier, tightened))
 }
 
 /// What the points of a (setup, seed, kind) spend: full-clock FIFO, Zeus and the budgeted
 /// policy at each fraction of FIFO's spend, replayed as their own cells replay them (the
-/// same deterministic runs), sorted, near-equal spends (within 0.1 %) once. Failed replays
-/// have no point and are left out.
+/// same deterministic runs), sorted, near-equal spends (within 0.1 %) once; and the jobs'
+/// runs of each replay that recorded them (`record_segments`). Failed replays have no
+/// point and are left out.
 fn point_spends(
     setup: &BudgetSetup,
     spec: &BudgetStudySpec,
     kind: FrontierKind,
-) -> Result<Vec<f64>> {
-    let fifo = setup.run("fifo-full-clock", Budget::Unlimited)?;
-    let base = PolicyPoint::of(String::new(), None, None, Ok(fifo)).spend(kind);
-    let mut spends = vec![base];
-    let zeus = setup.run("zeus", Budget::Unlimited);
-    spends.push(PolicyPoint::of(String::new(), None, None, zeus).spend(kind));
-    for &fraction in &spec.fractions {
-        let result = setup.run(budgeted_policy(kind), budget_of(kind, fraction * base));
-        spends.push(PolicyPoint::of(String::new(), None, None, result).spend(kind));
+) -> Result<(Vec<f64>, Vec<Vec<Vec<Run>>>)> {
+    let fifo = setup.point("fifo-full-clock", None, None, Budget::Unlimited);
+    if let Some(e) = &fifo.error {
+        bail!("{e}");
     }
+    let base = fifo.spend(kind);
+    let mut points = vec![fifo, setup.point("zeus", None, None, Budget::Unlimited)];
+    for &fraction in &spec.fractions {
+        let policy = budgeted_policy(kind);
+        points.push(setup.point(policy, None, None, budget_of(kind, fraction * base)));
+    }
+    let mut spends: Vec<f64> = points.iter().map(|p| p.spend(kind)).collect();
     spends.retain(|s| s.is_finite());
     spends.sort_by(f64::total_cmp);
     spends.dedup_by(|later, kept| *later <= *kept * 1.001);
-    Ok(spends)
+    let runs = points.into_iter().filter_map(|p| p.runs).collect();
+    Ok((spends, runs))
 }

@@ -98,6 +98,13 @@ pub struct BudgetSetupSpec {
     /// `open`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub column_generation: bool,
+    /// With `column_generation`: at every point's spend, the best integer schedule of the
+    /// frontier problem within this many branch-and-bound nodes over the master's columns
+    /// and the points' own replays (`gapbench_bounds::frontier::known`): the problem's
+    /// optimum then lies between the bound and it, and each point's gap splits into the
+    /// bound's side and the policy's. Counted in nodes, so deterministic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incumbent_nodes: Option<usize>,
 }
 
 fn default_kinds() -> Vec<String> {
@@ -179,6 +186,12 @@ impl BudgetStudySpec {
             if setup.column_generation && setup.ascent_steps.is_none() {
                 bail!(
                     "[budget] setup `{}`: `column_generation` starts from the dual ascent: set `ascent_steps` too (15 is the paper bench's)",
+                    setup.name
+                );
+            }
+            if setup.incumbent_nodes.is_some() && !setup.column_generation {
+                bail!(
+                    "[budget] setup `{}`: `incumbent_nodes` searches the columns of column generation: set `column_generation = true` too",
                     setup.name
                 );
             }

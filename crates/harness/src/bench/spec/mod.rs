@@ -606,6 +606,14 @@ setups = [{ name = "slice", gpus = 16, first_jobs = 100, frontier = true }]
             tightened.replace("column_generation", "ascent_steps = 5, column_generation");
         let good: BenchSpec = toml::from_str(&with_ascent).unwrap();
         good.validate().unwrap();
+        let incumbent_alone =
+            text.replace("frontier = true", "frontier = true, incumbent_nodes = 100");
+        let bad: BenchSpec = toml::from_str(&incumbent_alone).unwrap();
+        let error = format!("{:#}", bad.validate().unwrap_err());
+        assert!(
+            error.contains("set `column_generation = true` too"),
+            "{error}"
+        );
     }
 
     #[test]
