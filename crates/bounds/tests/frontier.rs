@@ -225,3 +225,49 @@ fn stabilised_column_generation_from_the_ascent_converges_below_the_mip() {
         }
     }
 }
+
+/// At every budget above the least one, a schedule of the problem is found — the list
+/// schedule in the LP's order alone (`incumbent_nodes = 0`) or with a branch and bound on
+/// top — every job once, within every slot and the budget (checked where it is built),
+/// on or above the bound; the search starts from the list schedule, so it is never worse.
+#[test]
+fn a_schedule_is_found_at_every_budget_on_or_above_the_bound() {
+    let grid = SyntheticGrid::CAISO_LIKE.generate("caiso-like", 48, 3);
+    for (seed, budget) in [(0, BudgetKind::Energy), (11, BudgetKind::Carbon(grid))] {
+        let instance = instance(seed, 8, 8, budget);
+        let frontier = lagrangian_frontier(&instance, &LagrangianOptions::default()).unwrap();
+        let budgets: Vec<f64> = [0.8, 0.95, 1.1]
+            .iter()
+            .map(|fraction| frontier.unconstrained_budget * fraction)
+            .filter(|&b| b > instance.least_budget())
+            .collect();
+        assert_eq!(budgets.len(), 3, "seed {seed}: every budget is feasible");
+        let schedules = |nodes: usize| -> Vec<f64> {
+            let options = ColumnGenerationOptions {
+                warm_start: WarmStart::Ascent(AscentOptions::default()),
+                rounds_per_budget: 200,
+                time_limit_s: 600.0,
+                incumbent_nodes: Some(nodes),
+                ..ColumnGenerationOptions::default()
+            };
+            let result = column_generation_frontier(&instance, &budgets, &[], &options).unwrap();
+            result
+                .budgets
+                .iter()
+                .map(|point| {
+                    let schedule = point.incumbent_total_jct_s.expect("a list schedule");
+                    let bound = point.total_jct_bound_s.unwrap();
+                    assert!(bound <= schedule * (1.0 + 1e-9), "seed {seed}: {point:?}");
+                    schedule
+                })
+                .collect()
+        };
+        let (listed, searched) = (schedules(0), schedules(20));
+        for (list, search) in listed.iter().zip(&searched) {
+            assert!(
+                search <= &(list * (1.0 + 1e-9)),
+                "seed {seed}: {search} > {list}"
+            );
+        }
+    }
+}

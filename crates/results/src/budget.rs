@@ -66,9 +66,10 @@ declare_row! {
         bound_lp_mean_jct_s: Option<f64> [Shortest, "s"],
         /// Why the replay has no point (a budget too small, …); empty otherwise.
         error: String [Text, ""],
-        /// The least mean JCT of an integer schedule of the frontier problem found within
-        /// this point's spend (the study's `incumbent_nodes`: one schedule per job among
-        /// column generation's and the replays' own): the problem's optimum lies in
+        /// The least mean JCT of a schedule of the frontier problem found within this
+        /// point's spend (the study's `incumbent_nodes`: a list schedule in the master LP's
+        /// order, the points' own replays, a branch and bound over them and the LP's
+        /// columns): the problem's optimum lies in
         /// [`bound_mean_jct_s`, this], so of the gap at most (this − bound) is the bound's
         /// and at least (JCT − this) the policy's (or the relaxation's: GPU-seconds are
         /// pooled per slot, not placed on nodes).

@@ -46,8 +46,8 @@ declare_row! {
         rounds: usize [Plain, ""],
         /// `infeasible`, `converged`, `time limit` or `stopped` (its round cap).
         status: &'static str [Raw, ""],
-        /// The mean JCT of an integer schedule among the master's columns and the replays'
-        /// (with `--incumbent-nodes`, when found): the problem's optimum is at most this.
+        /// The mean JCT of the best schedule of the problem found (with
+        /// `--incumbent-nodes`): the problem's optimum is at most this.
         incumbent_mean_jct_s: Option<f64> [Fixed(3), "s"],
     }
 }

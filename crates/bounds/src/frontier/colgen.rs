@@ -44,6 +44,7 @@ use super::lagrangian::{
     evaluate_schedules, lagrangian_sweep, price_jobs, Frontier, FrontierLine, LagrangianOptions,
     PricePair,
 };
+use super::list_schedule::list_schedule;
 use super::master::{ColumnSet, MasterDuals, ScheduleColumn, ScheduleMaster};
 use super::rates::BudgetRates;
 use super::{FrontierInstance, FrontierJob};
@@ -77,8 +78,10 @@ pub struct ColumnGenerationOptions {
     pub time_limit_s: f64,
     /// HiGHS threads for the master (pricing uses rayon's pool).
     pub threads: Option<u32>,
-    /// After each budget, an integer schedule among the master's columns and the known
-    /// schedules (`incumbent.rs`) within this many branch-and-bound nodes; `None`: none.
+    /// After each budget, the best schedule found: a list schedule in the master LP's order
+    /// (`list_schedule.rs`) or a known one, improved by a branch and bound over them and the
+    /// master's columns within this many nodes (`incumbent.rs`; 0: none); `None`: no
+    /// schedule is looked for.
     pub incumbent_nodes: Option<usize>,
     /// One line per round on stderr.
     pub progress: bool,
@@ -111,8 +114,8 @@ pub struct BudgetBound {
     pub total_jct_bound_s: Option<f64>,
     /// The last restricted master LP value: the bound cannot pass it.
     pub master_total_jct_s: Option<f64>,
-    /// The total JCT of an integer schedule among the master's columns and the known
-    /// schedules (when asked and found): the frontier problem's optimum is at most this.
+    /// The total JCT of the best schedule found (when asked): the frontier problem's
+    /// optimum is at most this.
     pub incumbent_total_jct_s: Option<f64>,
     pub rounds: usize,
     /// Pricing passes (every job priced once) at this budget, mis-prices included.
@@ -404,7 +407,7 @@ impl<'a> Tightening<'a> {
         deadline: f64,
     ) -> Result<BudgetBound, BoundError> {
         let mut result = BudgetBound::untouched(budget);
-        let mut weights = None;
+        let mut last_mix = None;
         self.master.set_budget(budget);
         let mut centre = self
             .centres
@@ -429,20 +432,30 @@ impl<'a> Tightening<'a> {
             result.rounds += 1;
             result.master_total_jct_s = Some(duals.total_jct_s);
             let go_on = self.round(frontier, budget, &duals, &mut centre, &mut result)?;
-            weights = Some(duals.weights);
+            last_mix = Some((duals.weights, duals.budget));
             if !go_on {
                 break;
             }
         }
         result.total_jct_bound_s = frontier.total_jct_bound(budget);
-        if let (Some(max_nodes), Some(weights)) = (self.options.incumbent_nodes, weights) {
+        if let (Some(max_nodes), Some((weights, budget_price))) =
+            (self.options.incumbent_nodes, last_mix)
+        {
             let left = self.options.time_limit_s - self.clock.elapsed().as_secs_f64();
             if left > 0.0 {
+                let listed = list_schedule(
+                    self.instance,
+                    &self.master.columns,
+                    &weights,
+                    budget_price,
+                    budget,
+                );
+                let known: Vec<&KnownSchedule> = self.known.iter().chain(&listed).collect();
                 result.incumbent_total_jct_s = integer_total_jct(
                     self.instance.jobs.len(),
                     &self.master.columns,
                     &weights,
-                    self.known,
+                    &known,
                     &self.capacity,
                     budget,
                     max_nodes,

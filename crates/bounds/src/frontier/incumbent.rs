@@ -1,6 +1,8 @@
-//! An integer schedule from the master's columns (the restricted-master heuristic of
-//! price-and-branch): every job runs exactly one of the schedules the master LP mixes, or
-//! waits out the horizon, within every slot's GPU-seconds and the budget.
+//! The best schedule found at a budget: the known schedules (a list schedule, the
+//! policies' replays) and, within a node cap, HiGHS's branch and bound over them and the
+//! master's columns (the restricted-master heuristic of price-and-branch): every job runs
+//! exactly one of the schedules the master LP mixes, one of the known ones, or waits out
+//! the horizon, within every slot's GPU-seconds and the budget.
 //!
 //! ```text
 //! min  Σ_k jct_k·x_k
@@ -32,14 +34,15 @@ const FEASIBLE_WITHIN: f64 = 1e-6;
 /// Total JCT (s) of the best integer schedule found within `max_nodes` nodes over
 /// `columns` (weighted `weights` by the LP; the slot-free ones always candidates) and the
 /// `known` schedules' columns, with `capacity` GPU-seconds per slot and `budget`; the
-/// best known schedule within them starts the search, so the result is never worse.
-/// `None` when no schedule is found within the limits.
+/// best known schedule within them starts the search, so the result is never worse (with
+/// `max_nodes = 0` it is the result: no search). `None` when no schedule is found within
+/// the limits.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn integer_total_jct(
     jobs: usize,
     columns: &[ScheduleColumn],
     weights: &[f64],
-    known: &[KnownSchedule],
+    known: &[&KnownSchedule],
     capacity: &[f64],
     budget: f64,
     max_nodes: usize,
@@ -58,9 +61,13 @@ pub(crate) fn integer_total_jct(
             checked_total_jct(jobs, &chosen, capacity, budget).map(|total| (total, schedule))
         })
         .min_by(|a, b| a.0.total_cmp(&b.0));
+    if max_nodes == 0 {
+        // No search: the best of the known schedules.
+        return Ok(best_known.map(|(total, _)| total));
+    }
     let mut start = vec![0.0; candidates.len()];
     for schedule in known {
-        let starts = best_known.is_some_and(|(_, best)| std::ptr::eq(best, schedule));
+        let starts = best_known.is_some_and(|(_, best)| std::ptr::eq(*best, *schedule));
         for column in &schedule.columns {
             candidates.push(column);
             start.push(if starts { 1.0 } else { 0.0 });

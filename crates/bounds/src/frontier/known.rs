@@ -67,7 +67,7 @@ impl KnownSchedule {
 }
 
 /// Job `j`'s runs as one column.
-fn column_of_runs(
+pub(super) fn column_of_runs(
     instance: &FrontierInstance,
     rates: &BudgetRates,
     j: usize,

@@ -31,9 +31,10 @@
 //!   to say how close it is.
 //! - [`slots`] cuts time into slots of any lengths: coarse where the trace is quiet, a
 //!   relaxation of the fine grid (the argument is in its doc), so still a valid bound.
-//! - [`known`] reads a policy's replay as a schedule of the same problem: with the master's
-//!   columns it starts an integer master ([`incumbent`]) whose schedule caps the problem's
-//!   optimum from above, so a point's gap splits into the bound's side and the policy's.
+//! - [`known`] reads a policy's replay as a schedule of the same problem; with a list
+//!   schedule in the LP's order (`list_schedule`) and the master's columns it starts an
+//!   integer search (`incumbent`) whose schedule caps the problem's optimum from above, so
+//!   a point's gap splits into the bound's side and the policy's.
 //! - [`mip`] states the same problem as a time-indexed MIP (binary "unfinished by the end of
 //!   slot `t`" per job and slot) and solves it with HiGHS on small instances, to show how
 //!   tight the Lagrangian envelope is.
@@ -48,6 +49,7 @@ mod incumbent;
 pub mod job;
 pub mod known;
 pub mod lagrangian;
+mod list_schedule;
 mod master;
 pub mod mip;
 pub mod rates;

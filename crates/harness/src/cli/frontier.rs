@@ -79,10 +79,11 @@ pub struct FrontierArgs {
     /// far in each pricing point (0 = the master's duals alone).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.8)]
     pub smoothing: f64,
-    /// With --colgen: after each budget, look for an integer schedule (one schedule per job,
-    /// within the slots and the budget) among the master's columns and, with --policies, the
-    /// policies' replays, in this many branch-and-bound nodes; its mean JCT caps the
-    /// frontier problem's optimum from above.
+    /// With --colgen: after each budget, the best schedule of the problem found (one
+    /// schedule per job, within the slots and the budget): a list schedule in the master
+    /// LP's order and, with --policies, the policies' replays, improved by a branch and bound
+    /// over them and the master's columns within this many nodes (0: none); its mean JCT
+    /// caps the frontier problem's optimum from above.
     #[arg(long, value_name = "NODES", requires = "colgen")]
     pub incumbent_nodes: Option<usize>,
     /// Budget prices and subgradient steps per price of the Lagrangian (with --colgen: of its warm start).

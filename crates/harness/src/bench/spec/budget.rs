@@ -98,11 +98,12 @@ pub struct BudgetSetupSpec {
     /// `open`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub column_generation: bool,
-    /// With `column_generation`: at every point's spend, the best integer schedule of the
-    /// frontier problem within this many branch-and-bound nodes over the master's columns
-    /// and the points' own replays (`gapbench_bounds::frontier::known`): the problem's
-    /// optimum then lies between the bound and it, and each point's gap splits into the
-    /// bound's side and the policy's. Counted in nodes, so deterministic.
+    /// With `column_generation`: at every point's spend, the best schedule of the frontier
+    /// problem found — a list schedule in the master LP's order, the points' own replays
+    /// (`gapbench_bounds::frontier::known`), improved by a branch and bound over them and
+    /// the LP's columns within this many nodes (0: none): the problem's optimum then lies
+    /// between the bound and it, and each point's gap splits into the bound's side and the
+    /// policy's. Counted in nodes, so deterministic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incumbent_nodes: Option<usize>,
 }
