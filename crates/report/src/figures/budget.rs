@@ -116,38 +116,75 @@ pub(crate) fn budget_figures(
     Ok(figures)
 }
 
-/// The proven frontier of each seed (as many as there are front colours), with its legend.
+/// The proven frontier of each seed (as many as there are front colours), with its legend;
+/// where the study found schedules (`schedule_mean_jct_s`), the frontier is the dashed
+/// bound and the best schedule found within each point's spend the solid staircase, as in
+/// the snapshot Pareto figures: the exact frontier lies between them.
 fn frontier_lines(
     tables: &BudgetTables,
+    points: &[&BudgetPointRow],
     in_study: &dyn Fn(&str, &str) -> bool,
     seeds: &BTreeSet<u64>,
 ) -> (Vec<FrontSeries>, Vec<LegendEntry>) {
     let mut fronts = Vec::new();
     let mut legend = Vec::new();
     for (i, seed) in seeds.iter().enumerate().take(FRONT_COLOURS.len()) {
-        let line: Vec<(f64, f64, FrontMarker)> = tables
+        let line: Vec<(f64, f64)> = tables
             .frontier
             .iter()
             .filter(|f| in_study(&f.setup, &f.kind) && f.seed == *seed)
-            .map(|f| (f.budget, f.mean_jct_bound_s / 3600.0, FrontMarker::Proven))
+            .map(|f| (f.budget, f.mean_jct_bound_s / 3600.0))
             .collect();
         if line.is_empty() {
             continue;
         }
         let colour = FRONT_COLOURS[i];
-        let label = if seeds.len() > 1 {
-            format!("proven frontier (lower bound), seed {seed}")
+        let of_seed = if seeds.len() > 1 {
+            format!(", seed {seed}")
         } else {
-            "proven frontier (lower bound)".to_string()
+            String::new()
         };
-        legend.push(LegendEntry::new(Swatch::Front(colour, true), label));
+        let found = schedules_found(points, *seed);
+        let (points, bound) = if found.is_empty() {
+            let label = format!("proven frontier (lower bound){of_seed}");
+            legend.push(LegendEntry::new(Swatch::Front(colour, true), label));
+            let marked = line.into_iter().map(|(x, y)| (x, y, FrontMarker::Proven));
+            (marked.collect(), Vec::new())
+        } else {
+            let label = format!("proven frontier (lower bound){of_seed}");
+            legend.push(LegendEntry::new(Swatch::Bound(colour), label));
+            let label = format!("best schedule found within the spend{of_seed}");
+            legend.push(LegendEntry::new(Swatch::Front(colour, false), label));
+            (found, line)
+        };
         fronts.push(FrontSeries {
             colour,
-            points: line,
-            bound: Vec::new(),
+            points,
+            bound,
         });
     }
     (fronts, legend)
+}
+
+/// The schedules found within the spends of `seed`'s points, `(spend, mean JCT h)` by
+/// spend, each the least found at that spend or below (a schedule within a budget is
+/// within every larger one); hollow: not proven least.
+fn schedules_found(points: &[&BudgetPointRow], seed: u64) -> Vec<(f64, f64, FrontMarker)> {
+    let mut found: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.seed == seed)
+        .filter_map(|p| Some((spend(p)?, p.schedule_mean_jct_s? / 3600.0)))
+        .collect();
+    found.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    found.dedup_by(|later, kept| later.0 == kept.0);
+    let mut least = f64::INFINITY;
+    found
+        .into_iter()
+        .map(|(x, y)| {
+            least = least.min(y);
+            (x, least, FrontMarker::TimeLimit)
+        })
+        .collect()
 }
 
 /// A policy point per budgeted replay that has one (spend, mean JCT in hours), in palette
@@ -193,7 +230,7 @@ fn jct_figure(
         .filter(|p| in_study(&p.setup, &p.kind))
         .collect();
     let seeds: BTreeSet<u64> = points.iter().map(|p| p.seed).collect();
-    let (fronts, mut legend) = frontier_lines(tables, &in_study, &seeds);
+    let (fronts, mut legend) = frontier_lines(tables, &points, &in_study, &seeds);
     let Some((marks, names)) = policy_marks(&points, seeds.len() > 1, palette) else {
         return Ok(None);
     };
@@ -207,17 +244,32 @@ fn jct_figure(
     }
     let xs = fronts
         .iter()
-        .flat_map(|f| f.points.iter().map(|p| p.0))
+        .flat_map(|f| {
+            f.points
+                .iter()
+                .map(|p| p.0)
+                .chain(f.bound.iter().map(|b| b.0))
+        })
         .chain(marks.iter().map(|m| m.2 .0));
     let ys = fronts
         .iter()
-        .flat_map(|f| f.points.iter().map(|p| p.1))
+        .flat_map(|f| {
+            f.points
+                .iter()
+                .map(|p| p.1)
+                .chain(f.bound.iter().map(|b| b.1))
+        })
         .chain(marks.iter().map(|m| m.2 .1));
     let (x_lo, x_hi) = padded_range(xs);
     let (_, y_hi) = padded_range(ys);
     let title = format!("Mean JCT vs {kind} spent — budget study {setup}");
+    let lines = if fronts.iter().any(|f| !f.bound.is_empty()) {
+        format!("dashed: no schedule of the same jobs within that {kind} has a smaller mean JCT; solid: the best schedule found within it")
+    } else {
+        format!("line: no schedule of the same jobs within that {kind} has a smaller mean JCT")
+    };
     let subtitle = format!(
-        "{} jobs; points: budgeted replays (failed budgets not drawn); line: no schedule of the same jobs within that {kind} has a smaller mean JCT",
+        "{} jobs; points: budgeted replays (failed budgets not drawn); {lines}",
         points.first().map_or(0, |p| p.jobs)
     );
     let legend_width_px = legend_width_px(&legend)?;
@@ -356,4 +408,52 @@ fn timeline_figure(
         legend,
         legend_width_px,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(seed: u64, spent_kwh: f64, schedule_s: Option<f64>) -> BudgetPointRow {
+        BudgetPointRow {
+            setup: "slice".into(),
+            seed,
+            kind: "energy".into(),
+            policy: "powerflow".into(),
+            fraction: Some(1.0),
+            budget: Some(spent_kwh),
+            jobs: 10,
+            job_energy_kwh: Some(spent_kwh),
+            carbon_kg: None,
+            cluster_energy_kwh: None,
+            mean_jct_s: Some(9000.0),
+            fifo_mean_jct_s: 9000.0,
+            jct_speedup_vs_fifo: Some(1.0),
+            bound_mean_jct_s: Some(3600.0),
+            gap: Some(1.5),
+            bound_status: "converged".into(),
+            bound_lp_mean_jct_s: None,
+            error: String::new(),
+            schedule_mean_jct_s: schedule_s,
+        }
+    }
+
+    /// A schedule within a spend is within every larger one: the staircase takes the least
+    /// found at each spend or below, one point per spend, the seed's points only.
+    #[test]
+    fn the_schedules_found_step_down_with_the_spend() {
+        let rows = [
+            point(1, 12.0, Some(3.0 * 3600.0)),
+            point(1, 10.0, Some(2.0 * 3600.0)),
+            point(1, 11.0, Some(2.5 * 3600.0)),
+            point(1, 11.0, None),
+            point(2, 9.0, Some(1.0 * 3600.0)),
+        ];
+        let refs: Vec<&BudgetPointRow> = rows.iter().collect();
+        let found: Vec<(f64, f64)> = schedules_found(&refs, 1)
+            .into_iter()
+            .map(|(x, y, _)| (x, y))
+            .collect();
+        assert_eq!(found, [(10.0, 2.0), (11.0, 2.0), (12.0, 2.0)]);
+    }
 }
