@@ -9,16 +9,17 @@
 //! s.t. Σ_{k of job j} x_k = 1                ∀ j
 //!      Σ_k gpu_s[k,t]·x_k ≤ cap_t             ∀ t
 //!      Σ_k budget_k·x_k ≤ B
-//!      x_k ∈ {0, 1},  k in the LP's support or using no slot
+//!      x_k ∈ {0, 1},  k in the LP's support, using no slot, or of a known schedule
 //! ```
 //! Its schedule is a feasible point of the frontier problem, so its total JCT is at least
 //! that problem's optimum: with the column-generation bound below it, the optimum lies in
 //! `[bound, incumbent]`. The choice is checked again here, every slot and the budget up to
 //! a relative [`FEASIBLE_WITHIN`] (HiGHS's own tolerance is 1e-7 on these rows scaled to
 //! 1; a replay's spend and its schedule's charge here differ by about 1e-7 too, as the
-//! replay counts power in whole milliwatts). A policy above the incumbent is above a schedule of the same relaxed model (GPU-seconds
-//! pooled per slot, not a placement on nodes). Work limits (branch-and-bound nodes) stop
-//! it, the clock only as a safety net, so the same columns give the same schedule.
+//! replay counts power in whole milliwatts). A policy above the incumbent is above a
+//! schedule of the same relaxed model (GPU-seconds pooled per slot, not a placement on
+//! nodes). Work limits (branch-and-bound nodes) stop it, the clock only as a safety net,
+//! so the same columns give the same schedule.
 
 use highs::{ColProblem, HighsSolutionStatus, Sense};
 
@@ -48,12 +49,6 @@ pub(crate) fn integer_total_jct(
     max_nodes: usize,
     time_limit_s: f64,
 ) -> Result<Option<f64>, BoundError> {
-    let mut candidates: Vec<&ScheduleColumn> = columns
-        .iter()
-        .zip(weights.iter().chain(std::iter::repeat(&0.0)))
-        .filter(|(column, &weight)| weight >= IN_SUPPORT || column.gpu_seconds.is_empty())
-        .map(|(column, _)| column)
-        .collect();
     let best_known = known
         .iter()
         .filter_map(|schedule| {
@@ -65,6 +60,12 @@ pub(crate) fn integer_total_jct(
         // No search: the best of the known schedules.
         return Ok(best_known.map(|(total, _)| total));
     }
+    let mut candidates: Vec<&ScheduleColumn> = columns
+        .iter()
+        .zip(weights.iter().chain(std::iter::repeat(&0.0)))
+        .filter(|(column, &weight)| weight >= IN_SUPPORT || column.gpu_seconds.is_empty())
+        .map(|(column, _)| column)
+        .collect();
     let mut start = vec![0.0; candidates.len()];
     for schedule in known {
         let starts = best_known.is_some_and(|(_, best)| std::ptr::eq(*best, *schedule));
