@@ -47,7 +47,7 @@ use super::lagrangian::{
 use super::list_schedule::list_schedule;
 use super::master::{ColumnSet, MasterDuals, ScheduleColumn, ScheduleMaster};
 use super::rates::BudgetRates;
-use super::{FrontierInstance, FrontierJob};
+use super::FrontierInstance;
 use crate::error::BoundError;
 
 /// What starts the master and the stability centres.
@@ -378,8 +378,8 @@ impl<'a> Tightening<'a> {
             options.threads,
         )?;
         let mut pool = ColumnSet::default();
-        for (j, job) in instance.jobs.iter().enumerate() {
-            pool.insert_column(after_horizon(instance, &rates, j, job));
+        for j in 0..instance.jobs.len() {
+            pool.insert_column(ScheduleColumn::after_horizon(instance, &rates, j));
         }
         pool.absorb(start.columns);
         pool.flush(&mut master)?;
@@ -581,32 +581,5 @@ fn smoothed(centre: Option<&Centre>, duals: &MasterDuals, alpha: f64) -> PricePa
                 .collect(),
         ),
         _ => (duals.budget, duals.gpu_second.clone()),
-    }
-}
-
-/// Job `j` waiting out the horizon, then running its most frugal configuration (no slot
-/// capacity used).
-fn after_horizon(
-    instance: &FrontierInstance,
-    rates: &BudgetRates,
-    j: usize,
-    job: &FrontierJob,
-) -> ScheduleColumn {
-    let waited_s = (instance.slots.horizon_s() - job.arrival_s).max(0.0);
-    let rate = rates.after_horizon;
-    let (run_s, budget_used) = job
-        .configs
-        .iter()
-        .map(|c| {
-            let run_s = job.iterations / c.iterations_per_s;
-            (run_s, run_s * c.watts * rate)
-        })
-        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)))
-        .expect("a validated job has a configuration");
-    ScheduleColumn {
-        job: j,
-        jct_s: waited_s + run_s,
-        budget_used,
-        gpu_seconds: Vec::new(),
     }
 }

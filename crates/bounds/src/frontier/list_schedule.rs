@@ -9,7 +9,7 @@
 use super::known::{column_of_runs, KnownSchedule, Run};
 use super::master::ScheduleColumn;
 use super::rates::BudgetRates;
-use super::{FrontierInstance, FrontierJob};
+use super::FrontierInstance;
 
 /// The list schedule within `budget`, the order taken from the master LP's mix `weights`
 /// of `columns`, configurations priced at `budget_price` (seconds per budget unit); `None`
@@ -25,7 +25,7 @@ pub(crate) fn list_schedule(
     let frugal: Vec<f64> = instance
         .jobs
         .iter()
-        .map(|job| least_budget(job, &rates))
+        .map(|job| job.least_watt_seconds() * rates.lowest)
         .collect();
     let mut reserve: f64 = frugal.iter().sum();
     let mut remaining = budget;
@@ -47,7 +47,7 @@ pub(crate) fn list_schedule(
                 let cost = |c: &ScheduleColumn| c.jct_s + budget_price * c.budget_used;
                 cost(a).total_cmp(&cost(b))
             })
-            .unwrap_or_else(|| after_horizon(instance, &rates, j));
+            .unwrap_or_else(|| ScheduleColumn::after_horizon(instance, &rates, j));
         for &(t, gpu_seconds) in &column.gpu_seconds {
             residual[t] -= gpu_seconds;
         }
@@ -87,15 +87,6 @@ fn lp_order(
     let mut order: Vec<usize> = (0..jobs).collect();
     order.sort_by(|&a, &b| completion[a].total_cmp(&completion[b]).then(a.cmp(&b)));
     order
-}
-
-/// The least budget any schedule of `job` needs: its work at its most frugal configuration
-/// at the lowest rate.
-fn least_budget(job: &FrontierJob, rates: &BudgetRates) -> f64 {
-    job.configs
-        .iter()
-        .map(|c| job.iterations / c.iterations_per_s * c.watts * rates.lowest)
-        .fold(f64::INFINITY, f64::min)
 }
 
 /// Job `j` in configuration `config` from its arrival, in each slot as long as its time
@@ -140,22 +131,4 @@ fn earliest(
         });
     }
     column_of_runs(instance, rates, j, &runs).expect("runs built within the job's own time")
-}
-
-/// Job `j` waiting out the horizon, then at its most frugal configuration.
-fn after_horizon(instance: &FrontierInstance, rates: &BudgetRates, j: usize) -> ScheduleColumn {
-    let job = &instance.jobs[j];
-    let config = (0..job.configs.len())
-        .min_by(|&a, &b| {
-            let joules = |c: usize| job.configs[c].watts / job.configs[c].iterations_per_s;
-            joules(a).total_cmp(&joules(b))
-        })
-        .expect("a validated job has a configuration");
-    let from_s = instance.slots.horizon_s().max(job.arrival_s);
-    let runs = [Run {
-        from_s,
-        to_s: from_s + job.iterations / job.configs[config].iterations_per_s,
-        config,
-    }];
-    column_of_runs(instance, rates, j, &runs).expect("a run after the arrival")
 }

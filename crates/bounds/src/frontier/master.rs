@@ -16,6 +16,8 @@ use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
 use super::job::JobSchedule;
+use super::rates::BudgetRates;
+use super::FrontierInstance;
 use crate::error::BoundError;
 use highs::{Col, ColProblem, HighsModelStatus, Model, Row, Sense};
 
@@ -27,6 +29,35 @@ pub(crate) struct ScheduleColumn {
     pub budget_used: f64,
     /// `(slot, GPU-seconds)`, slots of the horizon only.
     pub gpu_seconds: Vec<(usize, f64)>,
+}
+
+impl ScheduleColumn {
+    /// Job `j` waiting out the horizon, then running its most frugal configuration (no
+    /// slot capacity used): a schedule at every budget at or above the least one.
+    pub(crate) fn after_horizon(
+        instance: &FrontierInstance,
+        rates: &BudgetRates,
+        j: usize,
+    ) -> ScheduleColumn {
+        let job = &instance.jobs[j];
+        let waited_s = (instance.slots.horizon_s() - job.arrival_s).max(0.0);
+        let rate = rates.after_horizon;
+        let (run_s, budget_used) = job
+            .configs
+            .iter()
+            .map(|c| {
+                let run_s = job.iterations / c.iterations_per_s;
+                (run_s, run_s * c.watts * rate)
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)))
+            .expect("a validated job has a configuration");
+        ScheduleColumn {
+            job: j,
+            jct_s: waited_s + run_s,
+            budget_used,
+            gpu_seconds: Vec::new(),
+        }
+    }
 }
 
 pub(crate) struct ScheduleMaster {

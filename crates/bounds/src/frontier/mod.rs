@@ -109,6 +109,17 @@ impl FrontierJob {
     }
 }
 
+impl FrontierJob {
+    /// The least watt-seconds its work needs: every iteration at its most frugal
+    /// configuration.
+    pub fn least_watt_seconds(&self) -> f64 {
+        self.configs
+            .iter()
+            .map(|c| self.iterations / c.iterations_per_s * c.watts)
+            .fold(f64::INFINITY, f64::min)
+    }
+}
+
 /// What the budget limits.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BudgetKind {
@@ -221,12 +232,7 @@ impl FrontierInstance {
         let cheapest = per_slot.iter().copied().fold(after, f64::min);
         self.jobs
             .iter()
-            .map(|job| {
-                job.configs
-                    .iter()
-                    .map(|c| job.iterations / c.iterations_per_s * c.watts * cheapest)
-                    .fold(f64::INFINITY, f64::min)
-            })
+            .map(|job| job.least_watt_seconds() * cheapest)
             .sum()
     }
 }

@@ -2,7 +2,7 @@
 //! lines and what column generation reached at the budgets it tightened, the status of a
 //! point's bound against them, and where to tighten.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use gapbench_bounds::frontier::{
     ascent_frontier, bound_status_at, column_generation_frontier, lagrangian_frontier,
     AscentOptions, ColumnGenerationOptions, Frontier, FrontierInstance, FrontierLine,
@@ -13,9 +13,7 @@ use gapbench_results::{BudgetBoundStatus, ColgenStatus};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::spec::budget::{BudgetSetupSpec, BudgetStudySpec};
-use crate::frontier::{
-    budget_of, budgeted_policy, frontier_instance, BudgetSetup, FrontierKind, PolicyPoint,
-};
+use crate::frontier::{frontier_instance, policy_points, BudgetSetup, FrontierKind, PolicyPoint};
 
 /// A frontier as stored: its valid inequalities, and what column generation reached at
 /// the budgets it tightened.
@@ -240,25 +238,16 @@ fn tighten(
 }
 
 /// What the points of a (setup, seed, kind) spend: full-clock FIFO, Zeus and the budgeted
-/// policy at each fraction of FIFO's spend, replayed as their own cells replay them (the
-/// same deterministic runs), sorted, near-equal spends (within 0.1 %) once; and the jobs'
-/// runs of each replay that recorded them (`record_segments`). Failed replays have no
-/// point and are left out.
+/// policy at each fraction of FIFO's spend ([`policy_points`]), replayed as their own cells
+/// replay them (the same deterministic runs), sorted, near-equal spends (within 0.1 %)
+/// once; and the jobs' runs of each replay that recorded them (`record_segments`). Failed
+/// replays have no point and are left out.
 fn point_spends(
     setup: &BudgetSetup,
     spec: &BudgetStudySpec,
     kind: FrontierKind,
 ) -> Result<(Vec<f64>, Vec<Vec<Vec<Run>>>)> {
-    let fifo = setup.point("fifo-full-clock", None, None, Budget::Unlimited);
-    if let Some(e) = &fifo.error {
-        bail!("{e}");
-    }
-    let base = fifo.spend(kind);
-    let mut points = vec![fifo, setup.point("zeus", None, None, Budget::Unlimited)];
-    for &fraction in &spec.fractions {
-        let policy = budgeted_policy(kind);
-        points.push(setup.point(policy, None, None, budget_of(kind, fraction * base)));
-    }
+    let points = policy_points(setup, kind, None, &spec.fractions)?;
     let mut spends: Vec<f64> = points.iter().map(|p| p.spend(kind)).collect();
     spends.retain(|s| s.is_finite());
     spends.sort_by(f64::total_cmp);
