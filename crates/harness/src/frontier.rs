@@ -21,6 +21,9 @@ use serde::Serialize;
 use crate::budget::BudgetArgs;
 use crate::replay::{training_jobs, ReplayInputs};
 
+/// Each training job's runs in a replay, in job order ([`BudgetSetup::job_runs`]).
+pub type JobRuns = Vec<Vec<Run>>;
+
 /// What a frontier's budget limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrontierKind {
@@ -115,7 +118,7 @@ impl BudgetSetup {
     /// Each training job's runs in `result`, in job order, on the frontier problem's clock
     /// (seconds since the first arrival); `None` unless every job finished and its segments
     /// were recorded (`record_segments`).
-    pub fn job_runs(&self, result: &ReplayResult) -> Option<Vec<Vec<Run>>> {
+    pub fn job_runs(&self, result: &ReplayResult) -> Option<JobRuns> {
         let origin_s = first_arrival_s(self.jobs.jobs());
         self.jobs
             .jobs()
@@ -226,7 +229,7 @@ pub struct PolicyPoint {
     pub timeline: Vec<TimelineRow>,
     /// Each job's runs, when the replay recorded them ([`BudgetSetup::job_runs`]).
     #[serde(skip)]
-    pub runs: Option<Vec<Vec<Run>>>,
+    pub runs: Option<JobRuns>,
 }
 
 impl PolicyPoint {

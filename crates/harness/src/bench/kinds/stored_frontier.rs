@@ -6,14 +6,16 @@ use anyhow::{Context, Result};
 use gapbench_bounds::frontier::{
     ascent_frontier, bound_status_at, column_generation_frontier, lagrangian_frontier,
     AscentOptions, ColumnGenerationOptions, Frontier, FrontierInstance, FrontierLine,
-    KnownSchedule, LagrangianOptions, Run, WarmStart,
+    KnownSchedule, LagrangianOptions, WarmStart,
 };
 use gapbench_replay::Budget;
 use gapbench_results::{BudgetBoundStatus, ColgenStatus};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::spec::budget::{BudgetSetupSpec, BudgetStudySpec};
-use crate::frontier::{frontier_instance, policy_points, BudgetSetup, FrontierKind, PolicyPoint};
+use crate::frontier::{
+    frontier_instance, policy_points, BudgetSetup, FrontierKind, JobRuns, PolicyPoint,
+};
 
 /// A frontier as stored: its valid inequalities, and what column generation reached at
 /// the budgets it tightened.
@@ -246,7 +248,7 @@ fn point_spends(
     setup: &BudgetSetup,
     spec: &BudgetStudySpec,
     kind: FrontierKind,
-) -> Result<(Vec<f64>, Vec<Vec<Vec<Run>>>)> {
+) -> Result<(Vec<f64>, Vec<JobRuns>)> {
     let points = policy_points(setup, kind, None, &spec.fractions)?;
     let mut spends: Vec<f64> = points.iter().map(|p| p.spend(kind)).collect();
     spends.retain(|s| s.is_finite());
