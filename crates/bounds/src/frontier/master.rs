@@ -11,7 +11,15 @@
 //! The budget enters as the bound of the column `y`, so moving to another budget changes a
 //! bound, not the matrix, and keeps the basis. Rows are scaled to order 1; the duals are
 //! returned unscaled (seconds per GPU-second, seconds per budget unit).
-
+//!
+//! The slot rows are held differenced: with a slack `s_t ≥ 0` each, row `t` is stored as
+//! row `t` minus row `t − 1` (an invertible map of the equality system, so the same LP).
+//! A scaled coefficient `gpu_s[k,t]/cap_t` is the share of the slot's GPUs the schedule
+//! holds, constant while a job runs one configuration; differenced, a job running for a
+//! week has a few entries instead of one per slot. On `trace-64gpu-x3` (1,411 slots) the
+//! longest schedules span 1,407 slots and one in a hundred spans 996: their dense columns
+//! were most of the master's 1.23 million entries. The slot duals are undifferenced back
+//! (`y_t = y'_t − y'_{t+1}`).
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
@@ -63,6 +71,7 @@ impl ScheduleColumn {
 pub(crate) struct ScheduleMaster {
     model: Option<Model>,
     convexity: Vec<Row>,
+    /// The differenced slot rows (module doc).
     capacity: Vec<Row>,
     capacity_scale: Vec<f64>,
     budget_row: Row,
@@ -98,8 +107,23 @@ impl ScheduleMaster {
     ) -> Result<Self, BoundError> {
         let mut problem = ColProblem::default();
         let convexity: Vec<Row> = (0..jobs).map(|_| problem.add_row(1.0..=1.0)).collect();
-        let capacity_rows: Vec<Row> = capacity.iter().map(|_| problem.add_row(..=1.0)).collect();
+        // Row 0 is the first slot's own (share ≤ 1); every later one is its difference from
+        // the slot before, whose right-hand sides cancel.
+        let capacity_rows: Vec<Row> = (0..capacity.len())
+            .map(|t| {
+                let share = if t == 0 { 1.0 } else { 0.0 };
+                problem.add_row(share..=share)
+            })
+            .collect();
         let budget_row = problem.add_row(..=0.0);
+        // The slacks, in slot order and before every other column.
+        for (t, row) in capacity_rows.iter().enumerate() {
+            let mut factors = vec![(*row, 1.0)];
+            if let Some(next) = capacity_rows.get(t + 1) {
+                factors.push((*next, -1.0));
+            }
+            problem.add_column(0.0, 0.0.., factors);
+        }
         let mut model = problem
             .try_optimise(Sense::Minimise)
             .map_err(|e| format!("HiGHS rejected the frontier master: {e:?}"))?;
@@ -132,13 +156,14 @@ impl ScheduleMaster {
 
     pub fn add(&mut self, column: &ScheduleColumn) -> Result<(), BoundError> {
         let model = self.model.as_mut().expect("master present between solves");
-        let mut factors = Vec::with_capacity(column.gpu_seconds.len() + 2);
+        let mut factors = Vec::with_capacity(8);
         factors.push((self.convexity[column.job], 1.0));
-        for &(slot, seconds) in &column.gpu_seconds {
-            let scaled = seconds * self.capacity_scale[slot];
-            if scaled > 1e-12 {
-                factors.push((self.capacity[slot], scaled));
-            }
+        let shares = column
+            .gpu_seconds
+            .iter()
+            .map(|&(slot, seconds)| (slot, seconds * self.capacity_scale[slot]));
+        for (slot, change) in differenced(shares, self.capacity.len()) {
+            factors.push((self.capacity[slot], change));
         }
         let budget = column.budget_used * self.budget_scale;
         if budget > 0.0 {
@@ -152,10 +177,11 @@ impl ScheduleMaster {
     }
 
     /// Solves within `time_limit_s`; `None` when time ran out. By interior point without
-    /// crossover: on `trace-64gpu-x3` (34,556 columns) simplex re-solves from the previous
-    /// basis after a budget change took 55–91 s, a cold interior-point solve 21–24 s; its
-    /// duals are central, which also steadies the pricing. Where it stops short of its
-    /// tolerances, the simplex method solves again.
+    /// crossover: on `trace-64gpu-x3` (30,902 columns, differenced rows) a cold
+    /// interior-point solve takes about 3 s at every budget, while simplex re-solves from the
+    /// previous basis take 0.2 s after a small budget change but 44–88 s after a larger
+    /// one; interior duals are central, which also steadies the pricing. Where it stops
+    /// short of its tolerances, the simplex method solves again.
     pub fn solve(&mut self, time_limit_s: f64) -> Result<Option<MasterDuals>, BoundError> {
         let clock = std::time::Instant::now();
         match self.solve_by("ipm", time_limit_s)? {
@@ -196,15 +222,19 @@ impl ScheduleMaster {
                 let duals = solution.dual_rows();
                 let jobs = self.convexity.len();
                 let slots = self.capacity.len();
+                let differenced = &duals[jobs..jobs + slots];
                 Solved::Optimal(MasterDuals {
                     total_jct_s: solved.objective_value() / HOURS,
                     job: duals[..jobs].iter().map(|d| d / HOURS).collect(),
                     gpu_second: (0..slots)
-                        .map(|t| (-duals[jobs + t]).max(0.0) * self.capacity_scale[t] / HOURS)
+                        .map(|t| {
+                            let dual = differenced[t] - differenced.get(t + 1).unwrap_or(&0.0);
+                            (-dual).max(0.0) * self.capacity_scale[t] / HOURS
+                        })
                         .collect(),
                     budget: (-duals[jobs + slots]).max(0.0) * self.budget_scale / HOURS,
-                    // The spend column comes first.
-                    weights: solution.columns()[1..].to_vec(),
+                    // The slacks and the spend column come first.
+                    weights: solution.columns()[slots + 1..].to_vec(),
                 })
             }
             other => Solved::Other(other),
@@ -219,6 +249,46 @@ enum Solved {
     Optimal(MasterDuals),
     OutOfTime,
     Other(HighsModelStatus),
+}
+
+/// A column's slot shares `(slot, share)` as coefficients of the differenced rows: each
+/// slot's share minus the slot before's, where they differ (a share starts, changes or
+/// ends), for slots below `slots`. Differences within 1e-12 (equal shares computed
+/// differently) are left out.
+fn differenced(shares: impl Iterator<Item = (usize, f64)>, slots: usize) -> Vec<(usize, f64)> {
+    let mut merged: Vec<(usize, f64)> = Vec::new();
+    let mut sorted: Vec<(usize, f64)> = shares.collect();
+    sorted.sort_by_key(|&(slot, _)| slot);
+    for (slot, share) in sorted {
+        match merged.last_mut() {
+            Some((last, total)) if *last == slot => *total += share,
+            _ => merged.push((slot, share)),
+        }
+    }
+    merged.retain(|&(_, share)| share > 1e-12);
+    let mut changes: Vec<(usize, f64)> = Vec::with_capacity(4);
+    let mut push = |slot: usize, change: f64| {
+        if slot < slots && change.abs() > 1e-12 {
+            changes.push((slot, change));
+        }
+    };
+    let mut previous: Option<(usize, f64)> = None;
+    for &(slot, share) in &merged {
+        let before = match previous {
+            Some((t, before)) if t + 1 == slot => before,
+            Some((t, before)) => {
+                push(t + 1, -before);
+                0.0
+            }
+            None => 0.0,
+        };
+        push(slot, share - before);
+        previous = Some((slot, share));
+    }
+    if let Some((t, before)) = previous {
+        push(t + 1, -before);
+    }
+    changes
 }
 
 fn column_of(job: usize, schedule: JobSchedule) -> ScheduleColumn {
@@ -278,5 +348,64 @@ impl ColumnSet {
             master.add(&column)?;
         }
         Ok(added)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::differenced;
+
+    /// Summing the differences slot by slot gives back every share, and zero elsewhere.
+    fn undifferenced(changes: &[(usize, f64)], slots: usize) -> Vec<f64> {
+        let mut shares = vec![0.0; slots];
+        let mut running = 0.0;
+        for (t, share) in shares.iter_mut().enumerate() {
+            running += changes
+                .iter()
+                .filter(|&&(slot, _)| slot == t)
+                .map(|&(_, change)| change)
+                .sum::<f64>();
+            *share = running;
+        }
+        shares
+    }
+
+    #[test]
+    fn differenced_shares_sum_back_to_the_shares() {
+        let slots = 12;
+        // A partial first slot, a run at one share, a change, a gap, a repeated slot (one
+        // share), and a run to the last slot.
+        let shares = [
+            (1, 0.25),
+            (2, 0.5),
+            (3, 0.5),
+            (4, 0.5),
+            (5, 0.125),
+            (8, 0.5),
+            (7, 0.25),
+            (7, 0.25),
+            (9, 0.5),
+            (10, 0.5),
+            (11, 0.5),
+        ];
+        let changes = differenced(shares.iter().copied(), slots);
+        let mut expected = vec![0.0; slots];
+        for &(t, share) in &shares {
+            expected[t] += share;
+        }
+        assert_eq!(undifferenced(&changes, slots), expected);
+        // A constant run costs two entries at most, however long: here the starts of
+        // slots 1, 2, 5, 6, 7 (0.5 from 7 to 11 in one run) and nothing after the last slot.
+        assert_eq!(changes.len(), 5, "{changes:?}");
+    }
+
+    #[test]
+    fn a_run_that_ends_before_the_last_slot_is_closed() {
+        let changes = differenced([(0, 1.0), (1, 1.0), (2, 1.0)].into_iter(), 6);
+        assert_eq!(changes, vec![(0, 1.0), (3, -1.0)]);
+        assert_eq!(
+            undifferenced(&changes, 6),
+            vec![1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+        );
     }
 }
