@@ -432,13 +432,13 @@ impl<'a> Tightening<'a> {
             result.rounds += 1;
             result.master_total_jct_s = Some(duals.total_jct_s);
             let go_on = self.round(frontier, budget, &duals, &mut centre, &mut result)?;
-            last_mix = Some((duals.weights, duals.budget));
+            last_mix = Some((duals.weights, duals.budget, duals.gpu_second));
             if !go_on {
                 break;
             }
         }
         result.total_jct_bound_s = frontier.total_jct_bound(budget);
-        if let (Some(max_nodes), Some((weights, budget_price))) =
+        if let (Some(max_nodes), Some((weights, budget_price, gpu_second_price))) =
             (self.options.incumbent_nodes, last_mix)
         {
             let left = self.options.time_limit_s - self.clock.elapsed().as_secs_f64();
@@ -447,7 +447,7 @@ impl<'a> Tightening<'a> {
                     self.instance,
                     &self.master.columns,
                     &weights,
-                    budget_price,
+                    (budget_price, &gpu_second_price),
                     budget,
                 );
                 let known: Vec<&KnownSchedule> = self.known.iter().chain(&listed).collect();

@@ -1,10 +1,11 @@
 //! A schedule of the frontier problem built job by job (list scheduling guided by the
-//! master LP): jobs in the order of their mean completion in the LP, each in the
-//! configuration that minimises `JCT + λ·budget` at the master's budget price `λ`, run as
-//! early as the GPU-seconds left in each slot allow, and never spending what every later
-//! job needs at its most frugal configuration. The LP's columns rarely fit together as
-//! they are; a list schedule always fits, and starts the integer master
-//! (`incumbent.rs`) where the policies' replays do not.
+//! master LP): jobs in the order of their mean completion in the LP, each taking the
+//! schedule of least `JCT + λ·budget` at the master's budget price `λ` among its master
+//! columns that still fit (the LP's own timing: under a carbon budget, its greener slots)
+//! and each configuration run as early as the GPU-seconds left in each slot allow, never
+//! spending what every later job needs at its most frugal configuration. The LP's columns
+//! rarely fit together as they are; a list schedule always fits, and starts the integer
+//! master (`incumbent.rs`) where the policies' replays do not.
 
 use super::known::{column_of_runs, KnownSchedule, Run};
 use super::master::ScheduleColumn;
@@ -18,7 +19,7 @@ pub(crate) fn list_schedule(
     instance: &FrontierInstance,
     columns: &[ScheduleColumn],
     weights: &[f64],
-    budget_price: f64,
+    (budget_price, gpu_second_price): (f64, &[f64]),
     budget: f64,
 ) -> Option<KnownSchedule> {
     let rates = BudgetRates::of(instance);
@@ -36,15 +37,31 @@ pub(crate) fn list_schedule(
         .map(|t| instance.capacity(t))
         .collect();
     let mut chosen: Vec<Option<ScheduleColumn>> = vec![None; instance.jobs.len()];
+    let mut of_job: Vec<Vec<&ScheduleColumn>> = vec![Vec::new(); instance.jobs.len()];
+    for column in columns {
+        of_job[column.job].push(column);
+    }
     for j in lp_order(instance, columns, weights) {
         let job = &instance.jobs[j];
         reserve -= frugal[j];
         let affordable = remaining - reserve + 1e-12 * budget;
+        let fitting = of_job[j]
+            .iter()
+            .filter(|column| fits(column, &residual))
+            .map(|&column| column.clone());
         let column = (0..job.configs.len())
             .map(|c| earliest(instance, &rates, j, c, &residual))
+            .chain(fitting)
             .filter(|column| column.budget_used <= affordable)
             .min_by(|a, b| {
-                let cost = |c: &ScheduleColumn| c.jct_s + budget_price * c.budget_used;
+                let cost = |c: &ScheduleColumn| {
+                    c.jct_s
+                        + budget_price * c.budget_used
+                        + c.gpu_seconds
+                            .iter()
+                            .map(|&(t, gpu_s)| gpu_second_price[t] * gpu_s)
+                            .sum::<f64>()
+                };
                 cost(a).total_cmp(&cost(b))
             })
             .unwrap_or_else(|| ScheduleColumn::after_horizon(instance, &rates, j));
@@ -57,6 +74,14 @@ pub(crate) fn list_schedule(
     Some(KnownSchedule {
         columns: chosen.into_iter().map(|c| c.expect("every job")).collect(),
     })
+}
+
+/// Whether `column` fits in the GPU-seconds `residual` of its slots.
+fn fits(column: &ScheduleColumn, residual: &[f64]) -> bool {
+    column
+        .gpu_seconds
+        .iter()
+        .all(|&(t, gpu_seconds)| gpu_seconds <= residual[t])
 }
 
 /// Jobs by their mean completion in the LP (arrival + the weighted mean of their columns'
@@ -131,4 +156,64 @@ fn earliest(
         });
     }
     column_of_runs(instance, rates, j, &runs).expect("runs built within the job's own time")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontier::{BudgetKind, FrontierJob, JobConfig, Slots};
+
+    /// One job arriving at 0 s on three 100-s slots, running 50 s on all 8 GPUs at 10 W.
+    fn instance() -> FrontierInstance {
+        FrontierInstance {
+            jobs: vec![FrontierJob {
+                arrival_s: 0.0,
+                iterations: 50.0,
+                configs: vec![JobConfig {
+                    gpus: 8,
+                    iterations_per_s: 1.0,
+                    watts: 10.0,
+                }],
+            }],
+            gpus: 8,
+            slots: Slots::uniform(100.0, 3),
+            budget: BudgetKind::Energy,
+        }
+    }
+
+    fn column_running_from(instance: &FrontierInstance, from_s: f64) -> ScheduleColumn {
+        let runs = [Run {
+            from_s,
+            to_s: from_s + 50.0,
+            config: 0,
+        }];
+        column_of_runs(instance, &BudgetRates::of(instance), 0, &runs).unwrap()
+    }
+
+    /// At slot prices of 0 the job runs as early as it can (JCT 50 s); where the master
+    /// prices the first slot above the 200 s a later start costs, it takes the master's
+    /// column in the last slot (JCT 250 s), which fits.
+    #[test]
+    fn the_job_follows_the_masters_slot_prices() {
+        let instance = instance();
+        let late = column_running_from(&instance, 200.0);
+        assert_eq!(late.gpu_seconds, vec![(2, 400.0)]);
+        let columns = vec![column_running_from(&instance, 0.0), late.clone()];
+        let weights = [0.5, 0.5];
+        let budget = 1.0;
+        let free = list_schedule(&instance, &columns, &weights, (0.0, &[0.0; 3]), budget)
+            .expect("within the budget");
+        assert_eq!(free.columns[0].jct_s, 50.0);
+        assert_eq!(free.columns[0].gpu_seconds, vec![(0, 400.0)]);
+        // 400 GPU-s in slot 0 at 1 s each cost 400 s, more than the 200 s of waiting.
+        let dear = list_schedule(
+            &instance,
+            &columns,
+            &weights,
+            (0.0, &[1.0, 0.0, 0.0]),
+            budget,
+        )
+        .expect("within the budget");
+        assert_eq!(dear.columns[0], late);
+    }
 }
