@@ -1,11 +1,14 @@
 //! A schedule of the frontier problem built job by job (list scheduling guided by the
 //! master LP): jobs in the order of their mean completion in the LP, each taking the
-//! schedule of least `JCT + λ·budget` at the master's budget price `λ` among its master
-//! columns that still fit (the LP's own timing: under a carbon budget, its greener slots)
-//! and each configuration run as early as the GPU-seconds left in each slot allow, never
-//! spending what every later job needs at its most frugal configuration. The LP's columns
-//! rarely fit together as they are; a list schedule always fits, and starts the integer
-//! master (`incumbent.rs`) where the policies' replays do not.
+//! schedule of least reduced cost at the master's prices, `JCT + λ·budget + Σ_t μ_t·gpu_s_t`,
+//! among its master columns that still fit (the LP's own timing) and each configuration
+//! run as early as the GPU-seconds left in each slot allow, never spending what every
+//! later job needs at its most frugal configuration. The slot prices keep a job out of
+//! the slots the LP finds dear; under a carbon budget `λ` makes the greener slots cheaper.
+//! On `trace-64gpu-x3` pricing the slots took the best schedule found from 4.2–7.3 % above
+//! the bound to 1.6–4.1 % at PowerFlow-style's spends (`docs/budgets.md`). The LP's
+//! columns rarely fit together as they are; a list schedule always fits, and starts the
+//! integer master (`incumbent.rs`) where the policies' replays do not.
 
 use super::known::{column_of_runs, KnownSchedule, Run};
 use super::master::ScheduleColumn;
@@ -13,8 +16,9 @@ use super::rates::BudgetRates;
 use super::FrontierInstance;
 
 /// The list schedule within `budget`, the order taken from the master LP's mix `weights`
-/// of `columns`, configurations priced at `budget_price` (seconds per budget unit); `None`
-/// when `budget` is below what the jobs need.
+/// of `columns`, schedules priced at the master's `(budget_price, gpu_second_price)`
+/// (seconds per budget unit, seconds per GPU-second of each slot); `None` when `budget` is
+/// below what the jobs need.
 pub(crate) fn list_schedule(
     instance: &FrontierInstance,
     columns: &[ScheduleColumn],

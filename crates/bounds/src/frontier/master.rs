@@ -20,6 +20,7 @@
 //! longest schedules span 1,407 slots and one in a hundred spans 996: their dense columns
 //! were most of the master's 1.23 million entries. The slot duals are undifferenced back
 //! (`y_t = y'_t − y'_{t+1}`).
+
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
@@ -394,8 +395,8 @@ mod tests {
             expected[t] += share;
         }
         assert_eq!(undifferenced(&changes, slots), expected);
-        // A constant run costs two entries at most, however long: here the starts of
-        // slots 1, 2, 5, 6, 7 (0.5 from 7 to 11 in one run) and nothing after the last slot.
+        // A constant run costs two entries at most, however long: here changes at slots 1,
+        // 2, 5, 6 and 7 (0.5 from 7 to 11 in one run), and none after the last slot.
         assert_eq!(changes.len(), 5, "{changes:?}");
     }
 
