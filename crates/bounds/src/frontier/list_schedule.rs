@@ -96,9 +96,9 @@ fn improve(room: &mut Room, order: &[usize], chosen: &mut [ScheduleColumn], budg
             .options(j)
             .filter(|column| column.budget_used <= affordable)
             .min_by(|a, b| {
-                (a.jct_s, a.budget_used)
-                    .partial_cmp(&(b.jct_s, b.budget_used))
-                    .expect("finite schedules")
+                a.jct_s
+                    .total_cmp(&b.jct_s)
+                    .then(a.budget_used.total_cmp(&b.budget_used))
             });
         if let Some(shorter) = shortest.filter(|s| s.jct_s < chosen[j].jct_s) {
             chosen[j] = shorter;
