@@ -107,9 +107,7 @@ impl FrontierJob {
             configs,
         }
     }
-}
 
-impl FrontierJob {
     /// The least watt-seconds its work needs: every iteration at its most frugal
     /// configuration.
     pub fn least_watt_seconds(&self) -> f64 {
