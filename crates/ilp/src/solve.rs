@@ -226,6 +226,25 @@ pub struct RawSolve {
 
 /// Solves `problem` with `options`, warm-started from `start` (one value per column).
 pub fn run_highs(problem: HighsProblem, start: Option<&[f64]>, options: &SolveOptions) -> RawSolve {
+    run(problem, start, options, None)
+}
+
+/// [`run_highs`] from no start, with HiGHS's branch and bound stopped after `max_nodes`
+/// nodes (`mip_max_nodes`): a work limit, where the clock is only a safety net.
+pub(crate) fn run_highs_within(
+    problem: HighsProblem,
+    options: &SolveOptions,
+    max_nodes: Option<u32>,
+) -> RawSolve {
+    run(problem, None, options, max_nodes)
+}
+
+fn run(
+    problem: HighsProblem,
+    start: Option<&[f64]>,
+    options: &SolveOptions,
+    max_nodes: Option<u32>,
+) -> RawSolve {
     let clock = Instant::now();
     let fail = |message: String| RawSolve {
         status: RawStatus::Error(message),
@@ -251,6 +270,12 @@ pub fn run_highs(problem: HighsProblem, start: Option<&[f64]>, options: &SolveOp
     }
     if let Err(message) = apply_options(&mut model, options, start) {
         return fail(message);
+    }
+    if let Some(nodes) = max_nodes {
+        let nodes = i32::try_from(nodes).unwrap_or(i32::MAX);
+        if let Err(e) = model.try_set_option("mip_max_nodes", nodes) {
+            return fail(format!("HiGHS option mip_max_nodes: {e:?}"));
+        }
     }
     let solved = match model.try_solve() {
         Ok(solved) => solved,

@@ -39,6 +39,7 @@ const BRANCH_MIN_S: f64 = 0.2;
 
 pub use self::carry::ColumnCarry;
 pub use self::front::{column_generation_front, PowerFragFront};
+pub(crate) use self::pattern_pricing::NodeValue;
 pub use self::pricing_case::{PricingCase, PricingOutcome};
 pub use self::problem::CgStats;
 use self::problem::Problem;
@@ -48,10 +49,12 @@ use self::generate::{add_columns, generate};
 use self::incumbent::{find_incumbent, finish_reserve_s, pricing_share, Incumbent};
 use self::master::Master;
 use crate::eval::{power_watts, state_of};
+use crate::frag_devices::device_bound;
 use crate::model::Demand;
 use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
 use crate::solve::{relative_gap, Objective, SolveOptions, SolveReport, SolveStatus};
+use gapbench_results::best_known::meets;
 
 /// Solves `objective` on `snapshot` by column generation (the report reads like any
 /// other solve's: status, incumbent, bound, gap, placement), with the figures of the run,
@@ -84,8 +87,33 @@ fn solve(
     carry: &mut ColumnCarry,
 ) -> Result<SolveReport, String> {
     let (shapes, types, demand) = inputs(snapshot, objective, watts_weight, options)?;
+    // Fragmentation's device relaxation: integral where the configuration LP is not.
+    let devices = match objective {
+        Objective::Frag if watts_weight == 0.0 => {
+            device_bound(snapshot.cluster, snapshot.typical, &shapes, options)?
+        }
+        _ => None,
+    };
+    let proven = |value: f64| devices.is_some_and(|bound| meets(value, bound));
+    let with_devices = |bound: f64| bound.max(devices.unwrap_or(f64::NEG_INFINITY));
     let problem = Problem::new(snapshot, objective, options, clock, &types, &shapes, demand);
     let (mut pool, mut master, start) = start_master(&problem, carry, stats)?;
+    if proven(problem.heuristic_value) {
+        // The heuristic's placement meets the bound: nothing to search.
+        let incumbent = Incumbent {
+            value: problem.heuristic_value,
+            placement: snapshot.heuristic.clone(),
+            used_columns: start.iter().map(|&(c, _)| c).collect(),
+        };
+        carry.keep(
+            objective,
+            &types,
+            &shapes,
+            &pool,
+            incumbent.used_columns.clone(),
+        );
+        return report(&problem, incumbent, with_devices(f64::NEG_INFINITY), false);
+    }
 
     let pricing_deadline = pricing_share(options.time_limit_s) * options.time_limit_s;
     let generated = generate(
@@ -109,8 +137,9 @@ fn solve(
     // What the integer phase leaves goes back to the bound, with the dive's columns, unless
     // the incumbent is already within the requested gap (`mip_gap` means stop there).
     let finish_s = options.time_limit_s - finish_reserve_s(options.time_limit_s);
-    let within_gap =
-        |bound: f64, value: f64| relative_gap(value, problem.sign * bound) <= options.mip_rel_gap;
+    let within_gap = |bound: f64, value: f64| {
+        proven(value) || relative_gap(value, problem.sign * bound) <= options.mip_rel_gap
+    };
     let time_left = || finish_s - clock.elapsed().as_secs_f64();
     if !stats.converged
         && !within_gap(bound, incumbent.value)
@@ -126,8 +155,11 @@ fn solve(
     }
     // The LP bound is proven and an integer gap is left: branch on what time is left.
     if stats.converged && !within_gap(bound, incumbent.value) && time_left() >= BRANCH_MIN_S {
+        // The device bound holds in every tree node: the tree ends once the incumbent
+        // meets it.
+        let root = with_devices(bound);
         let tree =
-            branch::branch_and_price(&problem, &mut pool, &mut incumbent, bound, finish_s, stats)?;
+            branch::branch_and_price(&problem, &mut pool, &mut incumbent, root, finish_s, stats)?;
         bound = bound.max(tree);
     }
     carry.keep(
@@ -137,7 +169,12 @@ fn solve(
         &pool,
         incumbent.used_columns.clone(),
     );
-    report(&problem, incumbent, problem.sign * bound, stats.converged)
+    report(
+        &problem,
+        incumbent,
+        problem.sign * with_devices(bound),
+        stats.converged,
+    )
 }
 
 /// The shapes of the tasks an objective places, the node types and the demand sense.
