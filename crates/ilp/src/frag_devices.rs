@@ -43,8 +43,8 @@ use good_lp::{variable, Expression, ProblemVariables, SolverModel};
 
 use gapbench_model::{Cluster, NodeType, TypicalPods, MILLI_GPU_PER_GPU};
 
-use crate::cg::NodeValue;
 use crate::error::SolveError;
+use crate::node_value::NodeValue;
 use crate::shapes::{ShapeKind, Shapes};
 use crate::snapshot::Snapshot;
 use crate::solve::{run_highs_within, RawStatus, SolveOptions};

@@ -33,6 +33,7 @@ mod max_alloc;
 mod min_frag;
 mod min_power;
 mod model;
+mod node_value;
 mod pareto;
 mod problem;
 mod relaxation;

@@ -101,7 +101,9 @@ fn the_relaxation_sees_cpu_strand_a_device() {
     let mut snapshot = Snapshot::after_events(&cluster, &prepared, &events, tasks.len()).unwrap();
     snapshot.typical = &typical;
     let bound = frag_device_bound(&snapshot, &options()).unwrap().unwrap();
-    let exact = brute_force(&cluster, &typical, &tasks).min_frag_milli.unwrap();
+    let exact = brute_force(&cluster, &typical, &tasks)
+        .min_frag_milli
+        .unwrap();
     assert!((exact - 1000.0).abs() < 1e-6, "brute force {exact}");
     assert!((bound - 1000.0).abs() < 1e-6, "device bound {bound}");
 }

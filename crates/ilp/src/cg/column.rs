@@ -11,7 +11,7 @@ use gapbench_model::{
     check_placements, Cluster, ClusterState, DeviceSet, NodeType, Placement, Task, TypicalPods,
 };
 
-use super::pattern_pricing::NodeValue;
+use crate::node_value::NodeValue;
 use crate::shapes::Shapes;
 use crate::snapshot::Snapshot;
 use crate::solve::Objective;

@@ -39,7 +39,6 @@ const BRANCH_MIN_S: f64 = 0.2;
 
 pub use self::carry::ColumnCarry;
 pub use self::front::{column_generation_front, PowerFragFront};
-pub(crate) use self::pattern_pricing::NodeValue;
 pub use self::pricing_case::{PricingCase, PricingOutcome};
 pub use self::problem::CgStats;
 use self::problem::Problem;
@@ -87,32 +86,24 @@ fn solve(
     carry: &mut ColumnCarry,
 ) -> Result<SolveReport, String> {
     let (shapes, types, demand) = inputs(snapshot, objective, watts_weight, options)?;
-    // Fragmentation's device relaxation: integral where the configuration LP is not.
-    let devices = match objective {
-        Objective::Frag if watts_weight == 0.0 => {
-            device_bound(snapshot.cluster, snapshot.typical, &shapes, options)?
-        }
-        _ => None,
-    };
-    let proven = |value: f64| devices.is_some_and(|bound| meets(value, bound));
-    let with_devices = |bound: f64| bound.max(devices.unwrap_or(f64::NEG_INFINITY));
+    let prior = PriorBound::of(snapshot, objective, watts_weight, &shapes, options)?;
     let problem = Problem::new(snapshot, objective, options, clock, &types, &shapes, demand);
     let (mut pool, mut master, start) = start_master(&problem, carry, stats)?;
-    if proven(problem.heuristic_value) {
+    if prior.met_by(problem.heuristic_value) {
         // The heuristic's placement meets the bound: nothing to search.
         let incumbent = Incumbent {
             value: problem.heuristic_value,
             placement: snapshot.heuristic.clone(),
             used_columns: start.iter().map(|&(c, _)| c).collect(),
         };
-        carry.keep(
-            objective,
-            &types,
-            &shapes,
+        return finish(
+            &problem,
+            carry,
             &pool,
-            incumbent.used_columns.clone(),
+            incumbent,
+            prior.raise(f64::NEG_INFINITY),
+            false,
         );
-        return report(&problem, incumbent, with_devices(f64::NEG_INFINITY), false);
     }
 
     let pricing_deadline = pricing_share(options.time_limit_s) * options.time_limit_s;
@@ -124,7 +115,7 @@ fn solve(
         pricing_deadline,
         None,
     )?;
-    let mut bound = generated.bound;
+    let bound = generated.bound;
     let pool_before_incumbent = pool.len();
     let mut incumbent = find_incumbent(
         &problem,
@@ -134,13 +125,43 @@ fn solve(
         generated.last_duals.as_ref(),
         stats,
     )?;
-    // What the integer phase leaves goes back to the bound, with the dive's columns, unless
-    // the incumbent is already within the requested gap (`mip_gap` means stop there).
+    let bound = close_the_gap(
+        &problem,
+        (&mut pool, &mut master, pool_before_incumbent),
+        &mut incumbent,
+        bound,
+        prior,
+        stats,
+    )?;
+    let converged = stats.converged;
+    finish(
+        &problem,
+        carry,
+        &pool,
+        incumbent,
+        prior.raise(bound),
+        converged,
+    )
+}
+
+/// What the time left after the integer phase buys: column generation resumed with the
+/// integer phase's columns (the pool's from `pool_before_incumbent` on) where it had not
+/// converged, then branch and price, unless the incumbent is already within the requested
+/// gap of `bound` (`mip_gap` means stop there) or meets `prior`. Returns the bound.
+fn close_the_gap(
+    problem: &Problem,
+    (pool, master, pool_before_incumbent): (&mut ColumnPool, &mut Master, usize),
+    incumbent: &mut Incumbent,
+    mut bound: f64,
+    prior: PriorBound,
+    stats: &mut CgStats,
+) -> Result<f64, String> {
+    let options = problem.options;
     let finish_s = options.time_limit_s - finish_reserve_s(options.time_limit_s);
     let within_gap = |bound: f64, value: f64| {
-        proven(value) || relative_gap(value, problem.sign * bound) <= options.mip_rel_gap
+        prior.met_by(value) || relative_gap(value, problem.sign * bound) <= options.mip_rel_gap
     };
-    let time_left = || finish_s - clock.elapsed().as_secs_f64();
+    let time_left = || finish_s - problem.clock.elapsed().as_secs_f64();
     if !stats.converged
         && !within_gap(bound, incumbent.value)
         && time_left() >= RESUMED_PRICING_MIN_S
@@ -149,32 +170,67 @@ fn solve(
             master.add(column, i)?;
         }
         let value = Some(incumbent.value);
-        let resumed = generate(&problem, &mut pool, &mut master, stats, finish_s, value)?;
+        let resumed = generate(problem, pool, master, stats, finish_s, value)?;
         bound = bound.max(resumed.bound);
         stats.lagrangian_bound = bound;
     }
-    // The LP bound is proven and an integer gap is left: branch on what time is left.
+    // The LP bound is proven and an integer gap is left: branch on what time is left. The
+    // prior bound holds in every tree node, so the tree ends once the incumbent meets it.
     if stats.converged && !within_gap(bound, incumbent.value) && time_left() >= BRANCH_MIN_S {
-        // The device bound holds in every tree node: the tree ends once the incumbent
-        // meets it.
-        let root = with_devices(bound);
-        let tree =
-            branch::branch_and_price(&problem, &mut pool, &mut incumbent, root, finish_s, stats)?;
+        let root = prior.raise(bound);
+        let tree = branch::branch_and_price(problem, pool, incumbent, root, finish_s, stats)?;
         bound = bound.max(tree);
     }
-    carry.keep(
-        objective,
-        &types,
-        &shapes,
-        &pool,
-        incumbent.used_columns.clone(),
-    );
-    report(
-        &problem,
-        incumbent,
-        problem.sign * with_devices(bound),
-        stats.converged,
-    )
+    Ok(bound)
+}
+
+/// A bound known before column generation starts (minimisation inside): fragmentation's
+/// device relaxation ([`crate::frag_devices`]), integral where the configuration LP is not,
+/// on clusters small enough for it.
+#[derive(Debug, Clone, Copy)]
+struct PriorBound(Option<f64>);
+
+impl PriorBound {
+    fn of(
+        snapshot: &Snapshot,
+        objective: Objective,
+        watts_weight: f64,
+        shapes: &Shapes,
+        options: &SolveOptions,
+    ) -> Result<PriorBound, String> {
+        Ok(PriorBound(match objective {
+            Objective::Frag if watts_weight == 0.0 => {
+                device_bound(snapshot.cluster, snapshot.typical, shapes, options)?
+            }
+            _ => None,
+        }))
+    }
+
+    /// A placement of `value` meets the bound: it is optimal.
+    fn met_by(self, value: f64) -> bool {
+        self.0.is_some_and(|bound| meets(value, bound))
+    }
+
+    /// `bound`, or the prior bound where it is higher.
+    fn raise(self, bound: f64) -> f64 {
+        self.0.map_or(bound, |prior| prior.max(bound))
+    }
+}
+
+/// Leaves `carry` the columns `incumbent` used, and reports it against `bound`
+/// (minimisation inside).
+fn finish(
+    problem: &Problem,
+    carry: &mut ColumnCarry,
+    pool: &ColumnPool,
+    incumbent: Incumbent,
+    bound: f64,
+    converged: bool,
+) -> Result<SolveReport, String> {
+    let context = &problem.context;
+    let used = incumbent.used_columns.clone();
+    carry.keep(problem.objective, context.types, context.shapes, pool, used);
+    report(problem, incumbent, problem.sign * bound, converged)
 }
 
 /// The shapes of the tasks an objective places, the node types and the demand sense.

@@ -4,7 +4,7 @@
 //!
 //! solved by the exact search of [`super::pattern_pricing`] (by CPU level and device
 //! pattern), with the node's own part of the objective from
-//! [`super::pattern_pricing::NodeValue`]: power, fragmentation or nothing (allocation,
+//! [`crate::node_value::NodeValue`]: power, fragmentation or nothing (allocation,
 //! whose `−allocated` is in the profits). Its bound holds even when the search stops early
 //! (nodes or time), which keeps the Lagrangian bound valid (see [`super::bound`]).
 
@@ -13,7 +13,8 @@ use std::time::Instant;
 use gapbench_model::{DeviceSet, Task, TypicalPods};
 
 use super::column::{Column, TypeCluster};
-use super::pattern_pricing::{self, NodeValue};
+use super::pattern_pricing;
+use crate::node_value::NodeValue;
 use crate::shapes::Shapes;
 use crate::solve::Objective;
 

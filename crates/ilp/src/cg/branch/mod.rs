@@ -15,7 +15,7 @@
 //! - CPU sockets at work on nodes of type `τ`, `Σ_{c∈τ} sockets_c·λ_c` (power only: an
 //!   always-on LP keeps a fraction of a socket at work): the dual is a price per socket,
 //!   added to pricing's value of each CPU level
-//!   ([`super::pattern_pricing::NodeValue::with_socket_dual`]);
+//!   ([`crate::node_value::NodeValue::with_socket_dual`]);
 //! - tasks of shape `s` on nodes of type `τ`, `Σ_{c∈τ} a_{s,c}·λ_c ≤ k` or `≥ k + 1`: the
 //!   dual adds to the price of `s` when type `τ` is priced.
 //!

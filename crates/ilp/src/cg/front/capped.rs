@@ -5,7 +5,7 @@
 //! watts above its idle node, `P₀` the idle cluster's: [`super::super::master::Master::
 //! add_power_cap`]). With `π ≤ 0` that row's dual and `w = −π`, a column's reduced cost is
 //! `F_c + w·P_c − Σ_s y_s·a_{s,c} − μ_τ`: pricing is the weighted pricing of `F + w·P`
-//! ([`super::super::pattern_pricing::NodeValue::plus`]) at a weight that changes every
+//! ([`crate::node_value::NodeValue::plus`]) at a weight that changes every
 //! round.
 //!
 //! The bound. For any shape prices `y` and any `w ≥ 0`, every placement `x` with

@@ -1,6 +1,6 @@
 //! The Lagrangian bound of pattern pricing on one node type and CPU level.
 //!
-//! Pricing maximises `Φ(c) = Σ_s π_s·n_s + V(c)` ([`super::node_value`]). At level `l`
+//! Pricing maximises `Φ(c) = Σ_s π_s·n_s + V(c)` ([`crate::node_value`]). At level `l`
 //! (CPU used at most `C_l`, values `constant_l`, `g_l`), dualising CPU and memory with
 //! `λ = (λ_cpu, λ_mem) ≥ 0` leaves independent devices:
 //!
@@ -22,7 +22,7 @@
 
 use gapbench_model::MILLI_GPU_PER_GPU;
 
-use super::node_value::NodeValue;
+use crate::node_value::NodeValue;
 
 /// One shape as pattern pricing sees it (profitable shapes only).
 #[derive(Debug, Clone)]

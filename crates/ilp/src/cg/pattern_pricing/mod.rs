@@ -3,7 +3,7 @@
 //! Pricing a node type is `ρ = V(empty) − max_c Φ(c)`, with `Φ(c) = Σ_s π_s·n_s + V(c)`:
 //! profits `π_s` (the shape's price, plus what it removes of a linear cost: its GPU milli
 //! for allocation, `P·m_s` for fragmentation) and the node's own value `V` by CPU level and
-//! device ([`node_value`]: fragmentation, power, allocation, or a weighted sum). The search
+//! device ([`crate::node_value`]: fragmentation, power, allocation, or a weighted sum). The search
 //! splits by level `l` (CPU used at most `C_l`); the best over levels is the optimum, since
 //! a configuration's own level prices it exactly and any other admissible one no higher.
 //!
@@ -24,7 +24,6 @@
 
 mod device_dp;
 mod dual;
-mod node_value;
 mod patterns;
 
 use std::time::Instant;
@@ -33,8 +32,8 @@ use gapbench_model::{DeviceSet, NodeType, MILLI_GPU_PER_GPU};
 
 use self::device_dp::{ShareTable, SlotTable};
 use self::dual::{Evaluated, Item, ItemKind, Multipliers, Relaxation, Slots};
-pub(crate) use self::node_value::NodeValue;
 use self::patterns::Pattern;
+use crate::node_value::NodeValue;
 use crate::shapes::{ShapeKind, Shapes};
 
 /// Search nodes one pricing call may take in all.
