@@ -57,7 +57,7 @@ fn the_relaxation_counts_the_devices_the_halves_need() {
         node_type(GpuModel::T4, 2, 16, 64),
     ]);
     let tasks: Vec<Task> = (0..3)
-        .map(|i| Task::new(&format!("half-{i}"), 1000, 1024, 1, 500))
+        .map(|i| Task::new(format!("half-{i}"), 1000, 1024, 1, 500))
         .collect();
     let (prepared, events) = sweep(&cluster, &tasks, "fgd");
     let typical = TypicalPods {

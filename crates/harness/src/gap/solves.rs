@@ -39,26 +39,32 @@ pub(super) fn best_start<'s>(
     members: &[&'s Snapshot<'s>],
     objective: Objective,
 ) -> &'s Snapshot<'s> {
+    ranked_starts(members, objective)[0]
+}
+
+/// The member snapshots, their own placements best first for `objective` (equals in their
+/// order).
+pub(super) fn ranked_starts<'s>(
+    members: &[&'s Snapshot<'s>],
+    objective: Objective,
+) -> Vec<&'s Snapshot<'s>> {
     let value = |snapshot: &Snapshot| match objective {
         // Allocation is maximised.
         Objective::Alloc => -heuristic_value(snapshot, objective),
         Objective::Power | Objective::Frag => heuristic_value(snapshot, objective),
     };
-    let mut best = members[0];
-    for &member in &members[1..] {
-        if value(member) < value(best) {
-            best = member;
-        }
-    }
-    best
+    let mut ranked = members.to_vec();
+    ranked.sort_by(|a, b| value(a).total_cmp(&value(b)));
+    ranked
 }
 
 /// The least power and the least fragmentation, each where `wants` it, started from the
-/// snapshots `(power, frag)` (one instance): per node (`exact`: fragmentation pooled with
-/// column generation's bound) or by column generation. Power is solved first: its placement
+/// snapshots `(power, frag)` (one instance; fragmentation's ranked, best first): per node
+/// (`exact`: fragmentation pooled with column generation's bound, started from the others
+/// and power's placement too) or by column generation. Power is solved first: its placement
 /// is a good warm start for fragmentation, and the front reuses both.
 pub(super) fn end_points(
-    (power_start, frag_start): (&Snapshot, &Snapshot),
+    (power_start, frag_starts): (&Snapshot, &[&Snapshot]),
     exact: bool,
     wants: impl Fn(Objective) -> bool,
     options: &SolveOptions,
@@ -81,13 +87,15 @@ pub(super) fn end_points(
     });
     let least_frag = wants(Objective::Frag).then(|| {
         let others: Vec<_> = if exact {
-            least_power.iter().map(|r| r.placement.clone()).collect()
+            let members = frag_starts[1..].iter().map(|s| s.heuristic.clone());
+            let power = least_power.iter().map(|r| r.placement.clone());
+            members.chain(power).collect()
         } else {
             Vec::new()
         };
         solved(
             session,
-            frag_start,
+            frag_starts[0],
             Objective::Frag,
             frag_method,
             options,

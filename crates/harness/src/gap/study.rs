@@ -20,7 +20,9 @@ use gapbench_online::run_arrival_sweep;
 use rayon::prelude::*;
 
 use super::rows::CheckpointOf;
-use super::solves::{best_start, end_points, improve_by_front_ends, solve_objective};
+use super::solves::{
+    best_start, end_points, improve_by_front_ends, ranked_starts, solve_objective,
+};
 use super::{instance_key, study_cluster, FrontRow, GapMethod, GapRow, GapSettings};
 use crate::run::RunSettings;
 use crate::work::Work;
@@ -585,7 +587,8 @@ impl Study<'_> {
         let start = |objective| best_start(members, objective);
         let snapshot = members[0];
         let (least_power, least_frag) = if part == Part::Placed && (exact || by_cg) {
-            let starts = (start(Objective::Power), start(Objective::Frag));
+            let frag_starts = ranked_starts(members, Objective::Frag);
+            let starts = (start(Objective::Power), frag_starts.as_slice());
             end_points(starts, exact, wants, &options, &mut chain)
         } else {
             (None, None)

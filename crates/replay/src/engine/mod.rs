@@ -379,7 +379,7 @@ impl<'a> Replay<'a> {
         let mut events = 0u64;
         loop {
             events += 1;
-            if events % EVENTS_PER_REPORT == 0 {
+            if events.is_multiple_of(EVENTS_PER_REPORT) {
                 on_progress(self.progress_report());
             }
             let Some(event) = self.next_event() else {
