@@ -67,11 +67,11 @@ const FIRST_START_SHARE: f64 = 2.0 / 3.0;
 ///
 /// Column generation starts from the heuristic's placement and then, while nothing is
 /// proven, from each of `others` that differs (at most [`COLUMN_GENERATION_STARTS`] in
-/// all), the heuristic's with two thirds of the time limit, the others sharing the rest,
-/// the columns carried along: from some starts
-/// its rounding meets the bound at once, from others not in the whole limit (8 nodes of the
-/// default trace at 80 %: from the PWR+FGD mix's placement it stays at 3,029.9 for 15 s,
-/// from FGD's, BestFit's or PWR's it meets the bound of 2,942.6 in 1–4 s).
+/// all; the heuristic's with two thirds of the time limit, the others sharing the rest; the
+/// columns carried along): from some starts its rounding meets the bound at once, from
+/// others not in the whole limit (8 nodes of the default trace at 80 %: from the PWR+FGD
+/// mix's placement it stays at 3,029.9 for 15 s, from FGD's, BestFit's or PWR's it meets
+/// the bound of 2,942.6 in 1–4 s).
 pub fn min_frag_by_both(
     snapshot: &Snapshot,
     others: &[&[Option<gapbench_model::Placement>]],
