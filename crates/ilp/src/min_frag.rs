@@ -8,9 +8,10 @@
 
 use std::time::Instant;
 
-use crate::cg::{column_generation_carrying, ColumnCarry};
+use crate::cg::{frag_column_generation_with, ColumnCarry};
 use crate::common::{solve, solver_candidate, start_from, Sense};
 use crate::eval::{frag_milli, power_watts, state_of};
+use crate::frag_devices::frag_device_bound;
 use crate::model::{Demand, PlacementModel};
 use crate::snapshot::Snapshot;
 use crate::solve::{interpret, Candidate, Objective, SolveOptions, SolveReport, SolveStatus};
@@ -87,9 +88,19 @@ pub fn min_frag_by_both(
             starts.push(other);
         }
     }
+    // One task set, one device bound, whatever the start.
+    let clock = Instant::now();
+    let device_bound = match frag_device_bound(snapshot, options) {
+        Ok(bound) => bound,
+        Err(e) => {
+            let seconds = clock.elapsed().as_secs_f64();
+            return SolveReport::error(Objective::Frag, e.to_string(), seconds);
+        }
+    };
+    let bound_s = clock.elapsed().as_secs_f64();
     let mut by_columns: Option<SolveReport> = None;
     for (i, start) in starts.iter().enumerate() {
-        let spent_s = by_columns.as_ref().map_or(0.0, |r| r.solve_seconds);
+        let spent_s = bound_s + by_columns.as_ref().map_or(0.0, |r| r.solve_seconds);
         let share_s = match (i, starts.len()) {
             (_, 1) => options.time_limit_s,
             (0, _) => FIRST_START_SHARE * options.time_limit_s,
@@ -103,7 +114,7 @@ pub fn min_frag_by_both(
             heuristic: start.to_vec(),
             ..snapshot.clone()
         };
-        let (report, _) = column_generation_carrying(&from_start, Objective::Frag, &limits, carry);
+        let report = frag_column_generation_with(&from_start, device_bound, &limits, carry);
         let report = match by_columns {
             Some(earlier) => earlier.pooled_min(report),
             None => report,
@@ -114,7 +125,8 @@ pub fn min_frag_by_both(
             break;
         }
     }
-    let by_columns = by_columns.expect("the heuristic's placement is always a start");
+    let mut by_columns = by_columns.expect("the heuristic's placement is always a start");
+    by_columns.solve_seconds += bound_s;
     if by_columns.status == SolveStatus::Optimal {
         return by_columns;
     }

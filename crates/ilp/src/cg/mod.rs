@@ -65,9 +65,33 @@ pub fn column_generation_carrying(
     options: &SolveOptions,
     carry: &mut ColumnCarry,
 ) -> (SolveReport, CgStats) {
+    run(snapshot, objective, None, options, carry)
+}
+
+/// [`column_generation_carrying`] of fragmentation with its device bound given (`None`:
+/// none), for solves of one task set from several starts, which share it.
+pub(crate) fn frag_column_generation_with(
+    snapshot: &Snapshot,
+    device_bound: Option<f64>,
+    options: &SolveOptions,
+    carry: &mut ColumnCarry,
+) -> SolveReport {
+    let prior = Some(PriorBound(device_bound));
+    run(snapshot, Objective::Frag, prior, options, carry).0
+}
+
+fn run(
+    snapshot: &Snapshot,
+    objective: Objective,
+    prior: Option<PriorBound>,
+    options: &SolveOptions,
+    carry: &mut ColumnCarry,
+) -> (SolveReport, CgStats) {
     let clock = Instant::now();
     let mut stats = CgStats::default();
-    match solve(snapshot, objective, 0.0, options, &clock, &mut stats, carry) {
+    match solve(
+        snapshot, objective, prior, options, &clock, &mut stats, carry,
+    ) {
         Ok(report) => (report, stats),
         Err(message) => (
             SolveReport::error(objective, message, clock.elapsed().as_secs_f64()),
@@ -76,17 +100,21 @@ pub fn column_generation_carrying(
     }
 }
 
+/// One solve; `prior` is computed here when not given.
 fn solve(
     snapshot: &Snapshot,
     objective: Objective,
-    watts_weight: f64,
+    prior: Option<PriorBound>,
     options: &SolveOptions,
     clock: &Instant,
     stats: &mut CgStats,
     carry: &mut ColumnCarry,
 ) -> Result<SolveReport, String> {
-    let (shapes, types, demand) = inputs(snapshot, objective, watts_weight, options)?;
-    let prior = PriorBound::of(snapshot, objective, watts_weight, &shapes, options)?;
+    let (shapes, types, demand) = inputs(snapshot, objective, options)?;
+    let prior = match prior {
+        Some(prior) => prior,
+        None => PriorBound::of(snapshot, objective, &shapes, options)?,
+    };
     let problem = Problem::new(snapshot, objective, options, clock, &types, &shapes, demand);
     let (mut pool, mut master, start) = start_master(&problem, carry, stats)?;
     if prior.met_by(problem.heuristic_value) {
@@ -194,14 +222,11 @@ impl PriorBound {
     fn of(
         snapshot: &Snapshot,
         objective: Objective,
-        watts_weight: f64,
         shapes: &Shapes,
         options: &SolveOptions,
     ) -> Result<PriorBound, String> {
         Ok(PriorBound(match objective {
-            Objective::Frag if watts_weight == 0.0 => {
-                device_bound(snapshot.cluster, snapshot.typical, shapes, options)?
-            }
+            Objective::Frag => device_bound(snapshot.cluster, snapshot.typical, shapes, options)?,
             _ => None,
         }))
     }
@@ -237,7 +262,6 @@ fn finish(
 fn inputs(
     snapshot: &Snapshot,
     objective: Objective,
-    watts_weight: f64,
     options: &SolveOptions,
 ) -> Result<(Shapes, Vec<TypeCluster>, Demand), String> {
     let (indices, demand) = match objective {
@@ -245,7 +269,7 @@ fn inputs(
         Objective::Alloc => ((0..snapshot.tasks.len()).collect(), Demand::AtMost),
     };
     let shapes = snapshot.checked_shapes(options, indices)?;
-    let types = TypeCluster::of(snapshot.cluster, objective, snapshot.typical, watts_weight)?;
+    let types = TypeCluster::of(snapshot.cluster, objective, snapshot.typical, 0.0)?;
     Ok((shapes, types, demand))
 }
 
@@ -328,7 +352,7 @@ pub fn power_bound_carrying(
 ) -> Result<PowerBound, String> {
     let clock = Instant::now();
     let mut stats = CgStats::default();
-    let (shapes, mut types, demand) = inputs(snapshot, Objective::Power, 0.0, options)?;
+    let (shapes, mut types, demand) = inputs(snapshot, Objective::Power, options)?;
     if let Some(sleep) = sleep_watts {
         if sleep.len() != snapshot.cluster.node_types.len() {
             return Err(format!(
