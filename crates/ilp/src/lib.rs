@@ -47,7 +47,7 @@ pub use cg::{CgStats, PowerBound, PowerFragFront, PowerTree};
 pub use cg::{PricingCase, PricingOutcome};
 pub use error::SolveError;
 pub use first_fit::first_fit;
-pub use frag_devices::frag_device_bound;
+pub use frag_devices::{frag_device_bound, min_frag_by_devices};
 pub use gap::{gap_interval, heuristic_value, GapInterval};
 pub use gapbench_model::SweepEvent;
 pub use min_power::PowerMip;

@@ -11,7 +11,7 @@ use std::time::Instant;
 use crate::cg::{frag_column_generation_with, ColumnCarry};
 use crate::common::{solve, solver_candidate, start_from, Sense};
 use crate::eval::{frag_milli, power_watts, state_of};
-use crate::frag_devices::frag_device_bound;
+use crate::frag_devices::{frag_device_bound, min_frag_by_devices};
 use crate::model::{Demand, PlacementModel};
 use crate::snapshot::Snapshot;
 use crate::solve::{interpret, Candidate, Objective, SolveOptions, SolveReport, SolveStatus};
@@ -57,14 +57,17 @@ const PER_NODE_MIN_S: f64 = 0.5;
 /// share of the time limit the first start (the heuristic's) has when there are others.
 const COLUMN_GENERATION_STARTS: usize = 3;
 const FIRST_START_SHARE: f64 = 2.0 / 3.0;
+/// The share of the time limit the per-node device model may take (its node limit stops
+/// it first on the 8-node sub-clusters of the openb traces, in 1–8 s on 2 cores).
+const DEVICE_MODEL_SHARE: f64 = 2.0 / 3.0;
 
-/// The least fragmentation on a cluster small enough for the per-node model, by both
-/// methods: column generation first (exact pricing of the fragment, and the device
-/// relaxation's bound; on 8-node sub-clusters of the default trace its bound is far above
-/// what the per-node MIP proves in 15 s, in a fraction of a second), then, unless that
-/// proves optimality, the per-node MIP warm-started from its placement and `others` for the
-/// rest of the time limit. One report: the better placement and the better bound
-/// ([`SolveReport::pooled_min`]).
+/// The least fragmentation on a cluster small enough for the per-node model, by three
+/// methods, each only while nothing is proven: the per-node device model
+/// ([`min_frag_by_devices`], exact; it proves every 8-node sub-cluster of the openb traces
+/// tried), then column generation (exact pricing of the fragment, with the device
+/// relaxation's bound and the device model's, and its placement as a start), then the
+/// per-node MIP warm-started from the best placement and `others` for the rest of the time
+/// limit. One report: the best placement and the best bound ([`SolveReport::pooled_min`]).
 ///
 /// Column generation starts from the heuristic's placement and then, while nothing is
 /// proven, from each of `others` that differs (at most [`COLUMN_GENERATION_STARTS`] in
@@ -79,8 +82,31 @@ pub fn min_frag_by_both(
     options: &SolveOptions,
     carry: &mut ColumnCarry,
 ) -> SolveReport {
+    // One task set, one device bound, whatever the start.
+    let clock = Instant::now();
+    let pooled_bound = match frag_device_bound(snapshot, options) {
+        Ok(bound) => bound,
+        Err(e) => {
+            let seconds = clock.elapsed().as_secs_f64();
+            return SolveReport::error(Objective::Frag, e.to_string(), seconds);
+        }
+    };
+    let model_limits = SolveOptions {
+        time_limit_s: DEVICE_MODEL_SHARE * options.time_limit_s,
+        ..options.clone()
+    };
+    let mut by_model = min_frag_by_devices(snapshot, &model_limits);
+    by_model.solve_seconds = clock.elapsed().as_secs_f64();
+    match by_model.status {
+        SolveStatus::Optimal | SolveStatus::Error(_) => return by_model,
+        _ => {}
+    }
+    let device_bound = match (pooled_bound, by_model.bound) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
     let mut starts: Vec<&[Option<gapbench_model::Placement>]> = vec![&snapshot.heuristic];
-    for &other in others {
+    for other in std::iter::once(by_model.placement.as_slice()).chain(others.iter().copied()) {
         if starts.len() < COLUMN_GENERATION_STARTS
             && !starts.contains(&other)
             && same_set(snapshot, other)
@@ -88,19 +114,44 @@ pub fn min_frag_by_both(
             starts.push(other);
         }
     }
-    // One task set, one device bound, whatever the start.
-    let clock = Instant::now();
-    let device_bound = match frag_device_bound(snapshot, options) {
-        Ok(bound) => bound,
-        Err(e) => {
-            let seconds = clock.elapsed().as_secs_f64();
-            return SolveReport::error(Objective::Frag, e.to_string(), seconds);
-        }
+    let bound_s = by_model.solve_seconds;
+    let mut by_columns = from_starts(snapshot, &starts, device_bound, bound_s, options, carry);
+    by_columns.solve_seconds += bound_s;
+    let by_columns = by_columns.pooled_min(SolveReport {
+        solve_seconds: 0.0,
+        ..by_model
+    });
+    if by_columns.status == SolveStatus::Optimal {
+        return by_columns;
+    }
+    let rest_s = options.time_limit_s - by_columns.solve_seconds;
+    if rest_s < PER_NODE_MIN_S {
+        // Branching took the time: building the per-node model would be all it did.
+        return by_columns;
+    }
+    let mut starts: Vec<&[Option<gapbench_model::Placement>]> = others.to_vec();
+    starts.push(&by_columns.placement);
+    let rest = SolveOptions {
+        time_limit_s: rest_s,
+        ..options.clone()
     };
-    let bound_s = clock.elapsed().as_secs_f64();
+    min_frag_from(snapshot, &starts, &rest).pooled_min(by_columns)
+}
+
+/// Column generation from each of `starts` in turn until one is proven (the first with
+/// [`FIRST_START_SHARE`] of the time limit, the others sharing the rest, `spent_s` of it
+/// gone already), with fragmentation's `device_bound`: their reports pooled.
+fn from_starts(
+    snapshot: &Snapshot,
+    starts: &[&[Option<gapbench_model::Placement>]],
+    device_bound: Option<f64>,
+    spent_s: f64,
+    options: &SolveOptions,
+    carry: &mut ColumnCarry,
+) -> SolveReport {
     let mut by_columns: Option<SolveReport> = None;
     for (i, start) in starts.iter().enumerate() {
-        let spent_s = bound_s + by_columns.as_ref().map_or(0.0, |r| r.solve_seconds);
+        let spent_s = spent_s + by_columns.as_ref().map_or(0.0, |r| r.solve_seconds);
         let share_s = match (i, starts.len()) {
             (_, 1) => options.time_limit_s,
             (0, _) => FIRST_START_SHARE * options.time_limit_s,
@@ -125,23 +176,7 @@ pub fn min_frag_by_both(
             break;
         }
     }
-    let mut by_columns = by_columns.expect("the heuristic's placement is always a start");
-    by_columns.solve_seconds += bound_s;
-    if by_columns.status == SolveStatus::Optimal {
-        return by_columns;
-    }
-    let rest_s = options.time_limit_s - by_columns.solve_seconds;
-    if rest_s < PER_NODE_MIN_S {
-        // Branching took the time: building the per-node model would be all it did.
-        return by_columns;
-    }
-    let mut starts: Vec<&[Option<gapbench_model::Placement>]> = others.to_vec();
-    starts.push(&by_columns.placement);
-    let rest = SolveOptions {
-        time_limit_s: rest_s,
-        ..options.clone()
-    };
-    min_frag_from(snapshot, &starts, &rest).pooled_min(by_columns)
+    by_columns.expect("the heuristic's placement is always a start")
 }
 
 /// Min-frag, optionally subject to total power ≤ `power_cap_watts` (the ε-constraint of the

@@ -46,7 +46,7 @@ pub(crate) struct Columns {
 }
 
 impl Columns {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Columns {
             vars: ProblemVariables::new(),
             index: HashMap::new(),

@@ -1,5 +1,5 @@
-//! A lower bound on fragmentation from how the GPU tasks can share devices and CPU can
-//! strand them: the *device relaxation*, which keeps every device and every node of the
+//! The *device relaxation*: a lower bound on fragmentation from how the GPU tasks can
+//! share devices and CPU can strand them, which keeps every device and every node of the
 //! cluster and every task, and forgets which of a type's nodes holds what (and memory).
 //!
 //! Why: on a small cluster the configuration LP of column generation splits its few tasks
@@ -41,21 +41,14 @@
 
 use good_lp::{variable, Expression, ProblemVariables, SolverModel};
 
-use gapbench_model::{Cluster, NodeType, TypicalPods, MILLI_GPU_PER_GPU};
+use gapbench_model::{Cluster, TypicalPods, MILLI_GPU_PER_GPU};
 
+use super::{Frame, COLUMN_LIMIT, MIP_NODE_LIMIT};
 use crate::error::SolveError;
-use crate::node_value::NodeValue;
 use crate::shapes::{ShapeKind, Shapes};
 use crate::snapshot::Snapshot;
-use crate::solve::{run_highs_within, RawStatus, SolveOptions};
+use crate::solve::{run_highs_within, HighsWork, RawStatus, SolveOptions};
 
-/// Columns (patterns, tasks and node counts, over every group) the relaxation may have
-/// before it gives up (no bound): the whole openb cluster has too many share sizes and
-/// node types for it, and its column generation is within 0.5 % anyway.
-const COLUMN_LIMIT: usize = 60_000;
-/// Branch-and-bound nodes HiGHS may search (the work limit that makes the bound the same
-/// on every run); on the 8-node sub-clusters of the openb traces the root closes it.
-const MIP_NODE_LIMIT: u32 = 10_000;
 /// The share of the solve's time limit HiGHS is given as a safety net.
 const CLOCK_SHARE: f64 = 0.25;
 
@@ -79,7 +72,9 @@ pub(crate) fn device_bound(
     shapes: &Shapes,
     options: &SolveOptions,
 ) -> Result<Option<f64>, String> {
-    let Some(relaxation) = Relaxation::new(cluster, typical, shapes) else {
+    let Some(relaxation) =
+        Frame::new(cluster, typical, shapes).filter(|frame| frame.pooled_columns() <= COLUMN_LIMIT)
+    else {
         return Ok(None);
     };
     let mut vars = ProblemVariables::new();
@@ -109,7 +104,7 @@ pub(crate) fn device_bound(
         verbose: false,
         ..options.clone()
     };
-    let raw = run_highs_within(problem, &limits, Some(MIP_NODE_LIMIT));
+    let raw = run_highs_within(problem, &limits, HighsWork::nodes(MIP_NODE_LIMIT));
     let least_minus_credit = match (&raw.status, raw.bound, raw.objective) {
         (RawStatus::Error(message), _, _) => {
             return Err(format!("the device relaxation: {message}"))
@@ -124,25 +119,12 @@ pub(crate) fn device_bound(
         (RawStatus::Optimal, None, Some(objective)) => objective,
         _ => return Ok(None),
     };
-    let mass: f64 = typical.pods.iter().map(|pod| pod.probability).sum();
-    let placed_milli: f64 = shapes
-        .shapes
-        .iter()
-        .map(|s| s.count() as f64 * f64::from(s.total_gpu_milli()))
-        .sum();
-    let free_milli = cluster.gpu_capacity_milli() as f64 - placed_milli;
-    Ok(Some(mass * free_milli + least_minus_credit))
-}
-
-/// What the integer program is built from: the node types, the task classes, the share
-/// sizes and each type's device patterns.
-struct Relaxation {
-    types: Vec<Kind>,
-    classes: Vec<Class>,
-    /// Distinct `gpu_milli` of the share classes, ascending.
-    sizes: Vec<u32>,
-    /// Per type, its device patterns.
-    patterns: Vec<Vec<Pattern>>,
+    Ok(Some(Frame::fragmentation(
+        typical,
+        cluster,
+        shapes,
+        -least_minus_credit,
+    )))
 }
 
 /// One group's part of the program: its credit, its rows, and its node count.
@@ -152,33 +134,17 @@ struct Group {
     nodes: Expression,
 }
 
-impl Relaxation {
-    /// `None` beyond [`COLUMN_LIMIT`] columns.
-    fn new(cluster: &Cluster, typical: &TypicalPods, shapes: &Shapes) -> Option<Relaxation> {
-        let types = node_types(cluster, typical);
-        let classes = classes(shapes, &types);
-        let mut sizes: Vec<u32> = classes
+impl Frame {
+    /// Columns of the relaxation: per type and level its patterns, classes and node counts.
+    fn pooled_columns(&self) -> usize {
+        self.types
             .iter()
-            .filter(|c| c.kind == ShapeKind::Share)
-            .map(|c| c.milli)
-            .collect();
-        sizes.sort_unstable();
-        sizes.dedup();
-        let patterns = patterns(&types, &classes, &sizes)?;
-        let columns: usize = types
-            .iter()
-            .zip(&patterns)
+            .zip(&self.patterns)
             .map(|(kind, own)| {
-                let per_level = own.len() + classes.len() + 1 + kind.gpus as usize;
+                let per_level = own.len() + self.classes.len() + 1 + kind.gpus as usize;
                 kind.credit.levels.len() * per_level
             })
-            .sum();
-        (columns <= COLUMN_LIMIT).then_some(Relaxation {
-            types,
-            classes,
-            sizes,
-            patterns,
-        })
+            .sum()
     }
 
     /// The variables of group (type `t`, CPU `level`), its tasks added to `placed`.
@@ -238,137 +204,4 @@ impl Relaxation {
             nodes,
         }
     }
-}
-
-/// A node type as the relaxation sees it (types without GPUs too: CPU-only tasks may go
-/// there, and their nodes have no fragment).
-struct Kind {
-    node_type: NodeType,
-    nodes: usize,
-    gpus: u32,
-    /// Fragmentation's credits on the type, by CPU level.
-    credit: NodeValue,
-}
-
-fn node_types(cluster: &Cluster, typical: &TypicalPods) -> Vec<Kind> {
-    cluster
-        .node_types
-        .iter()
-        .zip(cluster.type_counts())
-        .filter(|&(_, nodes)| nodes > 0)
-        .map(|(node_type, nodes)| Kind {
-            node_type: *node_type,
-            nodes,
-            gpus: u32::from(node_type.gpu_count),
-            credit: NodeValue::fragmentation(node_type, typical),
-        })
-        .collect()
-}
-
-/// Tasks the relaxation cannot tell apart: one kind, `gpu_milli`, GPU count and CPU,
-/// admitted on the same node types.
-struct Class {
-    kind: ShapeKind,
-    milli: u32,
-    gpus: u32,
-    cpu_milli: u32,
-    /// Per [`Kind`]: a task of the class fits an empty node of it.
-    admitted: Vec<bool>,
-    count: usize,
-}
-
-fn classes(shapes: &Shapes, types: &[Kind]) -> Vec<Class> {
-    let mut classes: Vec<Class> = Vec::new();
-    for shape in &shapes.shapes {
-        let class = Class {
-            kind: shape.kind(),
-            milli: u32::from(shape.gpu_milli),
-            gpus: u32::from(shape.gpu_count),
-            cpu_milli: shape.cpu_milli,
-            admitted: types
-                .iter()
-                .map(|t| shape.max_per_node(&t.node_type) > 0)
-                .collect(),
-            count: shape.count(),
-        };
-        let key = |c: &Class| (c.kind, c.milli, c.gpus, c.cpu_milli);
-        match classes
-            .iter_mut()
-            .find(|c| key(c) == key(&class) && c.admitted == class.admitted)
-        {
-            Some(same) => same.count += class.count,
-            None => classes.push(class),
-        }
-    }
-    classes
-}
-
-/// A non-empty multiset of share sizes on one device.
-struct Pattern {
-    /// `(size, shares)`, sizes ascending (indices into the sizes' list).
-    shares: Vec<(usize, u32)>,
-    load_milli: u32,
-}
-
-/// Every pattern of every type: shares of the sizes admitted there, never more of one size
-/// than there are; `None` beyond [`COLUMN_LIMIT`] patterns in all.
-fn patterns(types: &[Kind], classes: &[Class], sizes: &[u32]) -> Option<Vec<Vec<Pattern>>> {
-    let mut all = Vec::new();
-    let mut total = 0;
-    for (t, kind) in types.iter().enumerate() {
-        // (size, milli, shares of that size admitted on the type)
-        let available: Vec<(usize, u32, u32)> = sizes
-            .iter()
-            .enumerate()
-            .map(|(size, &milli)| {
-                let count: usize = classes
-                    .iter()
-                    .filter(|c| c.kind == ShapeKind::Share && c.milli == milli && c.admitted[t])
-                    .map(|c| c.count)
-                    .sum();
-                (size, milli, u32::try_from(count).unwrap_or(u32::MAX))
-            })
-            .filter(|&(_, _, count)| count > 0)
-            .collect();
-        let mut found = Vec::new();
-        if kind.gpus > 0 && !extend(&available, 0, 0, &mut Vec::new(), &mut found, &mut total) {
-            return None;
-        }
-        all.push(found);
-    }
-    Some(all)
-}
-
-/// Depth first over `available[next..]`: every pattern that adds to `chosen` (of `load`
-/// milli). False once [`COLUMN_LIMIT`] patterns were found in all.
-fn extend(
-    available: &[(usize, u32, u32)],
-    next: usize,
-    load: u32,
-    chosen: &mut Vec<(usize, u32)>,
-    found: &mut Vec<Pattern>,
-    total: &mut usize,
-) -> bool {
-    for (i, &(size, milli, count)) in available.iter().enumerate().skip(next) {
-        let mut n = 0;
-        while n < count && load + (n + 1) * milli <= MILLI_GPU_PER_GPU {
-            n += 1;
-            *total += 1;
-            if *total > COLUMN_LIMIT {
-                return false;
-            }
-            let load_milli = load + n * milli;
-            chosen.push((size, n));
-            found.push(Pattern {
-                shares: chosen.clone(),
-                load_milli,
-            });
-            let more = extend(available, i + 1, load_milli, chosen, found, total);
-            chosen.pop();
-            if !more {
-                return false;
-            }
-        }
-    }
-    true
 }
