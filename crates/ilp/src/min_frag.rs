@@ -24,6 +24,16 @@ pub fn min_frag_from(
     others: &[&[Option<gapbench_model::Placement>]],
     options: &SolveOptions,
 ) -> SolveReport {
+    let start = least_fragmented(snapshot, others);
+    frag_with_power_cap(snapshot, None, start, options)
+}
+
+/// The least fragmented of the snapshot's heuristic placement and those of `others` that
+/// place the same tasks.
+fn least_fragmented<'a>(
+    snapshot: &'a Snapshot,
+    others: &[&'a [Option<gapbench_model::Placement>]],
+) -> &'a [Option<gapbench_model::Placement>] {
     let frag = |p: &[Option<gapbench_model::Placement>]| {
         frag_milli(
             snapshot.cluster,
@@ -37,7 +47,7 @@ pub fn min_frag_from(
             start = other;
         }
     }
-    frag_with_power_cap(snapshot, None, start, options)
+    start
 }
 
 /// `placement` places the same tasks as the snapshot's heuristic, and passes the checker.
@@ -54,35 +64,38 @@ fn same_set(snapshot: &Snapshot, placement: &[Option<gapbench_model::Placement>]
 /// per-node MIP.
 const PER_NODE_MIN_S: f64 = 0.5;
 /// The most placements column generation starts from in [`min_frag_by_both`], and the
-/// share of the time limit the first start (the heuristic's) has when there are others.
+/// share of the time limit the first start (the heuristic's) has.
 const COLUMN_GENERATION_STARTS: usize = 3;
-const FIRST_START_SHARE: f64 = 2.0 / 3.0;
+const FIRST_START_SHARE: f64 = 1.0 / 3.0;
 /// The share of the time limit the per-node device model may take (its node limit stops
 /// it first on the 8-node sub-clusters of the openb traces, in 1–8 s on 2 cores).
 const DEVICE_MODEL_SHARE: f64 = 2.0 / 3.0;
 
 /// The least fragmentation on a cluster small enough for the per-node model, by three
-/// methods, each only while nothing is proven: the per-node device model
-/// ([`min_frag_by_devices`], exact; it proves every 8-node sub-cluster of the openb traces
-/// tried), then column generation (exact pricing of the fragment, with the device
-/// relaxation's bound and the device model's, and its placement as a start), then the
-/// per-node MIP warm-started from the best placement and `others` for the rest of the time
-/// limit. One report: the best placement and the best bound ([`SolveReport::pooled_min`]).
+/// methods, each only while nothing is proven, the device relaxation's bound known to all
+/// (one task set, one bound). One report: the best placement and the best bound
+/// ([`SolveReport::pooled_min`]).
 ///
-/// Column generation starts from the heuristic's placement and then, while nothing is
-/// proven, from each of `others` that differs (at most [`COLUMN_GENERATION_STARTS`] in
-/// all; the heuristic's with two thirds of the time limit, the others sharing the rest; the
-/// columns carried along): from some starts its rounding meets the bound at once, from
-/// others not in the whole limit (8 nodes of the default trace at 80 %: from the PWR+FGD
-/// mix's placement it stays at 3,029.9 for 15 s, from FGD's, BestFit's or PWR's it meets
-/// the bound of 2,942.6 in 1–4 s).
+/// 1. Column generation from the heuristic's placement, for a third of the time limit:
+///    exact pricing of the fragment, and a rounding that often meets the bound at once.
+/// 2. The per-node device model ([`min_frag_by_devices`], exact), warm-started from the
+///    best placement so far, for at most two thirds of the limit: it proves every 8-node
+///    sub-cluster of the paper bench's study and of `gpuspec33`, where column generation's
+///    bound stays open; but on some (8 nodes of `gpushare40`, seed 43, at 80 %) it finds
+///    no better placement in 10 s, where column generation finds one 22 % better.
+/// 3. Column generation from the other starts (the device model's placement, then
+///    `others` that differ: at most [`COLUMN_GENERATION_STARTS`] in all, sharing what
+///    time is left, the columns carried along): from some starts its rounding meets the
+///    bound at once, from others not in the whole limit (8 nodes of the default trace at
+///    80 %: from the PWR+FGD mix's placement it stays at 3,029.9 for 15 s, from FGD's,
+///    BestFit's or PWR's it meets the bound of 2,942.6 in 1–4 s).
+/// 4. The per-node MIP warm-started from the best placement and `others`, for the rest.
 pub fn min_frag_by_both(
     snapshot: &Snapshot,
     others: &[&[Option<gapbench_model::Placement>]],
     options: &SolveOptions,
     carry: &mut ColumnCarry,
 ) -> SolveReport {
-    // One task set, one device bound, whatever the start.
     let clock = Instant::now();
     let pooled_bound = match frag_device_bound(snapshot, options) {
         Ok(bound) => bound,
@@ -91,16 +104,16 @@ pub fn min_frag_by_both(
             return SolveReport::error(Objective::Frag, e.to_string(), seconds);
         }
     };
-    let model_limits = SolveOptions {
-        time_limit_s: DEVICE_MODEL_SHARE * options.time_limit_s,
-        ..options.clone()
-    };
-    let mut by_model = min_frag_by_devices(snapshot, &model_limits);
-    by_model.solve_seconds = clock.elapsed().as_secs_f64();
-    match by_model.status {
-        SolveStatus::Optimal | SolveStatus::Error(_) => return by_model,
-        _ => {}
-    }
+    let (so_far, by_model) =
+        match heuristic_then_model(snapshot, pooled_bound, (options, clock), carry) {
+            FirstSteps::Open { so_far, by_model } => (so_far, by_model),
+            FirstSteps::Done(done) => {
+                return SolveReport {
+                    solve_seconds: clock.elapsed().as_secs_f64(),
+                    ..done
+                }
+            }
+        };
     let device_bound = match (pooled_bound, by_model.bound) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
@@ -114,13 +127,24 @@ pub fn min_frag_by_both(
             starts.push(other);
         }
     }
-    let bound_s = by_model.solve_seconds;
-    let mut by_columns = from_starts(snapshot, &starts, device_bound, bound_s, options, carry);
-    by_columns.solve_seconds += bound_s;
-    let by_columns = by_columns.pooled_min(SolveReport {
+    let spent_s = clock.elapsed().as_secs_f64();
+    let rest = from_starts(
+        snapshot,
+        &starts[1..],
+        device_bound,
+        spent_s,
+        options,
+        carry,
+    );
+    let by_columns = SolveReport {
         solve_seconds: 0.0,
-        ..by_model
-    });
+        ..so_far
+    }
+    .pooled_min(rest);
+    let by_columns = SolveReport {
+        solve_seconds: clock.elapsed().as_secs_f64(),
+        ..by_columns
+    };
     if by_columns.status == SolveStatus::Optimal {
         return by_columns;
     }
@@ -138,9 +162,55 @@ pub fn min_frag_by_both(
     min_frag_from(snapshot, &starts, &rest).pooled_min(by_columns)
 }
 
-/// Column generation from each of `starts` in turn until one is proven (the first with
-/// [`FIRST_START_SHARE`] of the time limit, the others sharing the rest, `spent_s` of it
-/// gone already), with fragmentation's `device_bound`: their reports pooled.
+/// Steps 1 and 2 of [`min_frag_by_both`]: column generation from the heuristic's placement,
+/// then the device model from the best placement so far.
+/// `clock` started with the solve, whose time limit the steps share.
+fn heuristic_then_model(
+    snapshot: &Snapshot,
+    pooled_bound: Option<f64>,
+    (options, clock): (&SolveOptions, Instant),
+    carry: &mut ColumnCarry,
+) -> FirstSteps {
+    let within = |share: f64| SolveOptions {
+        time_limit_s: (share * options.time_limit_s)
+            .min(options.time_limit_s - clock.elapsed().as_secs_f64())
+            .max(0.0),
+        ..options.clone()
+    };
+    let first =
+        frag_column_generation_with(snapshot, pooled_bound, &within(FIRST_START_SHARE), carry);
+    if first.status == SolveStatus::Optimal {
+        return FirstSteps::Done(first);
+    }
+    let best_so_far = Snapshot {
+        heuristic: least_fragmented(snapshot, &[&first.placement]).to_vec(),
+        ..snapshot.clone()
+    };
+    let by_model = min_frag_by_devices(&best_so_far, &within(DEVICE_MODEL_SHARE));
+    if matches!(by_model.status, SolveStatus::Error(_)) {
+        return FirstSteps::Done(by_model);
+    }
+    let so_far = first.pooled_min(by_model.clone());
+    if so_far.status == SolveStatus::Optimal {
+        return FirstSteps::Done(so_far);
+    }
+    FirstSteps::Open { so_far, by_model }
+}
+
+/// What steps 1 and 2 of [`min_frag_by_both`] leave.
+enum FirstSteps {
+    /// The report to return: proven, or the device model's error.
+    Done(SolveReport),
+    /// Still open: the pooled report so far, and the device model's.
+    Open {
+        so_far: SolveReport,
+        by_model: SolveReport,
+    },
+}
+
+/// Column generation from each of `starts` in turn until one is proven, sharing the time
+/// limit left (`spent_s` of it gone already), with fragmentation's `device_bound`: their
+/// reports pooled (an empty report, without placement, when there is no start).
 fn from_starts(
     snapshot: &Snapshot,
     starts: &[&[Option<gapbench_model::Placement>]],
@@ -149,16 +219,12 @@ fn from_starts(
     options: &SolveOptions,
     carry: &mut ColumnCarry,
 ) -> SolveReport {
-    let mut by_columns: Option<SolveReport> = None;
+    let mut pooled: Option<SolveReport> = None;
     for (i, start) in starts.iter().enumerate() {
-        let spent_s = spent_s + by_columns.as_ref().map_or(0.0, |r| r.solve_seconds);
-        let share_s = match (i, starts.len()) {
-            (_, 1) => options.time_limit_s,
-            (0, _) => FIRST_START_SHARE * options.time_limit_s,
-            (_, n) => (1.0 - FIRST_START_SHARE) * options.time_limit_s / (n - 1) as f64,
-        };
+        let spent_s = spent_s + pooled.as_ref().map_or(0.0, |r| r.solve_seconds);
+        let left_s = (options.time_limit_s - spent_s).max(0.0);
         let limits = SolveOptions {
-            time_limit_s: share_s.min(options.time_limit_s - spent_s).max(0.0),
+            time_limit_s: left_s / (starts.len() - i) as f64,
             ..options.clone()
         };
         let from_start = Snapshot {
@@ -166,17 +232,19 @@ fn from_starts(
             ..snapshot.clone()
         };
         let report = frag_column_generation_with(&from_start, device_bound, &limits, carry);
-        let report = match by_columns {
+        let report = match pooled {
             Some(earlier) => earlier.pooled_min(report),
             None => report,
         };
         let proven = report.status == SolveStatus::Optimal;
-        by_columns = Some(report);
+        pooled = Some(report);
         if proven {
             break;
         }
     }
-    by_columns.expect("the heuristic's placement is always a start")
+    pooled.unwrap_or_else(|| {
+        SolveReport::without_solution(Objective::Frag, SolveStatus::TimeLimitWithIncumbent, 0.0)
+    })
 }
 
 /// Min-frag, optionally subject to total power ≤ `power_cap_watts` (the ε-constraint of the

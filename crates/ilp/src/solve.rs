@@ -141,8 +141,9 @@ impl SolveReport {
 
 impl SolveReport {
     /// Two solves of one minimisation (power, fragmentation) as one: the better placement,
-    /// the higher proven bound, `optimal` when they meet (`results::best_known::meets`),
-    /// otherwise the status of the solve whose bound is kept; their times add up.
+    /// the higher proven bound, `optimal` when they meet (`results::best_known::meets`; the
+    /// bound is then the incumbent), otherwise the status of the solve whose bound is kept;
+    /// their times add up.
     pub fn pooled_min(self, other: SolveReport) -> SolveReport {
         let seconds = self.solve_seconds + other.solve_seconds;
         let better_bound = match (self.bound, other.bound) {
@@ -168,6 +169,11 @@ impl SolveReport {
             }
             (Some(_), Some(_)) => bound_status,
             _ => best.status.clone(),
+        };
+        // Proven: the bound is the incumbent, as every solve reports it.
+        let bound = match status {
+            SolveStatus::Optimal => best.incumbent,
+            _ => bound,
         };
         SolveReport {
             status,
@@ -254,13 +260,14 @@ impl HighsWork {
     }
 }
 
-/// [`run_highs`] from no start, within `work`.
+/// [`run_highs`] within `work`.
 pub(crate) fn run_highs_within(
     problem: HighsProblem,
+    start: Option<&[f64]>,
     options: &SolveOptions,
     work: HighsWork,
 ) -> RawSolve {
-    run(problem, None, options, Some(work))
+    run(problem, start, options, Some(work))
 }
 
 fn run(

@@ -38,7 +38,7 @@ use good_lp::solvers::highs::HighsProblem;
 use good_lp::{Expression, SolverModel, Variable};
 
 use gapbench_model::state::MAX_TASKS_PER_NODE;
-use gapbench_model::{DeviceSet, NodeId, Placement, MILLI_GPU_PER_GPU};
+use gapbench_model::{DeviceSet, NodeId, Placement, MAX_GPUS_PER_NODE, MILLI_GPU_PER_GPU};
 
 use super::{Frame, COLUMN_LIMIT, MIP_NODE_LIMIT};
 use crate::eval::{frag_milli, state_of};
@@ -81,16 +81,22 @@ fn solve(snapshot: &Snapshot, options: &SolveOptions) -> Result<SolveReport, Str
         ));
     };
     let (problem, layout) = Layout::build(&frame, snapshot, &shapes);
+    // One thread: HiGHS's tree search on two workers was slower on these models (8 nodes
+    // of `gpuspec33` at 80 and 100 %: 9.3 and 8.0 s against 7.8 and 6.1 s, 2 cores).
     let limits = SolveOptions {
         mip_rel_gap: 0.0,
         verbose: false,
+        threads: Some(1),
         ..options.clone()
     };
     let work = HighsWork {
         max_nodes: MIP_NODE_LIMIT,
         presolve: false,
     };
-    let raw = run_highs_within(problem, &limits, work);
+    // From the heuristic's placement: HiGHS alone finds no solution at all in 30 s on some
+    // 8-node sub-clusters (`gpushare40`, seed 43, 80 %).
+    let start = frame.start(&layout, snapshot, &shapes, &snapshot.heuristic);
+    let raw = run_highs_within(problem, start.as_deref(), &limits, work);
     let least_minus_credit =
         match (&raw.status, raw.bound) {
             (RawStatus::Error(message), _) => {
@@ -226,7 +232,11 @@ impl Layout {
 struct Node {
     kind: usize,
     tasks: Vec<(usize, Variable)>,
+    /// `z`, level-major: pattern `q` at level `l` is `patterns[l·Q + q]`, `Q` the kind's
+    /// patterns.
     patterns: Vec<(usize, Variable)>,
+    /// `e`, level-major: `j` fully free devices at level `l` is `free[l·(G + 1) + j]`.
+    free: Vec<Variable>,
 }
 
 impl Frame {
@@ -267,6 +277,7 @@ impl Frame {
             Default::default();
         let mut rows = Vec::new();
         let mut patterns = Vec::new();
+        let mut free_devices = Vec::new();
         for (level, allowance) in value.levels.iter().enumerate() {
             let (mut at_level, mut room_at_level) = (Expression::default(), Expression::default());
             for (q, pattern) in self.patterns[t].iter().enumerate() {
@@ -281,6 +292,7 @@ impl Frame {
             }
             for free in 0..=kind.gpus {
                 let e = columns.binary();
+                free_devices.push(e);
                 let node_credit = allowance.constant
                     + f64::from(free) * value.device(level, MILLI_GPU_PER_GPU)
                     + value.multi(level, free);
@@ -302,6 +314,7 @@ impl Frame {
             kind: t,
             tasks,
             patterns,
+            free: free_devices,
         };
         (node, credit, rows)
     }
@@ -377,5 +390,74 @@ impl Frame {
             }
         }
         Ok(placement)
+    }
+}
+
+impl Frame {
+    /// The model's columns for `placement` (the warm start): each node at its first
+    /// admissible level, with its tasks, its devices' patterns and its fully free devices;
+    /// `None` where the placement is not one of the model's (a task of a shape not admitted
+    /// on its node, a pattern not enumerated).
+    fn start(
+        &self,
+        layout: &Layout,
+        snapshot: &Snapshot,
+        shapes: &Shapes,
+        placement: &[Option<Placement>],
+    ) -> Option<Vec<f64>> {
+        let nodes = layout.nodes.len();
+        let shape_of = shapes.shape_of_task(snapshot.tasks.len());
+        let mut counts = vec![vec![0u32; shapes.shapes.len()]; nodes];
+        let mut cpu = vec![0u64; nodes];
+        // Per node and device: the share sizes on it, and whether a whole task holds it.
+        let mut shares = vec![vec![Vec::new(); MAX_GPUS_PER_NODE]; nodes];
+        let mut whole = vec![[false; MAX_GPUS_PER_NODE]; nodes];
+        for (task, at) in placement.iter().enumerate() {
+            let (Some(at), Some(s)) = (at, *shape_of.get(task)?) else {
+                continue;
+            };
+            let (node, shape) = (at.node as usize, &shapes.shapes[s]);
+            counts[node][s] += 1;
+            cpu[node] += u64::from(shape.cpu_milli);
+            for device in at.devices.iter() {
+                match shape.kind() {
+                    ShapeKind::Share => {
+                        shares[node][device].push(self.size_of(u32::from(shape.gpu_milli)))
+                    }
+                    _ => whole[node][device] = true,
+                }
+            }
+        }
+        let mut values = vec![0.0; layout.columns.len()];
+        for (n, node) in layout.nodes.iter().enumerate() {
+            let kind = &self.types[node.kind];
+            let level = kind
+                .credit
+                .levels
+                .iter()
+                .position(|l| l.cpu_used_at_most >= cpu[n])?;
+            let admitted: u32 = node.tasks.iter().map(|&(s, _)| counts[n][s]).sum();
+            if admitted != counts[n].iter().sum::<u32>() {
+                return None;
+            }
+            for &(s, x) in &node.tasks {
+                values[layout.columns.col(x)] = f64::from(counts[n][s]);
+            }
+            let own = &self.patterns[node.kind];
+            let mut free = 0;
+            for device in 0..kind.gpus as usize {
+                let mut sizes = std::mem::take(&mut shares[n][device]);
+                if sizes.is_empty() {
+                    free += usize::from(!whole[n][device]);
+                    continue;
+                }
+                sizes.sort_unstable();
+                let q = own.iter().position(|pattern| pattern.holds(&sizes))?;
+                values[layout.columns.col(node.patterns[level * own.len() + q].1)] += 1.0;
+            }
+            let e = node.free[level * (kind.gpus as usize + 1) + free];
+            values[layout.columns.col(e)] = 1.0;
+        }
+        Some(values)
     }
 }

@@ -162,6 +162,24 @@ pub(super) struct Pattern {
     pub load_milli: u32,
 }
 
+impl Pattern {
+    /// The pattern is exactly these share sizes (indices into the sizes' list, ascending).
+    fn holds(&self, sizes: &[usize]) -> bool {
+        let mut at = 0;
+        for &(size, shares) in &self.shares {
+            let shares = shares as usize;
+            if sizes
+                .get(at..at + shares)
+                .is_none_or(|run| run.iter().any(|&s| s != size))
+            {
+                return false;
+            }
+            at += shares;
+        }
+        at == sizes.len()
+    }
+}
+
 /// Every pattern of every type: shares of the sizes admitted there, never more of one size
 /// than there are; `None` beyond [`COLUMN_LIMIT`] patterns in all.
 fn patterns(types: &[Kind], classes: &[Class], sizes: &[u32]) -> Option<Vec<Vec<Pattern>>> {

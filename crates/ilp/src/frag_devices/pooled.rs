@@ -104,7 +104,7 @@ pub(crate) fn device_bound(
         verbose: false,
         ..options.clone()
     };
-    let raw = run_highs_within(problem, &limits, HighsWork::nodes(MIP_NODE_LIMIT));
+    let raw = run_highs_within(problem, None, &limits, HighsWork::nodes(MIP_NODE_LIMIT));
     let least_minus_credit = match (&raw.status, raw.bound, raw.objective) {
         (RawStatus::Error(message), _, _) => {
             return Err(format!("the device relaxation: {message}"))
