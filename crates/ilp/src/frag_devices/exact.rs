@@ -396,8 +396,8 @@ impl Frame {
 impl Frame {
     /// The model's columns for `placement` (the warm start): each node at its first
     /// admissible level, with its tasks, its devices' patterns and its fully free devices;
-    /// `None` where the placement is not one of the model's (a task of a shape not admitted
-    /// on its node, a pattern not enumerated).
+    /// `None` where the placement is not one of the model's (a node not in the cluster, a
+    /// task of a shape not admitted on its node, a pattern not enumerated).
     fn start(
         &self,
         layout: &Layout,
@@ -417,6 +417,9 @@ impl Frame {
                 continue;
             };
             let (node, shape) = (at.node as usize, &shapes.shapes[s]);
+            if node >= nodes {
+                return None;
+            }
             counts[node][s] += 1;
             cpu[node] += u64::from(shape.cpu_milli);
             for device in at.devices.iter() {
